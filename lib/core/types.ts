@@ -1,0 +1,127 @@
+/**
+ * Shared domain types of the pure engine. Everything here is plain JSON-shaped data so
+ * that it can be stored, replayed and sent over any boundary unchanged.
+ */
+
+/** A finite JSON value (no undefined, NaN, functions, class instances or cycles). */
+export type Json = null | boolean | number | string | Json[] | JsonObject;
+/** A plain JSON object. Keys are arbitrary strings, `__proto__` included (stored as own data). */
+export interface JsonObject {
+	[key: string]: Json;
+}
+
+/** Where a piece of state lives, in the fixed order used for display, overlay and lock order. */
+export const OWNERS = ["global", "cwd", "session"] as const;
+export type Owner = (typeof OWNERS)[number];
+
+/** The five semantic planes every owner has, in their stable display order. */
+export const PLANES = ["intents", "strategy", "tactics", "artifacts", "lazy"] as const;
+export type Plane = (typeof PLANES)[number];
+
+/** Planes whose top-level entries an intent can own through a structured reference. */
+export const OWNABLE_PLANES = ["tactics", "lazy"] as const satisfies readonly Plane[];
+
+/** One owner's state: exactly the five planes, each a plain JSON object. */
+export type OwnerState = Record<Plane, JsonObject>;
+
+/** A per-owner patch: each present plane is an RFC 7386 merge patch for that plane. */
+export type PlanePatch = Partial<Record<Plane, JsonObject>>;
+
+/** The only patch form the engine stores: `{ [owner]: { [plane]: mergePatch } }`. */
+export type CanonicalPatch = Partial<Record<Owner, PlanePatch>>;
+
+/** Who made a transition. */
+export type Provenance =
+	| { kind: "tool"; sessionId: string; toolCallId: string }
+	| { kind: "command"; command: string }
+	| { kind: "import"; source: string }
+	| { kind: "system"; reason: string };
+
+/** One intent deletion's cascade: which intent went, which owned targets went with it. */
+export interface Cascade {
+	owner: Owner;
+	intent: string;
+	/** Canonical locators of the removed targets, e.g. `cwd.tactics.step1`. */
+	targets: string[];
+}
+
+/** A structured reference left pointing at nothing by a transition. */
+export interface DanglingRef {
+	owner: Owner;
+	/** The intent that still holds the reference. */
+	intent: string;
+	/** The canonical locator it points to. */
+	ref: string;
+}
+
+/**
+ * One committed transition as stored for one owner. `patch` is the *effective* merge patch
+ * (the caller's patch plus cascade deletions): replaying it with `applyPatch` reproduces
+ * the next state exactly. `undo` is the exact inverse merge patch against the prior state,
+ * used for temporal reads (`cwd[N]`) and `/state undo` without replaying from a checkpoint.
+ */
+export interface TransitionRecord {
+	/** Transition id (UUID), shared by every owner the transition touched. */
+	id: string;
+	/** ISO-8601 time of the commit (injected; the engine reads no clock). */
+	at: string;
+	/** This owner's sequence number: 1 for its first transition, +1 for each after. */
+	seq: number;
+	by: Provenance;
+	patch: PlanePatch;
+	undo: PlanePatch;
+	/** Cascades applied to this owner in this transition. */
+	cascades: Cascade[];
+	/** Every owner the transition touched (for multi-owner atomicity checks). */
+	owners: Owner[];
+}
+
+/**
+ * An owner's retained history: a checkpoint (the state before the first retained
+ * transition), the retained tail, and the current state. Invariant, for every retention R:
+ * replay(checkpoint, tail) deep-equals state, and tail.length <= R.
+ */
+export interface OwnerHistory {
+	owner: Owner;
+	/** State after transition `checkpointSeq` (the fold point). */
+	checkpoint: OwnerState;
+	checkpointSeq: number;
+	/** Retained transitions, oldest first; seqs are checkpointSeq+1 .. seq. */
+	tail: TransitionRecord[];
+	/** Current state. Owned by the holder; the engine's `applyPatch` mutates it in place. */
+	state: OwnerState;
+	/** Current sequence number (0 for a never-written owner). */
+	seq: number;
+	/** Size of `state` in bytes as defined by `stateBytes`, maintained incrementally. */
+	bytes: number;
+}
+
+/** Limits applied to every write. */
+export interface Limits {
+	/** Maximum `stateBytes` of one owner after a write. Default 4 MiB. */
+	maxOwnerBytes: number;
+	/** Maximum nesting depth of a value inside a plane entry. Default 64. */
+	maxDepth: number;
+	/** Maximum key length in UTF-16 code units. Default 1024. */
+	maxKeyLength: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { maxOwnerBytes: 4 * 1024 * 1024, maxDepth: 64, maxKeyLength: 1024 };
+
+/** Default and bounds for retention R. */
+export const DEFAULT_RETENTION = 20;
+export const MAX_RETENTION = 1000;
+
+/** A missing deletion: a `null` aimed at a key that did not exist (RFC 6901 pointer, canonical). */
+export type Pointer = string;
+
+/** What a staged transition did, in canonical form (the tool layer presents it). */
+export interface StageReport {
+	/** Owners whose state changes. */
+	scopes: Owner[];
+	/** Canonical JSON pointers of every changed leaf/entry, e.g. `/cwd/tactics/step1`. */
+	changed: Pointer[];
+	missingDeletions: Pointer[];
+	cascades: Cascade[];
+	danglingRefs: DanglingRef[];
+}
