@@ -94,6 +94,8 @@ export interface OwnerHistory {
 	seq: number;
 	/** Size of `state` in bytes as defined by `stateBytes`, maintained incrementally. */
 	bytes: number;
+	/** Retention R the tail is folded to (kept here so refusals can name it). */
+	retention: number;
 }
 
 /** Limits applied to every write. */

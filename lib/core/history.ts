@@ -1,0 +1,199 @@
+/**
+ * Owner history: a checkpoint, a retained tail of transitions and the current state.
+ * Invariant: replay(checkpoint, tail) deep-equals state and tail.length <= retention.
+ * Temporal reads walk the tail's undo patches backwards, restricted to the path read,
+ * and never invent history beyond the retained tail.
+ */
+
+import { fail } from "./errors.js";
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
+import { applyMergePatch, applyPatch } from "./merge.js";
+import { emptyState, stateBytes } from "./state.js";
+import { PLANES } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, OwnerState, TransitionRecord } from "./types.js";
+
+type Path = readonly (string | number)[];
+
+function cloneState(s: OwnerState): OwnerState {
+	const out = emptyState();
+	for (const p of PLANES) out[p] = cloneJson(s[p]);
+	return out;
+}
+
+/** A never-written owner with retention R. */
+export function newHistory(owner: Owner, retention: number): OwnerHistory {
+	const state = emptyState();
+	return { owner, checkpoint: emptyState(), checkpointSeq: 0, tail: [], state, seq: 0, bytes: stateBytes(state), retention };
+}
+
+/** Replay `tail` onto a copy of `checkpoint`; returns a fresh state. */
+export function replay(checkpoint: OwnerState, tail: readonly TransitionRecord[]): OwnerState {
+	const s = cloneState(checkpoint);
+	for (const r of tail) applyPatch(s, r.patch);
+	return s;
+}
+
+/** Rebuild a history from a stored checkpoint and the records after it; folds beyond retention. */
+export function historyFrom(
+	owner: Owner,
+	checkpoint: OwnerState,
+	checkpointSeq: number,
+	records: readonly TransitionRecord[],
+	retention: number,
+): OwnerHistory {
+	records.forEach((r, i) => {
+		if (r.seq !== checkpointSeq + 1 + i) {
+			fail(
+				"corrupt",
+				`${owner} history is damaged: transition \`${r.id}\` has seq ${r.seq} but ${checkpointSeq + 1 + i} was expected after checkpoint ${checkpointSeq}; restore the store from a backup or inspect it with \`state-flow\``,
+				[owner, "history", i],
+			);
+		}
+	});
+	const state = replay(checkpoint, records);
+	const h: OwnerHistory = {
+		owner,
+		checkpoint: cloneState(checkpoint),
+		checkpointSeq,
+		tail: records.slice(),
+		state,
+		seq: checkpointSeq + records.length,
+		bytes: stateBytes(state),
+		retention,
+	};
+	fold(h, retention);
+	return h;
+}
+
+/** Apply a committed record in place, append it, fold beyond retention. */
+export function commitRecord(h: OwnerHistory, record: TransitionRecord, bytesAfter?: number): void {
+	if (record.seq !== h.seq + 1) {
+		fail("corrupt", `${h.owner} transition \`${record.id}\` has seq ${record.seq}, expected ${h.seq + 1}; reload the store and retry`, [h.owner]);
+	}
+	applyPatch(h.state, record.patch);
+	h.tail.push(record);
+	h.seq = record.seq;
+	h.bytes = bytesAfter ?? stateBytes(h.state);
+	fold(h, h.retention);
+}
+
+/** Fold the oldest records into the checkpoint until at most `retention` remain. */
+export function fold(h: OwnerHistory, retention: number): void {
+	h.retention = retention;
+	while (h.tail.length > retention) {
+		const r = h.tail.shift() as TransitionRecord;
+		applyPatch(h.checkpoint, r.patch);
+		h.checkpointSeq = r.seq;
+	}
+}
+
+/** Refuse offsets beyond what the tail holds; `max` is the largest valid offset. */
+function checkOffset(h: OwnerHistory, offset: number, max: number, what: string): void {
+	if (!Number.isSafeInteger(offset) || offset < 0) {
+		fail("invalid_input", `${what} \`${offset}\` must be a whole number >= 0`, [h.owner]);
+	}
+	if (offset <= max) return;
+	if (h.checkpointSeq > 0) {
+		const oldest = h.tail[0];
+		const before = oldest === undefined ? "the current state" : `transition ${oldest.id}`;
+		fail(
+			"folded",
+			`${h.owner} history before ${before} was folded; retention is ${h.retention}. Read an offset of at most ${max}, or raise retention for future transitions`,
+			[h.owner],
+		);
+	}
+	fail("not_found", `${h.owner} has only ${h.seq} transitions; read an offset of at most ${max}`, [h.owner]);
+}
+
+/** Read `path` of a value (number segments index arrays, strings key objects). */
+function getAt(v: Json | undefined, path: Path): Json | undefined {
+	let cur = v;
+	for (const seg of path) {
+		if (typeof seg === "number") cur = Array.isArray(cur) ? cur[seg] : undefined;
+		else cur = isPlainObject(cur) ? getOwn(cur, seg) : undefined;
+		if (cur === undefined) return undefined;
+	}
+	return cur;
+}
+
+/**
+ * The part of `v` that can influence `path` under merge patches: objects keep only the
+ * key on the path, arrays and scalars are kept whole (patches replace them atomically),
+ * and an object read with a number segment keeps only its objecthood.
+ */
+function restrictValue(v: Json | undefined, path: Path): Json | undefined {
+	if (v === undefined || path.length === 0) return v === undefined ? undefined : cloneJson(v);
+	const [seg, ...rest] = path;
+	if (isPlainObject(v)) {
+		const out: JsonObject = {};
+		if (typeof seg === "string") {
+			const child = restrictValue(getOwn(v, seg), rest);
+			if (child !== undefined) setOwn(out, seg, child);
+		}
+		return out;
+	}
+	return cloneJson(v);
+}
+
+/** The part of a merge patch that can influence `path` (same rules as restrictValue). */
+function restrictPatch(p: Json | undefined, path: Path): Json | undefined {
+	if (p === undefined || path.length === 0 || !isPlainObject(p)) return p;
+	const [seg, ...rest] = path;
+	const out: JsonObject = {};
+	if (typeof seg === "string") {
+		const child = restrictPatch(getOwn(p, seg), rest);
+		if (child !== undefined) setOwn(out, seg, child);
+	}
+	return out;
+}
+
+/** Walk the tail newest first, yielding the value at `path` before each record. */
+function* walkBack(h: OwnerHistory, path: Path, steps: number): Generator<{ record: TransitionRecord; before: Json | undefined; after: Json | undefined }> {
+	let view = restrictValue(h.state as unknown as JsonObject, path) as Json;
+	let after = getAt(view, path);
+	for (let i = 0; i < steps; i++) {
+		const record = h.tail[h.tail.length - 1 - i] as TransitionRecord;
+		const p = restrictPatch(record.undo as JsonObject, path);
+		if (p !== undefined) view = applyMergePatch(view, p);
+		const before = getAt(view, path);
+		yield { record, before, after };
+		after = before;
+	}
+}
+
+/** The value at `path` (`[plane, key, ...]`) `offset` transitions back; offset 0 is current. */
+export function valueAt(h: OwnerHistory, offset: number, path: Path): Json | undefined {
+	checkOffset(h, offset, h.tail.length, "offset");
+	if (path.length === 0) return stateAt(h, offset) as unknown as JsonObject;
+	let value = getAt(h.state as unknown as JsonObject, path);
+	if (offset === 0) return value === undefined ? undefined : cloneJson(value);
+	for (const step of walkBack(h, path, offset)) value = step.before;
+	return value;
+}
+
+/** The whole state `offset` transitions back (a fresh copy). */
+export function stateAt(h: OwnerHistory, offset: number): OwnerState {
+	checkOffset(h, offset, h.tail.length, "offset");
+	const s = cloneState(h.state);
+	for (let i = 0; i < offset; i++) applyPatch(s, (h.tail[h.tail.length - 1 - i] as TransitionRecord).undo);
+	return s;
+}
+
+/** The `n`th latest retained transition (`patches[0]` is the latest). */
+export function patchAt(h: OwnerHistory, n: number): TransitionRecord {
+	checkOffset(h, n, h.tail.length - 1, "patch index");
+	return h.tail[h.tail.length - 1 - n] as TransitionRecord;
+}
+
+/** Retained transitions (newest first) that changed the value at `path`; absent reads as null. */
+export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: string; before: Json | null; after: Json | null }> {
+	const out: Array<{ id: string; at: string; before: Json | null; after: Json | null }> = [];
+	for (const { record, before, after } of walkBack(h, path, h.tail.length)) {
+		const b = before === undefined ? null : before;
+		const a = after === undefined ? null : after;
+		if (before === undefined && after === undefined) continue;
+		if (before !== undefined && after !== undefined && jsonEqual(before, after)) continue;
+		out.push({ id: record.id, at: record.at, before: b === null ? null : cloneJson(b), after: a === null ? null : cloneJson(a) });
+	}
+	return out;
+}

@@ -1,0 +1,219 @@
+/**
+ * JSON value primitives: detachment of untrusted input, equality, cloning, limits and
+ * pointers. Invariant: every key is written as an own data property (`setOwn`), so keys
+ * such as `__proto__` stay ordinary data and no object prototype is ever touched.
+ */
+
+import { fail, formatPath, isStateError } from "./errors.js";
+import type { Json, JsonObject, Limits } from "./types.js";
+
+type Path = (string | number)[];
+
+/** Hard nesting cap of `detach`, far above any sane depth limit: keeps recursion off the stack limit. */
+const DETACH_MAX_DEPTH = 1000;
+
+const hasOwnProperty = Object.prototype.hasOwnProperty;
+
+/** Own-property test that never consults the prototype chain. */
+export function hasOwn(obj: object, key: string): boolean {
+	return hasOwnProperty.call(obj, key);
+}
+
+/** Write `key` as an own enumerable data property (`__proto__` included, never the setter). */
+export function setOwn(obj: JsonObject, key: string, value: Json): void {
+	Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** Read an own property; inherited names (`__proto__`, `constructor`, ...) read as absent. */
+export function getOwn(obj: JsonObject, key: string): Json | undefined {
+	return hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+}
+
+/** A plain JSON object: non-null, not an array, prototype `Object.prototype` or null. */
+export function isPlainObject(v: unknown): v is JsonObject {
+	if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+	const proto = Object.getPrototypeOf(v);
+	return proto === Object.prototype || proto === null;
+}
+
+/** A field path for messages, abbreviated when very deep so a message stays readable. */
+function shortPath(path: Path): string {
+	return path.length <= 16 ? formatPath(path) : `${formatPath(path.slice(0, 12))}...(${path.length} levels)`;
+}
+
+function describe(v: unknown): string {
+	if (v === undefined) return "undefined";
+	if (typeof v === "number") return String(v);
+	if (typeof v === "function") return "a function";
+	if (typeof v === "symbol") return "a symbol";
+	if (typeof v === "bigint") return "a bigint";
+	const ctor = (Object.getPrototypeOf(v) as { constructor?: { name?: unknown } } | null)?.constructor?.name;
+	return typeof ctor === "string" && ctor !== "" ? `a ${ctor} instance` : "a non-plain object";
+}
+
+function refuse(what: string, path: Path): never {
+	return fail(
+		"invalid_value",
+		`\`${formatPath(path)}\` is ${what}; state values must be finite JSON (null, boolean, finite number, string, array, plain object)`,
+		path,
+	);
+}
+
+/**
+ * Deep copy of the own enumerable JSON data of `value`. Each property is read exactly
+ * once, so a getter or a later mutation by the caller cannot change what was copied.
+ */
+export function detach(value: unknown, path: Path = []): Json {
+	const at = path.slice();
+	try {
+		return detachAt(value, at, new Set<object>());
+	} catch (e) {
+		if (isStateError(e)) throw e;
+		// A throwing getter or proxy trap: refuse the input instead of crashing the caller.
+		const reason = e instanceof Error ? e.message : String(e);
+		return fail("invalid_value", `reading \`${formatPath(at)}\` threw (${reason}); send plain JSON data`, at, e);
+	}
+}
+
+function detachAt(value: unknown, path: Path, ancestors: Set<object>): Json {
+	if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+	if (typeof value === "number") {
+		if (!Number.isFinite(value)) refuse(describe(value), path);
+		return value;
+	}
+	if (typeof value !== "object") return refuse(describe(value), path);
+	if (ancestors.has(value)) refuse("a cycle (a value that contains itself)", path);
+	if (ancestors.size >= DETACH_MAX_DEPTH)
+		fail("limit", `\`${shortPath(path)}\` is nested deeper than ${DETACH_MAX_DEPTH} levels; flatten the value`, path);
+	ancestors.add(value);
+	try {
+		if (Array.isArray(value)) {
+			if (Object.getPrototypeOf(value) !== Array.prototype) refuse(describe(value), path);
+			const len = value.length;
+			const out: Json[] = new Array<Json>(len);
+			for (let i = 0; i < len; i++) {
+				path.push(i);
+				if (!hasOwnProperty.call(value, i)) refuse("a hole in a sparse array; fill it with `null` or remove it", path);
+				out[i] = detachAt(value[i], path, ancestors);
+				path.pop();
+			}
+			return out;
+		}
+		if (!isPlainObject(value)) return refuse(describe(value), path);
+		for (const sym of Object.getOwnPropertySymbols(value)) {
+			if (Object.prototype.propertyIsEnumerable.call(value, sym)) refuse(`keyed by ${String(sym)}, a symbol`, path);
+		}
+		const out: JsonObject = {};
+		const src = value as Record<string, unknown>;
+		for (const key of Object.keys(src)) {
+			path.push(key);
+			setOwn(out, key, detachAt(src[key], path, ancestors));
+			path.pop();
+		}
+		return out;
+	} finally {
+		ancestors.delete(value);
+	}
+}
+
+/** Deep, key-order-insensitive equality of two JSON values. */
+export function jsonEqual(a: Json, b: Json): boolean {
+	if (a === b) return true;
+	if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
+	if (Array.isArray(a)) {
+		if (!Array.isArray(b) || a.length !== b.length) return false;
+		for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i] as Json, b[i] as Json)) return false;
+		return true;
+	}
+	if (Array.isArray(b)) return false;
+	const ka = Object.keys(a);
+	if (ka.length !== Object.keys(b).length) return false;
+	for (const k of ka) {
+		if (!hasOwnProperty.call(b, k) || !jsonEqual(a[k] as Json, b[k] as Json)) return false;
+	}
+	return true;
+}
+
+/** Deep clone of a JSON value; keys are copied as own data. */
+export function cloneJson<T extends Json>(v: T): T {
+	return cloneAny(v) as T;
+}
+
+function cloneAny(v: Json): Json {
+	if (typeof v !== "object" || v === null) return v;
+	if (Array.isArray(v)) return v.map(cloneAny);
+	const out: JsonObject = {};
+	for (const k of Object.keys(v)) setOwn(out, k, cloneAny(v[k] as Json));
+	return out;
+}
+
+/**
+ * Check nesting depth (a scalar is depth 0, a container 1 + its deepest child) and the
+ * length of every key inside `value`. Refuses with `limit` naming the field and the limit.
+ */
+export function checkLimits(value: Json, limits: Limits, path: (string | number)[]): void {
+	checkAt(value, limits, path.slice(), 0);
+}
+
+function checkAt(value: Json, limits: Limits, path: Path, depth: number): void {
+	if (typeof value !== "object" || value === null) return;
+	if (depth + 1 > limits.maxDepth) {
+		fail(
+			"limit",
+			`\`${shortPath(path)}\` nests deeper than the depth limit of ${limits.maxDepth}; store deep data flatter or as a string`,
+			path,
+		);
+	}
+	if (Array.isArray(value)) {
+		for (let i = 0; i < value.length; i++) {
+			path.push(i);
+			checkAt(value[i] as Json, limits, path, depth + 1);
+			path.pop();
+		}
+		return;
+	}
+	for (const k of Object.keys(value)) {
+		path.push(k);
+		checkKeyLength(k, limits, path);
+		checkAt(value[k] as Json, limits, path, depth + 1);
+		path.pop();
+	}
+}
+
+/** Refuse a key longer than `limits.maxKeyLength`; `path` ends with the key. */
+export function checkKeyLength(key: string, limits: Limits, path: readonly (string | number)[]): void {
+	if (key.length > limits.maxKeyLength) {
+		fail(
+			"limit",
+			`key \`${formatPath(path.slice(0, -1))}\` + ${JSON.stringify(key.slice(0, 40))}... is ${key.length} characters; the key length limit is ${limits.maxKeyLength}, use a shorter key`,
+			path,
+		);
+	}
+}
+
+/** Serialised size in UTF-16 code units: `JSON.stringify(v).length`. */
+export function jsonBytes(v: Json): number {
+	return JSON.stringify(v).length;
+}
+
+/** Escape one RFC 6901 reference token (`~` -> `~0`, `/` -> `~1`). */
+export function escapePointerToken(seg: string | number): string {
+	return String(seg).replace(/~/g, "~0").replace(/\//g, "~1");
+}
+
+/** Build an RFC 6901 pointer from segments, e.g. `["cwd", "tactics", "a/b"]` -> `/cwd/tactics/a~1b`. */
+export function toPointer(segments: readonly (string | number)[]): string {
+	let out = "";
+	for (const s of segments) out += `/${escapePointerToken(s)}`;
+	return out;
+}
+
+/** Split an RFC 6901 pointer into unescaped string tokens. */
+export function parsePointer(pointer: string): string[] {
+	if (pointer === "") return [];
+	if (!pointer.startsWith("/")) fail("parse_error", `pointer \`${pointer}\` must start with \`/\``);
+	return pointer
+		.slice(1)
+		.split("/")
+		.map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}

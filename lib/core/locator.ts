@@ -1,0 +1,208 @@
+/**
+ * The locator language of `read_state` and structured references (SPEC §4.1, §3.3):
+ * one parser for the flat, scoped and canonical forms and one canonical printer.
+ * `[N]` right after an owner or `effective` is temporal; everywhere else it is an index.
+ * The grammar is documented in docs/query-language.md.
+ */
+import { fail } from "./errors.js";
+import { OWNERS, PLANES, type Owner, type Plane } from "./types.js";
+
+/** A path step below a plane: a string is an object key, a number an array index. */
+export type Segment = string | number;
+
+/**
+ * A parsed locator. `scope`/`owner` null means "the sole owner" (flat form only, relative
+ * text); the model interface resolves it against the captured wanted owners.
+ */
+export type Locator =
+	| {
+			kind: "state";
+			/** An owner, the read-only overlay of the wanted owners (in flat form: the sole owner), or null (flat plane root). */
+			scope: Owner | "effective" | null;
+			/** Transitions back: 0 is the current state. */
+			offset: number;
+			/** null reads the whole five-plane state of the root. */
+			plane: Plane | null;
+			path: Segment[];
+	  }
+	| { kind: "patches"; owner: Owner | null; index: number; path: Segment[] }
+	| { kind: "response"; owner: "session" | null; path: Segment[] };
+
+/** flat: one wanted owner (model side); scoped: 2-3 owners (model side); canonical: stored refs. */
+export type LocatorForm = "flat" | "scoped" | "canonical";
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
+const IDENT_START = /[A-Za-z_$]/;
+const IDENT_CHAR = /[A-Za-z0-9_$-]/;
+
+/** Print a key segment: `.ident` where it fits, `["json string"]` otherwise. */
+export function formatKeySegment(key: Segment): string {
+	if (typeof key === "number") return `[${key}]`;
+	return IDENT.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+}
+
+/** Canonical text of a locator. A null owner prints relative (the flat presentation). */
+export function formatLocator(loc: Locator): string {
+	let head: string;
+	if (loc.kind === "state") {
+		// A relative root (flat form, sole owner) prints as nothing: `tactics.a`.
+		const root = loc.scope === null ? "" : loc.scope + (loc.offset > 0 ? `[${loc.offset}]` : "");
+		head = loc.plane === null ? root : root === "" ? loc.plane : `${root}.${loc.plane}`;
+	} else if (loc.kind === "patches") {
+		head = `${loc.owner === null ? "" : `${loc.owner}.`}patches[${loc.index}]`;
+	} else {
+		head = loc.owner === null ? "response" : "session.response";
+	}
+	return head + loc.path.map(formatKeySegment).join("");
+}
+
+/** Parse a locator; refusals are `parse_error` with the column and a caret line. */
+export function parseLocator(text: string, form: LocatorForm): Locator {
+	return new Parser(text, form).parse();
+}
+
+/** Whether `text` parses in `form` (no error object escapes). */
+export function tryParseLocator(text: string, form: LocatorForm): Locator | undefined {
+	try {
+		return parseLocator(text, form);
+	} catch {
+		return undefined;
+	}
+}
+
+class Parser {
+	private pos = 0;
+	constructor(
+		private readonly text: string,
+		private readonly form: LocatorForm,
+	) {}
+
+	parse(): Locator {
+		if (this.text.length === 0) this.error(0, "empty locator; name a plane, e.g. `tactics`, or an owner, e.g. `cwd.tactics`");
+		const start = this.pos;
+		const word = this.ident("a root (an owner, `effective` or a plane)");
+		if ((OWNERS as readonly string[]).includes(word)) return this.ownerRoot(word as Owner);
+		if (word === "effective") return this.effectiveRoot();
+		if (this.form !== "flat") {
+			const hint = (PLANES as readonly string[]).includes(word) || word === "patches"
+				? `; qualify it with an owner, e.g. \`cwd.${this.text}\` or \`session.${this.text}\``
+				: word === "response" ? "; write `session.response`" : "; a locator starts with `global`, `cwd`, `session` or `effective`";
+			this.error(start, `\`${word}\` is not an owner${hint}`, word.length);
+		}
+		if (word === "patches") {
+			const index = this.index(true);
+			return { kind: "patches", owner: null, index, path: this.segments() };
+		}
+		if (word === "response") return { kind: "response", owner: null, path: this.segments() };
+		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(start, word);
+		return { kind: "state", scope: null, offset: 0, plane: word as Plane, path: this.segments() };
+	}
+
+	private ownerRoot(owner: Owner): Locator {
+		const offset = this.peek() === "[" ? this.index(false) : 0;
+		if (this.pos >= this.text.length) return { kind: "state", scope: owner, offset, plane: null, path: [] };
+		this.expect(".", "`.` followed by a plane");
+		const start = this.pos;
+		const word = this.ident("a plane name");
+		if (offset === 0 && word === "patches") {
+			const index = this.index(true);
+			return { kind: "patches", owner, index, path: this.segments() };
+		}
+		if (offset === 0 && word === "response" && owner === "session") return { kind: "response", owner, path: this.segments() };
+		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(start, word);
+		return { kind: "state", scope: owner, offset, plane: word as Plane, path: this.segments() };
+	}
+
+	private effectiveRoot(): Locator {
+		const bracket = this.pos;
+		const offset = this.peek() === "[" ? this.index(false) : 0;
+		if (offset > 0 && this.form === "scoped") {
+			this.error(bracket, `\`effective[${offset}]\` is refused with several owners: history is per owner, read e.g. \`cwd[${offset}]\` instead`, this.pos - bracket);
+		}
+		// Flat `effective[N]` is the sole owner N transitions back; the model interface resolves it.
+		const scope = "effective";
+		if (this.pos >= this.text.length) return { kind: "state", scope, offset, plane: null, path: [] };
+		this.expect(".", "`.` followed by a plane");
+		const planeStart = this.pos;
+		const word = this.ident("a plane name");
+		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(planeStart, word);
+		return { kind: "state", scope, offset, plane: word as Plane, path: this.segments() };
+	}
+
+	private segments(): Segment[] {
+		const out: Segment[] = [];
+		while (this.pos < this.text.length) {
+			const c = this.peek();
+			if (c === ".") {
+				this.pos++;
+				out.push(this.ident("a key name after `.` (use [\"...\"] for keys that are not identifiers)"));
+			} else if (c === "[") {
+				if (this.text[this.pos + 1] === '"') out.push(this.quotedKey());
+				else out.push(this.index(false));
+			} else {
+				this.error(this.pos, "expected `.key`, `[N]` or `[\"key\"]`");
+			}
+		}
+		return out;
+	}
+
+	private ident(what: string): string {
+		const start = this.pos;
+		if (!IDENT_START.test(this.peek())) this.error(start, `expected ${what}`);
+		while (this.pos < this.text.length && IDENT_CHAR.test(this.peek())) this.pos++;
+		return this.text.slice(start, this.pos);
+	}
+
+	/** `[N]`: a non-negative decimal integer without leading zeros. */
+	private index(required: boolean): number {
+		if (required && this.peek() !== "[") this.error(this.pos, "expected `[N]`, e.g. `patches[0]`");
+		this.pos++;
+		const start = this.pos;
+		while (this.pos < this.text.length && /[0-9]/.test(this.peek())) this.pos++;
+		const digits = this.text.slice(start, this.pos);
+		if (digits === "") this.error(start, "expected a number (or a quoted key `[\"...\"]`)");
+		if (digits.length > 1 && digits.startsWith("0")) this.error(start, `write \`${Number(digits)}\` without leading zeros`);
+		const n = Number(digits);
+		if (!Number.isSafeInteger(n)) this.error(start, "number too large");
+		this.expect("]", "`]`");
+		return n;
+	}
+
+	/** `["..."]` with JSON string escapes. */
+	private quotedKey(): string {
+		this.pos++; // [
+		const start = this.pos;
+		this.pos++; // opening quote
+		while (this.pos < this.text.length && this.peek() !== '"') this.pos += this.peek() === "\\" ? 2 : 1;
+		if (this.pos >= this.text.length) this.error(this.text.length, "unterminated string; close it with `\"]`");
+		this.pos++; // closing quote
+		let key: unknown;
+		try {
+			key = JSON.parse(this.text.slice(start, this.pos));
+		} catch {
+			this.error(start, "invalid JSON string (check the escapes)");
+		}
+		this.expect("]", "`]`");
+		return key as string;
+	}
+
+	private expect(ch: string, what: string): void {
+		if (this.peek() !== ch) this.error(this.pos, `expected ${what}`);
+		this.pos++;
+	}
+
+	private peek(): string {
+		return this.text[this.pos] ?? "";
+	}
+
+	private unknownPlane(at: number, word: string): never {
+		this.error(at, `unknown plane \`${word}\`; planes are ${PLANES.map((p) => `\`${p}\``).join(", ")}`, word.length);
+	}
+
+	/** `len` widens the quoted token for whole-word refusals (`unknown plane`). */
+	private error(at: number, why: string, len = 1): never {
+		const found = at >= this.text.length ? "end of locator" : `\`${this.text.slice(at, at + len)}\``;
+		const caret = `${" ".repeat(at)}^`;
+		fail("parse_error", `unexpected ${found} at column ${at + 1} in \`${this.text}\`: ${why}\n  ${this.text}\n  ${caret}`);
+	}
+}

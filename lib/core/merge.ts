@@ -1,0 +1,175 @@
+/**
+ * RFC 7386 JSON Merge Patch over owner state. `applyPatch` is the only code that mutates
+ * stored state (in place, values cloned in). `planPatch` is the pure dry run: what changes,
+ * which deletions missed, the exact inverse patch and the exact size delta, all computed in
+ * time proportional to the patch and the values it replaces, never to the whole state.
+ */
+
+import { cloneJson, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
+import { PLANES } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerState, PlanePatch, Pointer } from "./types.js";
+
+/**
+ * Own-key counts of objects that `planPatch` has measured, kept current by `mergeInPlace`
+ * (the only mutation of state). Comma arithmetic needs to know whether an object is or
+ * becomes empty; counting the keys of a large plane on every write would make each write
+ * O(plane size), so the count is taken once and then maintained.
+ */
+const keyCounts = new WeakMap<JsonObject, number>();
+
+function adjustCount(obj: JsonObject, delta: number): void {
+	const n = keyCounts.get(obj);
+	if (n !== undefined) keyCounts.set(obj, n + delta);
+}
+
+/** Merge an object patch into a plain object in place; values are cloned in. */
+function mergeInPlace(target: JsonObject, patch: JsonObject): void {
+	for (const key of Object.keys(patch)) {
+		const pv = patch[key] as Json;
+		const exists = hasOwn(target, key);
+		if (pv === null) {
+			if (exists) {
+				delete target[key];
+				adjustCount(target, -1);
+			}
+			continue;
+		}
+		if (!exists) adjustCount(target, 1);
+		if (isPlainObject(pv)) {
+			const cur = getOwn(target, key);
+			if (isPlainObject(cur)) mergeInPlace(cur, pv);
+			else setOwn(target, key, applyMergePatch(undefined, pv));
+			continue;
+		}
+		setOwn(target, key, cloneJson(pv));
+	}
+}
+
+/** RFC 7386 on a single value: returns a new value and shares nothing with either input. */
+export function applyMergePatch(target: Json | undefined, patch: Json): Json {
+	if (!isPlainObject(patch)) return cloneJson(patch);
+	const out: JsonObject = isPlainObject(target) ? cloneJson(target) : {};
+	mergeInPlace(out, patch);
+	return out;
+}
+
+/** Apply a per-plane merge patch to `state` in place. Idempotent. */
+export function applyPatch(state: OwnerState, patch: PlanePatch): void {
+	for (const plane of PLANES) {
+		const p = patch[plane];
+		if (p !== undefined) mergeInPlace(state[plane], p);
+	}
+}
+
+/** The dry run of one owner's patch against its current state. */
+export interface PatchPlan {
+	/** Nothing would change (missing deletions may still be reported). */
+	noop: boolean;
+	/** Canonical pointers (`/cwd/tactics/step1`) of the deepest keys set, replaced or deleted. */
+	changed: Pointer[];
+	/** Canonical pointers of `null`s aimed at keys that do not exist. */
+	missingDeletions: Pointer[];
+	/** Exact inverse merge patch: applying `patch` then `undo` restores the prior state. */
+	undo: PlanePatch;
+	/** `stateBytes(after) - stateBytes(before)`. */
+	bytesDelta: number;
+}
+
+interface Acc {
+	changed: Pointer[];
+	missing: Pointer[];
+	bytes: number;
+}
+
+/** Serialised length of an object member's key plus its colon. */
+function memberHead(key: string): number {
+	return JSON.stringify(key).length + 1;
+}
+
+/** Own-key count of `obj`: measured once, then maintained by `mergeInPlace`. */
+function keyCount(obj: JsonObject): number {
+	let n = keyCounts.get(obj);
+	if (n === undefined) {
+		n = Object.keys(obj).length;
+		keyCounts.set(obj, n);
+	}
+	return n;
+}
+
+/** Collect missing deletions inside a value that is being created from scratch. */
+function collectNullsInNew(patch: JsonObject, path: (string | number)[], acc: Acc): void {
+	for (const key of Object.keys(patch)) {
+		const pv = patch[key] as Json;
+		path.push(key);
+		if (pv === null) acc.missing.push(toPointer(path));
+		else if (isPlainObject(pv)) collectNullsInNew(pv, path, acc);
+		path.pop();
+	}
+}
+
+/** Plan `patch` against the existing object `cur`; returns the undo patch for this level. */
+function planObject(cur: JsonObject, patch: JsonObject, path: (string | number)[], acc: Acc): JsonObject {
+	const undo: JsonObject = {};
+	let added = 0;
+	let removed = 0;
+	for (const key of Object.keys(patch)) {
+		const pv = patch[key] as Json;
+		const exists = hasOwn(cur, key);
+		const old = exists ? (cur[key] as Json) : undefined;
+		path.push(key);
+		if (pv === null) {
+			if (exists) {
+				acc.changed.push(toPointer(path));
+				setOwn(undo, key, cloneJson(old as Json));
+				acc.bytes -= memberHead(key) + jsonBytes(old as Json);
+				removed++;
+			} else {
+				acc.missing.push(toPointer(path));
+			}
+		} else if (isPlainObject(pv) && isPlainObject(old)) {
+			const sub = planObject(old, pv, path, acc);
+			if (Object.keys(sub).length > 0) setOwn(undo, key, sub);
+		} else {
+			const next = isPlainObject(pv) ? applyMergePatch(undefined, pv) : pv;
+			if (isPlainObject(pv)) collectNullsInNew(pv, path, acc);
+			if (!exists || !jsonEqual(old as Json, next)) {
+				acc.changed.push(toPointer(path));
+				if (exists) {
+					setOwn(undo, key, cloneJson(old as Json));
+					acc.bytes += jsonBytes(next) - jsonBytes(old as Json);
+				} else {
+					setOwn(undo, key, null);
+					acc.bytes += memberHead(key) + jsonBytes(next);
+					added++;
+				}
+			}
+		}
+		path.pop();
+	}
+	if (added + removed > 0) {
+		// Commas: n members serialise with max(n - 1, 0) commas.
+		const before = keyCount(cur);
+		const after = before + added - removed;
+		acc.bytes += Math.max(after - 1, 0) - Math.max(before - 1, 0);
+	}
+	return undo;
+}
+
+/** Pure dry run of `patch` on `owner`'s `state`; see PatchPlan. */
+export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): PatchPlan {
+	const acc: Acc = { changed: [], missing: [], bytes: 0 };
+	const undo: PlanePatch = {};
+	for (const plane of PLANES) {
+		const p = patch[plane];
+		if (p === undefined) continue;
+		const u = planObject(state[plane], p, [owner, plane], acc);
+		if (Object.keys(u).length > 0) undo[plane] = u;
+	}
+	return {
+		noop: acc.changed.length === 0,
+		changed: acc.changed,
+		missingDeletions: acc.missing,
+		undo,
+		bytesDelta: acc.bytes,
+	};
+}

@@ -1,0 +1,182 @@
+/**
+ * The evaluator behind `read_state` (SPEC §4): current and temporal owner state,
+ * `patches[N]`, `response` and the `effective` overlay, with the `value`, `keys` and
+ * `history` projections. A batch is ordered and all-or-error; results are fresh copies.
+ */
+import { fail } from "./errors.js";
+import { historyOf, newHistory, patchAt, valueAt } from "./history.js";
+import { cloneJson, getOwn, isPlainObject, setOwn } from "./json.js";
+import { formatLocator, type Locator, type Segment } from "./locator.js";
+import { DEFAULT_RETENTION, OWNERS, type Json, type JsonObject, type Owner, type OwnerHistory } from "./types.js";
+
+export interface QueryView {
+	wanted: readonly Owner[];
+	/** A wanted owner without an entry reads as never written. */
+	histories: Partial<Record<Owner, OwnerHistory>>;
+	/** Session's runtime-owned `response` plane. */
+	response?: JsonObject;
+	/** How locators are spelled in messages (the model's form); canonical when absent. */
+	present?: (loc: Locator) => string;
+}
+
+export type Projection = "value" | "keys" | "history";
+
+export interface QueryResult {
+	/** Canonical locator text. */
+	locator: string;
+	value: Json;
+	/** Set for `patches[N]`: the exact transition read. */
+	transitionId?: string;
+}
+
+export function evaluate(view: QueryView, locators: readonly Locator[], projection: Projection = "value"): QueryResult[] {
+	// All-or-error: every locator is evaluated before anything is returned.
+	return locators.map((loc) => evaluateOne(view, loc, projection));
+}
+
+function evaluateOne(view: QueryView, loc: Locator, projection: Projection): QueryResult {
+	const show = view.present ?? formatLocator;
+	const locator = formatLocator(loc);
+	if (projection === "history") {
+		if (loc.kind !== "state" || loc.scope === null || loc.scope === "effective" || loc.offset !== 0) {
+			fail("invalid_input", `projection \`history\` needs a current owner locator such as \`cwd.tactics.step1\`, not \`${show(loc)}\``, ["projection"]);
+		}
+		const h = historyFor(view, loc.scope);
+		const path = loc.plane === null ? [] : [loc.plane, ...loc.path];
+		return { locator, value: historyOf(h, path) as unknown as Json };
+	}
+	const { value, transitionId } = resolve(view, loc, show);
+	const out: QueryResult = { locator, value: projection === "keys" ? keysOf(value, loc, show) : value };
+	if (transitionId !== undefined) out.transitionId = transitionId;
+	return out;
+}
+
+function historyFor(view: QueryView, owner: Owner): OwnerHistory {
+	if (!view.wanted.includes(owner)) {
+		fail(
+			"excluded_owner",
+			`owner \`${owner}\` is not wanted in this session (wanted: ${view.wanted.join(", ")}); it cannot be read. Change the selection with \`/state owners\` first`,
+			[owner],
+		);
+	}
+	return view.histories[owner] ?? newHistory(owner, DEFAULT_RETENTION);
+}
+
+function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string): { value: Json; transitionId?: string } {
+	if (loc.kind === "response") {
+		historyFor(view, "session");
+		return { value: walk(view.response ?? {}, loc.path, loc, show, 0) };
+	}
+	if (loc.kind === "patches") {
+		const owner = loc.owner ?? soleOwner(view, loc, show);
+		const record = patchAt(historyFor(view, owner), loc.index);
+		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(record.patch as JsonObject) };
+		return { value: walk(entry, loc.path, loc, show, 0), transitionId: record.id };
+	}
+	const scope = loc.scope ?? soleOwner(view, loc, show);
+	if (scope === "effective") {
+		if (loc.offset > 0 && view.wanted.length > 1) {
+			fail("invalid_input", `\`${show(loc)}\`: history is per owner; read e.g. \`cwd[${loc.offset}]\` instead of \`effective[${loc.offset}]\``, []);
+		}
+		if (view.wanted.length === 1) return resolve(view, { ...loc, scope: view.wanted[0] as Owner }, show);
+		return { value: overlay(view, loc, show) };
+	}
+	const h = historyFor(view, scope);
+	const head = loc.plane === null ? [] : [loc.plane];
+	if (loc.offset > 0) {
+		const value = valueAt(h, loc.offset, [...head, ...loc.path]);
+		if (value === undefined) notFound(loc, show, Math.max(0, loc.path.length - 1));
+		return { value };
+	}
+	const root = (loc.plane === null ? h.state : h.state[loc.plane]) as unknown as JsonObject;
+	return { value: cloneJson(walk(root, loc.path, loc, show, 0, false)) };
+}
+
+function soleOwner(view: QueryView, loc: Locator, show: (loc: Locator) => string): Owner {
+	if (view.wanted.length !== 1) {
+		fail("invalid_input", `\`${show(loc)}\` names no owner; with several wanted owners write e.g. ${view.wanted.map((o) => `\`${o}.${show(loc)}\``).join(" or ")}`, []);
+	}
+	return view.wanted[0] as Owner;
+}
+
+/** Follow `path` from `root`; `depth` counts segments already consumed by the caller. */
+function walk(root: Json, path: readonly Segment[], loc: Locator, show: (loc: Locator) => string, depth: number, copy = true): Json {
+	let cur: Json = root;
+	for (let i = 0; i < path.length; i++) {
+		const next = step(cur, path[i] as Segment);
+		if (next === undefined) notFound(loc, show, depth + i);
+		cur = next;
+	}
+	return copy ? cloneJson(cur) : cur;
+}
+
+function step(v: Json, seg: Segment): Json | undefined {
+	if (typeof seg === "number") return Array.isArray(v) ? v[seg] : undefined;
+	return isPlainObject(v) ? getOwn(v, seg) : undefined;
+}
+
+/** `not_found` naming the locator and the deepest parent that exists. */
+function notFound(loc: Locator, show: (loc: Locator) => string, failedAt: number): never {
+	const parent = { ...loc, path: loc.path.slice(0, failedAt) } as Locator;
+	fail(
+		"not_found",
+		`\`${show(loc)}\` does not exist; read \`${show(parent)}\` with projection \`keys\` to see what is there`,
+		[],
+	);
+}
+
+/**
+ * The `effective` overlay along one path: session over cwd over global, objects merged
+ * key by key, arrays and scalars taken whole from the highest owner that has the key.
+ */
+function overlay(view: QueryView, loc: Locator & { kind: "state" }, show: (loc: Locator) => string): Json {
+	let layers: Json[] = [];
+	for (const owner of OWNERS) {
+		if (!view.wanted.includes(owner)) continue;
+		const h = view.histories[owner];
+		if (h === undefined) continue;
+		layers.push((loc.plane === null ? h.state : h.state[loc.plane]) as unknown as Json);
+	}
+	if (layers.length === 0) layers = [loc.plane === null ? ({ intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} } as JsonObject) : {}];
+	for (let i = 0; i < loc.path.length; i++) {
+		const visible = visibleLayers(layers);
+		const seg = loc.path[i] as Segment;
+		const next: Json[] = [];
+		for (const layer of visible) {
+			const v = step(layer, seg);
+			if (v !== undefined) next.push(v);
+		}
+		if (next.length === 0) notFound(loc, show, i);
+		layers = next;
+	}
+	return mergeLayers(visibleLayers(layers));
+}
+
+/** Layers (low to high) that show through: the top one, plus the run of objects beneath it. */
+function visibleLayers(layers: Json[]): Json[] {
+	const top = layers[layers.length - 1] as Json;
+	if (!isPlainObject(top)) return [top];
+	let i = layers.length - 1;
+	while (i > 0 && isPlainObject(layers[i - 1])) i--;
+	return layers.slice(i);
+}
+
+function mergeLayers(layers: Json[]): Json {
+	const top = layers[layers.length - 1] as Json;
+	if (!isPlainObject(top)) return cloneJson(top);
+	const out: JsonObject = {};
+	const keys = new Set<string>();
+	for (const layer of layers) for (const k of Object.keys(layer as JsonObject)) keys.add(k);
+	for (const key of keys) {
+		const values = layers.map((l) => getOwn(l as JsonObject, key)).filter((v): v is Json => v !== undefined);
+		setOwn(out, key, mergeLayers(visibleLayers(values)));
+	}
+	return out;
+}
+
+/** `keys`: sorted keys of an object, or `{ length }` of an array. */
+function keysOf(value: Json, loc: Locator, show: (loc: Locator) => string): Json {
+	if (Array.isArray(value)) return { length: value.length };
+	if (isPlainObject(value)) return Object.keys(value).sort();
+	return fail("invalid_input", `projection \`keys\` needs an object or an array; \`${show(loc)}\` is ${value === null ? "null" : `a ${typeof value}`}; read it with projection \`value\``, ["projection"]);
+}

@@ -1,0 +1,174 @@
+/**
+ * Staging: the pure decision of what one canonical patch does to the owners it names.
+ * Validates the patch (it may come from the model or a CLI import), adds ownership
+ * cascades, plans each owner's effective patch and checks limits. Histories are never
+ * mutated here; stores make the records durable and then call `commitStaged`.
+ */
+
+import { fail, formatPath } from "./errors.js";
+import { checkKeyLength, checkLimits, detach, hasOwn, isPlainObject, setOwn } from "./json.js";
+import { planPatch } from "./merge.js";
+import { commitRecord } from "./history.js";
+import { planCascades } from "./ownership.js";
+import { DEFAULT_LIMITS, OWNERS, PLANES } from "./types.js";
+import type {
+	CanonicalPatch,
+	Cascade,
+	DanglingRef,
+	JsonObject,
+	Limits,
+	Owner,
+	OwnerHistory,
+	PlanePatch,
+	Provenance,
+	StageReport,
+	TransitionRecord,
+} from "./types.js";
+
+/** Identity of the transition being staged (ids and time are injected; core reads no clock). */
+export interface StageMeta {
+	id: string;
+	at: string;
+	by: Provenance;
+}
+
+/** A staged transition: nothing to do, or one record per owner that changes. */
+export type StageResult =
+	| { noop: true; report: StageReport }
+	| {
+			noop: false;
+			report: StageReport;
+			records: Partial<Record<Owner, TransitionRecord>>;
+			bytesAfter: Partial<Record<Owner, number>>;
+	  };
+
+const KNOWN_OWNERS: readonly string[] = OWNERS;
+const KNOWN_PLANES: readonly string[] = PLANES;
+
+/** Validate and detach a canonical patch; returns a private copy. */
+export function validateCanonicalPatch(patch: unknown, limits: Limits = DEFAULT_LIMITS): CanonicalPatch {
+	const copy = detach(patch);
+	if (!isPlainObject(copy)) fail("invalid_input", "the patch must be an object keyed by owner, e.g. `{ \"cwd\": { \"tactics\": {} } }`");
+	const out: CanonicalPatch = {};
+	for (const owner of Object.keys(copy)) {
+		if (!KNOWN_OWNERS.includes(owner)) {
+			fail("invalid_input", `unknown owner \`${formatPath([owner])}\`; use one of ${OWNERS.join(", ")}`, [owner]);
+		}
+		const part = copy[owner];
+		if (!isPlainObject(part)) {
+			fail("invalid_input", `\`${owner}\` must be an object of planes (${PLANES.join(", ")})`, [owner]);
+		}
+		const planes: PlanePatch = {};
+		for (const plane of Object.keys(part)) {
+			const path = [owner, plane];
+			if (plane === "response") {
+				fail("invalid_input", `\`${owner}.response\` is runtime-owned and cannot be patched; write to ${PLANES.join(", ")}`, path);
+			}
+			if (!KNOWN_PLANES.includes(plane)) {
+				fail("invalid_input", `unknown plane \`${formatPath(path)}\`; use one of ${PLANES.join(", ")}`, path);
+			}
+			const value = part[plane];
+			if (!isPlainObject(value)) {
+				fail(
+					"invalid_input",
+					`\`${formatPath(path)}\` must be an object of entries (a merge patch); to delete entries set each key to null, e.g. \`{ "key": null }\``,
+					path,
+				);
+			}
+			for (const key of Object.keys(value)) {
+				checkKeyLength(key, limits, [owner, plane, key]);
+				checkLimits(value[key] ?? null, limits, [owner, plane, key]);
+			}
+			planes[plane as keyof PlanePatch] = value;
+		}
+		out[owner as Owner] = planes;
+	}
+	return out;
+}
+
+/** Merge cascade deletions into the caller's patch; entries the caller writes explicitly win. */
+function withDeletions(patch: PlanePatch, extra: PlanePatch): PlanePatch {
+	const out: PlanePatch = { ...patch };
+	for (const plane of PLANES) {
+		const del = extra[plane];
+		if (del === undefined) continue;
+		const merged: JsonObject = {};
+		const own = patch[plane];
+		if (own !== undefined) for (const k of Object.keys(own)) setOwn(merged, k, own[k] ?? null);
+		for (const k of Object.keys(del)) if (!hasOwn(merged, k)) setOwn(merged, k, null);
+		out[plane] = merged;
+	}
+	return out;
+}
+
+/** Stage `patch` against `histories` without mutating them. */
+export function stage(
+	histories: Partial<Record<Owner, OwnerHistory>>,
+	patch: CanonicalPatch,
+	meta: StageMeta,
+	limits: Limits = DEFAULT_LIMITS,
+): StageResult {
+	const canonical = validateCanonicalPatch(patch, limits);
+	const report: StageReport = { scopes: [], changed: [], missingDeletions: [], cascades: [], danglingRefs: [] };
+	const staged: Array<{ owner: Owner; patch: PlanePatch; undo: PlanePatch; cascades: Cascade[]; bytesAfter: number; h: OwnerHistory }> = [];
+	for (const owner of OWNERS) {
+		const part = canonical[owner];
+		if (part === undefined) continue;
+		const h = histories[owner];
+		if (h === undefined) {
+			fail("excluded_owner", `owner \`${owner}\` is not wanted in this session; patch only the wanted owners`, [owner]);
+		}
+		const plan0 = planCascades(owner, h.state, part);
+		const cascades: Cascade[] = plan0.cascades;
+		const dangling: DanglingRef[] = plan0.danglingRefs;
+		const effective = withDeletions(part, plan0.extraDeletions);
+		const plan = planPatch(owner, h.state, effective);
+		report.missingDeletions.push(...plan.missingDeletions);
+		report.danglingRefs.push(...dangling);
+		if (plan.noop) continue;
+		const bytesAfter = h.bytes + plan.bytesDelta;
+		// Only growth is refused: a store already over a lowered limit can still be shrunk.
+		if (plan.bytesDelta > 0 && bytesAfter > limits.maxOwnerBytes) {
+			fail(
+				"limit",
+				`\`${owner}\` would grow to ${bytesAfter} bytes, over the size limit of ${limits.maxOwnerBytes}; delete or shorten entries (e.g. move bodies out) before adding more`,
+				[owner],
+			);
+		}
+		report.changed.push(...plan.changed);
+		report.cascades.push(...cascades);
+		staged.push({ owner, patch: effective, undo: plan.undo, cascades, bytesAfter, h });
+	}
+	if (staged.length === 0) return { noop: true, report };
+	const owners = staged.map((s) => s.owner);
+	report.scopes = owners.slice();
+	const records: Partial<Record<Owner, TransitionRecord>> = {};
+	const bytesAfter: Partial<Record<Owner, number>> = {};
+	for (const s of staged) {
+		records[s.owner] = {
+			id: meta.id,
+			at: meta.at,
+			seq: s.h.seq + 1,
+			by: meta.by,
+			patch: s.patch,
+			undo: s.undo,
+			cascades: s.cascades,
+			owners: owners.slice(),
+		};
+		bytesAfter[s.owner] = s.bytesAfter;
+	}
+	return { noop: false, report, records, bytesAfter };
+}
+
+/** Apply a staged result to the histories in place (after the durable write succeeded). */
+export function commitStaged(histories: Partial<Record<Owner, OwnerHistory>>, result: StageResult, retention?: number): void {
+	if (result.noop) return;
+	for (const owner of OWNERS) {
+		const record = result.records[owner];
+		if (record === undefined) continue;
+		const h = histories[owner];
+		if (h === undefined) fail("excluded_owner", `owner \`${owner}\` has no loaded history to commit into`, [owner]);
+		if (retention !== undefined) h.retention = retention;
+		commitRecord(h, record, result.bytesAfter[owner]);
+	}
+}

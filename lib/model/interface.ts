@@ -1,0 +1,175 @@
+/**
+ * Translation between what the model sends/sees (flat for one wanted owner, scoped for
+ * two or three) and the canonical forms the engine stores (SPEC §3.1, §4.1, §4.3).
+ * Pure: the captured wanted owners are an argument and grant nothing by themselves.
+ */
+import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
+import { detach, isPlainObject } from "../core/json.js";
+import { formatLocator, type Locator, parseLocator } from "../core/locator.js";
+import type { Projection } from "../core/query.js";
+import { anchorRefs, checkScopedRefs, presentRefs } from "../core/refs.js";
+import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type Plane, type PlanePatch } from "../core/types.js";
+
+const isOwner = (k: string): k is Owner => (OWNERS as readonly string[]).includes(k);
+const isPlane = (k: string): k is Plane => (PLANES as readonly string[]).includes(k);
+const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
+
+function checkWanted(wanted: readonly Owner[]): void {
+	if (wanted.length === 0 || wanted.some((o) => !isOwner(o)) || new Set(wanted).size !== wanted.length) {
+		fail("invalid_input", `the wanted owners must be 1-3 distinct owners of ${list(OWNERS)}; got ${JSON.stringify(wanted)}`);
+	}
+}
+
+function excluded(owner: string, wanted: readonly Owner[], path: (string | number)[]): never {
+	fail(
+		"excluded_owner",
+		`owner \`${owner}\` is not wanted in this session (wanted: ${wanted.join(", ")}); use only those owners, or change the selection with \`/state owners\``,
+		path,
+	);
+}
+
+/** Validate one owner's plane object (flat input, or one owner of scoped input). */
+function planesOf(value: JsonObject, path: string[]): PlanePatch {
+	const out: PlanePatch = {};
+	for (const key of Object.keys(value)) {
+		const at = [...path, key];
+		if (key === "response") fail("invalid_input", `\`${formatPath(at)}\` is runtime-owned and cannot be written; patch only ${list(PLANES)}`, at);
+		if (!isPlane(key)) fail("invalid_input", `unknown plane \`${formatPath(at)}\`; planes are ${list(PLANES)}`, at);
+		const plane = value[key] as Json;
+		if (plane === null) {
+			fail("invalid_input", `\`${formatPath(at)}\` is null: a whole plane cannot be deleted; set each entry to null instead, e.g. { "${key}": { "<key>": null } }`, at);
+		}
+		if (!isPlainObject(plane)) {
+			fail("invalid_input", `\`${formatPath(at)}\` must be an object of entries (a JSON merge patch), not ${Array.isArray(plane) ? "an array" : `a ${typeof plane}`}`, at);
+		}
+		out[key] = plane;
+	}
+	return out;
+}
+
+/** The model's `patch_state` arguments → the canonical patch, or a precise refusal. */
+export function toCanonicalPatch(input: unknown, wanted: readonly Owner[]): CanonicalPatch {
+	checkWanted(wanted);
+	// Detach first: later mutation or getters of the caller's object cannot change what is checked.
+	const value = detach(input, []);
+	if (!isPlainObject(value)) fail("invalid_input", `the patch must be an object, e.g. { "tactics": { "next": "..." } }; got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}`);
+	const keys = Object.keys(value);
+	if (keys.length === 0) fail("invalid_input", "the patch is empty; send at least one plane (flat) or owner (scoped) to change");
+	const planeKeys = keys.filter(isPlane);
+	const ownerKeys = keys.filter(isOwner);
+	for (const key of keys) {
+		if (key === "response") fail("invalid_input", "`response` is runtime-owned and cannot be written; patch only the five planes", [key]);
+		if (!isPlane(key) && !isOwner(key)) {
+			const expected = wanted.length === 1 ? `planes ${list(PLANES)}` : `owners ${list(wanted)}`;
+			fail("invalid_input", `unknown key \`${formatPath([key])}\`; expected ${expected}`, [key]);
+		}
+	}
+	if (planeKeys.length > 0 && ownerKeys.length > 0) {
+		fail("invalid_input", `the patch mixes plane keys (${list(planeKeys)}) and owner keys (${list(ownerKeys)}); use one form only`, [ownerKeys[0] as string]);
+	}
+	if (wanted.length === 1) {
+		const owner = wanted[0] as Owner;
+		if (ownerKeys.length > 0) {
+			fail("invalid_input", `this session has one owner (${owner}): send planes at the top level, e.g. { "tactics": { ... } } instead of { "${ownerKeys[0]}": { "tactics": { ... } } }`, [ownerKeys[0] as string]);
+		}
+		const planes = planesOf(value, []);
+		const anchored: PlanePatch = {};
+		for (const plane of PLANES) if (planes[plane] !== undefined) anchored[plane] = anchorRefs(planes[plane], owner) as JsonObject;
+		return { [owner]: anchored };
+	}
+	if (planeKeys.length > 0) {
+		fail("invalid_input", `this session has several owners (${wanted.join(", ")}): wrap planes in an owner, e.g. { "${wanted[0]}": { "${planeKeys[0]}": { ... } } }`, [planeKeys[0] as string]);
+	}
+	const out: CanonicalPatch = {};
+	for (const owner of ownerKeys) {
+		if (!wanted.includes(owner)) excluded(owner, wanted, [owner]);
+		const planes = value[owner] as Json;
+		if (!isPlainObject(planes)) fail("invalid_input", `\`${owner}\` must be an object of planes, e.g. { "${owner}": { "tactics": { ... } } }`, [owner]);
+		const checked = planesOf(planes, [owner]);
+		for (const plane of PLANES) if (checked[plane] !== undefined) checkScopedRefs(checked[plane], [owner, plane], wanted);
+		out[owner] = checked;
+	}
+	return out;
+}
+
+/** Resolve a model locator to its canonical meaning; excluded owners are refused here. */
+export function toCanonicalLocator(text: string, wanted: readonly Owner[]): Locator {
+	checkWanted(wanted);
+	const loc = parseLocator(text, wanted.length === 1 ? "flat" : "scoped");
+	const sole = wanted.length === 1 ? (wanted[0] as Owner) : undefined;
+	const check = (owner: Owner): Owner => (wanted.includes(owner) ? owner : excluded(owner, wanted, []));
+	if (loc.kind === "state") {
+		if (loc.scope === "effective") return sole === undefined ? loc : { ...loc, scope: sole };
+		return { ...loc, scope: check(loc.scope ?? (sole as Owner)) };
+	}
+	if (loc.kind === "patches") return { ...loc, owner: check(loc.owner ?? (sole as Owner)) };
+	check("session");
+	return { ...loc, owner: "session" };
+}
+
+/** Canonical locator → the text the model uses (flat: relative to the sole owner). */
+export function presentLocator(loc: Locator, wanted: readonly Owner[]): string {
+	if (wanted.length !== 1) return formatLocator(loc);
+	const sole = wanted[0] as Owner;
+	if (loc.kind === "state" && loc.scope === sole) {
+		const current = loc.offset === 0 && loc.plane !== null;
+		return formatLocator({ ...loc, scope: current ? null : "effective" });
+	}
+	if (loc.kind === "patches" && loc.owner === sole) return formatLocator({ ...loc, owner: null });
+	if (loc.kind === "response" && sole === "session") return formatLocator({ ...loc, owner: null });
+	return formatLocator(loc);
+}
+
+/** Stored value → what the model sees: relative same-owner refs for a sole owner. */
+export function presentValue(v: Json, wanted: readonly Owner[]): Json {
+	return wanted.length === 1 ? presentRefs(v, wanted[0] as Owner) : v;
+}
+
+/** Canonical RFC 6901 pointer → model-facing: `/cwd/tactics/old` → `/tactics/old` for flat. */
+export function presentPointer(ptr: string, wanted: readonly Owner[]): string {
+	if (wanted.length !== 1) return ptr;
+	const prefix = `/${wanted[0]}`;
+	if (ptr === prefix) return "";
+	return ptr.startsWith(`${prefix}/`) ? ptr.slice(prefix.length) : ptr;
+}
+
+export interface ReadRequest {
+	locators: Locator[];
+	projection: Projection;
+	/** `paths` was used: the result is an ordered list. */
+	batch: boolean;
+}
+
+const PROJECTIONS: readonly Projection[] = ["value", "keys", "history"];
+
+/** Validate `read_state` arguments `{ path?, paths?, projection? }` and resolve every locator. */
+export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequest {
+	checkWanted(wanted);
+	const value = detach(args, []);
+	if (!isPlainObject(value)) fail("invalid_input", 'read_state needs an object, e.g. { "path": "tactics" }');
+	for (const key of Object.keys(value)) {
+		if (key !== "path" && key !== "paths" && key !== "projection") fail("invalid_input", `unknown parameter \`${formatPath([key])}\`; use \`path\`, \`paths\` and \`projection\``, [key]);
+	}
+	const { path, paths, projection = "value" } = value as { path?: Json; paths?: Json; projection?: Json };
+	if ((path === undefined) === (paths === undefined)) fail("invalid_input", "give exactly one of `path` (one locator) or `paths` (a list of locators)");
+	if (typeof projection !== "string" || !(PROJECTIONS as readonly string[]).includes(projection)) {
+		fail("invalid_input", `\`projection\` must be one of ${list(PROJECTIONS)}`, ["projection"]);
+	}
+	let texts: Array<{ text: Json; at: (string | number)[] }>;
+	if (paths !== undefined) {
+		if (!Array.isArray(paths) || paths.length === 0) fail("invalid_input", "`paths` must be a non-empty list of locator strings", ["paths"]);
+		texts = paths.map((text, i) => ({ text, at: ["paths", i] }));
+	} else {
+		texts = [{ text: path as Json, at: ["path"] }];
+	}
+	const locators = texts.map(({ text, at }) => {
+		if (typeof text !== "string") fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. "tactics"`, at);
+		try {
+			return toCanonicalLocator(text, wanted);
+		} catch (e) {
+			if (isStateError(e)) throw new StateError(e.code, `\`${formatPath(at)}\`: ${e.message}`, at, { cause: e });
+			throw e;
+		}
+	});
+	return { locators, projection: projection as Projection, batch: paths !== undefined };
+}

@@ -1,0 +1,181 @@
+/**
+ * Laws of the engine, checked with fast-check over random patch sequences: replay and
+ * temporal reads agree with recorded snapshots for several retentions, incremental sizes
+ * are exact, arbitrary keys round-trip without prototype pollution, merge is idempotent
+ * and a patch that changes nothing stages nothing.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { historyFrom, historyOf, newHistory, replay, stateAt, valueAt } from "../../lib/core/history.js";
+import { cloneJson, getOwn, jsonEqual, parsePointer, setOwn } from "../../lib/core/json.js";
+import { applyPatch, planPatch } from "../../lib/core/merge.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
+import { emptyState, stateBytes } from "../../lib/core/state.js";
+import { PLANES } from "../../lib/core/types.js";
+import type { Json, JsonObject, OwnerHistory, OwnerState, PlanePatch } from "../../lib/core/types.js";
+
+const SPECIAL = ["__proto__", "constructor", "prototype", "$ref", "a.b", "[x]", "~", "/", "", "~1"];
+const KEYS = ["a", "b", "c", ...SPECIAL];
+const PROTO_NAMES = Object.getOwnPropertyNames(Object.prototype).sort();
+
+/** An object built with own-data writes, so generated `__proto__` keys stay data. */
+function objectOf(entries: ReadonlyArray<readonly [string, Json]>): JsonObject {
+	const o: JsonObject = {};
+	for (const [k, v] of entries) setOwn(o, k, v);
+	return o;
+}
+
+function objectArb(key: fc.Arbitrary<string>, value: fc.Arbitrary<Json>, maxLength: number): fc.Arbitrary<JsonObject> {
+	return fc.array(fc.tuple(key, value), { maxLength }).map(objectOf);
+}
+
+const scalar: fc.Arbitrary<Json> = fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constantFrom("x", "y", ""), fc.boolean());
+const key = fc.constantFrom(...KEYS);
+
+/** Merge-patch values: null deletes, arrays and scalars replace, objects recurse. */
+const patchValue: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
+	v: fc.oneof(
+		{ depthSize: "small", maxDepth: 3 },
+		fc.constant(null),
+		scalar,
+		fc.array(fc.oneof(scalar, fc.constant(null)), { maxLength: 3 }),
+		objectArb(key, tie("v"), 3),
+	),
+})).v;
+
+const planePatch: fc.Arbitrary<PlanePatch> = fc
+	.array(fc.tuple(fc.constantFrom(...PLANES), fc.array(fc.tuple(key, patchValue), { minLength: 1, maxLength: 3 }).map(objectOf)), { minLength: 1, maxLength: 2 })
+	.map((entries) => {
+		const p: PlanePatch = {};
+		for (const [plane, obj] of entries) p[plane] = obj;
+		return p;
+	});
+
+const meta = (i: number) => ({ id: `t${i}`, at: "2026-11-30T10:00:00.000Z", by: { kind: "system", reason: "property" } as const });
+
+function snap(s: OwnerState): OwnerState {
+	return cloneJson(s as unknown as JsonObject) as unknown as OwnerState;
+}
+
+/** Commit each patch through stage; returns the history and the state after each commit. */
+function build(patches: PlanePatch[], retention: number): { h: OwnerHistory; snaps: OwnerState[] } {
+	const h = newHistory("cwd", retention);
+	const snaps = [snap(h.state)];
+	patches.forEach((p, i) => {
+		const r = stage({ cwd: h }, { cwd: p }, meta(i));
+		if (r.noop) return;
+		commitStaged({ cwd: h }, r);
+		snaps.push(snap(h.state));
+	});
+	return { h, snaps };
+}
+
+/** Independent one-step read: numbers index arrays, strings key objects. */
+function at(v: Json | undefined, seg: string | number): Json | undefined {
+	if (typeof seg === "number") return Array.isArray(v) ? v[seg] : undefined;
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? getOwn(v, seg) : undefined;
+}
+
+function prototypeUntouched(): void {
+	assert.equal(({} as Record<string, unknown>).polluted, undefined);
+	assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), PROTO_NAMES);
+}
+
+describe("engine properties", () => {
+	for (const retention of [0, 1, 7, 100]) {
+		it(`(a) replay, temporal reads and sizes agree with snapshots, retention ${retention}`, () => {
+			fc.assert(
+				fc.property(fc.array(planePatch, { maxLength: 14 }), key, fc.oneof(key, fc.integer({ min: 0, max: 2 })), (patches, k, seg) => {
+					const { h, snaps } = build(patches, retention);
+					assert.ok(h.tail.length <= retention);
+					assert.equal(h.seq, snaps.length - 1);
+					assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+					assert.equal(h.bytes, stateBytes(h.state), "incremental bytes equal stateBytes");
+					for (let n = 0; n <= h.tail.length; n++) {
+						const expected = snaps[snaps.length - 1 - n] as OwnerState;
+						assert.deepEqual(stateAt(h, n), expected, `stateAt ${n}`);
+						const v = valueAt(h, n, ["tactics", k]);
+						assert.deepEqual(v, getOwn(expected.tactics, k), `valueAt ${n} tactics.${k}`);
+						const deep = valueAt(h, n, ["tactics", k, seg]);
+						assert.deepEqual(deep, at(getOwn(expected.tactics, k), seg), `valueAt ${n} tactics.${k}.${seg}`);
+					}
+					const rebuilt = historyFrom("cwd", h.checkpoint, h.checkpointSeq, h.tail, retention);
+					assert.deepEqual(rebuilt.state, h.state);
+					const expectedHistory = [];
+					for (let i = 0; i < h.tail.length; i++) {
+						const after = getOwn((snaps[snaps.length - 1 - i] as OwnerState).tactics, k);
+						const before = getOwn((snaps[snaps.length - 2 - i] as OwnerState).tactics, k);
+						if (before === undefined && after === undefined) continue;
+						if (before !== undefined && after !== undefined && jsonEqual(before, after)) continue;
+						const r = h.tail[h.tail.length - 1 - i];
+						expectedHistory.push({ id: r?.id, at: r?.at, before: before ?? null, after: after ?? null });
+					}
+					assert.deepEqual(historyOf(h, ["tactics", k]), expectedHistory);
+				}),
+				{ numRuns: 1000 },
+			);
+		});
+	}
+
+	it("(c) arbitrary keys round-trip through applyPatch, JSON and pointers without pollution", () => {
+		const anyKey = fc.oneof(fc.constantFrom(...SPECIAL), fc.string({ maxLength: 6 }));
+		fc.assert(
+			fc.property(anyKey, anyKey, scalar, (k1, k2, v) => {
+				const h = newHistory("cwd", 5);
+				const patch = { cwd: { lazy: objectOf([[k1, objectOf([[k2, v]])]]) } };
+				const r = stage({ cwd: h }, patch, meta(1));
+				assert.equal(r.noop, false);
+				commitStaged({ cwd: h }, r);
+				assert.deepEqual(parsePointer(r.report.changed[0] as string), ["cwd", "lazy", k1]);
+				assert.ok(Object.prototype.hasOwnProperty.call(h.state.lazy, k1));
+				assert.equal(valueAt(h, 0, ["lazy", k1, k2]), v);
+				const reloaded = JSON.parse(JSON.stringify(h.state)) as JsonObject;
+				assert.ok(jsonEqual(reloaded, h.state as unknown as JsonObject));
+				// Delete through the pointer's own tokens: the exact inverse path.
+				const [, plane, entry] = parsePointer(r.report.changed[0] as string);
+				const del = stage({ cwd: h }, { cwd: { [plane as "lazy"]: objectOf([[entry as string, null]]) } }, meta(2));
+				commitStaged({ cwd: h }, del);
+				assert.deepEqual(h.state, emptyState());
+				prototypeUntouched();
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
+	it("(e) applying a patch twice equals applying it once", () => {
+		fc.assert(
+			fc.property(planePatch, planePatch, (base, p) => {
+				const s = emptyState();
+				applyPatch(s, base);
+				applyPatch(s, p);
+				const once = snap(s);
+				applyPatch(s, p);
+				assert.deepEqual(s, once);
+				assert.equal(planPatch("cwd", s, p).noop, true);
+				prototypeUntouched();
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+
+	it("(f) a patch that changes nothing stages { noop: true } and no record", () => {
+		fc.assert(
+			fc.property(fc.array(planePatch, { minLength: 1, maxLength: 5 }), fc.constantFrom(...KEYS), (patches, k) => {
+				const { h } = build(patches, 7);
+				const seq = h.seq;
+				const last = patches[patches.length - 1] as PlanePatch;
+				const again = stage({ cwd: h }, { cwd: last }, meta(99));
+				assert.equal(again.noop, true, "re-applying the last patch");
+				assert.equal("records" in again, false);
+				// Re-setting current values and deleting an absent key also changes nothing.
+				const same: PlanePatch = { tactics: cloneJson(h.state.tactics), lazy: objectOf(getOwn(h.state.lazy, k) === undefined ? [[k, null]] : []) };
+				const r = stage({ cwd: h }, { cwd: same }, meta(100));
+				assert.equal(r.noop, true, "re-setting current values");
+				commitStaged({ cwd: h }, r);
+				assert.equal(h.seq, seq);
+			}),
+			{ numRuns: 1000 },
+		);
+	});
+});

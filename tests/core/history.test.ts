@@ -1,0 +1,200 @@
+/**
+ * Owner history: commit, fold, replay, rebuild from records, temporal reads through
+ * undo patches, `patches[N]`, per-path history and the refusals beyond the retained tail.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { StateError } from "../../lib/core/errors.js";
+import { cloneJson } from "../../lib/core/json.js";
+import { planPatch } from "../../lib/core/merge.js";
+import { commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
+import { emptyState, stateBytes } from "../../lib/core/state.js";
+import type { JsonObject, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../../lib/core/types.js";
+
+function record(h: OwnerHistory, patch: PlanePatch, id: string): TransitionRecord {
+	const plan = planPatch(h.owner, h.state, patch);
+	return { id, at: `2026-01-01T00:00:0${h.seq % 10}Z`, seq: h.seq + 1, by: { kind: "system", reason: "test" }, patch, undo: plan.undo, cascades: [], owners: [h.owner] };
+}
+
+function commit(h: OwnerHistory, patch: PlanePatch, id: string): void {
+	const bytesAfter = h.bytes + planPatch(h.owner, h.state, patch).bytesDelta;
+	commitRecord(h, record(h, patch, id), bytesAfter);
+}
+
+function snapshot(s: OwnerState): OwnerState {
+	return cloneJson(s as unknown as JsonObject) as unknown as OwnerState;
+}
+
+/** Five transitions on `tactics.list` and `tactics.item`, with snapshots after each. */
+function fixture(retention: number): { h: OwnerHistory; snaps: OwnerState[] } {
+	const h = newHistory("cwd", retention);
+	const snaps = [snapshot(h.state)];
+	const patches: PlanePatch[] = [
+		{ tactics: { list: ["a", "b"], item: { v: 1 } } },
+		{ tactics: { list: ["a", "b", "c"] } },
+		{ tactics: { item: { v: 2, w: true } } },
+		{ tactics: { item: null }, lazy: { note: "x" } },
+		{ tactics: { list: { now: "object" } } },
+	];
+	patches.forEach((p, i) => {
+		commit(h, p, `t${i + 1}`);
+		snaps.push(snapshot(h.state));
+	});
+	return { h, snaps };
+}
+
+function isCode(code: string, text: string): (e: unknown) => boolean {
+	return (e: unknown) => {
+		assert.ok(e instanceof StateError);
+		assert.equal(e.code, code);
+		assert.ok(e.message.includes(text), `message ${JSON.stringify(e.message)} should contain ${JSON.stringify(text)}`);
+		return true;
+	};
+}
+
+describe("commit and fold", () => {
+	it("keeps at most R records and replay(checkpoint, tail) equals the state", () => {
+		const { h, snaps } = fixture(2);
+		assert.equal(h.tail.length, 2);
+		assert.equal(h.checkpointSeq, 3);
+		assert.equal(h.seq, 5);
+		assert.deepEqual(h.checkpoint, snaps[3]);
+		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+		assert.equal(h.bytes, stateBytes(h.state));
+	});
+
+	it("fold to a smaller retention moves records into the checkpoint", () => {
+		const { h, snaps } = fixture(10);
+		fold(h, 1);
+		assert.equal(h.retention, 1);
+		assert.deepEqual(h.tail.map((r) => r.id), ["t5"]);
+		assert.deepEqual(h.checkpoint, snaps[4]);
+		fold(h, 0);
+		assert.deepEqual(h.checkpoint, h.state);
+		assert.equal(h.checkpointSeq, 5);
+	});
+
+	it("refuses a record that does not continue the sequence", () => {
+		const h = newHistory("cwd", 5);
+		const r = record(h, { tactics: { a: 1 } }, "x");
+		assert.throws(() => commitRecord(h, { ...r, seq: 2 }), isCode("corrupt", "expected 1"));
+		assert.deepEqual(h.state, emptyState());
+	});
+
+	it("replay does not mutate the checkpoint", () => {
+		const { h } = fixture(3);
+		const cp = snapshot(h.checkpoint);
+		replay(h.checkpoint, h.tail);
+		assert.deepEqual(h.checkpoint, cp);
+	});
+});
+
+describe("historyFrom", () => {
+	it("rebuilds the same history from a checkpoint and records, folding beyond retention", () => {
+		const { h, snaps } = fixture(100);
+		const rebuilt = historyFrom("cwd", emptyState(), 0, h.tail, 3);
+		assert.deepEqual(rebuilt.state, h.state);
+		assert.equal(rebuilt.seq, 5);
+		assert.equal(rebuilt.checkpointSeq, 2);
+		assert.deepEqual(rebuilt.checkpoint, snaps[2]);
+		assert.equal(rebuilt.bytes, stateBytes(h.state));
+		const from2 = historyFrom("cwd", snaps[2] as OwnerState, 2, h.tail.slice(2), 10);
+		assert.deepEqual(from2.state, h.state);
+	});
+
+	it("refuses records that skip or repeat a sequence number", () => {
+		const { h } = fixture(100);
+		assert.throws(() => historyFrom("cwd", emptyState(), 0, [h.tail[0] as TransitionRecord, h.tail[2] as TransitionRecord], 5), isCode("corrupt", "`t3` has seq 3 but 2 was expected"));
+		assert.throws(() => historyFrom("cwd", emptyState(), 1, h.tail, 5), isCode("corrupt", "`t1` has seq 1 but 2 was expected"));
+	});
+});
+
+describe("temporal reads", () => {
+	it("stateAt(N) equals the state N commits back", () => {
+		const { h, snaps } = fixture(5);
+		for (let n = 0; n <= 5; n++) assert.deepEqual(stateAt(h, n), snaps[5 - n], `offset ${n}`);
+	});
+
+	it("valueAt reads paths through undo patches, with array indexes", () => {
+		const { h } = fixture(5);
+		assert.deepEqual(valueAt(h, 0, ["tactics", "list"]), { now: "object" });
+		assert.equal(valueAt(h, 0, ["tactics", "list", 0]), undefined, "a number on an object is undefined");
+		assert.equal(valueAt(h, 1, ["tactics", "list", 2]), "c");
+		assert.equal(valueAt(h, 1, ["tactics", "list", "0"]), undefined, "a string on an array is undefined");
+		assert.equal(valueAt(h, 3, ["tactics", "list", 2]), "c");
+		assert.equal(valueAt(h, 4, ["tactics", "list", 2]), undefined);
+		assert.equal(valueAt(h, 3, ["tactics", "list", 1]), "b");
+		assert.deepEqual(valueAt(h, 2, ["tactics", "item"]), { v: 2, w: true });
+		assert.equal(valueAt(h, 1, ["tactics", "item"]), undefined);
+		assert.equal(valueAt(h, 4, ["tactics", "item", "v"]), 1);
+		assert.equal(valueAt(h, 5, ["tactics", "item"]), undefined);
+		assert.deepEqual(valueAt(h, 5, ["tactics"]), {});
+		assert.equal(valueAt(h, 0, ["lazy", "note"]), "x");
+		assert.equal(valueAt(h, 2, ["lazy", "note"]), undefined);
+		assert.deepEqual(valueAt(h, 2, []), stateAt(h, 2));
+	});
+
+	it("valueAt returns copies", () => {
+		const { h } = fixture(5);
+		const v = valueAt(h, 0, ["tactics", "list"]) as JsonObject;
+		v.now = "changed";
+		assert.deepEqual(h.state.tactics.list, { now: "object" });
+	});
+
+	it("refuses folded offsets naming the oldest retained transition and the retention", () => {
+		const { h } = fixture(2);
+		assert.deepEqual(valueAt(h, 2, ["tactics", "item"]), { v: 2, w: true });
+		assert.throws(() => valueAt(h, 3, ["tactics"]), isCode("folded", "history before transition t4 was folded; retention is 2"));
+		assert.throws(() => stateAt(h, 3), isCode("folded", "retention is 2"));
+		const zero = fixture(0).h;
+		assert.deepEqual(valueAt(zero, 0, ["lazy", "note"]), "x");
+		assert.throws(() => valueAt(zero, 1, ["lazy"]), isCode("folded", "before the current state was folded; retention is 0"));
+	});
+
+	it("refuses offsets beyond a short history as not_found, never inventing state", () => {
+		const { h } = fixture(10);
+		assert.throws(() => valueAt(h, 6, ["tactics"]), isCode("not_found", "cwd has only 5 transitions"));
+		assert.throws(() => valueAt(newHistory("session", 5), 1, ["tactics"]), isCode("not_found", "session has only 0 transitions"));
+		assert.throws(() => valueAt(h, -1, ["tactics"]), isCode("invalid_input", "-1"));
+		assert.throws(() => valueAt(h, 1.5, ["tactics"]), isCode("invalid_input", "1.5"));
+	});
+});
+
+describe("patchAt", () => {
+	it("returns the latest retained transitions, newest first", () => {
+		const { h } = fixture(3);
+		assert.equal(patchAt(h, 0).id, "t5");
+		assert.equal(patchAt(h, 2).id, "t3");
+		assert.deepEqual(patchAt(h, 0).patch, { tactics: { list: { now: "object" } } });
+	});
+
+	it("refuses beyond the tail: folded or not_found", () => {
+		assert.throws(() => patchAt(fixture(3).h, 3), isCode("folded", "before transition t3 was folded; retention is 3"));
+		assert.throws(() => patchAt(fixture(10).h, 5), isCode("not_found", "cwd has only 5 transitions"));
+		assert.throws(() => patchAt(newHistory("cwd", 3), 0), isCode("not_found", "cwd has only 0 transitions"));
+	});
+});
+
+describe("historyOf", () => {
+	it("lists the retained transitions that changed a path, newest first, absent as null", () => {
+		const { h } = fixture(5);
+		assert.deepEqual(historyOf(h, ["tactics", "item"]), [
+			{ id: "t4", at: h.tail[3]?.at, before: { v: 2, w: true }, after: null },
+			{ id: "t3", at: h.tail[2]?.at, before: { v: 1 }, after: { v: 2, w: true } },
+			{ id: "t1", at: h.tail[0]?.at, before: null, after: { v: 1 } },
+		]);
+		assert.deepEqual(
+			historyOf(h, ["tactics", "list", 2]).map((e) => [e.id, e.before, e.after]),
+			[
+				["t5", "c", null],
+				["t2", null, "c"],
+			],
+		);
+		assert.deepEqual(historyOf(h, ["strategy"]), []);
+	});
+
+	it("covers only the retained tail", () => {
+		const { h } = fixture(2);
+		assert.deepEqual(historyOf(h, ["tactics", "item"]).map((e) => e.id), ["t4"]);
+	});
+});

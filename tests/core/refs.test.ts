@@ -1,0 +1,73 @@
+/**
+ * Structured references: what counts as a reference, anchoring of flat input,
+ * flat presentation, and the scoped refusal of unqualified locators.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isStateError } from "../../lib/core/errors.js";
+import { anchorRefs, checkScopedRefs, isRef, presentRefs, refsIn } from "../../lib/core/refs.js";
+import type { Json } from "../../lib/core/types.js";
+
+describe("isRef and refsIn", () => {
+	it("recognises exactly one own `$ref` key holding a string", () => {
+		assert.equal(isRef({ $ref: "cwd.lazy.plan" }), true);
+		assert.equal(isRef({ $ref: "x", note: 1 }), false);
+		assert.equal(isRef({ $ref: 3 }), false);
+		assert.equal(isRef([{ $ref: "x" }]), false);
+		assert.equal(isRef("cwd.lazy.plan"), false);
+		assert.equal(isRef(Object.create({ $ref: "inherited" })), false);
+	});
+
+	it("collects references in document order, not inside extra-key `$ref` objects' siblings as refs", () => {
+		const v: Json = { a: [{ $ref: "cwd.tactics.a" }, { b: { $ref: "cwd.lazy.b" } }], c: { $ref: "x", d: { $ref: "cwd.lazy.inner" } } };
+		assert.deepEqual(refsIn(v), ["cwd.tactics.a", "cwd.lazy.b", "cwd.lazy.inner"]);
+	});
+});
+
+describe("anchorRefs (flat input → canonical)", () => {
+	it("prefixes relative current plane locators with the owner", () => {
+		assert.deepEqual(anchorRefs({ owns: [{ $ref: "lazy.plan" }, { $ref: 'tactics["a.b"]' }, { $ref: "intents" }] }, "cwd"), {
+			owns: [{ $ref: "cwd.lazy.plan" }, { $ref: 'cwd.tactics["a.b"]' }, { $ref: "cwd.intents" }],
+		});
+	});
+
+	it("leaves qualified, historical, overlay, patches and non-locator strings byte-identical", () => {
+		const kept = ["global.lazy.plan", "cwd[1].tactics.x", "effective[1].tactics.x", "effective.tactics.x", "patches[0]", "response", "price is $5.00", "lazy.plan ", "a.b.c", "lazy..x", "README.md"];
+		for (const ref of kept) assert.deepEqual(anchorRefs({ $ref: ref }, "session"), { $ref: ref }, ref);
+	});
+
+	it("never rewrites plain strings or `$ref` objects with extra keys", () => {
+		const v: Json = { text: "lazy.plan", o: { $ref: "lazy.plan", why: "x" } };
+		assert.deepEqual(anchorRefs(v, "cwd"), v);
+	});
+
+	it("keeps `__proto__` keys as own data and leaves the input untouched", () => {
+		const input = JSON.parse('{"__proto__":{"$ref":"lazy.p"}}') as Json;
+		const out = anchorRefs(input, "cwd") as Record<string, Json>;
+		assert.ok(Object.hasOwn(out, "__proto__"));
+		assert.equal(Object.getPrototypeOf(out), Object.prototype);
+		assert.deepEqual(Object.getOwnPropertyDescriptor(out, "__proto__")?.value, { $ref: "cwd.lazy.p" });
+		assert.deepEqual(Object.getOwnPropertyDescriptor(input, "__proto__")?.value, { $ref: "lazy.p" });
+	});
+});
+
+describe("presentRefs (canonical → flat presentation)", () => {
+	it("shows same-owner current refs relative and everything else as stored", () => {
+		const stored: Json = [{ $ref: "cwd.lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "cwd.patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"];
+		assert.deepEqual(presentRefs(stored, "cwd"), [{ $ref: "lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "cwd.patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"]);
+	});
+});
+
+describe("checkScopedRefs", () => {
+	it("refuses an unqualified locator, naming the field and the qualified forms", () => {
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "lazy.plan" } }, ["cwd", "tactics"], ["cwd", "session"]),
+			(e) => isStateError(e) && e.code === "invalid_input" && e.message === "`cwd.tactics.a.$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`" && e.path.join("/") === "cwd/tactics/a/$ref",
+		);
+		assert.throws(() => checkScopedRefs([{ $ref: "patches[0]" }], []), /`global.patches\[0\]` or `cwd.patches\[0\]` or `session.patches\[0\]`/);
+	});
+
+	it("accepts qualified, overlay, historical and non-locator references", () => {
+		for (const ref of ["cwd.lazy.plan", "effective.tactics.x", "global[3].lazy", "effective[1].lazy.x", "see lazy.plan", "$HOME"]) checkScopedRefs({ $ref: ref }, []);
+	});
+});

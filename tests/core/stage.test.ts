@@ -1,0 +1,185 @@
+/**
+ * Staging a canonical patch: validation of every field, excluded owners, limits,
+ * no-op detection, multi-owner records, cascades merged into the effective patch, and
+ * commitStaged applying the records.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { StateError } from "../../lib/core/errors.js";
+import { newHistory, replay, stateAt } from "../../lib/core/history.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
+import { stateBytes } from "../../lib/core/state.js";
+import { DEFAULT_LIMITS } from "../../lib/core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
+
+const meta = (id: string) => ({ id, at: "2026-11-30T10:00:00.000Z", by: { kind: "tool", sessionId: "s1", toolCallId: id } as const });
+
+function histories(...owners: Owner[]): Partial<Record<Owner, OwnerHistory>> {
+	const out: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const o of owners) out[o] = newHistory(o, 20);
+	return out;
+}
+
+function refused(fn: () => unknown, code: string, text: string): void {
+	assert.throws(fn, (e: unknown) => {
+		assert.ok(e instanceof StateError, String(e));
+		assert.equal(e.code, code);
+		assert.ok(e.message.includes(text), `message ${JSON.stringify(e.message)} should contain ${JSON.stringify(text)}`);
+		return true;
+	});
+}
+
+function run(hs: Partial<Record<Owner, OwnerHistory>>, patch: CanonicalPatch, id: string) {
+	const r = stage(hs, patch, meta(id));
+	commitStaged(hs, r);
+	return r;
+}
+
+describe("stage validation", () => {
+	const hs = histories("cwd", "session");
+	it("refuses unknown owners, response, unknown planes, non-object planes, naming the field", () => {
+		refused(() => stage(hs, { project: {} } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`project`");
+		refused(() => stage(hs, { cwd: [] } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`cwd`");
+		refused(() => stage(hs, { session: { response: {} } } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`session.response`");
+		refused(() => stage(hs, { cwd: { notes: {} } } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`cwd.notes`");
+		refused(() => stage(hs, { cwd: { tactics: null } } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`cwd.tactics`");
+		refused(() => stage(hs, { cwd: { tactics: "x" } } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`cwd.tactics`");
+		refused(() => stage(hs, { cwd: { tactics: [] } } as unknown as CanonicalPatch, meta("x")), "invalid_input", "`cwd.tactics`");
+		refused(() => stage(hs, null as unknown as CanonicalPatch, meta("x")), "invalid_input", "object keyed by owner");
+	});
+
+	it("refuses non-finite or non-JSON values naming the field", () => {
+		refused(() => stage(hs, { cwd: { tactics: { a: { b: Number.NaN } } } }, meta("x")), "invalid_value", "`cwd.tactics.a.b`");
+		refused(() => stage(hs, { cwd: { lazy: { d: new Date() } } } as unknown as CanonicalPatch, meta("x")), "invalid_value", "`cwd.lazy.d`");
+	});
+
+	it("refuses owners without a loaded history as excluded", () => {
+		refused(() => stage(hs, { global: { tactics: { a: 1 } } }, meta("x")), "excluded_owner", "`global`");
+	});
+
+	it("refuses depth and key length over the limits", () => {
+		const limits = { ...DEFAULT_LIMITS, maxDepth: 2, maxKeyLength: 8 };
+		refused(() => stage(hs, { cwd: { tactics: { a: { b: { c: { d: 1 } } } } } }, meta("x"), limits), "limit", "`cwd.tactics.a.b.c` nests deeper than the depth limit of 2");
+		refused(() => stage(hs, { cwd: { tactics: { "long-key-here": 1 } } }, meta("x"), limits), "limit", "limit is 8");
+		stage(hs, { cwd: { tactics: { a: { b: { c: 1 } } } } }, meta("x"), limits);
+	});
+
+	it("refuses growth past the owner size limit, naming owner, size and limit, and stages nothing", () => {
+		const h = histories("cwd");
+		const limits = { ...DEFAULT_LIMITS, maxOwnerBytes: 100 };
+		refused(() => stage(h, { cwd: { lazy: { body: "x".repeat(100) } } }, meta("x"), limits), "limit", "`cwd` would grow to");
+		assert.equal(h.cwd?.seq, 0);
+		// A store already over a lowered limit can still shrink.
+		run(h, { cwd: { lazy: { body: "x".repeat(100) } } }, "big");
+		const r = stage(h, { cwd: { lazy: { body: "short" } } }, meta("y"), limits);
+		assert.equal(r.noop, false);
+	});
+
+	it("does not mutate the histories", () => {
+		const h = histories("cwd");
+		stage(h, { cwd: { tactics: { a: 1 } } }, meta("x"));
+		assert.equal(h.cwd?.seq, 0);
+		assert.deepEqual(h.cwd?.state.tactics, {});
+	});
+});
+
+describe("stage results", () => {
+	it("stages one record per changed owner with shared id, seq and owners list", () => {
+		const hs = histories("global", "cwd", "session");
+		const r = stage(hs, { session: { tactics: { a: 1 } }, global: { strategy: { s: "x" } }, cwd: { tactics: {} } }, meta("t1"));
+		assert.equal(r.noop, false);
+		if (r.noop) return;
+		assert.deepEqual(Object.keys(r.records).sort(), ["global", "session"]);
+		assert.deepEqual(r.report.scopes, ["global", "session"]);
+		assert.deepEqual(r.report.changed, ["/global/strategy/s", "/session/tactics/a"]);
+		assert.deepEqual(r.records.global?.owners, ["global", "session"]);
+		assert.equal(r.records.session?.seq, 1);
+		assert.equal(r.records.session?.id, "t1");
+		assert.deepEqual(r.records.session?.by, { kind: "tool", sessionId: "s1", toolCallId: "t1" });
+		assert.equal(r.bytesAfter.global, stateBytes({ intents: {}, strategy: { s: "x" }, tactics: {}, artifacts: {}, lazy: {} }));
+		commitStaged(hs, r);
+		assert.equal(hs.global?.seq, 1);
+		assert.equal(hs.cwd?.seq, 0);
+		assert.deepEqual(hs.session?.state.tactics, { a: 1 });
+		assert.equal(hs.session?.bytes, stateBytes(hs.session?.state as never));
+	});
+
+	it("reports a no-op, with missing deletions, and stages no record", () => {
+		const hs = histories("cwd");
+		run(hs, { cwd: { tactics: { a: 1 } } }, "t1");
+		const r = stage(hs, { cwd: { tactics: { a: 1, gone: null } } }, meta("t2"));
+		assert.equal(r.noop, true);
+		assert.deepEqual(r.report.missingDeletions, ["/cwd/tactics/gone"]);
+		assert.deepEqual(r.report.scopes, []);
+		assert.equal("records" in r, false);
+		commitStaged(hs, r);
+		assert.equal(hs.cwd?.seq, 1);
+	});
+
+	it("keeps exact sizes on a large plane across many adds and deletes", () => {
+		const hs = histories("cwd");
+		const many: Record<string, number> = {};
+		for (let i = 0; i < 5000; i++) many[`k${i}`] = i;
+		run(hs, { cwd: { tactics: many } }, "t1");
+		const h = hs.cwd as OwnerHistory;
+		for (let i = 0; i < 200; i++) run(hs, { cwd: { tactics: i % 2 === 0 ? { [`k${i}`]: null } : { [`n${i}`]: i } } }, `w${i}`);
+		assert.equal(h.bytes, stateBytes(h.state));
+		run(hs, { cwd: { tactics: Object.fromEntries(Object.keys(h.state.tactics).map((k) => [k, null])) } }, "clear");
+		assert.deepEqual(h.state.tactics, {});
+		assert.equal(h.bytes, stateBytes(h.state));
+	});
+
+	it("stores a detached copy of the caller's patch", () => {
+		const hs = histories("cwd");
+		const patch = { cwd: { tactics: { list: [1] } } };
+		const r = stage(hs, patch, meta("t1"));
+		patch.cwd.tactics.list.push(2);
+		assert.ok(!r.noop);
+		if (!r.noop) assert.deepEqual(r.records.cwd?.patch, { tactics: { list: [1] } });
+	});
+
+	it("keeps `__proto__` keys as data in records and state", () => {
+		const hs = histories("cwd");
+		const patch = JSON.parse('{"cwd":{"tactics":{"__proto__":{"polluted":true}}}}') as CanonicalPatch;
+		const r = run(hs, patch, "t1");
+		assert.deepEqual(r.report.changed, ["/cwd/tactics/__proto__"]);
+		assert.ok(Object.prototype.hasOwnProperty.call(hs.cwd?.state.tactics, "__proto__"));
+		assert.equal(({} as Record<string, unknown>).polluted, undefined);
+	});
+});
+
+describe("stage cascades", () => {
+	it("merges cascade deletions into the effective patch and reports them", () => {
+		const hs = histories("cwd");
+		run(
+			hs,
+			{
+				cwd: {
+					intents: { goal: { text: "ship", steps: [{ $ref: "cwd.tactics.step1" }], notes: { $ref: "cwd.lazy.plan" } } },
+					tactics: { step1: "do it", other: 1 },
+					lazy: { plan: "long body" },
+				},
+			},
+			"t1",
+		);
+		const r = run(hs, { cwd: { intents: { goal: null } } }, "t2");
+		assert.ok(!r.noop);
+		if (r.noop) return;
+		assert.deepEqual(r.records.cwd?.patch, { intents: { goal: null }, tactics: { step1: null }, lazy: { plan: null } });
+		assert.deepEqual(r.report.cascades, [{ owner: "cwd", intent: "goal", targets: ["cwd.tactics.step1", "cwd.lazy.plan"] }]);
+		assert.deepEqual(r.records.cwd?.cascades, r.report.cascades);
+		assert.deepEqual(r.report.changed, ["/cwd/intents/goal", "/cwd/tactics/step1", "/cwd/lazy/plan"]);
+		assert.deepEqual(hs.cwd?.state, { intents: {}, strategy: {}, tactics: { other: 1 }, artifacts: {}, lazy: {} });
+		const h = hs.cwd as OwnerHistory;
+		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+		assert.deepEqual(stateAt(h, 1).lazy, { plan: "long body" });
+	});
+
+	it("reports dangling references when a target is deleted directly", () => {
+		const hs = histories("cwd");
+		run(hs, { cwd: { intents: { goal: { step: { $ref: "cwd.tactics.step1" } } }, tactics: { step1: 1 } } }, "t1");
+		const r = run(hs, { cwd: { tactics: { step1: null } } }, "t2");
+		assert.deepEqual(r.report.danglingRefs, [{ owner: "cwd", intent: "goal", ref: "cwd.tactics.step1" }]);
+		assert.deepEqual(hs.cwd?.state.intents, { goal: { step: { $ref: "cwd.tactics.step1" } } });
+	});
+});

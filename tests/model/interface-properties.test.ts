@@ -1,0 +1,99 @@
+/**
+ * Laws of the model interface (fast-check): for every sole owner, flat input →
+ * toCanonicalPatch → presentValue gives back exactly what the model sent, whatever
+ * reference shapes it holds; and canonical storage holds only owner-qualified current refs.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { isDeepStrictEqual } from "node:util";
+import fc from "fast-check";
+import { formatLocator, type Locator, tryParseLocator } from "../../lib/core/locator.js";
+import { refsIn } from "../../lib/core/refs.js";
+import { OWNERS, PLANES, type Json, type JsonObject, type Owner } from "../../lib/core/types.js";
+import { presentValue, toCanonicalPatch } from "../../lib/model/interface.js";
+
+const key = fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "x[0]", "~1", "/", "", "0", "plan", "step-1"), fc.string({ maxLength: 6 }));
+const segs = fc.array(fc.oneof(key, fc.nat(20)), { maxLength: 3 });
+const plane = fc.constantFrom(...PLANES);
+
+/** Every reference shape a flat model may send, for sole owner `owner`. */
+function refString(owner: Owner): fc.Arbitrary<string> {
+	const others = OWNERS.filter((o) => o !== owner);
+	const loc = (l: fc.Arbitrary<Locator>): fc.Arbitrary<string> => l.map(formatLocator);
+	return fc.oneof(
+		// relative current (gets anchored)
+		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constant(null), offset: fc.constant(0), plane, path: segs })),
+		// cross-owner current or historical
+		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constantFrom(...others), offset: fc.nat(5), plane, path: segs })),
+		// same-owner historical, e.g. `cwd[2].x`
+		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constant(owner), offset: fc.integer({ min: 1, max: 9 }), plane, path: segs })),
+		// overlay, current or historical
+		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constant("effective" as const), offset: fc.nat(3), plane: fc.option(plane, { nil: null }).map((p) => p ?? "tactics"), path: segs })),
+		// patches[N], relative or qualified
+		loc(fc.record({ kind: fc.constant("patches" as const), owner: fc.constantFrom<Owner | null>(null, ...OWNERS), index: fc.nat(5), path: segs })),
+		fc.constantFrom("response", "response.last.text", "$HOME", "a.b", "lazy.plan is long", "cwd.", ".tactics", "lazy..x", "tactics.]", "$ref", "price: $5.00", "README.md"),
+		fc.string({ maxLength: 12 }),
+	);
+}
+
+function valueWithRefs(owner: Owner): fc.Arbitrary<Json> {
+	const ref = refString(owner);
+	const { value } = fc.letrec<{ value: Json }>((tie) => ({
+		value: fc.oneof(
+			{ depthSize: "small", withCrossShrink: true },
+			fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null)) as fc.Arbitrary<Json>,
+			ref.map((r) => ({ $ref: r }) as Json),
+			fc.tuple(ref, key.filter((k) => k !== "$ref"), tie("value")).map(([r, k, v]) => {
+				const o: JsonObject = { $ref: r };
+				Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+				return o as Json;
+			}),
+			fc.array(tie("value"), { maxLength: 3 }),
+			fc.array(fc.tuple(key, tie("value")), { maxLength: 3 }).map((entries) => {
+				const o: JsonObject = {};
+				for (const [k, v] of entries) Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+				return o as Json;
+			}),
+		),
+	}));
+	return value;
+}
+
+function flatInput(owner: Owner): fc.Arbitrary<JsonObject> {
+	return fc.uniqueArray(fc.tuple(plane, fc.array(fc.tuple(key, valueWithRefs(owner)), { maxLength: 3 })), { selector: ([p]) => p, minLength: 1, maxLength: 3 }).map((planes) => {
+		const out: JsonObject = {};
+		for (const [p, entries] of planes) {
+			const body: JsonObject = {};
+			for (const [k, v] of entries) Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
+			out[p] = body;
+		}
+		return out;
+	});
+}
+
+describe("flat round trip", () => {
+	for (const owner of OWNERS) {
+		it(`toCanonicalPatch then presentValue is the identity for sole owner ${owner}`, () => {
+			const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
+			let anchoredRuns = 0;
+			fc.assert(
+				fc.property(flatInput(owner), (input) => {
+					const canonical = toCanonicalPatch(input, [owner]);
+					assert.deepEqual(Object.keys(canonical), [owner]);
+					const stored = canonical[owner] as JsonObject;
+					// Storage never holds a relative current locator.
+					for (const ref of refsIn(stored)) {
+						const flat = tryParseLocator(ref, "flat");
+						assert.ok(!(flat?.kind === "state" && flat.scope === null), `relative ref stored: ${ref}`);
+					}
+					if (!isDeepStrictEqual(stored, input)) anchoredRuns++;
+					assert.deepEqual(presentValue(stored, [owner]), input);
+				}),
+				{ numRuns: 1000 },
+			);
+			assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), protoNames);
+			// The law is not vacuous: many runs really were rewritten by anchoring.
+			assert.ok(anchoredRuns > 100, `only ${anchoredRuns} runs held a relative reference`);
+		});
+	}
+});
