@@ -1,0 +1,80 @@
+/**
+ * Concurrent-change notices (SPEC §6.4). Global and CWD are shared by every pi process of
+ * the user; when a tool call finds that one of them moved since this run's head was rendered
+ * by transitions this run did not make, its result carries one compact line naming the exact
+ * paths that changed. Values are never echoed (lazy bodies included).
+ */
+
+import { isPlainObject } from "../core/json.js";
+import { PLANES } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, PlanePatch } from "../core/types.js";
+import { modelLocator } from "./head-elide.js";
+
+/** Owners whose stores other processes can write. Session belongs to this process alone. */
+export const SHARED_OWNERS: readonly Owner[] = ["global", "cwd"];
+/** Paths listed per owner before the rest is counted. */
+const MAX_PATHS = 12;
+
+export interface ConcurrentNoticeArgs {
+	wanted: readonly Owner[];
+	/** Histories as loaded now (after catching up with the store). */
+	histories: Partial<Record<Owner, OwnerHistory>>;
+	/** Each owner's `seq` when this run's head was rendered. Owners without an entry are not compared. */
+	seqAtHead: Partial<Record<Owner, number>>;
+	/** Transition ids committed by this run; they are acknowledged in their own results. */
+	ownTransitionIds: ReadonlySet<string>;
+}
+
+/** Leaf paths a merge patch touches: objects recurse (they merge), anything else replaces or deletes. */
+function patchPaths(patch: PlanePatch): Array<{ plane: (typeof PLANES)[number]; path: (string | number)[] }> {
+	const out: Array<{ plane: (typeof PLANES)[number]; path: (string | number)[] }> = [];
+	const walk = (plane: (typeof PLANES)[number], value: Json, path: string[]): void => {
+		if (path.length > 0 && (!isPlainObject(value) || Object.keys(value).length === 0)) {
+			out.push({ plane, path });
+			return;
+		}
+		if (!isPlainObject(value)) return;
+		for (const key of Object.keys(value)) walk(plane, value[key] as Json, [...path, key]);
+	};
+	for (const plane of PLANES) {
+		const p = patch[plane];
+		if (p !== undefined) walk(plane, p, []);
+	}
+	return out;
+}
+
+/**
+ * One line per shared wanted owner that others changed since the head, or undefined when
+ * nothing changed. Flat (one wanted owner) paths are relative, scoped paths owner-qualified.
+ */
+export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined {
+	const sole = args.wanted.length === 1 ? args.wanted[0] : undefined;
+	const lines: string[] = [];
+	for (const owner of SHARED_OWNERS) {
+		if (!args.wanted.includes(owner)) continue;
+		const h = args.histories[owner];
+		const since = args.seqAtHead[owner];
+		if (h === undefined || since === undefined || h.seq <= since) continue;
+		const foreign = h.tail.filter((r) => r.seq > since && !args.ownTransitionIds.has(r.id));
+		// Transitions folded out of the tail can no longer be listed; say so instead of guessing.
+		const folded = Math.max(0, Math.min(h.checkpointSeq, h.seq) - since);
+		if (foreign.length === 0 && folded === 0) continue;
+		const paths: string[] = [];
+		for (const r of foreign) {
+			for (const { plane, path } of patchPaths(r.patch)) {
+				const loc = modelLocator(sole === undefined ? owner : undefined, plane, path);
+				if (!paths.includes(loc)) paths.push(loc);
+			}
+		}
+		const shown = paths.slice(0, MAX_PATHS).join(", ");
+		const more = paths.length > MAX_PATHS ? ` +${paths.length - MAX_PATHS} more` : "";
+		const count = foreign.length + folded;
+		const foldNote = folded > 0 ? `; ${folded} no longer retained` : "";
+		lines.push(
+			`Note: ${owner} was changed by another process since this run's head (${count} transition${count === 1 ? "" : "s"}, now seq ${h.seq}${foldNote})` +
+				(shown === "" ? "" : `: ${shown}${more}`) +
+				". The head is not updated; read_state for current values.",
+		);
+	}
+	return lines.length === 0 ? undefined : lines.join("\n");
+}

@@ -1,0 +1,100 @@
+/**
+ * The protocol block appended to the system prompt while the mode is not `off`. Variants:
+ * Active, Active-bootstrap (every wanted owner empty) and Passive, each in the flat form
+ * (one wanted owner, unqualified locators) or the scoped form (owner-qualified). Texts are
+ * hash-guarded by tests: change them deliberately and re-measure with `npm run metrics`.
+ */
+
+import { OWNERS } from "../core/types.js";
+import type { Owner } from "../core/types.js";
+
+/** Options that pick the protocol variant. */
+export interface ProtocolOptions {
+	mode: "active" | "passive";
+	/** The captured wanted owners (1–3); order does not matter. */
+	wanted: readonly Owner[];
+	/** True when every wanted owner is empty (see `isBootstrap` in head.ts); Active only. */
+	bootstrap: boolean;
+}
+
+/** Delimiters of the protocol block in the system prompt. */
+export const PROTOCOL_OPEN = "<state_flow_protocol>";
+export const PROTOCOL_CLOSE = "</state_flow_protocol>";
+
+const OWNER_NOTES: Record<Owner, string> = {
+	global: "Global (the user, every project)",
+	cwd: "CWD (this project directory, shared by every pi session in it)",
+	session: "Session (this conversation and its branch)",
+};
+
+/** Wanted owners in the fixed display order, duplicates dropped. */
+export function orderedOwners(wanted: readonly Owner[]): Owner[] {
+	return OWNERS.filter((o) => wanted.includes(o));
+}
+
+/** The owner scoped examples are written for: the project if wanted, else the session, else global. */
+function exampleOwner(owners: readonly Owner[]): Owner {
+	if (owners.includes("cwd")) return "cwd";
+	if (owners.includes("session")) return "session";
+	return "global";
+}
+
+/** Render the protocol block for one variant. Deterministic: same options, same bytes. */
+export function renderProtocol(opts: ProtocolOptions): string {
+	const owners = orderedOwners(opts.wanted);
+	if (owners.length === 0) throw new Error("renderProtocol needs at least one wanted owner");
+	const scoped = owners.length > 1;
+	const ex = exampleOwner(owners);
+	// `q` qualifies a locator for the scoped grammar and leaves it bare for flat.
+	const q = (loc: string): string => (scoped ? `${ex}.${loc}` : loc);
+	const wrap = (planes: string): string => (scoped ? `{"${ex}":${planes}}` : planes);
+	const other = owners.find((o) => o !== ex) ?? ex;
+
+	const lines: string[] = [PROTOCOL_OPEN];
+	lines.push(
+		"State Flow is your durable working memory. Tools: `read_state` reads it, `patch_state` changes it (JSON merge patch: null deletes). " +
+			"<state_flow_head> shows it at the start of each user prompt and stays frozen for that run; your writes are acknowledged in tool results.",
+	);
+	if (scoped) {
+		lines.push(
+			`Owners: ${owners.map((o) => OWNER_NOTES[o]).join("; ")}. ` +
+				`Every patch key and locator names its owner: ${wrap('{"tactics":{…}}')}, \`${ex}.tactics\`.`,
+		);
+	} else {
+		lines.push(`Owner: ${OWNER_NOTES[ex]}. Patch keys and locators start at the plane.`);
+	}
+	lines.push(
+		"Planes:",
+		`- intents: what the user wants: goals, requirements, decisions, status. An intent owns the tactics and lazy entries it references ({"$ref":"${q("tactics.t1")}"}); deleting the intent deletes them.`,
+		"- strategy: the accepted approach, rationale, rejected alternatives.",
+		"- tactics: concrete next steps.",
+		"- artifacts: files and Skills the work depends on or produced, keyed by exact path.",
+		"- lazy: large bodies (notes, logs, plans); the head lists only key and size.",
+	);
+	if (opts.mode === "active") {
+		lines.push(
+			"When the user asks for something, record it as an intent in the same turn. Keep tactics honest: add steps before you work, " +
+				"update or delete them as you go. When an intent is done, delete it (null) or set its status to done. Put long text in lazy.",
+		);
+		if (opts.bootstrap) {
+			lines.push(
+				"The state is empty. Start now: record the user's request and your first steps, e.g. patch_state " +
+					wrap(
+						`{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"${q("tactics.t1")}"}]}},"tactics":{"t1":"reproduce the bug"}}`,
+					),
+			);
+		}
+	} else {
+		lines.push("Passive mode: write only when the user explicitly asks you to; read whenever it helps.");
+	}
+	const temporal = scoped ? `${other}[1].tactics` : "effective[1].tactics";
+	const latest = scoped ? `${other}.patches[0]` : "patches[0]";
+	lines.push(
+		`Read: \`${q('lazy["notes/plan.md"]')}\` returns a lazy body; \`${temporal}\` is the state one transition back; ` +
+			`\`${latest}\` is the latest change; projection "keys" lists keys, "history" lists the changes of a path. ` +
+			"Values elided from the head name the locator to read." +
+			(scoped ? " `effective.tactics` overlays session over cwd over global." : ""),
+		PROTOCOL_CLOSE,
+	);
+	return lines.join("\n");
+}

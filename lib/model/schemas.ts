@@ -1,0 +1,104 @@
+/**
+ * Tool declarations of `patch_state` and `read_state`: TypeBox schemas, descriptions, labels.
+ * Every schema is a plain top-level object (Anthropic keeps only top-level `properties` and
+ * `required`); closure and non-emptiness are declared for providers that keep them and are
+ * enforced again at runtime. Each call returns a fresh object: pi caches validators by identity.
+ */
+
+import { StringEnum } from "@mariozechner/pi-ai";
+import { type TSchema, Type } from "typebox";
+import { OWNERS, PLANES } from "../core/types.js";
+import type { JsonObject } from "../core/types.js";
+
+/** Short human labels shown by pi's UI for the two tools. */
+export const PATCH_LABEL = "Patch state";
+export const READ_LABEL = "Read state";
+
+/** Projections `read_state` accepts, in documentation order. */
+export const PROJECTIONS = ["value", "keys", "history"] as const;
+
+// An open object: any keys, any JSON values. `{ "type": "object" }` is the smallest schema
+// that says so; nested property schemas reach every provider unchanged.
+function openObject(): TSchema {
+	return Type.Unsafe<JsonObject>({ type: "object" });
+}
+
+/** The five optional plane properties, each an open object (a merge patch for that plane). */
+function planeProperties(): Record<string, TSchema> {
+	const props: Record<string, TSchema> = {};
+	for (const plane of PLANES) props[plane] = Type.Optional(openObject());
+	return props;
+}
+
+/** Flat `patch_state` parameters (one wanted owner): top-level keys are planes. */
+export function flatPatchSchema(): TSchema {
+	return Type.Object(planeProperties(), { additionalProperties: false, minProperties: 1 });
+}
+
+/**
+ * Scoped `patch_state` parameters (two or three wanted owners): top-level keys are owners,
+ * each an object of plane patches. Identical for every selection; the runtime refuses owners
+ * that are not wanted. The planes inside an owner are named in the description, not in the
+ * schema: spelling them out three times costs ~480 bytes on every request, and the runtime
+ * refuses unknown planes with a precise message anyway.
+ */
+export function scopedPatchSchema(): TSchema {
+	const props: Record<string, TSchema> = {};
+	for (const owner of OWNERS) props[owner] = Type.Optional(openObject());
+	return Type.Object(props, { additionalProperties: false, minProperties: 1 });
+}
+
+/** `read_state` parameters; the same grammar for both shapes. Exactly one of path/paths (runtime). */
+export function readSchema(): TSchema {
+	return Type.Object(
+		{
+			path: Type.Optional(Type.String()),
+			paths: Type.Optional(Type.Array(Type.String())),
+			projection: Type.Optional(StringEnum(PROJECTIONS)),
+		},
+		{ additionalProperties: false },
+	);
+}
+
+/** Description of `patch_state` for the current shape. Sent on every request: keep it short. */
+export function patchDescription(shape: "flat" | "scoped"): string {
+	switch (shape) {
+		case "flat":
+			return (
+				"Change your State Flow state with a JSON merge patch (RFC 7386): objects merge, null deletes a key, " +
+				"arrays and scalars replace. Top-level keys are planes: intents, strategy, tactics, artifacts, lazy. " +
+				'Example: {"intents":{"login":{"goal":"fix login","owns":[{"$ref":"tactics.t1"}]}},"tactics":{"t1":"reproduce bug"}}'
+			);
+		case "scoped":
+			return (
+				"Change your State Flow state with a JSON merge patch (RFC 7386): objects merge, null deletes a key, " +
+				"arrays and scalars replace. Top-level keys are owners (only the wanted ones), each holding planes: " +
+				"intents, strategy, tactics, artifacts, lazy. All owners in one call commit atomically. Refs are owner-qualified. " +
+				'Example: {"cwd":{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"cwd.tactics.t1"}]}},"tactics":{"t1":"reproduce bug"}},"session":{"strategy":{"now":"login first"}}}'
+			);
+		default:
+			throw new Error(`unknown shape ${String(shape)}`);
+	}
+}
+
+/** Description of `read_state` for the current shape (parameters never change). */
+export function readDescription(shape: "flat" | "scoped"): string {
+	const tail = "Give `path` or `paths` (a batch). projection: value (default), keys, history.";
+	switch (shape) {
+		case "flat":
+			return (
+				'Read State Flow state by locator: tactics, tactics.items[1], lazy["notes/a.md"] (a lazy body), ' +
+				"effective[1].tactics (one transition back), patches[0] (latest transition). " +
+				tail
+			);
+		case "scoped":
+			return (
+				'Read State Flow state by locator: cwd.tactics, cwd.lazy["notes/a.md"] (a lazy body), ' +
+				"global[1].strategy (one transition back), session.patches[0] (latest transition), " +
+				"effective.tactics (session over cwd over global). " +
+				tail
+			);
+		default:
+			throw new Error(`unknown shape ${String(shape)}`);
+	}
+}

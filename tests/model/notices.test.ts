@@ -1,0 +1,74 @@
+/**
+ * Concurrent-change notices over histories built by the real engine: exact paths of the
+ * shared owners' foreign transitions since the head, none for this run's own writes or for
+ * Session, honest about transitions folded out of retention, never echoing values.
+ */
+
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { newHistory } from "../../lib/core/history.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
+import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
+import { concurrentNotice } from "../../lib/model/notices.js";
+
+type Histories = Partial<Record<Owner, OwnerHistory>>;
+
+function histories(owners: readonly Owner[]): Histories {
+	const h: Histories = {};
+	for (const o of owners) h[o] = newHistory(o, 20);
+	return h;
+}
+
+function commit(h: Histories, id: string, patch: CanonicalPatch, retention?: number): void {
+	commitStaged(h, stage(h, patch, { id, at: "2026-01-01T00:00:00.000Z", by: { kind: "system", reason: "test" } }), retention);
+}
+
+describe("concurrentNotice", () => {
+	it("lists the exact paths another process changed in the flat owner since the head, relative", () => {
+		const h = histories(["cwd"]);
+		commit(h, "before", { cwd: { tactics: { a: { b: 1 } } } });
+		const seqAtHead = { cwd: h.cwd?.seq as number };
+		commit(h, "mine", { cwd: { tactics: { mine: true } } });
+		commit(h, "theirs", { cwd: { tactics: { a: { b: 2, c: null } }, lazy: { "notes/x.md": "SECRET BODY" } } });
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead, ownTransitionIds: new Set(["mine"]) });
+		assert.equal(
+			notice,
+			'Note: cwd was changed by another process since this run\'s head (1 transition, now seq 3): tactics.a.b, tactics.a.c, lazy["notes/x.md"]. The head is not updated; read_state for current values.',
+		);
+	});
+
+	it("qualifies paths in scoped form and ignores Session, which no other process writes", () => {
+		const h = histories(["global", "cwd", "session"]);
+		const seqAtHead = { global: 0, cwd: 0, session: 0 };
+		commit(h, "x1", { global: { strategy: { s: 1 } }, session: { tactics: { t: 1 } } });
+		commit(h, "x2", { global: { intents: { i: {} } } });
+		const notice = concurrentNotice({ wanted: ["global", "cwd", "session"], histories: h, seqAtHead, ownTransitionIds: new Set() });
+		assert.equal(notice, "Note: global was changed by another process since this run's head (2 transitions, now seq 2): global.strategy.s, global.intents.i. The head is not updated; read_state for current values.");
+	});
+
+	it("says nothing when only this run wrote, nothing changed, or the owner is not wanted", () => {
+		const h = histories(["global", "cwd"]);
+		commit(h, "mine", { cwd: { tactics: { a: 1 } } });
+		commit(h, "theirs", { global: { tactics: { a: 1 } } });
+		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set(["mine"]) }), undefined);
+		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 1 }, ownTransitionIds: new Set() }), undefined);
+		assert.equal(concurrentNotice({ wanted: ["cwd", "session"], histories: h, seqAtHead: { cwd: 1, global: 0 }, ownTransitionIds: new Set() }), undefined);
+	});
+
+	it("counts transitions folded out of retention instead of inventing their paths", () => {
+		const h = histories(["cwd"]);
+		for (let i = 1; i <= 4; i++) commit(h, `theirs${i}`, { cwd: { tactics: { [`k${i}`]: i } } }, 2);
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set() });
+		assert.equal(notice, "Note: cwd was changed by another process since this run's head (4 transitions, now seq 4; 2 no longer retained): tactics.k3, tactics.k4. The head is not updated; read_state for current values.");
+	});
+
+	it("caps a long path list and counts the rest", () => {
+		const h = histories(["cwd"]);
+		const tactics: Record<string, number> = {};
+		for (let i = 0; i < 15; i++) tactics[`k${i}`] = i;
+		commit(h, "theirs", { cwd: { tactics } });
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set() }) ?? "";
+		assert.match(notice, /tactics\.k11 \+3 more\./);
+		assert.ok(!notice.includes("tactics.k12"));
+	});
+});
