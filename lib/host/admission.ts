@@ -1,0 +1,108 @@
+/**
+ * Admission (SPEC §7): every model request is captured with the selection epoch and the
+ * physical identity; each tool call of the answer is bound to that capture. A call is judged
+ * against its own capture, never against the present selection, so flat arguments are never
+ * rebound to another owner. Pure bookkeeping; the host feeds it events.
+ */
+import { fail } from "../core/errors.js";
+import type { Owner } from "../core/types.js";
+import type { Mode } from "../storage/config.js";
+import type { Shape } from "./selection.js";
+
+/** Where the state physically lives for this session. */
+export interface Identity {
+	sessionId: string;
+	/** realpath of the session cwd (the cwd itself when it cannot be resolved). */
+	cwd: string;
+	globalRoot: string;
+	cwdRoot: string;
+}
+
+/** What was captured when a model request was issued. */
+export interface Receipt {
+	epoch: number;
+	identity: Identity;
+	wanted: Owner[];
+	mode: Mode;
+	shape: Shape;
+}
+
+/** Receipts kept per tool-call id; old ones are dropped so a long session stays small. */
+const MAX_RECEIPTS = 512;
+
+export class Admission {
+	#epoch = 0;
+	#pending: Receipt | undefined;
+	readonly #receipts = new Map<string, Receipt>();
+
+	/** The current epoch; any change of mode, owners, session, cwd or store root bumps it. */
+	get epoch(): number {
+		return this.#epoch;
+	}
+
+	/** Start a new epoch: every call issued before now becomes stale at once. */
+	bump(): void {
+		this.#epoch++;
+	}
+
+	/** Capture the request about to be sent (the `context` event). */
+	capture(receipt: Omit<Receipt, "epoch">): Receipt {
+		this.#pending = { ...receipt, wanted: [...receipt.wanted], epoch: this.#epoch };
+		return this.#pending;
+	}
+
+	/** Bind the tool calls of the assistant message that answered the captured request. */
+	bind(toolCallIds: readonly string[]): void {
+		const receipt = this.#pending;
+		if (!receipt) return;
+		for (const id of toolCallIds) this.#receipts.set(id, receipt);
+		while (this.#receipts.size > MAX_RECEIPTS) {
+			const oldest = this.#receipts.keys().next().value as string;
+			this.#receipts.delete(oldest);
+		}
+	}
+
+	/** The receipt of a tool call, if it was bound. */
+	receipt(toolCallId: string): Receipt | undefined {
+		return this.#receipts.get(toolCallId);
+	}
+
+	/**
+	 * Admit a call or throw `stale_call`. `current` is the selection and identity now; the
+	 * message says what changed, that nothing was written, and how to recover.
+	 */
+	admit(tool: string, toolCallId: string, current: { mode: Mode; wanted: readonly Owner[]; identity: Identity }): Receipt {
+		const receipt = this.#receipts.get(toolCallId);
+		if (!receipt) {
+			staleCall(tool, "it was not issued by a model request of this session (the extension was reloaded or the session changed)");
+		}
+		const changes = describeChanges(receipt, current);
+		if (receipt.epoch !== this.#epoch || changes.length > 0) {
+			staleCall(tool, changes.length > 0 ? changes.join("; ") : "the selection changed and changed back while it was in flight");
+		}
+		return receipt;
+	}
+}
+
+/** Human-readable differences between a receipt and the present. */
+export function describeChanges(receipt: Receipt, current: { mode: Mode; wanted: readonly Owner[]; identity: Identity }): string[] {
+	const out: string[] = [];
+	if (receipt.mode !== current.mode) out.push(`mode changed from ${receipt.mode} to ${current.mode}`);
+	const was = receipt.wanted.join("+");
+	const now = current.wanted.join("+");
+	if (was !== now) out.push(`wanted owners changed from ${was} to ${now}`);
+	const a = receipt.identity;
+	const b = current.identity;
+	if (a.sessionId !== b.sessionId) out.push("the session changed");
+	if (a.cwd !== b.cwd) out.push(`the working directory changed from ${a.cwd} to ${b.cwd}`);
+	if (a.globalRoot !== b.globalRoot || a.cwdRoot !== b.cwdRoot) out.push("the state store location changed");
+	return out;
+}
+
+function staleCall(tool: string, why: string): never {
+	fail(
+		"stale_call",
+		`Stale \`${tool}\` call refused: ${why} after this call was issued. Nothing was written. ` +
+			"Re-read the state with `read_state` (the current owners are in the latest state head) and retry with the current grammar.",
+	);
+}

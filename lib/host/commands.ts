@@ -1,0 +1,164 @@
+/**
+ * The `/state` command (SPEC §11): status, mode and owner selection, show, history, undo and
+ * the config defaults. Arguments are validated before anything changes; a bad argument gets
+ * the usage text. No command asks for confirmation, so they behave the same without a UI.
+ */
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import type { AutocompleteItem } from "@mariozechner/pi-tui";
+import { isStateError } from "../core/errors.js";
+import { OWNERS, type Owner } from "../core/types.js";
+import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
+import { describeHistory, describeState, describeStatus, undoPlan } from "./command-text.js";
+import type { StateFlowHost } from "./runtime.js";
+import { allOwnerSelections, describeSelection } from "./selection.js";
+
+export const USAGE = [
+	"Usage:",
+	"  /state                         status: mode, owners, stores, sizes, retention",
+	"  /state active|passive|off      set this session's mode",
+	"  /state owners <list>           set this session's owners, e.g. cwd,session",
+	"  /state show [owner]            print the state of one owner (default: the wanted owners)",
+	"  /state history [owner]         list retained transitions: who and when",
+	"  /state undo [owner]            revert the latest transition as a new transition",
+	"  /state default <mode>          set the default mode in the config file",
+	"  /state default owners <list>   set the default owners in the config file",
+].join("\n");
+
+const SUBCOMMANDS: AutocompleteItem[] = [
+	{ value: "active", label: "active", description: "keep the state current, with reconciliation" },
+	{ value: "passive", label: "passive", description: "state visible; writes only when asked" },
+	{ value: "off", label: "off", description: "withdraw both tools, inject nothing" },
+	{ value: "owners ", label: "owners", description: "choose the wanted owners" },
+	{ value: "show ", label: "show", description: "print an owner's state" },
+	{ value: "history ", label: "history", description: "list retained transitions" },
+	{ value: "undo ", label: "undo", description: "revert the latest transition" },
+	{ value: "default ", label: "default", description: "change the config file defaults" },
+];
+
+/** Completions for the text after `/state `. */
+export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
+	const words = prefix.trimStart().split(/\s+/);
+	const filter = (items: AutocompleteItem[], last: string) => {
+		const hits = items.filter((i) => i.value.startsWith(last));
+		return hits.length > 0 ? hits : null;
+	};
+	const ownerLists = (lead: string): AutocompleteItem[] =>
+		allOwnerSelections().map((o) => ({ value: `${lead}${o.join(",")}`, label: o.join(",") }));
+	const ownerItems = (lead: string): AutocompleteItem[] => OWNERS.map((o) => ({ value: `${lead}${o}`, label: o }));
+	if (words.length <= 1) return filter(SUBCOMMANDS, words[0] ?? "");
+	const [first, second] = words;
+	if (words.length === 2) {
+		if (first === "owners") return filter(ownerLists("owners "), prefix.trimStart());
+		if (first === "show" || first === "history" || first === "undo") return filter(ownerItems(`${first} `), prefix.trimStart());
+		if (first === "default") {
+			const items = [...MODES.map((m) => ({ value: `default ${m}`, label: m })), { value: "default owners ", label: "owners" }];
+			return filter(items, prefix.trimStart());
+		}
+	}
+	if (words.length === 3 && first === "default" && second === "owners") return filter(ownerLists("default owners "), prefix.trimStart());
+	return null;
+}
+
+/** Register `/state`. */
+export function registerStateCommand(host: StateFlowHost): void {
+	host.pi.registerCommand("state", {
+		description: "State Flow: status, mode (active|passive|off), owners, show, history, undo, defaults",
+		getArgumentCompletions: completeStateArgs,
+		handler: async (args, ctx) => {
+			try {
+				await runStateCommand(host, args, ctx);
+			} catch (e) {
+				host.say(isStateError(e) ? `State Flow: ${e.message}` : `State Flow: ${(e as Error).message}`, "error", ctx);
+			}
+		},
+	});
+}
+
+/** Parse and run one `/state` command line. */
+export async function runStateCommand(host: StateFlowHost, args: string, ctx: ExtensionCommandContext): Promise<void> {
+	host.bind(ctx);
+	const words = args.trim().split(/\s+/).filter((w) => w !== "");
+	const [verb, ...rest] = words;
+	const usage = (problem: string) => host.say(`State Flow: ${problem}\n${USAGE}`, "warning", ctx);
+	const sel = host.selection();
+	if (verb === undefined || verb === "status") {
+		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
+		return host.say(describeStatus(host), "info", ctx);
+	}
+	if (isMode(verb)) {
+		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
+		host.choose({ mode: verb, owners: sel.owners });
+		host.applyActivation();
+		host.showStatus();
+		return host.say(`State Flow: ${describeSelection(host.selection())}${verb === "off" ? " (tools withdrawn; data untouched)" : ""}`, "info", ctx);
+	}
+	switch (verb) {
+		case "owners": {
+			if (rest.length === 0) return usage("`owners` needs a list, e.g. `/state owners cwd,session`.");
+			const owners = tryOwners(rest.join(","), usage);
+			if (!owners) return;
+			host.choose({ mode: sel.mode, owners });
+			host.showStatus();
+			return host.say(`State Flow: ${describeSelection(host.selection())} (the new tool grammar applies from the next prompt)`, "info", ctx);
+		}
+		case "show":
+		case "history":
+		case "undo": {
+			if (rest.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
+			const owner = rest[0];
+			if (owner !== undefined && !(OWNERS as readonly string[]).includes(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
+			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
+			if (verb === "show") return host.say(describeState(host, owners), "info", ctx);
+			if (verb === "history") return host.say(describeHistory(host, owners), "info", ctx);
+			return undo(host, owners, owner !== undefined, ctx);
+		}
+		case "default":
+			return setDefault(host, rest, usage, ctx);
+		default:
+			return usage(`unknown subcommand \`${verb}\`.`);
+	}
+}
+
+function tryOwners(text: string, usage: (p: string) => void): Owner[] | undefined {
+	try {
+		return parseOwners(text);
+	} catch (e) {
+		usage((e as Error).message);
+		return undefined;
+	}
+}
+
+/** `/state default <mode>` and `/state default owners <list>`: the only config writers. */
+function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => void, ctx: ExtensionCommandContext): void {
+	const [what, ...more] = rest;
+	if (what === undefined) return usage("`default` needs a mode or `owners <list>`.");
+	if (isMode(what)) {
+		if (more.length > 0) return usage(`\`/state default ${what}\` takes no further argument.`);
+		updateConfig(host.options.agentDir, { mode: what });
+	} else if (what === "owners") {
+		if (more.length === 0) return usage("`default owners` needs a list, e.g. `/state default owners cwd,session`.");
+		const owners = tryOwners(more.join(","), usage);
+		if (!owners) return;
+		updateConfig(host.options.agentDir, { owners });
+	} else {
+		return usage(`\`${what}\` is neither a mode nor \`owners\`.`);
+	}
+	for (const p of host.loadSettings()) host.say(`State Flow: ${p}`, "warning", ctx);
+	host.settingsChanged();
+	host.applyActivation();
+	host.showStatus();
+	host.say(`State Flow: saved defaults to ${configPath(host.options.agentDir)}; this session: ${describeSelection(host.selection())}`, "info", ctx);
+}
+
+/** `/state undo [owner]`: revert the latest transition through the normal commit path. */
+async function undo(host: StateFlowHost, owners: Owner[], explicit: boolean, ctx: ExtensionCommandContext): Promise<void> {
+	const plan = undoPlan(host, owners, explicit);
+	if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
+	const outcome = await host.requireStores().commit(plan.patch, {
+		by: { kind: "command", command: `/state undo ${plan.owners.join(",")}` },
+		id: host.options.newId(),
+		at: host.options.now().toISOString(),
+	});
+	if (outcome.noop) return host.say(`State Flow: transition ${plan.id} is already undone; nothing changed.`, "info", ctx);
+	host.say(`State Flow: reverted ${plan.id} (${plan.owners.join("+")}) as transition ${outcome.transitionId}.`, "info", ctx);
+}

@@ -1,0 +1,204 @@
+/**
+ * pi event wiring: session lifecycle (open stores, restore the selection), per-run context
+ * (protocol in the system prompt, one frozen head inserted ephemerally next to the run's
+ * prompt), admission capture (`context` → receipt, `message_end` → bind tool-call ids),
+ * the Session `response` plane and Active reconciliation. Handlers never throw at pi:
+ * a failure is reported with `ctx.ui.notify` and the agent keeps running.
+ */
+import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
+import { renderProtocol } from "../model/protocol.js";
+import { emptyState } from "../core/state.js";
+import { staleArtifacts } from "../storage/artifacts.js";
+import { acquisitionHint } from "./acquisition.js";
+import type { RunState, StateFlowHost } from "./runtime.js";
+import { shapeOf } from "./selection.js";
+import { ensureShape } from "./tools.js";
+
+/** Built-in tools whose use without a state update triggers reconciliation (SPEC §6.5). */
+const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
+
+/** Custom message type of the single reconciliation follow-up. */
+export const RECONCILE_TYPE = "state-flow/reconcile";
+
+export const RECONCILE_TEXT =
+	"State Flow reconciliation: files changed in this run but the state was not updated. " +
+	"Bring it up to date now with `patch_state`: record or update the intent for what the user asked, " +
+	"mark finished tactics done or remove them, add the next tactics, and close intents that are complete. " +
+	"If the state is already accurate, say so in one short sentence and change nothing.";
+
+function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {}): RunState {
+	return { head, promptTimestamp: undefined, fromPrompt: true, fileChanged: false, committed: false, reconcileSent: false, seqAtHead, ownIds: new Set() };
+}
+
+function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
+	host.say(`State Flow: ${what}: ${e instanceof Error ? e.message : String(e)}`, "error", ctx);
+}
+
+/** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
+function onSession(host: StateFlowHost): void {
+	host.pi.on("session_start", (_event, ctx) => {
+		const problems = host.loadSettings();
+		host.openSession(ctx);
+		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
+		ensureShape(host);
+		host.applyActivation();
+		host.showStatus();
+	});
+	host.pi.on("session_tree", (_event, ctx) => {
+		host.followBranch(ctx);
+		host.applyActivation();
+		host.showStatus();
+	});
+}
+
+/** Before each user prompt: declarations, activation, protocol and the frozen head. */
+function onBeforeAgentStart(host: StateFlowHost): void {
+	host.pi.on("before_agent_start", (event, ctx) => {
+		host.bind(ctx);
+		host.promptPending = true;
+		const sel = host.selection();
+		ensureShape(host, shapeOf(sel.owners));
+		host.applyActivation(sel.mode);
+		host.showStatus();
+		if (sel.mode === "off") {
+			host.run = newRun(undefined);
+			return undefined;
+		}
+		let head: string | undefined;
+		let bootstrap = false;
+		const seqAtHead: RunState["seqAtHead"] = {};
+		try {
+			const histories = host.histories(sel.owners);
+			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
+			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
+			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
+			const stale = sel.owners.flatMap((o) => staleArtifacts(o, histories[o]?.state ?? emptyState(), roots));
+			head = renderHead({ mode: sel.mode, wanted: sel.owners, histories, budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET, staleArtifacts: stale });
+		} catch (e) {
+			report(host, ctx, "cannot show the state head", e);
+		}
+		host.run = newRun(head, seqAtHead);
+		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
+		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
+	});
+	host.pi.on("agent_start", () => {
+		if (host.run) host.run.fromPrompt = host.promptPending;
+		host.promptPending = false;
+	});
+}
+
+/** Index of the run's user prompt in the messages of one request (-1 when absent). */
+function promptIndex(messages: AgentMessage[], run: RunState): number {
+	if (run.promptTimestamp !== undefined) {
+		const i = messages.findIndex((m) => m.role === "user" && m.timestamp === run.promptTimestamp);
+		if (i >= 0) return i;
+	}
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m?.role === "user") {
+			// The first request of a run ends with its prompt; later ones find it by timestamp.
+			run.promptTimestamp ??= m.timestamp;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/** Every model request: capture the receipt, insert the frozen head (never persisted). */
+function onContext(host: StateFlowHost): void {
+	host.pi.on("context", (event, ctx) => {
+		host.bind(ctx);
+		const sel = host.selection();
+		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode, shape: shapeOf(sel.owners) });
+		const run = host.run;
+		if (sel.mode === "off" || run?.head === undefined) return undefined;
+		const at = promptIndex(event.messages, run);
+		if (at < 0) return undefined;
+		const prompt = event.messages[at] as AgentMessage & { timestamp: number };
+		const head: AgentMessage = { role: "user", content: [{ type: "text", text: run.head }], timestamp: prompt.timestamp };
+		return { messages: [...event.messages.slice(0, at + 1), head, ...event.messages.slice(at + 1)] };
+	});
+	host.pi.on("message_end", (event) => {
+		const m = event.message;
+		if (m.role !== "assistant") return;
+		const ids = m.content.filter((c) => c.type === "toolCall").map((c) => (c as { id: string }).id);
+		host.admission.bind(ids);
+	});
+}
+
+/** The final assistant text of a run, or "" when it ended without one. */
+function finalText(messages: AgentMessage[]): string {
+	for (let i = messages.length - 1; i >= 0; i--) {
+		const m = messages[i];
+		if (m?.role !== "assistant") continue;
+		return m.content
+			.filter((c) => c.type === "text")
+			.map((c) => (c as { text: string }).text)
+			.join("\n")
+			.trim();
+	}
+	return "";
+}
+
+/** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (SPEC §9). */
+function onReadResult(host: StateFlowHost): void {
+	host.pi.on("tool_result", (event, ctx) => {
+		if (event.toolName !== "read" || event.isError || typeof event.input.path !== "string") return undefined;
+		host.bind(ctx);
+		const sel = host.selection();
+		if (sel.mode === "off") return undefined;
+		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
+		try {
+			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: host.histories(wanted) });
+			return hint === undefined ? undefined : { content: [...event.content, { type: "text" as const, text: `\n${hint}` }] };
+		} catch {
+			return undefined;
+		}
+	});
+}
+
+/** Run end: publish Session `response`, send at most one reconciliation follow-up. */
+function onAgentEnd(host: StateFlowHost): void {
+	host.pi.on("tool_execution_start", (event) => {
+		if (host.run && FILE_CHANGING_TOOLS.has(event.toolName)) host.run.fileChanged = true;
+	});
+	host.pi.on("agent_end", (event, ctx) => {
+		host.bind(ctx);
+		const run = host.run;
+		if (!run) return;
+		const sel = host.selection();
+		if (sel.mode === "off") return;
+		if (run.fromPrompt && sel.owners.includes("session")) {
+			const text = finalText(event.messages);
+			if (text !== "") {
+				try {
+					host.requireStores().setResponse(text, host.options.now().toISOString());
+				} catch (e) {
+					report(host, ctx, "cannot record the final answer in Session `response`", e);
+				}
+			}
+		}
+		if (sel.mode === "active" && host.config.reconcile !== false && run.fileChanged && !run.committed && !run.reconcileSent) {
+			run.reconcileSent = true;
+			// Inside agent_end pi still counts as streaming; a deferred triggerTurn starts a new run.
+			setTimeout(() => {
+				try {
+					host.pi.sendMessage({ customType: RECONCILE_TYPE, content: RECONCILE_TEXT, display: true }, { triggerTurn: true });
+				} catch (e) {
+					report(host, ctx, "cannot send the reconciliation follow-up", e);
+				}
+			}, 0);
+		}
+	});
+}
+
+/** Wire every event handler. */
+export function registerEvents(host: StateFlowHost): void {
+	onSession(host);
+	onBeforeAgentStart(host);
+	onContext(host);
+	onReadResult(host);
+	onAgentEnd(host);
+}

@@ -1,0 +1,264 @@
+/**
+ * The per-session host state: selection layers, the stores, admission, what is registered and
+ * what was deactivated for Off, and the current run. One object owns every decision that
+ * depends on "what is the selection now", so events, tools and commands cannot disagree.
+ * A selection or identity change always bumps the admission epoch at once.
+ */
+import { join } from "node:path";
+import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import { fail } from "../core/errors.js";
+import type { Owner, OwnerHistory } from "../core/types.js";
+import { type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
+import { realOrSelf } from "../storage/artifact-files.js";
+import { Stores } from "../storage/stores.js";
+import { Admission, type Identity } from "./admission.js";
+import {
+	describeSelection,
+	resolveSelection,
+	type Selection,
+	SELECTION_ENTRY,
+	type SelectionEntryData,
+	type Shape,
+	selectionFromBranch,
+	selectionFromFlags,
+	shapeOf,
+} from "./selection.js";
+import { createSessionLog } from "./session-log.js";
+
+/** Injected environment: tests pass temp folders, a fixed clock and predictable ids. */
+export interface StateFlowOptions {
+	agentDir: string;
+	now: () => Date;
+	newId: () => string;
+	/** Also receives every message shown with `ctx.ui.notify` (pi has no UI in SDK/print mode). */
+	notify?: (message: string, level: "info" | "warning" | "error") => void;
+}
+
+/** Names of the two tools; they never change. */
+export const TOOL_NAMES = ["read_state", "patch_state"] as const;
+
+/** Flag names (`--state-mode`, `--state-owners`). */
+export const MODE_FLAG = "state-mode";
+export const OWNERS_FLAG = "state-owners";
+
+/** What one agent run froze and observed. */
+export interface RunState {
+	/** The head rendered in `before_agent_start`, sent unchanged on every request of the run. */
+	head: string | undefined;
+	/** Timestamp of the run's user prompt message, found on the first request. */
+	promptTimestamp: number | undefined;
+	/** Started by a user prompt (not by a reconciliation follow-up). */
+	fromPrompt: boolean;
+	/** A file-changing built-in tool (`write`, `edit`, `bash`) ran. */
+	fileChanged: boolean;
+	/** Something was committed to state by a tool call. */
+	committed: boolean;
+	/** The reconciliation follow-up for this user prompt was already sent. */
+	reconcileSent: boolean;
+	/** Shared owners' seq when the head was rendered (for concurrent-change notices). */
+	seqAtHead: Partial<Record<Owner, number>>;
+	/** Transitions this run committed (acknowledged in their own results, not as notices). */
+	ownIds: Set<string>;
+}
+
+export class StateFlowHost {
+	readonly admission = new Admission();
+	config: StateFlowConfig = {};
+	/** The session's own `/state` choice (highest precedence), restored from the branch. */
+	sessionChoice: Selection | undefined;
+	flagLayer: Partial<Selection> = {};
+	stores: Stores | undefined;
+	/** Shape of the `patch_state` declaration currently registered. */
+	registeredShape: Shape | undefined;
+	/** State Flow tools this extension deactivated for Off (only these are re-activated). */
+	readonly deactivated = new Set<string>();
+	run: RunState | undefined;
+	/** Set by `before_agent_start`, consumed by `agent_start`: tells prompt runs from follow-ups. */
+	promptPending = false;
+	#ctx: ExtensionContext | undefined;
+	#lastKey: string | undefined;
+	/** Session id seen last (the session manager may switch sessions in place). */
+	#sessionId: string | undefined;
+	#openError: Error | undefined;
+
+	constructor(
+		readonly pi: ExtensionAPI,
+		readonly options: StateFlowOptions,
+	) {}
+
+	/** The latest context pi handed us; pi creates a new one per event. */
+	get ctx(): ExtensionContext {
+		if (!this.#ctx) fail("io", "State Flow is not bound to a session yet.");
+		return this.#ctx;
+	}
+
+	hasContext(): boolean {
+		return this.#ctx !== undefined;
+	}
+
+	/**
+	 * Remember the newest context; an identity change (session, cwd) starts a new epoch. When
+	 * the session changed under us without a `session_start`, follow it: its branch holds its
+	 * own selection and Session state.
+	 */
+	bind(ctx: ExtensionContext): void {
+		const previous = this.#sessionId;
+		this.#ctx = ctx;
+		this.#sessionId = ctx.sessionManager.getSessionId();
+		if (previous !== undefined && previous !== this.#sessionId && this.stores) {
+			this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+			this.#resetSession();
+		}
+		this.#noteKey();
+	}
+
+	/** Effective selection: defaults < config < flags < the session's choice. */
+	selection(): Selection {
+		return resolveSelection(this.config, this.flagLayer, this.sessionChoice);
+	}
+
+	/** Read config and flags again; returns the problems to report. */
+	loadSettings(): string[] {
+		const { config, problems } = readConfig(this.options.agentDir);
+		this.config = config;
+		const flags = selectionFromFlags(this.pi.getFlag(MODE_FLAG), this.pi.getFlag(OWNERS_FLAG));
+		this.flagLayer = flags.layer;
+		return [...problems, ...flags.problems];
+	}
+
+	/** Open the stores for the current session and restore its selection from the branch. */
+	openSession(ctx: ExtensionContext): void {
+		this.#ctx = ctx;
+		this.#sessionId = ctx.sessionManager.getSessionId();
+		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.config.retention };
+		this.stores = undefined;
+		this.#openError = undefined;
+		try {
+			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+		} catch (e) {
+			// Damaged Session entries must not take Global and CWD down with them.
+			this.say(`State Flow: cannot open Session state: ${(e as Error).message}`, "error", ctx);
+			try {
+				this.stores = new Stores(options);
+			} catch (e2) {
+				this.#openError = e2 as Error;
+				this.say(`State Flow: cannot open the state stores: ${(e2 as Error).message}`, "error", ctx);
+			}
+		}
+		this.run = undefined;
+		this.admission.bump();
+		this.#noteKey();
+	}
+
+	/** After `/tree` navigation: the branch has its own selection and Session state. */
+	followBranch(ctx: ExtensionContext): void {
+		this.#ctx = ctx;
+		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		this.#resetSession();
+		this.admission.bump();
+		this.#noteKey();
+	}
+
+	/** A `/state` command's choice: recorded on the branch, effective for admission at once. */
+	choose(next: Selection): void {
+		this.sessionChoice = { mode: next.mode, owners: [...next.owners] };
+		const data: SelectionEntryData = { mode: next.mode, owners: [...next.owners] };
+		this.pi.appendEntry(SELECTION_ENTRY, data);
+		this.#noteKey();
+	}
+
+	/** Called after any settings change: bumps the epoch when the effective selection moved. */
+	settingsChanged(): void {
+		this.#noteKey();
+	}
+
+	/** The stores, or a clear error (not opened yet, or opening failed and why). */
+	requireStores(): Stores {
+		if (this.#openError) fail("io", `State Flow could not open its stores: ${this.#openError.message}`, [], this.#openError);
+		if (!this.stores) fail("io", "State Flow has no session yet; try again after the session has started.");
+		return this.stores;
+	}
+
+	/** Rebuild Session state from the current branch; damage is reported, never thrown at pi. */
+	#resetSession(): void {
+		try {
+			this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
+		} catch (e) {
+			this.stores?.resetSession(undefined);
+			this.say(`State Flow: cannot read Session state on this branch: ${(e as Error).message}`, "error");
+		}
+	}
+
+	/** Where the state physically lives right now. */
+	identity(ctx: ExtensionContext = this.ctx): Identity {
+		const cwd = realOrSelf(ctx.cwd);
+		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
+		const roots = this.stores?.identity();
+		return {
+			sessionId: ctx.sessionManager.getSessionId(),
+			cwd,
+			globalRoot: roots?.globalRoot ?? join(realOrSelf(this.options.agentDir), "state-flow", "global"),
+			cwdRoot: roots?.cwdRoot ?? join(cwd, ".pi", "state-flow"),
+		};
+	}
+
+	/** Histories of some owners, loaded through the stores (cheap when unchanged). */
+	histories(owners: readonly Owner[]): Partial<Record<Owner, OwnerHistory>> {
+		const stores = this.requireStores();
+		const out: Partial<Record<Owner, OwnerHistory>> = {};
+		for (const owner of owners) out[owner] = stores.load(owner);
+		return out;
+	}
+
+	/**
+	 * Make the tools' active state match the mode: Off deactivates whichever State Flow tools
+	 * are active (and remembers them); On re-activates only those. Other tools and the host's
+	 * allowlist are left alone.
+	 */
+	applyActivation(mode: Mode = this.selection().mode): void {
+		const active = this.pi.getActiveTools();
+		if (mode === "off") {
+			const ours = active.filter((n) => (TOOL_NAMES as readonly string[]).includes(n));
+			if (ours.length === 0) return;
+			for (const n of ours) this.deactivated.add(n);
+			this.pi.setActiveTools(active.filter((n) => !ours.includes(n)));
+			return;
+		}
+		if (this.deactivated.size === 0) return;
+		const known = new Set(this.pi.getAllTools().map((t) => t.name));
+		const restore = [...this.deactivated].filter((n) => known.has(n) && !active.includes(n));
+		this.deactivated.clear();
+		if (restore.length > 0) this.pi.setActiveTools([...active, ...restore]);
+	}
+
+	/** Show a message to the user (and to the injected tap). */
+	say(message: string, level: "info" | "warning" | "error" = "info", ctx: ExtensionContext | undefined = this.#ctx): void {
+		ctx?.ui.notify(message, level);
+		this.options.notify?.(message, level);
+	}
+
+	/** Status line: `state: active cwd+session`. */
+	showStatus(): void {
+		if (!this.#ctx) return;
+		this.#ctx.ui.setStatus("state-flow", `state: ${describeSelection(this.selection())}`);
+	}
+
+	/** Shape of the current selection. */
+	shape(): Shape {
+		return shapeOf(this.selection().owners);
+	}
+
+	/** Whether the selection wants an owner. */
+	wants(owner: Owner): boolean {
+		return this.selection().owners.includes(owner);
+	}
+
+	#noteKey(): void {
+		const sel = this.selection();
+		const id = this.#ctx ? this.identity(this.#ctx) : undefined;
+		const key = JSON.stringify([sel.mode, sel.owners, id]);
+		if (this.#lastKey !== undefined && key !== this.#lastKey) this.admission.bump();
+		this.#lastKey = key;
+	}
+}

@@ -1,0 +1,92 @@
+/**
+ * Selection = mode + wanted owners. One place decides precedence (defaults < config < flags <
+ * the session's `/state` choice), the interface shape (flat for one owner, scoped otherwise)
+ * and how a selection is named in status lines and messages. Pure.
+ */
+import { OWNERS, type Owner } from "../core/types.js";
+import { isMode, type Mode, parseOwners } from "../storage/config.js";
+
+/** flat = one wanted owner, scoped = two or three (SPEC §1 "arity"). */
+export type Shape = "flat" | "scoped";
+
+export interface Selection {
+	mode: Mode;
+	/** Non-empty, in the fixed order Global, CWD, Session. */
+	owners: Owner[];
+}
+
+/** Built-in defaults (SPEC §5). */
+export const DEFAULT_SELECTION: Selection = { mode: "active", owners: ["cwd", "session"] };
+
+/** Custom entry type that records the session's `/state` choice. */
+export const SELECTION_ENTRY = "state-flow/selection";
+
+/** Data of a `state-flow/selection` entry: the whole choice, so the latest entry alone restores it. */
+export interface SelectionEntryData {
+	mode: Mode;
+	owners: Owner[];
+}
+
+export function shapeOf(owners: readonly Owner[]): Shape {
+	return owners.length === 1 ? "flat" : "scoped";
+}
+
+/** Display form: `active cwd+session`. */
+export function describeSelection(sel: Selection): string {
+	return `${sel.mode} ${sel.owners.join("+")}`;
+}
+
+/** Later layers win field by field; absent fields fall through to earlier layers. */
+export function resolveSelection(...layers: Array<Partial<Selection> | undefined>): Selection {
+	let mode = DEFAULT_SELECTION.mode;
+	let owners = DEFAULT_SELECTION.owners;
+	for (const layer of layers) {
+		if (layer?.mode !== undefined) mode = layer.mode;
+		if (layer?.owners !== undefined && layer.owners.length > 0) owners = layer.owners;
+	}
+	return { mode, owners: [...owners] };
+}
+
+/**
+ * Read the CLI flags `--state-mode` and `--state-owners`. Bad values are reported, not thrown,
+ * so a typo on the command line never stops pi from starting.
+ */
+export function selectionFromFlags(modeFlag: unknown, ownersFlag: unknown): { layer: Partial<Selection>; problems: string[] } {
+	const layer: Partial<Selection> = {};
+	const problems: string[] = [];
+	if (typeof modeFlag === "string" && modeFlag !== "") {
+		if (isMode(modeFlag)) layer.mode = modeFlag;
+		else problems.push(`--state-mode ${JSON.stringify(modeFlag)} is not a mode: use active, passive or off.`);
+	}
+	if (typeof ownersFlag === "string" && ownersFlag !== "") {
+		try {
+			layer.owners = parseOwners(ownersFlag);
+		} catch (e) {
+			problems.push(`--state-owners: ${(e as Error).message}`);
+		}
+	}
+	return { layer, problems };
+}
+
+/** The latest valid selection entry on a branch (root → leaf), if any. */
+export function selectionFromBranch(branch: ReadonlyArray<{ type: string; customType?: string; data?: unknown }>): Selection | undefined {
+	for (let i = branch.length - 1; i >= 0; i--) {
+		const entry = branch[i];
+		if (entry?.type !== "custom" || entry.customType !== SELECTION_ENTRY) continue;
+		const data = entry.data as Partial<SelectionEntryData> | undefined;
+		if (!data || !isMode(data.mode) || !Array.isArray(data.owners)) continue;
+		try {
+			return { mode: data.mode, owners: parseOwners(data.owners) };
+		} catch {
+			// A damaged entry is skipped; an older valid one (or the defaults) applies.
+		}
+	}
+	return undefined;
+}
+
+/** All seven non-empty owner selections, in a stable order (used by completions and docs). */
+export function allOwnerSelections(): Owner[][] {
+	const out: Owner[][] = [];
+	for (let mask = 1; mask < 8; mask++) out.push(OWNERS.filter((_, i) => (mask >> i) & 1));
+	return out;
+}

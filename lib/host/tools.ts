@@ -1,0 +1,143 @@
+/**
+ * The two tools. `read_state` has one grammar; `patch_state` has a flat and a scoped
+ * declaration and is re-registered (with a fresh schema object) only when the shape changes.
+ * `execute` admits the call against its receipt BEFORE touching the arguments, then works
+ * only with the captured wanted owners; the commit re-checks admission and the signal.
+ */
+import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { fail } from "../core/errors.js";
+import type { Owner } from "../core/types.js";
+import { toCanonicalPatch, toReadRequest } from "../model/interface.js";
+import { concurrentNotice } from "../model/notices.js";
+import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
+import { patchResult, readResult } from "../model/results.js";
+import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
+import { evaluate } from "../core/query.js";
+import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
+import type { Receipt } from "./admission.js";
+import type { StateFlowHost } from "./runtime.js";
+import type { Shape } from "./selection.js";
+
+/** Admit a call: the receipt of the request that issued it must match the present. */
+function admit(host: StateFlowHost, tool: string, toolCallId: string, ctx: ExtensionContext): Receipt {
+	host.bind(ctx);
+	const sel = host.selection();
+	return host.admission.admit(tool, toolCallId, { mode: sel.mode, wanted: sel.owners, identity: host.identity(ctx) });
+}
+
+function checkSignal(signal: AbortSignal | undefined): void {
+	if (signal?.aborted) fail("aborted", "The call was cancelled before it committed; nothing was written.");
+}
+
+/** Shared owners changed by other processes since this run's head (SPEC §6.4), as result lines. */
+function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
+	const run = host.run;
+	if (!run) return [];
+	try {
+		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownTransitionIds: run.ownIds });
+		return text === undefined ? [] : [text];
+	} catch {
+		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
+		return [];
+	}
+}
+
+/** Register `read_state` (once; its parameters never change, only the description does). */
+export function registerReadTool(host: StateFlowHost, shape: Shape): void {
+	const tool: ToolDefinition = {
+		name: "read_state",
+		label: READ_LABEL,
+		description: readDescription(shape),
+		promptSnippet: "read_state: read State Flow state (intents, strategy, tactics, artifacts, lazy) by locator",
+		parameters: readSchema(),
+		async execute(toolCallId, params, signal, _onUpdate, ctx) {
+			const receipt = admit(host, "read_state", toolCallId, ctx);
+			checkSignal(signal);
+			const wanted = receipt.wanted;
+			const request = toReadRequest(params, wanted);
+			const stores = host.requireStores();
+			const histories = host.histories(wanted);
+			const response = wanted.includes("session") ? stores.response() : undefined;
+			const results = evaluate({ wanted, histories, ...(response !== undefined ? { response } : {}) }, request.locators, request.projection);
+			const texts = modelLocators(params);
+			return readResult({
+				items: results.map((r, i) => ({
+					locator: texts[i] ?? r.locator,
+					canonical: r.locator,
+					value: r.value,
+					...(r.transitionId !== undefined ? { transitionId: r.transitionId } : {}),
+				})),
+				batch: request.batch,
+				projection: request.projection,
+				wanted,
+				notices: notices(host, wanted),
+			});
+		},
+		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
+		renderResult: (result, options, theme, context) => renderReadResult(result, options, theme, context),
+	};
+	host.pi.registerTool(tool);
+}
+
+/** Register the `patch_state` declaration for a shape. Every call builds a fresh schema. */
+export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
+	const tool: ToolDefinition = {
+		name: "patch_state",
+		label: PATCH_LABEL,
+		description: patchDescription(shape),
+		promptSnippet: "patch_state: change State Flow state with a JSON merge patch (null deletes)",
+		// Calls of one answer commit in the order the model wrote them.
+		executionMode: "sequential",
+		parameters: shape === "flat" ? flatPatchSchema() : scopedPatchSchema(),
+		async execute(toolCallId, params, signal, _onUpdate, ctx) {
+			const receipt = admit(host, "patch_state", toolCallId, ctx);
+			checkSignal(signal);
+			const wanted: Owner[] = [...receipt.wanted];
+			const patch = toCanonicalPatch(params, wanted);
+			const stores = host.requireStores();
+			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
+			let effects: PreparedEffects | undefined;
+			const outcome = await stores.commit(patch, {
+				by: { kind: "tool", sessionId: receipt.identity.sessionId, toolCallId },
+				id: host.options.newId(),
+				at: host.options.now().toISOString(),
+				...(signal ? { signal } : {}),
+				// Right before the durable write: the selection may have moved while we waited for a lock.
+				check: () => {
+					admit(host, "patch_state", toolCallId, ctx);
+					checkSignal(signal);
+				},
+				prepare: (p, histories) => {
+					effects = compile(p, histories);
+					return effects;
+				},
+			});
+			const extra = { artifacts: effects?.artifacts ?? [], notices: [...(effects?.notes ?? [])] };
+			if (outcome.noop) return patchResult({ transitionId: null, report: outcome.report, wanted, ...extra, notices: [...extra.notices, ...notices(host, wanted)] });
+			if (host.run) {
+				host.run.committed = true;
+				host.run.ownIds.add(outcome.transitionId);
+			}
+			return patchResult({ transitionId: outcome.transitionId, report: outcome.report, wanted, ...extra, notices: [...extra.notices, ...notices(host, wanted)] });
+		},
+		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),
+		renderResult: (result, options, theme, context) => renderPatchResult(result, options, theme, context),
+	};
+	host.pi.registerTool(tool);
+	host.registeredShape = shape;
+}
+
+/** Register both tools again only when the shape changed (SPEC §5); `read_state` for its description. */
+export function ensureShape(host: StateFlowHost, shape: Shape = host.shape()): boolean {
+	if (host.registeredShape === shape) return false;
+	registerReadTool(host, shape);
+	registerPatchTool(host, shape);
+	return true;
+}
+
+/** The locator texts as the model sent them (`path` or `paths`), for the result header. */
+function modelLocators(params: unknown): string[] {
+	const p = params as { path?: unknown; paths?: unknown };
+	if (typeof p.path === "string") return [p.path];
+	return Array.isArray(p.paths) ? p.paths.map((x) => String(x)) : [];
+}

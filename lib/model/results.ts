@@ -1,0 +1,146 @@
+/**
+ * Model-facing results of `patch_state` and `read_state` (SPEC §3.4, §4.2): short text that
+ * never echoes the whole state, paths relative to the sole owner for the flat interface, and
+ * `details` with the canonical operator data for renderers, tests and the transcript.
+ */
+import type { Cascade, DanglingRef, Json, Owner, Pointer, StageReport } from "../core/types.js";
+import { presentLocator, presentPointer, presentValue } from "./interface.js";
+
+/** `details` of a `patch_state` result: canonical forms only. */
+export interface PatchDetails {
+	transitionId: string | null;
+	scopes: Owner[];
+	changed: Pointer[];
+	missingDeletions: Pointer[];
+	cascades: Cascade[];
+	danglingRefs: DanglingRef[];
+	artifacts: Json[];
+	notices: string[];
+}
+
+/** `details` of a `read_state` result. */
+export interface ReadDetails {
+	/** The locators as the model sent them, in request order. */
+	locators: string[];
+	/** Their canonical forms (`cwd.tactics`, `cwd[1].tactics`, `cwd.patches[0]`). */
+	canonical: string[];
+	projection: string;
+	/** Transition id per locator (`patches[N]` only; null elsewhere). */
+	transitionIds: Array<string | null>;
+	/** The transition id when exactly one `patches[N]` was read. */
+	transitionId?: string;
+	notices: string[];
+}
+
+/** A model-facing tool result. */
+export interface ToolText<D> {
+	content: Array<{ type: "text"; text: string }>;
+	details: D;
+}
+
+/** Canonical locator (`cwd.tactics.t1`) as the model knows it: relative for a sole owner. */
+export function presentCanonicalLocator(locator: string, wanted: readonly Owner[]): string {
+	const sole = wanted.length === 1 ? wanted[0] : undefined;
+	return sole !== undefined && locator.startsWith(`${sole}.`) ? locator.slice(sole.length + 1) : locator;
+}
+
+/** `intents.login` (flat) or `cwd.intents.login` (scoped): where an intent lives, as the model writes it. */
+function intentLocator(owner: Owner, intent: string, wanted: readonly Owner[]): string {
+	return presentLocator({ kind: "state", scope: owner, offset: 0, plane: "intents", path: [intent] }, wanted);
+}
+
+/** One line per list, omitted when empty; lists longer than `max` are counted, not spelled out. */
+function listLine(label: string, items: string[], max = 12): string | undefined {
+	if (items.length === 0) return undefined;
+	const shown = items.slice(0, max).join(", ");
+	return `${label}: ${shown}${items.length > max ? ` (+${items.length - max} more)` : ""}`;
+}
+
+/** The text and details of a committed (or no-op) patch. */
+export function patchResult(input: {
+	transitionId: string | null;
+	report: StageReport;
+	wanted: readonly Owner[];
+	artifacts?: Json[];
+	notices?: string[];
+}): ToolText<PatchDetails> {
+	const { transitionId, report, wanted } = input;
+	const notices = input.notices ?? [];
+	const p = (ptr: Pointer) => presentPointer(ptr, wanted);
+	const lines: string[] = [];
+	if (transitionId === null) {
+		lines.push("No change: the patch matches the current state, so nothing was committed.");
+	} else {
+		lines.push(`Committed transition ${transitionId}${wanted.length > 1 ? ` (${report.scopes.join("+")})` : ""}.`);
+	}
+	const extra = [
+		listLine("changed", report.changed.map(p)),
+		listLine(
+			"cascaded",
+			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonicalLocator(t, wanted)).join(" + ")}`),
+		),
+		listLine("already absent (null deleted nothing)", report.missingDeletions.map(p)),
+		listLine(
+			"dangling refs (target is gone; update or drop the ref)",
+			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${presentCanonicalLocator(d.ref, wanted)}`),
+		),
+	];
+	for (const line of extra) if (line !== undefined) lines.push(line);
+	lines.push(...notices);
+	return {
+		content: [{ type: "text", text: lines.join("\n") }],
+		details: {
+			transitionId,
+			scopes: [...report.scopes],
+			changed: [...report.changed],
+			missingDeletions: [...report.missingDeletions],
+			cascades: report.cascades,
+			danglingRefs: report.danglingRefs,
+			artifacts: input.artifacts ?? [],
+			notices,
+		},
+	};
+}
+
+/** One evaluated locator of a read. */
+export interface ReadItem {
+	/** As the model sent it. */
+	locator: string;
+	canonical: string;
+	value: Json;
+	transitionId?: string;
+}
+
+/**
+ * The text of a read: the JSON of the value (single) or of the values in request order
+ * (batch), under at most a one-line header, then any notices.
+ */
+export function readResult(input: {
+	items: ReadItem[];
+	batch: boolean;
+	projection: string;
+	wanted: readonly Owner[];
+	notices?: string[];
+}): ToolText<ReadDetails> {
+	const { items, wanted } = input;
+	const notices = input.notices ?? [];
+	const values = items.map((i) => presentValue(i.value, wanted));
+	let text: string;
+	if (input.batch) {
+		text = `${items.length} values in request order: ${items.map((i) => i.locator).join(", ")}\n${JSON.stringify(values)}`;
+	} else {
+		text = JSON.stringify(values[0] ?? null);
+	}
+	if (notices.length > 0) text += `\n${notices.join("\n")}`;
+	const transitionIds = items.map((i) => i.transitionId ?? null);
+	const details: ReadDetails = {
+		locators: items.map((i) => i.locator),
+		canonical: items.map((i) => i.canonical),
+		projection: input.projection,
+		transitionIds,
+		notices,
+	};
+	const ids = transitionIds.filter((t): t is string => t !== null);
+	if (ids.length === 1 && items.length === 1) details.transitionId = ids[0] as string;
+	return { content: [{ type: "text", text }], details };
+}

@@ -1,0 +1,159 @@
+/**
+ * The user's State Flow config file, `<agentDir>/state-flow/config.json`. Reading validates
+ * field by field and never throws: a broken field falls back to its default and is reported.
+ * Writing (only `/state default …`) is atomic (temp + rename), preserves unknown keys and
+ * refuses to replace a file it cannot parse, so a hand-edited file is never lost.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { fail } from "../core/errors.js";
+import { MAX_RETENTION, OWNERS, type Owner } from "../core/types.js";
+
+/** The three modes of SPEC §5. */
+export const MODES = ["active", "passive", "off"] as const;
+export type Mode = (typeof MODES)[number];
+
+/** Settings the config file may hold; every field optional (absent = built-in default). */
+export interface StateFlowConfig {
+	mode?: Mode;
+	owners?: Owner[];
+	retention?: number;
+	headBudget?: number;
+	reconcile?: boolean;
+}
+
+/** What reading the config produced: the valid settings and one line per ignored problem. */
+export interface ConfigRead {
+	config: StateFlowConfig;
+	problems: string[];
+}
+
+/** Bounds of the head budget in bytes; below the minimum the head cannot say anything useful. */
+export const MIN_HEAD_BUDGET = 512;
+export const MAX_HEAD_BUDGET = 1024 * 1024;
+
+/** Where the config file lives for an agent directory. */
+export function configPath(agentDir: string): string {
+	return join(agentDir, "state-flow", "config.json");
+}
+
+export function isMode(value: unknown): value is Mode {
+	return typeof value === "string" && (MODES as readonly string[]).includes(value);
+}
+
+/**
+ * Parse an owner list (`"cwd,session"`, `"cwd+session"`, `"global cwd"` or an array) into the
+ * canonical order Global, CWD, Session. Throws `invalid_input` naming the bad entry.
+ */
+export function parseOwners(input: string | readonly unknown[]): Owner[] {
+	const items = typeof input === "string" ? input.split(/[\s,+]+/).filter((s) => s !== "") : [...input];
+	if (items.length === 0) fail("invalid_input", "`owners` is empty: name one to three of `global`, `cwd`, `session`.", ["owners"]);
+	const seen = new Set<Owner>();
+	items.forEach((item, i) => {
+		const name = typeof item === "string" ? item.toLowerCase() : item;
+		if (typeof name !== "string" || !(OWNERS as readonly string[]).includes(name)) {
+			fail("invalid_input", `\`owners[${i}]\` is ${JSON.stringify(item)}: use \`global\`, \`cwd\` or \`session\`.`, ["owners", i]);
+		}
+		if (seen.has(name as Owner)) fail("invalid_input", `\`owners[${i}]\` repeats \`${name}\`: name each owner once.`, ["owners", i]);
+		seen.add(name as Owner);
+	});
+	return OWNERS.filter((o) => seen.has(o));
+}
+
+/** Read and validate the config. A missing file is an empty config; nothing here throws. */
+export function readConfig(agentDir: string): ConfigRead {
+	const file = configPath(agentDir);
+	let text: string;
+	try {
+		text = readFileSync(file, "utf8");
+	} catch (e) {
+		if ((e as NodeJS.ErrnoException).code === "ENOENT") return { config: {}, problems: [] };
+		return { config: {}, problems: [`cannot read ${file}: ${(e as Error).message}; using defaults.`] };
+	}
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch (e) {
+		return { config: {}, problems: [`${file} is not valid JSON (${(e as Error).message}); using defaults. Fix or delete the file.`] };
+	}
+	if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+		return { config: {}, problems: [`${file} must hold a JSON object; using defaults.`] };
+	}
+	return validateConfig(raw as Record<string, unknown>, file);
+}
+
+/** Validate each known field on its own; unknown keys are kept in the file but ignored. */
+export function validateConfig(raw: Record<string, unknown>, file = "config.json"): ConfigRead {
+	const config: StateFlowConfig = {};
+	const problems: string[] = [];
+	const has = (key: string) => Object.prototype.hasOwnProperty.call(raw, key);
+	if (has("mode")) {
+		if (isMode(raw.mode)) config.mode = raw.mode;
+		else problems.push(`${file}: \`mode\` must be one of ${MODES.join(", ")}; ignoring ${JSON.stringify(raw.mode)}.`);
+	}
+	if (has("owners")) {
+		try {
+			if (!Array.isArray(raw.owners)) fail("invalid_input", "`owners` must be an array such as [\"cwd\", \"session\"].", ["owners"]);
+			config.owners = parseOwners(raw.owners);
+		} catch (e) {
+			problems.push(`${file}: ${(e as Error).message} Ignoring it.`);
+		}
+	}
+	if (has("retention")) {
+		const r = raw.retention;
+		if (Number.isInteger(r) && (r as number) >= 0 && (r as number) <= MAX_RETENTION) config.retention = r as number;
+		else problems.push(`${file}: \`retention\` must be an integer from 0 to ${MAX_RETENTION}; ignoring ${JSON.stringify(r)}.`);
+	}
+	if (has("headBudget")) {
+		const b = raw.headBudget;
+		if (Number.isInteger(b) && (b as number) >= MIN_HEAD_BUDGET && (b as number) <= MAX_HEAD_BUDGET) config.headBudget = b as number;
+		else problems.push(`${file}: \`headBudget\` must be an integer from ${MIN_HEAD_BUDGET} to ${MAX_HEAD_BUDGET} bytes; ignoring ${JSON.stringify(b)}.`);
+	}
+	if (has("reconcile")) {
+		if (typeof raw.reconcile === "boolean") config.reconcile = raw.reconcile;
+		else problems.push(`${file}: \`reconcile\` must be true or false; ignoring ${JSON.stringify(raw.reconcile)}.`);
+	}
+	return { config, problems };
+}
+
+/**
+ * Set some keys of the config file, keeping every other key. Atomic: a reader sees the old
+ * file or the new one. Refuses (`invalid_input`) when the existing file is not a JSON object,
+ * because replacing it would lose what the user wrote.
+ */
+export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
+	const file = configPath(agentDir);
+	let current: Record<string, unknown> = {};
+	let text: string | undefined;
+	try {
+		text = readFileSync(file, "utf8");
+	} catch (e) {
+		if ((e as NodeJS.ErrnoException).code !== "ENOENT") fail("io", `Cannot read ${file}: ${(e as Error).message}.`, [], e);
+	}
+	if (text !== undefined) {
+		let parsed: unknown;
+		try {
+			parsed = JSON.parse(text);
+		} catch {
+			fail("invalid_input", `${file} is not valid JSON; fix or delete it before changing defaults (it was left untouched).`);
+		}
+		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+			fail("invalid_input", `${file} does not hold a JSON object; fix or delete it before changing defaults (it was left untouched).`);
+		}
+		current = parsed as Record<string, unknown>;
+	}
+	const next: Record<string, unknown> = { ...current };
+	for (const [key, value] of Object.entries(changes)) {
+		if (value !== undefined) next[key] = value;
+	}
+	mkdirSync(join(agentDir, "state-flow"), { recursive: true });
+	const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+	try {
+		writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { flush: true });
+		renameSync(temp, file);
+	} catch (e) {
+		rmSync(temp, { force: true });
+		fail("io", `Cannot write ${file}: ${(e as Error).message}.`, [], e);
+	}
+}

@@ -1,0 +1,187 @@
+/**
+ * Real SDK `/state` commands: status, show, history with provenance, undo through the commit
+ * path, the config defaults (the only config writer), a broken config reported and kept, and
+ * bad arguments answered with usage while nothing changes.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { SELECTION_ENTRY } from "../../lib/host/selection.js";
+import { configPath } from "../../lib/storage/config.js";
+import { type Flow, startFlow } from "./fixture.js";
+
+function selectionEntries(flow: Flow): number {
+	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
+}
+
+async function withWrites(): Promise<Flow> {
+	const flow = await startFlow();
+	await flow.prompt("plan", [
+		{ calls: [{ id: "call-a", name: "patch_state", args: { cwd: { intents: { i: { goal: "g", owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "step" } } } }] },
+		{ calls: [{ id: "call-b", name: "patch_state", args: { cwd: { tactics: { t: "changed" } } } }] },
+		{ text: "ok" },
+	]);
+	return flow;
+}
+
+describe("/state", () => {
+	it("reports mode, owners, stores with sizes and retention", async () => {
+		const flow = await withWrites();
+		try {
+			const [status] = await flow.command("/state");
+			assert.ok(status);
+			assert.match(status, /State Flow: active cwd\+session \(scoped interface; from defaults and config\)/);
+			assert.match(status, /global\s+not wanted\s+empty/);
+			assert.match(status, /cwd\s+wanted\s+\d+(\.\d)? (B|KB), 2 transitions, 2 retained/);
+			assert.match(status, /session\s+wanted\s+empty — memory only/);
+			assert.match(status, /retention: 20 transitions per owner/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("shows an owner's state and its history with who and when", async () => {
+		const flow = await withWrites();
+		try {
+			const [shown] = await flow.command("/state show cwd");
+			assert.match(shown ?? "", /"t": "changed"/);
+			const [history] = await flow.command("/state history cwd");
+			assert.match(history ?? "", /#2 t-0002 2026-11-30T09:00:\d\d\.000Z by model tool call call-b: tactics\.t/);
+			assert.match(history ?? "", /#1 t-0001 .* by model tool call call-a: intents\.i, tactics\.t/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("undoes the latest transition as a new transition recorded as a user command", async () => {
+		const flow = await withWrites();
+		try {
+			const [done] = await flow.command("/state undo");
+			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			const [shown] = await flow.command("/state show cwd");
+			assert.match(shown ?? "", /"t": "step"/);
+			const [history] = await flow.command("/state history cwd");
+			assert.match(history ?? "", /#3 t-0003 .* by user command \/state undo cwd/);
+			const [nothing] = await flow.command("/state undo global");
+			assert.match(nothing ?? "", /no retained transition to undo for global/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("undoes a multi-owner transition in every owner atomically", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("both", [
+				{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] },
+				{ calls: [{ id: "w2", name: "patch_state", args: { cwd: { tactics: { a: 2 } }, session: { strategy: { s: "x" } } } }] },
+				{ text: "ok" },
+			]);
+			const [done] = await flow.command("/state undo");
+			assert.match(done ?? "", /reverted t-0002 \(cwd\+session\) as transition t-0003/);
+			const [shown] = await flow.command("/state show");
+			assert.match(shown ?? "", /"a": 1/);
+			assert.doesNotMatch(shown ?? "", /"s": "x"/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("answers bad arguments with usage and changes nothing", async () => {
+		const flow = await startFlow();
+		try {
+			for (const bad of ["/state loud", "/state owners", "/state owners cwd,projects", "/state active now", "/state show moon", "/state default", "/state default owners cwd,cwd"]) {
+				const notes = await flow.command(bad);
+				assert.equal(notes.length, 1, bad);
+				assert.match(notes[0] as string, /Usage:/, bad);
+			}
+			assert.equal(selectionEntries(flow), 0);
+			assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
+describe("/state default", () => {
+	it("writes only the config file, keeping its other keys, and applies where no session choice overrides it", async () => {
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		try {
+			mkdirSync(join(agentDir, "state-flow"));
+			writeFileSync(configPath(agentDir), JSON.stringify({ retention: 5, mine: [1] }));
+			const flow = await startFlow({ agentDir });
+			try {
+				await flow.command("/state default passive");
+				await flow.command("/state default owners global,cwd");
+				assert.deepEqual(JSON.parse(readFileSync(configPath(agentDir), "utf8")), { retention: 5, mine: [1], mode: "passive", owners: ["global", "cwd"] });
+				assert.match((await flow.command("/state"))[0] as string, /passive global\+cwd .*from defaults and config[\s\S]*retention: 5/);
+				assert.equal(selectionEntries(flow), 0);
+			} finally {
+				flow.dispose();
+			}
+		} finally {
+			rmSync(agentDir, { recursive: true, force: true });
+		}
+	});
+
+	it("reports a broken config at start, uses the defaults and never overwrites it", async () => {
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		try {
+			mkdirSync(join(agentDir, "state-flow"));
+			writeFileSync(configPath(agentDir), "{ broken");
+			const flow = await startFlow({ agentDir });
+			try {
+				assert.ok(flow.notes.some((n) => /not valid JSON/.test(n)));
+				assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
+				const [refused] = await flow.command("/state default off");
+				assert.match(refused ?? "", /left untouched/);
+				assert.equal(readFileSync(configPath(agentDir), "utf8"), "{ broken");
+			} finally {
+				flow.dispose();
+			}
+		} finally {
+			rmSync(agentDir, { recursive: true, force: true });
+		}
+	});
+});
+
+describe("flags", () => {
+	it("--state-mode and --state-owners override the config and yield to /state commands", async () => {
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		try {
+			mkdirSync(join(agentDir, "state-flow"));
+			writeFileSync(configPath(agentDir), JSON.stringify({ mode: "off", owners: ["cwd"] }));
+			const flow = await startFlow({ agentDir });
+			try {
+				// pi parses flags before session start; the SDK path sets them and reloads the extension.
+				const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
+				runtime.flagValues.set("state-mode", "passive");
+				runtime.flagValues.set("state-owners", "global,session");
+				await flow.harness.session.reload();
+				assert.match((await flow.command("/state"))[0] as string, /passive global\+session \(scoped interface; from CLI flags\)/);
+				await flow.command("/state active");
+				assert.match((await flow.command("/state"))[0] as string, /active global\+session .*this session's \/state choice/);
+			} finally {
+				flow.dispose();
+			}
+		} finally {
+			rmSync(agentDir, { recursive: true, force: true });
+		}
+	});
+
+	it("report a bad flag value and keep the rest", async () => {
+		const flow = await startFlow();
+		try {
+			const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
+			runtime.flagValues.set("state-mode", "loud");
+			runtime.flagValues.set("state-owners", "cwd");
+			await flow.harness.session.reload();
+			assert.ok(flow.notes.some((n) => /--state-mode "loud" is not a mode/.test(n)));
+			assert.match((await flow.command("/state"))[0] as string, /active cwd \(flat interface/);
+		} finally {
+			flow.dispose();
+		}
+	});
+});

@@ -1,0 +1,159 @@
+/**
+ * Real SDK: what State Flow puts in front of the model. The protocol rides on the system
+ * prompt; one head per run is frozen, inserted next to the run's prompt on every request and
+ * never persisted; the final answer lands in Session `response`; Active reconciliation sends
+ * exactly one follow-up after file changes without a state update, and never in Passive.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { describe, it } from "node:test";
+import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
+import { type Flow, startFlow, type Step, userTexts } from "./fixture.js";
+
+const HEAD = /<state_flow_head>[\s\S]*<\/state_flow_head>/;
+
+function heads(flow: Flow, request: number): string[] {
+	const c = flow.seen[request];
+	assert.ok(c);
+	return userTexts(c).filter((t) => HEAD.test(t));
+}
+
+/** Drop the inserted head so requests can be compared as the transcript stores them. */
+function withoutHead(flow: Flow, request: number): string {
+	const c = flow.seen[request];
+	assert.ok(c);
+	return JSON.stringify(c.messages.filter((m) => !(m.role === "user" && JSON.stringify(m.content).includes("<state_flow_head>"))));
+}
+
+/** Prompt and also wait for a deferred follow-up run to finish. */
+async function promptAndSettle(flow: Flow, text: string, steps: Step[]): Promise<void> {
+	await flow.prompt(text, steps);
+	for (let i = 0; i < 50 && (flow.harness.faux.getPendingResponseCount() > 0 || flow.harness.session.isStreaming); i++) {
+		await sleep(10);
+		await flow.harness.session.agent.waitForIdle();
+	}
+}
+
+function reconcileMessages(flow: Flow): number {
+	return flow.harness.session.messages.filter((m) => m.role === "custom" && m.customType === RECONCILE_TYPE).length;
+}
+
+describe("head and protocol", () => {
+	it("freezes one head per run, sends only the newest, and never persists it", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("first", [
+				{ calls: [{ id: "w", name: "patch_state", args: { cwd: { intents: { ship: { goal: "ship it" } } } } }] },
+				{ calls: [{ id: "r", name: "read_state", args: { path: "cwd.intents" } }] },
+				{ text: "ok" },
+			]);
+			const [h0] = heads(flow, 0);
+			assert.ok(h0);
+			for (const i of [1, 2]) assert.deepEqual(heads(flow, i), [h0], `request ${i} repeats the frozen head`);
+			assert.doesNotMatch(h0, /ship it/);
+			// The head sits right after the run's prompt.
+			const first = flow.seen[0]?.messages ?? [];
+			assert.equal(first.length, 2);
+			assert.match(JSON.stringify(first[0]), /first/);
+
+			await flow.prompt("second", [{ text: "ok" }]);
+			const next = heads(flow, 3);
+			assert.equal(next.length, 1);
+			assert.match(next[0] as string, /ship/);
+			// Earlier messages are byte-stable: the previous request (without its head) is a prefix.
+			const before = withoutHead(flow, 2);
+			assert.ok(withoutHead(flow, 3).startsWith(before.slice(0, -1)));
+			assert.doesNotMatch(JSON.stringify(flow.harness.session.sessionManager.getEntries()), /state_flow_head/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("appends the protocol to the system prompt once, with the bootstrap variant only while empty", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("empty", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] }, { text: "ok" }]);
+			await flow.prompt("filled", [{ text: "ok" }]);
+			const p0 = flow.seen[0]?.systemPrompt ?? "";
+			const p2 = flow.seen[2]?.systemPrompt ?? "";
+			for (const p of [p0, p2]) {
+				assert.equal(p.split("<state_flow_protocol>").length, 2);
+				assert.match(p, /read_state/);
+				assert.match(p, /patch_state/);
+			}
+			assert.notEqual(p0, p2);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("publishes the final answer of a prompt run to Session response", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("answer me", [{ text: "The answer is 42." }]);
+			await flow.prompt("what did you say", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response" } }] }, { text: "ok" }]);
+			const value = JSON.parse(flow.results().r?.text ?? "null") as { last: { text: string; at: string } };
+			assert.equal(value.last.text, "The answer is 42.");
+			assert.match(value.last.at, /^2026-11-30T09:00:/);
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
+describe("active reconciliation", () => {
+	const writeFile: Step = { calls: [{ id: "f", name: "write", args: { path: "notes.txt", content: "hello" } }] };
+
+	it("sends exactly one follow-up after a file change without a state update", async () => {
+		const flow = await startFlow({ builtinTools: true });
+		try {
+			await promptAndSettle(flow, "edit the file", [writeFile, { text: "edited" }, { text: "state is accurate" }]);
+			assert.equal(reconcileMessages(flow), 1);
+			const last = flow.seen.at(-1);
+			assert.ok(last && userTexts(last).some((t) => t.includes(RECONCILE_TEXT)));
+			assert.equal(flow.harness.faux.getPendingResponseCount(), 0);
+			// The follow-up's answer does not replace the prompt run's answer in Session response.
+			await flow.prompt("check", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
+			assert.equal(flow.results().r?.text, '"edited"');
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("stays quiet when the run updated the state, and in passive mode", async () => {
+		const flow = await startFlow({ builtinTools: true });
+		try {
+			await promptAndSettle(flow, "edit and record", [
+				writeFile,
+				{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { notes: "written" } } } }] },
+				{ text: "done" },
+			]);
+			assert.equal(reconcileMessages(flow), 0);
+			await flow.command("/state passive");
+			await promptAndSettle(flow, "edit again", [{ calls: [{ id: "f2", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "done" }]);
+			assert.equal(reconcileMessages(flow), 0);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("stays quiet when the config turns reconciliation off", async () => {
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		try {
+			mkdirSync(join(agentDir, "state-flow"));
+			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ reconcile: false }));
+			const flow = await startFlow({ builtinTools: true, agentDir });
+			try {
+				await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
+				assert.equal(reconcileMessages(flow), 0);
+			} finally {
+				flow.dispose();
+			}
+		} finally {
+			rmSync(agentDir, { recursive: true, force: true });
+		}
+	});
+});

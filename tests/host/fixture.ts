@@ -1,0 +1,157 @@
+/**
+ * Shared set-up for the host tests: the real pi SDK (createHarness + faux provider) running
+ * State Flow with temp folders, a fixed clock, predictable ids, a notify tap and a count of
+ * `registerTool` calls per tool name (the factory gets a thin wrapper around the real `pi`).
+ */
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ExtensionAPI, ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-agent";
+import { createStateFlow } from "../../lib/index.js";
+import { type Captured, createHarness } from "../helpers/pi-harness.js";
+
+export interface Flow {
+	harness: Awaited<ReturnType<typeof createHarness>>;
+	seen: Captured[];
+	notes: string[];
+	registrations: Record<string, number>;
+	/** Tool results in the transcript, by tool-call id. */
+	results(): Record<string, { isError: boolean; text: string; details: Record<string, unknown> }>;
+	/** Run a user prompt whose model replies are the given steps (tool-call replies then text). */
+	prompt(text: string, steps: Step[]): Promise<void>;
+	command(text: string): Promise<string[]>;
+	dispose(): void;
+}
+
+/** One scripted model reply: tool calls (ids given) or a final text; `before` runs while streaming. */
+export type Step =
+	| { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: (ctx: Context) => Promise<void> | void }
+	| { text: string; before?: (ctx: Context) => Promise<void> | void };
+
+export interface FlowOptions {
+	cwd?: string;
+	agentDir?: string;
+	sessionManager?: SessionManager;
+	builtinTools?: boolean;
+	extraFactories?: ExtensionFactory[];
+}
+
+/** Count registerTool calls while delegating everything to the real API object. */
+function counting(pi: ExtensionAPI, registrations: Record<string, number>): ExtensionAPI {
+	return new Proxy(pi, {
+		get(target, prop, receiver) {
+			if (prop === "registerTool") {
+				return (tool: Parameters<ExtensionAPI["registerTool"]>[0]) => {
+					registrations[tool.name] = (registrations[tool.name] ?? 0) + 1;
+					return target.registerTool(tool);
+				};
+			}
+			const value = Reflect.get(target, prop, receiver);
+			return typeof value === "function" ? value.bind(target) : value;
+		},
+	});
+}
+
+export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
+	const seen: Captured[] = [];
+	const notes: string[] = [];
+	const registrations: Record<string, number> = {};
+	let tick = 0;
+	let ids = 0;
+	// Never fall back to pi's real agent folder: every flow gets its own.
+	const agentDir = opts.agentDir ?? mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+	const factory = createStateFlow({
+		agentDir,
+		now: () => new Date(Date.UTC(2026, 10, 30, 9, 0, tick++)),
+		newId: () => `t-${String(++ids).padStart(4, "0")}`,
+		notify: (m) => notes.push(m),
+	});
+	const harness = await createHarness({
+		extensionFactories: [(pi) => factory(counting(pi, registrations)), ...(opts.extraFactories ?? [])],
+		...(opts.cwd ? { cwd: opts.cwd } : {}),
+		agentDir,
+		...(opts.sessionManager ? { sessionManager: opts.sessionManager } : {}),
+		...(opts.builtinTools ? { builtinTools: true } : {}),
+	});
+	const flow: Flow = {
+		harness,
+		seen,
+		notes,
+		registrations,
+		results() {
+			const out: ReturnType<Flow["results"]> = {};
+			for (const m of harness.session.messages) {
+				if (m.role !== "toolResult") continue;
+				const text = m.content.map((c) => (c.type === "text" ? c.text : "")).join("");
+				out[m.toolCallId] = { isError: m.isError, text, details: (m.details ?? {}) as Record<string, unknown> };
+			}
+			return out;
+		},
+		async prompt(text, steps) {
+			harness.faux.setResponses(
+				steps.map((step) => async (context: Context, _o: unknown, state: { callCount: number }): Promise<AssistantMessage> => {
+					seen.push(snapshotOf(context, state.callCount));
+					await step.before?.(context);
+					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
+					return fauxAssistantMessage(
+						step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
+						{ stopReason: "toolUse" },
+					);
+				}),
+			);
+			await harness.session.prompt(text);
+			await harness.session.agent.waitForIdle();
+		},
+		async command(text) {
+			const before = notes.length;
+			await harness.session.prompt(text);
+			return notes.slice(before);
+		},
+		dispose() {
+			harness.dispose();
+			// Remove only the folders this flow created; callers own the ones they passed in.
+			if (!opts.agentDir) rmSync(agentDir, { recursive: true, force: true });
+			if (!opts.cwd) rmSync(harness.cwd, { recursive: true, force: true });
+		},
+	};
+	return flow;
+}
+
+function snapshotOf(context: Context, call: number): Captured {
+	return {
+		call,
+		tools: (context.tools ?? []).map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(JSON.stringify(t.parameters)) })),
+		systemPrompt: context.systemPrompt ?? "",
+		messages: JSON.parse(JSON.stringify(context.messages)),
+	};
+}
+
+/** Text of every message the model saw on one request, user messages only. */
+export function userTexts(c: Captured): string[] {
+	return c.messages
+		.filter((m) => m.role === "user")
+		.map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("")));
+}
+
+/** Every file below a folder (relative paths), [] when it does not exist. */
+export function filesUnder(dir: string): string[] {
+	if (!existsSync(dir)) return [];
+	const out: string[] = [];
+	const walk = (d: string, rel: string) => {
+		for (const e of readdirSync(d, { withFileTypes: true })) {
+			const r = rel === "" ? e.name : `${rel}/${e.name}`;
+			if (e.isDirectory()) walk(join(d, e.name), r);
+			else out.push(r);
+		}
+	};
+	walk(dir, "");
+	return out.sort();
+}
+
+/** All bytes below a folder concatenated (for "the value landed here" checks). */
+export function bytesUnder(dir: string): string {
+	return filesUnder(dir)
+		.map((f) => readFileSync(join(dir, f), "utf8"))
+		.join("\n");
+}

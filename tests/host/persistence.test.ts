@@ -1,0 +1,141 @@
+/**
+ * Real SDK with a file-backed session: the session's `/state` choice and its Session state
+ * survive reload (reopen the file), resume (continue the most recent session) and fork, and
+ * `/tree` navigation shows the state of the branch it lands on.
+ */
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { type Flow, startFlow } from "./fixture.js";
+
+interface Dirs {
+	cwd: string;
+	agentDir: string;
+	sessionDir: string;
+}
+
+function dirs(t: { after(fn: () => void): void }): Dirs {
+	const root = mkdtempSync(join(tmpdir(), "state-flow-persist-"));
+	t.after(() => rmSync(root, { recursive: true, force: true }));
+	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
+	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
+}
+
+/** A first session that chooses `passive session` and writes one Session value. */
+async function firstSession(d: Dirs): Promise<string> {
+	const sm = SessionManager.create(d.cwd, d.sessionDir);
+	const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
+	try {
+		await flow.command("/state passive");
+		await flow.command("/state owners session");
+		await flow.prompt("remember", [{ calls: [{ id: "w", name: "patch_state", args: { tactics: { next: "kept" } } }] }, { text: "saved" }]);
+		assert.equal(flow.results().w?.isError, false, flow.results().w?.text);
+		const file = sm.getSessionFile();
+		assert.ok(file);
+		return file;
+	} finally {
+		flow.dispose();
+	}
+}
+
+/** In a restored session: the selection is back and the Session value reads back. */
+async function assertRestored(flow: Flow): Promise<void> {
+	const status = await flow.command("/state");
+	assert.match(status.join("\n"), /State Flow: passive session \(flat interface; from this session's \/state choice\)/);
+	await flow.prompt("what next", [{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.next" } }] }, { text: "ok" }]);
+	assert.equal(flow.results().r?.text, '"kept"');
+	const tool = flow.seen[0]?.tools.find((t) => t.name === "patch_state");
+	assert.deepEqual(Object.keys((tool?.parameters as { properties: object }).properties), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
+}
+
+describe("file-backed sessions", () => {
+	it("restore the selection and Session state on reload", async (t) => {
+		const d = dirs(t);
+		const file = await firstSession(d);
+		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) });
+		try {
+			await assertRestored(flow);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("restore them on resume of the most recent session", async (t) => {
+		const d = dirs(t);
+		await firstSession(d);
+		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) });
+		try {
+			await assertRestored(flow);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("restore them in a fork, whose later writes stay in the fork", async (t) => {
+		const d = dirs(t);
+		const file = await firstSession(d);
+		const fork = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.forkFrom(file, d.cwd, d.sessionDir) });
+		try {
+			await assertRestored(fork);
+			await fork.prompt("change", [{ calls: [{ id: "w2", name: "patch_state", args: { tactics: { next: "forked" } } }] }, { text: "ok" }]);
+			assert.equal(fork.results().w2?.isError, false);
+		} finally {
+			fork.dispose();
+		}
+		const original = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) });
+		try {
+			await assertRestored(original);
+		} finally {
+			original.dispose();
+		}
+	});
+
+	it("follow /tree navigation to the state of the branch", async (t) => {
+		const d = dirs(t);
+		const sm = SessionManager.create(d.cwd, d.sessionDir);
+		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
+		try {
+			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { v: 1 } } } }] }, { text: "ok" }]);
+			const fork = sm.getLeafId();
+			assert.ok(fork);
+			await flow.command("/state passive");
+			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { session: { tactics: { v: 2 } } } }] }, { text: "ok" }]);
+			await flow.harness.session.navigateTree(fork, { summarize: false });
+			const status = await flow.command("/state");
+			assert.match(status.join("\n"), /State Flow: active cwd\+session/);
+			await flow.prompt("read", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.tactics.v" } }] }, { text: "ok" }]);
+			assert.equal(flow.results().r?.text, "1");
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
+describe("damaged Session entries", () => {
+	it("are reported, never rewritten, and leave the other owners working", async () => {
+		const sm = SessionManager.inMemory();
+		sm.appendCustomEntry("state-flow/transition", { not: "a transition" });
+		const flow = await startFlow({ sessionManager: sm });
+		try {
+			assert.ok(flow.notes.some((n) => /cannot open Session state/.test(n)), flow.notes.join("\n"));
+			await flow.prompt("go", [
+				{
+					calls: [
+						{ id: "c", name: "patch_state", args: { cwd: { tactics: { ok: true } } } },
+						{ id: "s", name: "patch_state", args: { session: { tactics: { lost: true } } } },
+					],
+				},
+				{ text: "ok" },
+			]);
+			assert.equal(flow.results().c?.isError, false, flow.results().c?.text);
+			assert.equal(flow.results().s?.isError, true);
+			const damaged = sm.getEntries().filter((e) => e.type === "custom" && e.customType === "state-flow/transition");
+			assert.deepEqual(damaged.map((e) => (e as { data?: unknown }).data), [{ not: "a transition" }]);
+		} finally {
+			flow.dispose();
+		}
+	});
+});

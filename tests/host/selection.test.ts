@@ -1,0 +1,169 @@
+/**
+ * Selection, config file and admission bookkeeping as plain functions: precedence, owner list
+ * parsing, config validation and atomic preserving writes, stale-call judgement, completions.
+ */
+import assert from "node:assert/strict";
+import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { isStateError } from "../../lib/core/errors.js";
+import { OWNERS, type Owner } from "../../lib/core/types.js";
+import { Admission, type Identity } from "../../lib/host/admission.js";
+import { completeStateArgs } from "../../lib/host/commands.js";
+import { allOwnerSelections, resolveSelection, selectionFromBranch, selectionFromFlags, SELECTION_ENTRY, shapeOf } from "../../lib/host/selection.js";
+import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/config.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const ownerArb = fc.uniqueArray(fc.constantFrom(...OWNERS), { minLength: 1, maxLength: 3 });
+
+describe("owner lists", () => {
+	it("parse to the canonical order whatever the input order or separator", () => {
+		fc.assert(
+			fc.property(ownerArb, fc.constantFrom(",", "+", " ", ", "), (owners, sep) => {
+				const parsed = parseOwners(owners.join(sep));
+				assert.deepEqual(parsed, OWNERS.filter((o) => owners.includes(o)));
+				assert.deepEqual(parseOwners(parsed.join(",")), parsed);
+			}),
+		);
+	});
+
+	it("refuse unknown, repeated and empty owners naming the offending entry", () => {
+		assert.throws(() => parseOwners("cwd,projects"), (e) => isStateError(e) && e.code === "invalid_input" && /owners\[1\]/.test(e.message));
+		assert.throws(() => parseOwners("cwd,cwd"), (e) => isStateError(e) && /repeats `cwd`/.test(e.message));
+		assert.throws(() => parseOwners(" , "), (e) => isStateError(e) && /empty/.test(e.message));
+	});
+
+	it("give flat shape for one owner and scoped for two or three; all seven selections exist", () => {
+		const all = allOwnerSelections();
+		assert.equal(all.length, 7);
+		assert.equal(new Set(all.map((o) => o.join())).size, 7);
+		for (const owners of all) assert.equal(shapeOf(owners), owners.length === 1 ? "flat" : "scoped");
+	});
+});
+
+describe("selection precedence", () => {
+	it("defaults to active with cwd and session", () => {
+		assert.deepEqual(resolveSelection(), { mode: "active", owners: ["cwd", "session"] });
+	});
+
+	it("lets each later layer win field by field (config < flags < session choice)", () => {
+		const config = { mode: "passive" as const, owners: ["global"] as Owner[] };
+		const flags = { owners: ["cwd"] as Owner[] };
+		assert.deepEqual(resolveSelection(config, flags), { mode: "passive", owners: ["cwd"] });
+		assert.deepEqual(resolveSelection(config, flags, { mode: "off", owners: ["session"] }), { mode: "off", owners: ["session"] });
+	});
+
+	it("reports bad flags instead of throwing and keeps the rest", () => {
+		const { layer, problems } = selectionFromFlags("loud", "cwd");
+		assert.deepEqual(layer, { owners: ["cwd"] });
+		assert.equal(problems.length, 1);
+		assert.match(problems[0] as string, /--state-mode "loud"/);
+	});
+
+	it("restores the latest valid selection entry of the branch and skips damaged ones", () => {
+		const branch = [
+			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "passive", owners: ["global"] } },
+			{ type: "message" },
+			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "off", owners: ["cwd", "session"] } },
+			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "loud", owners: ["cwd"] } },
+		];
+		assert.deepEqual(selectionFromBranch(branch), { mode: "off", owners: ["cwd", "session"] });
+		assert.equal(selectionFromBranch([{ type: "message" }]), undefined);
+	});
+});
+
+describe("config file", () => {
+	it("is absent by default and reading it creates nothing", (t) => {
+		const dir = tempDir(t);
+		assert.deepEqual(readConfig(dir), { config: {}, problems: [] });
+		assert.deepEqual(readdirSync(dir), []);
+	});
+
+	it("keeps valid fields and reports each invalid one", (t) => {
+		const dir = tempDir(t);
+		mkdirSync(join(dir, "state-flow"));
+		writeFileSync(configPath(dir), JSON.stringify({ mode: "passive", owners: ["cwd", "nope"], retention: 5000, headBudget: 4096, reconcile: "yes" }));
+		const { config, problems } = readConfig(dir);
+		assert.deepEqual(config, { mode: "passive", headBudget: 4096 });
+		assert.equal(problems.length, 3);
+		assert.ok(problems.some((p) => p.includes("`retention`")));
+		assert.ok(problems.some((p) => p.includes("`reconcile`")));
+		assert.ok(problems.some((p) => p.includes("owners[1]")));
+	});
+
+	it("reports unparseable JSON and uses defaults", (t) => {
+		const dir = tempDir(t);
+		mkdirSync(join(dir, "state-flow"));
+		writeFileSync(configPath(dir), "{ mode: passive");
+		const { config, problems } = readConfig(dir);
+		assert.deepEqual(config, {});
+		assert.match(problems[0] as string, /not valid JSON/);
+	});
+
+	it("updates atomically, preserving other keys, and leaves no temp files", (t) => {
+		const dir = tempDir(t);
+		mkdirSync(join(dir, "state-flow"));
+		writeFileSync(configPath(dir), JSON.stringify({ retention: 7, custom: { keep: true } }));
+		updateConfig(dir, { mode: "off" });
+		updateConfig(dir, { owners: ["global", "session"] });
+		assert.deepEqual(JSON.parse(readFileSync(configPath(dir), "utf8")), { retention: 7, custom: { keep: true }, mode: "off", owners: ["global", "session"] });
+		assert.deepEqual(readdirSync(join(dir, "state-flow")), ["config.json"]);
+	});
+
+	it("never overwrites a file it cannot parse", (t) => {
+		const dir = tempDir(t);
+		mkdirSync(join(dir, "state-flow"));
+		writeFileSync(configPath(dir), "not json");
+		assert.throws(() => updateConfig(dir, { mode: "off" }), (e) => isStateError(e) && /left untouched/.test(e.message));
+		assert.equal(readFileSync(configPath(dir), "utf8"), "not json");
+	});
+});
+
+describe("admission", () => {
+	const id: Identity = { sessionId: "s1", cwd: "/p", globalRoot: "/a/state-flow/global", cwdRoot: "/p/.pi/state-flow" };
+	const now = { mode: "active" as const, wanted: ["cwd", "session"] as Owner[], identity: id };
+
+	it("admits a call bound to a request captured in the current epoch", () => {
+		const a = new Admission();
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.bind(["call-1"]);
+		assert.deepEqual(a.admit("patch_state", "call-1", now).wanted, ["cwd", "session"]);
+	});
+
+	it("refuses unknown calls, calls from an older epoch and calls after an identity change", () => {
+		const a = new Admission();
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.bind(["call-1", "call-2"]);
+		const stale = (re: RegExp) => (e: unknown) => isStateError(e) && e.code === "stale_call" && re.test(e.message) && /Nothing was written/.test(e.message) && /read_state/.test(e.message);
+		assert.throws(() => a.admit("patch_state", "call-x", now), stale(/not issued/));
+		assert.throws(() => a.admit("patch_state", "call-1", { ...now, identity: { ...id, sessionId: "s2" } }), stale(/session changed/));
+		assert.throws(() => a.admit("patch_state", "call-1", { ...now, wanted: ["cwd"] }), stale(/cwd\+session to cwd/));
+		a.bump();
+		assert.throws(() => a.admit("patch_state", "call-2", now), stale(/changed and changed back/));
+	});
+
+	it("binds tool calls to the capture of the request that issued them, not a later one", () => {
+		const a = new Admission();
+		a.capture({ identity: id, wanted: ["cwd"], mode: "active", shape: "flat" });
+		a.bind(["early"]);
+		a.bump();
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.bind(["late"]);
+		assert.deepEqual(a.receipt("early")?.wanted, ["cwd"]);
+		assert.throws(() => a.admit("patch_state", "early", { ...now, wanted: ["cwd"] }), (e) => isStateError(e) && e.code === "stale_call");
+		assert.equal(a.admit("patch_state", "late", now).shape, "scoped");
+	});
+});
+
+describe("/state completions", () => {
+	it("complete subcommands, owner lists and defaults", () => {
+		assert.deepEqual(completeStateArgs("pa")?.map((i) => i.value), ["passive"]);
+		assert.equal(completeStateArgs("owners ")?.length, 7);
+		assert.deepEqual(completeStateArgs("owners cwd,s")?.map((i) => i.value), ["owners cwd,session"]);
+		assert.deepEqual(completeStateArgs("show g")?.map((i) => i.value), ["show global"]);
+		assert.deepEqual(completeStateArgs("default o")?.map((i) => i.value), ["default off", "default owners "]);
+		assert.equal(completeStateArgs("default owners ")?.length, 7);
+		assert.equal(completeStateArgs("zzz"), null);
+	});
+});

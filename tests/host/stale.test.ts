@@ -1,0 +1,119 @@
+/**
+ * Real SDK admission (SPEC §7): a call issued before a selection change, an Off/On round trip
+ * or a session switch — each made while the model's answer is streaming — is refused with
+ * nothing written; a cancelled call writes nothing; a fresh call afterwards succeeds.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { bytesUnder, type Flow, startFlow } from "./fixture.js";
+
+const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });
+
+function cwdBytes(flow: Flow): string {
+	return bytesUnder(join(flow.harness.cwd, ".pi", "state-flow"));
+}
+
+function assertStale(flow: Flow, id: string, why: RegExp): void {
+	const r = flow.results()[id];
+	assert.ok(r, `result of ${id}`);
+	assert.equal(r.isError, true);
+	assert.match(r.text, /Stale `patch_state` call refused/);
+	assert.match(r.text, why);
+	assert.match(r.text, /Nothing was written/);
+	assert.match(r.text, /read_state/);
+}
+
+describe("stale calls", () => {
+	it("refuses a call issued before a mode change made while streaming; a fresh call in the same run succeeds", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("go", [
+				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state passive")) },
+				{ calls: [write("fresh", "fresh")] },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /mode changed from active to passive/);
+			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
+			assert.doesNotMatch(cwdBytes(flow), /stale/);
+			assert.match(cwdBytes(flow), /fresh/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("refuses a call issued before an owner change and never rebinds it; the next run succeeds with the new grammar", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("go", [
+				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state owners cwd")) },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /wanted owners changed from cwd\+session to cwd/);
+			assert.equal(cwdBytes(flow), "");
+			await flow.prompt("again", [{ calls: [{ id: "flat", name: "patch_state", args: { tactics: { step: "flat" } } }] }, { text: "ok" }]);
+			assert.equal(flow.results().flat?.isError, false, flow.results().flat?.text);
+			assert.match(cwdBytes(flow), /flat/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("refuses a call when Off and back On happened in between", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("go", [
+				{
+					calls: [write("old", "stale")],
+					before: async () => {
+						await flow.command("/state off");
+						await flow.command("/state active");
+					},
+				},
+				{ calls: [write("fresh", "fresh")] },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /changed and changed back/);
+			assert.equal(flow.results().fresh?.isError, false);
+			assert.doesNotMatch(cwdBytes(flow), /stale/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("refuses a call when the session switched while it was in flight", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("go", [
+				{ calls: [write("old", "stale")], before: () => void flow.harness.session.sessionManager.newSession() },
+				{ calls: [write("fresh", "fresh")] },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /session changed/);
+			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
+			assert.doesNotMatch(cwdBytes(flow), /stale/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("writes nothing when the call is cancelled before it commits", async () => {
+		// Abort the run from the tool_call event, i.e. after admission input is known, before execute.
+		const aborter = (pi: ExtensionAPI) => {
+			pi.on("tool_call", (event, ctx) => {
+				if (event.toolCallId === "cancel") ctx.abort();
+			});
+		};
+		const flow = await startFlow({ extraFactories: [aborter] });
+		try {
+			await flow.prompt("go", [{ calls: [write("cancel", "cancelled")] }, { text: "ok" }]);
+			const r = flow.results().cancel;
+			assert.equal(r?.isError, true);
+			assert.match(r?.text ?? "", /cancelled|abort/i);
+			assert.equal(cwdBytes(flow), "");
+		} finally {
+			flow.dispose();
+		}
+	});
+});
