@@ -1,0 +1,372 @@
+/**
+ * The artifact compiler: runs under the owner locks inside `Stores.commit` (as `prepare`),
+ * validates every touched `artifacts` entry, rewrites the patch with compiler-owned fields
+ * (fingerprints, hashes, where a Skill compiled to) and returns the file effects to run
+ * with the commit. It has no side effects itself: a refusal leaves every byte unchanged.
+ */
+import { existsSync } from "node:fs";
+import { basename, dirname, relative, resolve, sep } from "node:path";
+import { fail } from "../core/errors.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch } from "../core/types.js";
+import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
+import { applyMergePatch } from "../core/merge.js";
+import { OWNERS } from "../core/types.js";
+import {
+	type ArtifactRoots,
+	type FileOp,
+	fingerprintOf,
+	ownerRoot,
+	readIfFile,
+	realOrSelf,
+	resolveArtifactKey,
+	runFileOps,
+	sha256,
+} from "./artifact-files.js";
+import {
+	type FrontmatterParser,
+	renderSkill,
+	simpleFrontmatter,
+	skillDescriptionProblem,
+	skillKey,
+	skillNameProblem,
+} from "./skill-format.js";
+
+/** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
+export interface PreparedEffects {
+	patch: CanonicalPatch;
+	/** Runs after staging succeeded, before the durable write. Rolls itself back if it fails. */
+	apply(): void;
+	/** Undoes `apply` when the durable write fails. */
+	revert(): void;
+	/** Human-readable notes (e.g. a compiled Skill left in place because it was edited). */
+	notes: string[];
+	/** One entry per touched artifact, for `details.artifacts`: `{ owner, key, action, compiledTo? }`. */
+	artifacts: JsonObject[];
+	/**
+	 * True when `apply` has file work even if the staged patch turns out to be a no-op (a
+	 * compiled Skill deleted by hand and patched again): the commit should still run `apply`.
+	 */
+	hasEffects: boolean;
+}
+
+export type { ArtifactRoots } from "./artifact-files.js";
+
+export interface ArtifactCompilerOptions {
+	/** pi's `parseFrontmatter`, so acquired Skills are read exactly as pi reads them. */
+	parseFrontmatter?: FrontmatterParser;
+}
+
+/** Fields only the compiler writes; values the model sends for them are replaced. */
+const COMPILER_FIELDS = ["fingerprint", "sourceHash", "provenance", "compiledTo", "compiledHash"] as const;
+
+function own(obj: JsonObject | undefined, key: string): Json | undefined {
+	return obj === undefined ? undefined : getOwn(obj, key);
+}
+
+function isObj(v: Json | undefined): v is JsonObject {
+	return isPlainObject(v);
+}
+
+/** The merge patch that turns `current` into `desired` (objects with no null members). */
+export function diffValue(current: Json | undefined, desired: Json): Json {
+	if (!isObj(current) || !isObj(desired)) return desired;
+	const out: JsonObject = {};
+	for (const k of Object.keys(current)) if (!Object.hasOwn(desired, k)) setOwn(out, k, null);
+	for (const k of Object.keys(desired)) {
+		const d = desired[k] as Json;
+		const c = own(current, k);
+		if (c === undefined) setOwn(out, k, d);
+		else if (!jsonEqual(c, d)) setOwn(out, k, isObj(c) && isObj(d) ? diffValue(c, d) : d);
+	}
+	return out;
+}
+
+/** What a compiled artifact owns on disk: the file it wrote and the hash of what it wrote. */
+interface Compiled {
+	abs: string;
+	hash: string;
+}
+
+function compiledOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots): Compiled | undefined {
+	if (owner === "session" || !isObj(value)) return undefined;
+	const to = own(value, "compiledTo");
+	const hash = own(value, "compiledHash");
+	if (typeof to !== "string" || typeof hash !== "string") return undefined;
+	// Recompute the place from the owner's Skill folder: a forged `compiledTo` can never point elsewhere.
+	const m = /^(?:\.pi\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
+	if (!m || to !== skillKey(owner, m[1] as string)) return undefined;
+	return { abs: resolve(ownerRoot(owner, roots), to), hash };
+}
+
+/** Per-commit planning context: the file operations and the Skill targets already claimed. */
+interface Plan {
+	ops: FileOp[];
+	claimed: Map<string, string>;
+	notes: string[];
+	report: JsonObject[];
+}
+
+/** What happened to one artifact, in words an operator and the model both understand. */
+function actionOf(owner: Owner, value: JsonObject): string {
+	if (value.kind === "file") return "recorded";
+	if (owner === "session") return "kept in session";
+	if (value.body !== undefined) return "compiled";
+	return value.compiledHash === undefined ? "tracked in place" : "acquired";
+}
+
+/** Build the artifact compiler `Stores.commit` calls as `prepare`. */
+export function createArtifactCompiler(
+	roots: ArtifactRoots,
+	options: ArtifactCompilerOptions = {},
+): (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => PreparedEffects {
+	const parse = options.parseFrontmatter ?? simpleFrontmatter;
+	return (patch, histories) => {
+		const plan: Plan = { ops: [], claimed: new Map(), notes: [], report: [] };
+		const out: CanonicalPatch = {};
+		for (const owner of OWNERS) {
+			const planes = patch[owner];
+			if (planes === undefined) continue;
+			const ap = planes.artifacts;
+			if (ap === undefined || Object.keys(ap).length === 0) {
+				out[owner] = planes;
+				continue;
+			}
+			const current = histories[owner]?.state.artifacts ?? {};
+			const rewritten: JsonObject = {};
+			for (const key of Object.keys(ap)) {
+				const pv = ap[key] as Json;
+				const cur = own(current, key);
+				const oldCompiled = compiledOf(owner, cur, roots);
+				if (pv === null) {
+					const deleted = oldCompiled !== undefined && removeCompiled(oldCompiled, plan);
+					setOwn(rewritten, key, null);
+					if (cur !== undefined) plan.report.push({ owner, key, action: deleted ? "removed with its compiled Skill" : "removed" });
+					continue;
+				}
+				const merged = applyMergePatch(cur, pv);
+				const desired = compileEntry(owner, key, merged, current, roots, parse, plan);
+				const newCompiled = compiledOf(owner, desired, roots);
+				if (oldCompiled && oldCompiled.abs !== newCompiled?.abs && oldCompiled.abs !== resolve(ownerRoot(owner, roots), key))
+					removeCompiled(oldCompiled, plan);
+				const entry: JsonObject = { owner, key, action: actionOf(owner, desired) };
+				if (typeof desired.compiledTo === "string") entry.compiledTo = desired.compiledTo;
+				plan.report.push(entry);
+				const d = diffValue(cur, desired);
+				if (cur === undefined || !isObj(d) || Object.keys(d).length > 0) setOwn(rewritten, key, d);
+			}
+			out[owner] = { ...planes, artifacts: rewritten } satisfies PlanePatch;
+		}
+		const ops = plan.ops;
+		let undo: (() => void) | undefined;
+		return {
+			patch: out,
+			notes: plan.notes,
+			artifacts: plan.report,
+			hasEffects: ops.length > 0,
+			apply() {
+				undo = runFileOps(ops);
+			},
+			revert() {
+				undo?.();
+				undo = undefined;
+			},
+		};
+	};
+}
+
+/** Plan deleting a compiled Skill; true when it will be deleted. */
+function removeCompiled(c: Compiled, plan: Plan): boolean {
+	const bytes = readIfFile(c.abs);
+	if (bytes === undefined) return false;
+	// Only delete what State Flow wrote: an edited or foreign file stays.
+	if (sha256(bytes) === c.hash) {
+		plan.ops.push({ op: "delete", abs: c.abs, removeEmptyDir: true });
+		return true;
+	}
+	plan.notes.push(`Left ${c.abs} in place: it changed after State Flow compiled it.`);
+	return false;
+}
+
+function compileEntry(
+	owner: Owner,
+	key: string,
+	merged: Json,
+	current: JsonObject,
+	roots: ArtifactRoots,
+	parse: FrontmatterParser,
+	plan: Plan,
+): JsonObject {
+	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
+	const path = [owner, "artifacts", key];
+	const abs = resolveArtifactKey(owner, key, roots);
+	const kind = isObj(merged) ? own(merged, "kind") : undefined;
+	if (!isObj(merged) || (kind !== "file" && kind !== "skill"))
+		fail("artifact", `${field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, path);
+	const value: JsonObject = {};
+	for (const k of Object.keys(merged)) if (!(COMPILER_FIELDS as readonly string[]).includes(k)) setOwn(value, k, merged[k] as Json);
+	if (kind === "file") {
+		value.fingerprint = fingerprintOf(abs);
+		return value;
+	}
+	if (own(value, "body") !== undefined) return compileAuthored(owner, key, value, current, roots, parse, plan);
+	return compileAcquired(owner, key, abs, value, current, roots, parse, plan);
+}
+
+function compileAuthored(
+	owner: Owner,
+	key: string,
+	value: JsonObject,
+	current: JsonObject,
+	roots: ArtifactRoots,
+	parse: FrontmatterParser,
+	plan: Plan,
+): JsonObject {
+	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
+	const path = [owner, "artifacts", key];
+	const { name, description, body } = value;
+	const nameProblem = skillNameProblem(name);
+	if (nameProblem) fail("artifact", `${field}: ${nameProblem}.`, [...path, "name"]);
+	const descProblem = skillDescriptionProblem(description);
+	if (descProblem) fail("artifact", `${field}: ${descProblem}.`, [...path, "description"]);
+	if (typeof body !== "string") fail("artifact", `${field}: \`body\` must be the Skill's Markdown text (a string).`, [...path, "body"]);
+	const expected = skillKey(owner, name as string);
+	if (key !== expected)
+		fail(
+			"artifact",
+			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}] (the folder must equal the name).`,
+			path,
+		);
+	if (owner === "session") return value; // Session Skills stay in the session: validated, never written.
+	const bytes = renderSkill(owner, key, name as string, description as string, body);
+	const back = parse(bytes).frontmatter;
+	if (back.name !== name || back.description !== description)
+		fail("artifact", `${field}: \`description\` does not survive as Skill frontmatter; remove unusual control characters.`, [...path, "description"]);
+	const abs = resolve(ownerRoot(owner, roots), key);
+	claimTarget(owner, key, abs, bytes, current, roots, plan);
+	value.compiledTo = key;
+	value.compiledHash = sha256(bytes);
+	return value;
+}
+
+function compileAcquired(
+	owner: Owner,
+	key: string,
+	abs: string,
+	value: JsonObject,
+	current: JsonObject,
+	roots: ArtifactRoots,
+	parse: FrontmatterParser,
+	plan: Plan,
+): JsonObject {
+	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
+	const path = [owner, "artifacts", key];
+	const source = readIfFile(abs);
+	if (source === undefined || !key.endsWith(".md"))
+		fail(
+			"artifact",
+			`${field}: no Skill file there. To acquire a Skill the key is the exact path of an existing SKILL.md; to author one, give \`name\`, \`description\` and \`body\`.`,
+			path,
+		);
+	const text = source.toString("utf8");
+	const fm = parse(text).frontmatter;
+	const name = typeof fm.name === "string" && fm.name !== "" ? fm.name : basename(dirname(abs));
+	const problem = skillNameProblem(name) ?? skillDescriptionProblem(fm.description);
+	if (problem) fail("artifact", `${field}: the Skill's frontmatter is not valid for pi: ${problem}. Fix the file, then patch again.`, path);
+	value.name = name;
+	value.sourceHash = sha256(source);
+	value.fingerprint = fingerprintOf(abs);
+	value.provenance = { acquiredFrom: realOrSelf(abs) };
+	if (owner === "session") return value;
+	const targetKey = skillKey(owner, name);
+	// The Skill folder itself may be a link out of the root: judge the copy's place like a key.
+	const target = resolveArtifactKey(owner, targetKey, roots);
+	value.compiledTo = targetKey;
+	if (realOrSelf(target) === realOrSelf(abs)) return value; // already where pi finds it: tracked, not copied
+	const existing = readIfFile(target);
+	if (existing !== undefined && existing.equals(source) && !ownedBy(target, existing, owner, current, roots, key)) return value;
+	claimTarget(owner, key, target, text, current, roots, plan, source);
+	value.compiledHash = sha256(source);
+	return value;
+}
+
+/** True when another entry of `current` (or this key's own earlier version) compiled this exact file. */
+function ownedBy(target: string, bytes: Buffer, owner: Owner, current: JsonObject, roots: ArtifactRoots, key?: string): boolean {
+	for (const k of Object.keys(current)) {
+		if (key !== undefined && k !== key) continue;
+		const c = compiledOf(owner, current[k], roots);
+		if (c && c.abs === target && c.hash === sha256(bytes)) return true;
+	}
+	return false;
+}
+
+function claimTarget(
+	owner: Owner,
+	key: string,
+	target: string,
+	text: string,
+	current: JsonObject,
+	roots: ArtifactRoots,
+	plan: Plan,
+	exact?: Buffer,
+): void {
+	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
+	const path = [owner, "artifacts", key];
+	const rel = relative(ownerRoot(owner, roots), target);
+	const prior = plan.claimed.get(target);
+	if (prior !== undefined) fail("artifact", `${field} and artifacts[${JSON.stringify(prior)}] both compile to \`${rel}\`; give one Skill another name.`, path);
+	for (const k of Object.keys(current)) {
+		if (k === key) continue;
+		const c = compiledOf(owner, current[k], roots);
+		if (c?.abs === target) fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
+	}
+	const existing = readIfFile(target);
+	if (existing !== undefined && !ownedBy(target, existing, owner, current, roots, key))
+		fail(
+			"artifact",
+			`${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(rel.split(sep).join("/"))}] = {"kind":"skill"}, or move it away first.`,
+			path,
+		);
+	if (existsSync(target) && existing === undefined) fail("artifact", `${field}: \`${rel}\` exists and is not a file; move it away first.`, path);
+	plan.claimed.set(target, key);
+	const bytes = exact ?? Buffer.from(text, "utf8");
+	if (existing === undefined || !existing.equals(bytes)) plan.ops.push({ op: "write", abs: target, bytes });
+}
+
+/** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */
+export function staleArtifacts(owner: Owner, state: OwnerState, roots: ArtifactRoots): Array<{ owner: Owner; key: string; note: string }> {
+	const out: Array<{ owner: Owner; key: string; note: string }> = [];
+	for (const key of Object.keys(state.artifacts)) {
+		const value = state.artifacts[key];
+		if (!isObj(value)) continue;
+		try {
+			const note = staleNote(owner, key, value, roots);
+			if (note !== undefined) out.push({ owner, key, note });
+		} catch {
+			// A key that no longer resolves (e.g. a root moved) is not worth crashing a head render for.
+		}
+	}
+	return out;
+}
+
+function staleNote(owner: Owner, key: string, value: JsonObject, roots: ArtifactRoots): string | undefined {
+	const recorded = own(value, "fingerprint");
+	if (isObj(recorded)) {
+		const abs = resolveArtifactKey(owner, key, roots);
+		const now = fingerprintOf(abs);
+		if (!jsonEqual(now, recorded)) {
+			if (now.missing === true) return "file is gone since it was recorded";
+			if (recorded.missing === true) return "file exists now; patch the artifact to record it";
+			return own(value, "kind") === "skill"
+				? "source Skill changed since it was acquired; patch the artifact again to recompile"
+				: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
+		}
+	}
+	const compiled = compiledOf(owner, value, roots);
+	if (compiled) {
+		const bytes = readIfFile(compiled.abs);
+		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; set the artifact to null and write it again to recompile`;
+		if (sha256(bytes) !== compiled.hash) return `compiled Skill ${String(value.compiledTo)} was edited outside State Flow`;
+	}
+	return undefined;
+}
+

@@ -1,0 +1,98 @@
+/**
+ * The acquisition hint on a `read` of a SKILL.md: the exact patch for the owner whose
+ * territory holds it (flat or scoped), nothing for excluded owners, other files or Skills
+ * already tracked, and the suggested patch really acquires the Skill.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { newHistory } from "../../lib/core/history.js";
+import { applyPatch } from "../../lib/core/merge.js";
+import type { CanonicalPatch, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
+import { acquisitionHint } from "../../lib/host/acquisition.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { toCanonicalPatch } from "../../lib/model/interface.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const SKILL = "---\nname: deploy\ndescription: Deploy the app.\n---\nSteps.\n";
+
+function setup(t: { after(fn: () => void): void }) {
+	const base = tempDir(t, "state-flow-acq-");
+	const cwd = join(base, "proj");
+	const agentDir = join(base, "agent");
+	for (const d of [join(cwd, "vendor/deploy"), join(agentDir, "skills/deploy")]) mkdirSync(d, { recursive: true });
+	writeFileSync(join(cwd, "vendor/deploy/SKILL.md"), SKILL);
+	writeFileSync(join(agentDir, "skills/deploy/SKILL.md"), SKILL);
+	writeFileSync(join(cwd, "README.md"), "hi");
+	const histories: Record<Owner, OwnerHistory> = {
+		global: newHistory("global", 20),
+		cwd: newHistory("cwd", 20),
+		session: newHistory("session", 20),
+	};
+	const compile = createArtifactCompiler({ cwd, agentDir }, { parseFrontmatter });
+	const commit = (patch: CanonicalPatch) => {
+		const effects = compile(patch, histories);
+		effects.apply();
+		for (const [owner, planes] of Object.entries(effects.patch)) applyPatch(histories[owner as Owner].state, planes);
+	};
+	const hint = (path: string, wanted: Owner[]) => acquisitionHint(path, { cwd, agentDir, wanted, histories });
+	return { cwd, agentDir, histories, commit, hint };
+}
+
+/** The JSON argument the hint tells the model to send. */
+function suggested(hint: string | undefined): JsonObject {
+	const m = /call patch_state with (\{.*\}) \(artifacts/.exec(hint ?? "");
+	assert.ok(m, `no patch in hint: ${hint}`);
+	return JSON.parse(m[1] as string) as JsonObject;
+}
+
+describe("acquisition hint", () => {
+	it("gives one line with the flat patch for a project Skill read by relative path", (t) => {
+		const s = setup(t);
+		const hint = s.hint("vendor/deploy/SKILL.md", ["cwd"]);
+		assert.equal(hint?.includes("\n"), false);
+		assert.match(hint ?? "", /artifacts\["vendor\/deploy\/SKILL.md"\]/);
+		assert.deepEqual(suggested(hint), { artifacts: { "vendor/deploy/SKILL.md": { kind: "skill" } } });
+	});
+
+	it("gives the scoped patch, relative to the agent directory, for a Global Skill read by absolute path", (t) => {
+		const s = setup(t);
+		const hint = s.hint(join(s.agentDir, "skills/deploy/SKILL.md"), ["global", "cwd", "session"]);
+		assert.deepEqual(suggested(hint), { global: { artifacts: { "skills/deploy/SKILL.md": { kind: "skill" } } } });
+	});
+
+	it("accepts pi's `@` prefix on read paths", (t) => {
+		const s = setup(t);
+		assert.deepEqual(suggested(s.hint("@vendor/deploy/SKILL.md", ["cwd", "session"])), {
+			cwd: { artifacts: { "vendor/deploy/SKILL.md": { kind: "skill" } } },
+		});
+	});
+
+	it("says nothing for an excluded owner's territory, other files or paths outside every root", (t) => {
+		const s = setup(t);
+		assert.equal(s.hint(join(s.agentDir, "skills/deploy/SKILL.md"), ["cwd", "session"]), undefined);
+		assert.equal(s.hint("vendor/deploy/SKILL.md", ["global"]), undefined);
+		assert.equal(s.hint("vendor/deploy/SKILL.md", ["session"]), undefined);
+		assert.equal(s.hint("README.md", ["cwd"]), undefined);
+		assert.equal(s.hint("../elsewhere/SKILL.md", ["cwd", "global"]), undefined);
+	});
+
+	it("the suggested patch acquires the Skill, after which neither the source nor the copy gets a hint", (t) => {
+		const s = setup(t);
+		const input = suggested(s.hint("vendor/deploy/SKILL.md", ["cwd"]));
+		s.commit(toCanonicalPatch(input, ["cwd"]));
+		const entry = s.histories.cwd.state.artifacts["vendor/deploy/SKILL.md"] as JsonObject;
+		assert.equal(entry.compiledTo, ".pi/skills/deploy/SKILL.md");
+		assert.equal(s.hint("vendor/deploy/SKILL.md", ["cwd"]), undefined);
+		assert.equal(s.hint(".pi/skills/deploy/SKILL.md", ["cwd"]), undefined);
+	});
+
+	it("says nothing when another wanted owner (a Session draft) already tracks the file", (t) => {
+		const s = setup(t);
+		s.commit({ session: { artifacts: { "vendor/deploy/SKILL.md": { kind: "skill" } } } });
+		assert.equal(s.hint("vendor/deploy/SKILL.md", ["cwd", "session"]), undefined);
+		assert.notEqual(s.hint("vendor/deploy/SKILL.md", ["cwd"]), undefined, "Session is not wanted here");
+	});
+});

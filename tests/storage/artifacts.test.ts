@@ -1,0 +1,174 @@
+/**
+ * The artifact compiler against real files in temp folders: file fingerprints and stale
+ * hints, keys kept exactly, territory refusals, the per-artifact report, Session artifacts,
+ * the merge-patch diff law, and commits through the real `Stores.commit`.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import fc from "fast-check";
+import { isStateError } from "../../lib/core/errors.js";
+import { applyMergePatch } from "../../lib/core/merge.js";
+import type { Json, JsonObject } from "../../lib/core/types.js";
+import { createArtifactCompiler, diffValue, staleArtifacts } from "../../lib/storage/artifacts.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
+
+describe("file artifacts", () => {
+	it("records a size and mtime fingerprint and reports the file stale once it changes", (t) => {
+		const s = setup(t);
+		writeFileSync(join(s.cwd, "main.ts"), "export {};\n");
+		s.commit({ cwd: { artifacts: { "main.ts": { kind: "file", note: "entry point" } } } });
+		const st = statSync(join(s.cwd, "main.ts"));
+		assert.deepEqual(s.art("cwd", "main.ts"), { kind: "file", note: "entry point", fingerprint: { size: st.size, mtimeMs: st.mtimeMs } });
+		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), []);
+		writeFileSync(join(s.cwd, "main.ts"), "export const x = 1;\n");
+		const stale = staleArtifacts("cwd", s.histories.cwd.state, s.roots);
+		assert.equal(stale.length, 1);
+		assert.equal(stale[0]?.key, "main.ts");
+		assert.match(stale[0]?.note ?? "", /changed/);
+		s.commit({ cwd: { artifacts: { "main.ts": { kind: "file" } } } });
+		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), [], "patching again acknowledges the change");
+	});
+
+	it("reports a file that disappears and one that appears after being planned", (t) => {
+		const s = setup(t);
+		writeFileSync(join(s.cwd, "a.txt"), "a");
+		s.commit({ cwd: { artifacts: { "a.txt": { kind: "file" }, "later.txt": { kind: "file" } } } });
+		assert.deepEqual(s.art("cwd", "later.txt")?.fingerprint, { missing: true });
+		writeFileSync(join(s.cwd, "later.txt"), "now");
+		const a = join(s.cwd, "a.txt");
+		utimesSync(a, new Date(1_000_000), new Date(1_000_000));
+		const notes = Object.fromEntries(staleArtifacts("cwd", s.histories.cwd.state, s.roots).map((x) => [x.key, x.note]));
+		assert.match(notes["a.txt"] ?? "", /changed/);
+		assert.match(notes["later.txt"] ?? "", /exists now/);
+		s.commit({ cwd: { artifacts: { "later.txt": { kind: "file" } } } });
+		assert.deepEqual(s.art("cwd", "later.txt")?.fingerprint, { size: 3, mtimeMs: statSync(join(s.cwd, "later.txt")).mtimeMs });
+	});
+
+	it("keeps keys exactly as written, including an absolute key inside the root and `__proto__`", (t) => {
+		const s = setup(t);
+		const abs = join(s.cwd, "src", "x.ts");
+		mkdirSync(join(s.cwd, "src"));
+		writeFileSync(abs, "x");
+		writeFileSync(join(s.cwd, "__proto__"), "p");
+		s.commit({ cwd: { artifacts: JSON.parse(`{${JSON.stringify(abs)}: {"kind":"file"}, "./src/x.ts": {"kind":"file"}, "__proto__": {"kind":"file"}}`) } });
+		assert.deepEqual(Object.keys(s.histories.cwd.state.artifacts).sort(), ["./src/x.ts", "__proto__", abs].sort());
+		assert.equal(Object.getPrototypeOf(s.histories.cwd.state.artifacts), Object.prototype);
+		assert.equal(({} as Record<string, unknown>).kind, undefined, "no prototype pollution");
+	});
+
+	it("refuses keys that escape the owner's root through `..`, an absolute path or a symbolic link", (t) => {
+		const s = setup(t);
+		writeFileSync(join(s.base, "outside.txt"), "o");
+		symlinkSync(s.base, join(s.cwd, "up"));
+		for (const key of ["../outside.txt", "src/../../outside.txt", join(s.base, "outside.txt"), "up/outside.txt", ".", ""]) {
+			refused(() => s.compile({ cwd: { artifacts: { [key]: { kind: "file" } } } }, s.histories), /outside|artifact key/);
+		}
+		refused(() => s.compile({ global: { artifacts: { "../proj/x": { kind: "file" } } } }, s.histories), /outside the agent directory/);
+		refused(() => s.compile({ session: { artifacts: { "../agent/x": { kind: "file" } } } }, s.histories), /outside the project directory/);
+	});
+
+	it("refuses values that are not an object with `kind` file or skill", (t) => {
+		const s = setup(t);
+		for (const v of ["notes", 3, [], { note: "x" }, { kind: "folder" }] as Json[]) {
+			refused(() => s.compile({ cwd: { artifacts: { "a.txt": v } } }, s.histories), /`kind` "file" or "skill"/);
+		}
+	});
+});
+
+describe("the artifact report", () => {
+	it("says per artifact what happened, for `details.artifacts`", (t) => {
+		const s = setup(t);
+		mkdirSync(join(s.cwd, "vendor/lint"), { recursive: true });
+		writeFileSync(join(s.cwd, "vendor/lint/SKILL.md"), "---\nname: lint\ndescription: Lint.\n---\n");
+		mkdirSync(join(s.agentDir, "skills/mine"), { recursive: true });
+		writeFileSync(join(s.agentDir, "skills/mine/SKILL.md"), "---\nname: mine\ndescription: Mine.\n---\n");
+		const key = ".pi/skills/alpha/SKILL.md";
+		const first = s.commit({
+			global: { artifacts: { "skills/mine/SKILL.md": { kind: "skill" } } },
+			cwd: { artifacts: { "a.txt": { kind: "file" }, [key]: skill("alpha"), "vendor/lint/SKILL.md": { kind: "skill" } } },
+			session: { artifacts: { ".pi/skills/beta/SKILL.md": skill("beta") } },
+		});
+		assert.deepEqual(first.artifacts, [
+			{ owner: "global", key: "skills/mine/SKILL.md", action: "tracked in place", compiledTo: "skills/mine/SKILL.md" },
+			{ owner: "cwd", key: "a.txt", action: "recorded" },
+			{ owner: "cwd", key, action: "compiled", compiledTo: key },
+			{ owner: "cwd", key: "vendor/lint/SKILL.md", action: "acquired", compiledTo: ".pi/skills/lint/SKILL.md" },
+			{ owner: "session", key: ".pi/skills/beta/SKILL.md", action: "kept in session" },
+		]);
+		const second = s.commit({ cwd: { artifacts: { [key]: null, "a.txt": null, "never.txt": null } } });
+		assert.deepEqual(second.artifacts, [
+			{ owner: "cwd", key, action: "removed with its compiled Skill" },
+			{ owner: "cwd", key: "a.txt", action: "removed" },
+		]);
+	});
+});
+
+describe("Session artifacts", () => {
+	it("stay in the session: Skills are validated but never written, files fingerprint relative to cwd", (t) => {
+		const s = setup(t);
+		writeFileSync(join(s.cwd, "notes.md"), "n");
+		const before = tree(s.base);
+		s.commit({ session: { artifacts: { ".pi/skills/scratch/SKILL.md": skill("scratch"), "notes.md": { kind: "file" } } } });
+		assert.deepEqual(tree(s.base), before);
+		assert.equal(s.art("session", ".pi/skills/scratch/SKILL.md")?.compiledTo, undefined);
+		assert.deepEqual(s.art("session", "notes.md")?.fingerprint, { size: 1, mtimeMs: statSync(join(s.cwd, "notes.md")).mtimeMs });
+		refused(() => s.compile({ session: { artifacts: { ".pi/skills/x/SKILL.md": skill("Bad") } } }, s.histories), /lowercase/);
+	});
+});
+
+describe("diffValue", () => {
+	it("produces the merge patch that turns any current object into any null-free desired object", () => {
+		const leaf = fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.array(fc.integer(), { maxLength: 2 }));
+		const key = fc.constantFrom("a", "b", "__proto__", "x.y", "");
+		const obj = fc.letrec((tie) => ({
+			node: fc.dictionary(key, fc.oneof({ depthSize: "small" }, leaf, tie("node")), { maxKeys: 3, noNullPrototype: true }),
+		})).node as fc.Arbitrary<JsonObject>;
+		fc.assert(
+			fc.property(obj, obj, (current, desired) => {
+				const c = JSON.parse(JSON.stringify(current)) as JsonObject;
+				const d = JSON.parse(JSON.stringify(desired)) as JsonObject;
+				assert.deepEqual(applyMergePatch(c, diffValue(c, d)), d);
+			}),
+		);
+	});
+});
+
+describe("through the real Stores.commit", () => {
+	const by = { kind: "command", command: "test" } as const;
+	const at = "2026-11-30T10:00:00.000Z";
+
+	it("stores the compiled artifact durably and a reopened store sees the compiler's fields", async (t) => {
+		const s = setup(t);
+		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
+		const key = ".pi/skills/release-notes/SKILL.md";
+		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
+		assert.equal(r.noop, false);
+		const reopened = new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd");
+		assert.equal((reopened.state.artifacts[key] as JsonObject).compiledTo, key);
+		assert.equal(existsSync(join(s.cwd, key)), true);
+		await stores.commit({ cwd: { artifacts: { [key]: null } } }, { by, at, id: "t2", prepare });
+		assert.equal(existsSync(join(s.cwd, key)), false);
+	});
+
+	it("an invalid Skill leaves the store and the disk unchanged, and the corrected retry commits", async (t) => {
+		const s = setup(t);
+		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
+		await stores.commit({ cwd: { tactics: { t: "x" } } }, { by, at, id: "t0", prepare });
+		const before = tree(s.base);
+		const key = ".pi/skills/release-notes/SKILL.md";
+		await assert.rejects(
+			stores.commit({ cwd: { tactics: { u: "y" }, artifacts: { [key]: { ...skill("release-notes"), description: "" } } } }, { by, at, id: "t1", prepare }),
+			(e: unknown) => isStateError(e) && e.code === "artifact",
+		);
+		assert.deepEqual(tree(s.base), before);
+		await stores.commit({ cwd: { tactics: { u: "y" }, artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t2", prepare });
+		assert.equal(existsSync(join(s.cwd, key)), true);
+		assert.equal(stores.load("cwd").seq, 2);
+	});
+});
