@@ -1,0 +1,146 @@
+/**
+ * Command-line parsing for `state-flow`: one command, its positionals and a small fixed set of
+ * options. Anything unexpected is a `UsageError` (exit code 2) naming the offending argument,
+ * so a typo never runs a command with a default the user did not mean.
+ */
+import { homedir } from "node:os";
+import { join, resolve } from "node:path";
+
+/** The commands, in help order. */
+export const COMMANDS = ["show", "history", "export", "import", "doctor"] as const;
+export type Command = (typeof COMMANDS)[number];
+
+/** A bad command line: printed with the relevant usage, exit code 2. */
+export class UsageError extends Error {
+	override readonly name = "UsageError";
+	constructor(
+		message: string,
+		/** The command whose usage to print, when known. */
+		readonly command?: Command,
+	) {
+		super(message);
+	}
+}
+
+/** What the command line asked for. */
+export interface Parsed {
+	/** Undefined for a bare `state-flow` or `state-flow --help`. */
+	command: Command | undefined;
+	help: boolean;
+	positionals: string[];
+	cwd: string;
+	agentDir: string;
+	owner: string | undefined;
+	/** `show`: print lazy bodies instead of the catalog. */
+	full: boolean;
+	/** `doctor`: report only, change nothing. */
+	dryRun: boolean;
+}
+
+/** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
+const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
+	show: ["--full"],
+	history: [],
+	export: [],
+	import: ["--owner"],
+	doctor: ["--dry-run"],
+};
+
+/** Highest number of positionals per command (show/history/export take an optional owner). */
+const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, export: 1, import: 1, doctor: 0 };
+
+/**
+ * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`
+ * with `~` expanded, else `~/.pi/agent`. Re-implemented so the CLI starts without loading
+ * pi (about a second); tests/cli compare it with pi's own function.
+ */
+export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env): string {
+	const dir = env.PI_CODING_AGENT_DIR;
+	if (dir) {
+		if (dir === "~") return homedir();
+		if (dir.startsWith("~/")) return homedir() + dir.slice(1);
+		return dir;
+	}
+	return join(homedir(), ".pi", "agent");
+}
+
+/** Parse `argv` (without node and script). Throws `UsageError`. */
+export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Parsed {
+	const out: Parsed = {
+		command: undefined,
+		help: false,
+		positionals: [],
+		cwd,
+		agentDir: defaultAgentDir(env),
+		owner: undefined,
+		full: false,
+		dryRun: false,
+	};
+	const seen = new Set<string>();
+	for (let i = 0; i < argv.length; i++) {
+		const arg = argv[i] as string;
+		if (arg === "--") {
+			out.positionals.push(...argv.slice(i + 1));
+			break;
+		}
+		if (arg === "-h" || arg === "--help") {
+			out.help = true;
+			continue;
+		}
+		if (arg.startsWith("-") && arg !== "-") {
+			const eq = arg.indexOf("=");
+			const name = eq < 0 ? arg : arg.slice(0, eq);
+			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner";
+			if (!takesValue && !["--full", "--dry-run"].includes(name)) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
+			if (out.command !== undefined && !["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
+				throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
+			}
+			if (seen.has(name)) throw new UsageError(`\`${name}\` is given twice.`, out.command);
+			seen.add(name);
+			if (!takesValue) {
+				if (eq >= 0) throw new UsageError(`\`${name}\` takes no value.`, out.command);
+				if (name === "--full") out.full = true;
+				else out.dryRun = true;
+				continue;
+			}
+			let value: string | undefined;
+			if (eq >= 0) value = arg.slice(eq + 1);
+			else {
+				value = argv[i + 1];
+				i++;
+			}
+			if (value === undefined || value === "" || (eq < 0 && value.startsWith("--"))) throw new UsageError(`\`${name}\` needs a value.`, out.command);
+			if (name === "--cwd") out.cwd = resolve(cwd, value);
+			else if (name === "--agent-dir") out.agentDir = resolve(cwd, value);
+			else out.owner = value;
+			continue;
+		}
+		if (out.command === undefined) {
+			if (!(COMMANDS as readonly string[]).includes(arg)) {
+				throw new UsageError(`unknown command \`${arg}\`: use one of ${COMMANDS.map((c) => `\`${c}\``).join(", ")}.`);
+			}
+			out.command = arg as Command;
+			// Options given before the command must still be ones it accepts.
+			for (const name of seen) {
+				if (!["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
+					throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
+				}
+			}
+			continue;
+		}
+		out.positionals.push(arg);
+	}
+	if (out.command !== undefined && !out.help) {
+		const max = MAX_POSITIONALS[out.command];
+		if (out.positionals.length > max) {
+			throw new UsageError(`unexpected argument \`${out.positionals[max]}\`.`, out.command);
+		}
+		if (out.command === "import" && out.positionals.length === 0) {
+			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
+		}
+	}
+	if (out.command === undefined && !out.help && argv.length > 0) {
+		throw new UsageError("no command given.");
+	}
+	return out;
+}

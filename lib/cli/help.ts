@@ -1,0 +1,83 @@
+/**
+ * Help texts of `state-flow` and each command. Kept apart from the logic so `--help` output is
+ * reviewed as prose; docs/cli.md repeats it for readers without the binary at hand.
+ */
+import type { Command } from "./args.js";
+
+const COMMON = `Options for every command:
+  --cwd <dir>        project directory whose CWD state to use (default: the current directory)
+  --agent-dir <dir>  pi's agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)
+  -h, --help         show help`;
+
+/** `state-flow --help`. */
+export const MAIN_HELP = `state-flow: inspect and maintain State Flow stores outside pi.
+
+Usage: state-flow <command> [options]
+
+Commands:
+  show [owner]             print the state of global and/or cwd
+  history [owner]          list retained transitions: when, who, what changed
+  export [owner]           print the state as JSON (for backup or import)
+  import <file> [--owner]  replace state with a file's content as ONE transition
+  doctor                   verify the stores and repair what a crash left
+
+Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow).
+Session state lives in pi's session file; use /state show inside pi.
+
+${COMMON}
+
+Exit codes: 0 success, 1 failure (damaged store, refused import), 2 usage error.`;
+
+const HELP: Record<Command, string> = {
+	show: `Usage: state-flow show [global|cwd] [--full]
+
+Print each owner's planes (intents, strategy, tactics, artifacts, lazy) as indented JSON.
+Lazy bodies are listed as a catalog (key and size) unless --full is given.
+Without an owner: every owner that has a store. Reading never creates files.
+
+  --full   print lazy bodies too
+
+${COMMON}`,
+	history: `Usage: state-flow history [global|cwd]
+
+List the retained transitions, oldest first: sequence number, time, who made it
+(a model tool call, a /state command, an import) and the paths it changed,
+with any cascades. Older transitions are folded into the checkpoint (retention).
+
+${COMMON}`,
+	export: `Usage: state-flow export [global|cwd]
+
+Print a JSON document with the current state of the owner (or of every owner that
+has a store): {"format":"state-flow/export","v":1,"owners":{"cwd":{"seq":N,"state":{...}}}}.
+The output can be read back with \`state-flow import\`.
+
+${COMMON}`,
+	import: `Usage: state-flow import <file|-> [--owner global|cwd]
+
+Make an owner's state equal to the file's content, as ONE transition (provenance
+"import"), atomically across owners. The file is either an export document
+(\`state-flow export\`) or one owner's state object {"intents":{},...,"lazy":{}},
+which needs --owner. Everything is validated first (planes, finite JSON, limits,
+references); a refused import writes nothing. \`-\` reads standard input.
+
+  --owner <owner>   the owner a plain state object is for; with an export document,
+                    import only that owner
+
+${COMMON}`,
+	doctor: `Usage: state-flow doctor [--dry-run]
+
+Verify the global and cwd stores and repair what a crash can leave behind:
+  - a torn last line of a log (a write cut short): cut off; the transition was never committed
+  - a pending multi-owner journal: rolled forward, so the transition lands on every owner
+Damaged data (a corrupt record or checkpoint) is reported with its file and never rewritten.
+Exit code 0 when every store is healthy after the repairs, 1 otherwise.
+
+  --dry-run   report what would be repaired, change nothing
+
+${COMMON}`,
+};
+
+/** Help for one command, or the overview. */
+export function helpText(command: Command | undefined): string {
+	return command === undefined ? MAIN_HELP : HELP[command];
+}

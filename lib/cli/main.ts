@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+/**
+ * `state-flow`: the package's command-line tool for State Flow stores outside pi. Parses the
+ * command line, runs one command and maps the outcome to Unix exit codes: 0 success,
+ * 1 failure (a refused import, a damaged store), 2 usage error.
+ */
+import { readFileSync, realpathSync } from "node:fs";
+import { pathToFileURL } from "node:url";
+import { isStateError } from "../core/errors.js";
+import { parseArgs, UsageError } from "./args.js";
+import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
+import { runDoctor } from "./doctor.js";
+import { helpText } from "./help.js";
+
+/** Run the CLI on `argv` (without node and script); never throws, never exits. */
+export async function main(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): Promise<Outcome> {
+	let command: ReturnType<typeof parseArgs>["command"];
+	try {
+		const p = parseArgs(argv);
+		command = p.command;
+		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
+		switch (p.command) {
+			case "show":
+				return runShow(p);
+			case "history":
+				return runHistory(p);
+			case "export":
+				return runExport(p);
+			case "import":
+				return await runImport(p, stdin);
+			case "doctor":
+				return await runDoctor(p);
+			default:
+				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
+		}
+	} catch (e) {
+		if (e instanceof UsageError) {
+			return { stdout: "", stderr: `state-flow: ${e.message}\n\n${helpText(e.command ?? command)}\n`, code: 2 };
+		}
+		const text = isStateError(e) ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
+		return { stdout: "", stderr: `state-flow: ${text}\n`, code: 1 };
+	}
+}
+
+/** True when this module is the process entry (also through npm's `bin` symlink). */
+function isEntry(): boolean {
+	const script = process.argv[1];
+	if (script === undefined) return false;
+	try {
+		return import.meta.url === pathToFileURL(realpathSync(script)).href;
+	} catch {
+		return false;
+	}
+}
+
+if (isEntry()) {
+	// `state-flow export | head`: a closed pipe is the reader's choice, not a failure to report.
+	process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+		if (e.code !== "EPIPE") throw e;
+	});
+	const outcome = await main(process.argv.slice(2));
+	if (outcome.stdout) process.stdout.write(outcome.stdout);
+	if (outcome.stderr) process.stderr.write(outcome.stderr);
+	process.exitCode = outcome.code;
+}

@@ -1,0 +1,234 @@
+/**
+ * TUI renderers for `patch_state` and `read_state`: a compact one-to-few-line summary
+ * (owner, changed paths, cascades, errors) that expands (Ctrl+O in pi) to full detail.
+ * Pure functions of (args | result, theme) returning pi-tui `Text` components; they never
+ * throw on partial, streaming or foreign-shaped input, because a renderer crash would
+ * break the user's screen rather than the tool call.
+ */
+import type { Theme, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
+import { type Component, Text } from "@mariozechner/pi-tui";
+import { formatKeySegment } from "../core/locator.js";
+import { OWNERS } from "../core/types.js";
+
+/** The part of pi's `Theme` the renderers use (pi's `Theme` satisfies it). */
+export type RenderTheme = Pick<Theme, "fg" | "bold">;
+
+/** The part of pi's `ToolRenderContext` (not exported by pi) the renderers read. */
+export interface RenderContext {
+	isError: boolean;
+	expanded: boolean;
+}
+
+/** A tool result as pi hands it to `renderResult`. */
+export interface RenderableResult {
+	content: ReadonlyArray<{ type: string; text?: string }>;
+	details?: unknown;
+}
+
+/** Paths shown in the collapsed view before "+N more". */
+const COMPACT_ITEMS = 4;
+/** Characters of an error message shown collapsed. */
+const COMPACT_ERROR = 160;
+
+type Rec = Record<string, unknown>;
+
+function isRec(v: unknown): v is Rec {
+	return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function strings(v: unknown): string[] {
+	return Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+}
+
+function resultText(result: RenderableResult): string {
+	return result.content
+		.map((c) => (c.type === "text" && typeof c.text === "string" ? c.text : ""))
+		.filter((t) => t !== "")
+		.join("\n");
+}
+
+function clip(text: string, max: number): string {
+	const line = text.split("\n")[0] ?? "";
+	return line.length > max || text.includes("\n") ? `${line.slice(0, max)}…` : line;
+}
+
+/** List items, collapsed to the first few plus a count. */
+function list(items: string[], expanded: boolean, theme: RenderTheme, color: "muted" | "warning" | "error" | "dim"): string[] {
+	const shown = expanded ? items : items.slice(0, COMPACT_ITEMS);
+	const lines = shown.map((i) => `  ${theme.fg(color, i)}`);
+	if (shown.length < items.length) lines.push(`  ${theme.fg("dim", `… ${items.length - shown.length} more`)}`);
+	return lines;
+}
+
+/** `tactics.step1`, `cwd: intents.goal (delete)` — the keys a patch touches, one level into each plane. */
+export function summarizePatchArgs(args: unknown): string[] {
+	if (!isRec(args)) return [];
+	const out: string[] = [];
+	const planes = (prefix: string, value: Rec) => {
+		for (const [plane, body] of Object.entries(value)) {
+			if (!isRec(body)) {
+				out.push(`${prefix}${plane}${body === null ? " (delete)" : ""}`);
+				continue;
+			}
+			const keys = Object.keys(body);
+			if (keys.length === 0) out.push(`${prefix}${plane} (no-op)`);
+			for (const key of keys) out.push(`${prefix}${plane}${formatKeySegment(key)}${body[key] === null ? " (delete)" : ""}`);
+		}
+	};
+	const owners: readonly string[] = OWNERS;
+	const scoped = Object.keys(args).length > 0 && Object.keys(args).every((k) => owners.includes(k));
+	if (!scoped) planes("", args);
+	else for (const [owner, value] of Object.entries(args)) isRec(value) ? planes(`${owner}.`, value) : out.push(owner);
+	return out;
+}
+
+function title(theme: RenderTheme, name: string): string {
+	return theme.fg("toolTitle", theme.bold(name));
+}
+
+/** `renderCall` for `patch_state`: tool name and the touched keys; full arguments when expanded. */
+export function renderPatchCall(args: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const paths = summarizePatchArgs(args);
+	const expanded = context?.expanded === true;
+	let text = title(theme, "patch_state");
+	if (paths.length === 0) text += ` ${theme.fg("dim", "…")}`;
+	else if (!expanded) {
+		text += ` ${theme.fg("accent", paths.slice(0, COMPACT_ITEMS).join(", "))}`;
+		if (paths.length > COMPACT_ITEMS) text += theme.fg("dim", ` +${paths.length - COMPACT_ITEMS}`);
+	} else text += `\n${theme.fg("muted", safeJson(args))}`;
+	return new Text(text, 0, 0);
+}
+
+function safeJson(v: unknown): string {
+	try {
+		return JSON.stringify(v, null, 2) ?? String(v);
+	} catch {
+		return String(v);
+	}
+}
+
+interface CascadeLike {
+	owner?: unknown;
+	intent?: unknown;
+	targets?: unknown;
+}
+
+function cascadeLines(v: unknown): string[] {
+	if (!Array.isArray(v)) return [];
+	return v.filter(isRec).map((c: CascadeLike) => {
+		const owner = typeof c.owner === "string" ? `${c.owner}.` : "";
+		return `${owner}intents${formatKeySegment(String(c.intent))} → ${strings(c.targets).join(", ")}`;
+	});
+}
+
+function danglingLines(v: unknown): string[] {
+	if (!Array.isArray(v)) return [];
+	return v.filter(isRec).map((d) => `${typeof d.owner === "string" ? `${d.owner}.` : ""}intents${formatKeySegment(String(d.intent))} → ${String(d.ref)}`);
+}
+
+/** Concurrent-change notices (another pi process changed a shared owner): always shown, they matter. */
+function noticeLines(v: unknown, theme: RenderTheme): string[] {
+	return strings(v).map((n) => theme.fg("warning", `! ${n}`));
+}
+
+/** Error view shared by both tools: first line collapsed, whole message expanded. */
+function renderError(result: RenderableResult, expanded: boolean, theme: RenderTheme): Component {
+	const text = resultText(result) || "failed";
+	return new Text(theme.fg("error", expanded ? text : clip(text, COMPACT_ERROR)), 0, 0);
+}
+
+/**
+ * `renderResult` for `patch_state`: `✓ cwd · 2 changed · <id>` plus changed paths, cascades,
+ * missing deletions and dangling references; expanded shows every item and the model-facing text.
+ */
+export function renderPatchResult(
+	result: RenderableResult,
+	options: ToolRenderResultOptions,
+	theme: RenderTheme,
+	context?: Partial<RenderContext>,
+): Component {
+	if (options.isPartial) return new Text(theme.fg("warning", "Writing state…"), 0, 0);
+	if (context?.isError === true) return renderError(result, options.expanded, theme);
+	const d = isRec(result.details) ? result.details : {};
+	const changed = strings(d.changed);
+	const scopes = strings(d.scopes);
+	const id = typeof d.transitionId === "string" ? d.transitionId : undefined;
+	if (id === undefined && changed.length === 0) {
+		// No transition: a no-op, or a result shape this renderer does not know; show the text.
+		const text = resultText(result) || "no change";
+		return new Text(theme.fg("muted", options.expanded ? text : clip(text, COMPACT_ERROR)), 0, 0);
+	}
+	const head = [theme.fg("success", "✓")];
+	if (scopes.length > 0) head.push(theme.fg("accent", scopes.join("+")));
+	head.push(theme.fg("muted", `${changed.length} changed`));
+	if (id !== undefined) head.push(theme.fg("dim", options.expanded ? id : id.slice(0, 8)));
+	const lines = [head.join(" · ")];
+	lines.push(...list(changed, options.expanded, theme, "muted"));
+	const cascades = cascadeLines(d.cascades);
+	if (cascades.length > 0) lines.push(theme.fg("warning", "cascaded:"), ...list(cascades, options.expanded, theme, "warning"));
+	const missing = strings(d.missingDeletions);
+	if (missing.length > 0) lines.push(theme.fg("dim", "already absent:"), ...list(missing, options.expanded, theme, "dim"));
+	const dangling = danglingLines(d.danglingRefs);
+	if (dangling.length > 0) lines.push(theme.fg("warning", "dangling refs:"), ...list(dangling, options.expanded, theme, "warning"));
+	lines.push(...noticeLines(d.notices, theme));
+	if (options.expanded) {
+		const text = resultText(result);
+		if (text !== "") lines.push("", theme.fg("toolOutput", text));
+	}
+	return new Text(lines.join("\n"), 0, 0);
+}
+
+/** The locators a `read_state` call asks for, in request order. */
+export function readLocators(args: unknown): string[] {
+	if (!isRec(args)) return [];
+	if (typeof args.path === "string") return [args.path];
+	return strings(args.paths);
+}
+
+/** `renderCall` for `read_state`: `read_state tactics, lazy.plan [keys]`. */
+export function renderReadCall(args: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const locators = readLocators(args);
+	const expanded = context?.expanded === true;
+	let text = title(theme, "read_state");
+	if (locators.length === 0) text += ` ${theme.fg("dim", "…")}`;
+	else {
+		const shown = expanded ? locators : locators.slice(0, COMPACT_ITEMS);
+		text += ` ${theme.fg("accent", shown.join(", "))}`;
+		if (shown.length < locators.length) text += theme.fg("dim", ` +${locators.length - shown.length}`);
+	}
+	const projection = isRec(args) && typeof args.projection === "string" ? args.projection : undefined;
+	if (projection !== undefined && projection !== "value") text += ` ${theme.fg("muted", `[${projection}]`)}`;
+	return new Text(text, 0, 0);
+}
+
+/** Lines of the model-facing read text shown collapsed. */
+const COMPACT_READ_LINES = 3;
+
+/**
+ * `renderResult` for `read_state`: size and the first lines of the returned JSON collapsed,
+ * the whole text (and the canonical locators from `details`) expanded.
+ */
+export function renderReadResult(
+	result: RenderableResult,
+	options: ToolRenderResultOptions,
+	theme: RenderTheme,
+	context?: Partial<RenderContext>,
+): Component {
+	if (options.isPartial) return new Text(theme.fg("warning", "Reading state…"), 0, 0);
+	if (context?.isError === true) return renderError(result, options.expanded, theme);
+	const text = resultText(result);
+	const lines = text.split("\n");
+	const d = isRec(result.details) ? result.details : {};
+	const head = [theme.fg("success", "✓"), theme.fg("muted", `${Buffer.byteLength(text, "utf8")} bytes`)];
+	if (typeof d.transitionId === "string") head.push(theme.fg("dim", options.expanded ? d.transitionId : d.transitionId.slice(0, 8)));
+	const out = [head.join(" · "), ...noticeLines(d.notices, theme)];
+	if (options.expanded) {
+		const canonical = strings(d.canonical);
+		if (canonical.length > 0) out.push(theme.fg("dim", `canonical: ${canonical.join(", ")}`));
+		out.push(theme.fg("toolOutput", text));
+	} else {
+		out.push(...lines.slice(0, COMPACT_READ_LINES).map((l) => theme.fg("toolOutput", l)));
+		if (lines.length > COMPACT_READ_LINES) out.push(theme.fg("dim", `… ${lines.length - COMPACT_READ_LINES} more lines`));
+	}
+	return new Text(out.join("\n"), 0, 0);
+}

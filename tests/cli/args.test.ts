@@ -1,0 +1,195 @@
+/**
+ * The CLI's pure parts in-process: argument parsing and usage errors, help for every command,
+ * pi-compatible agent-directory resolution, and import planning (`mergeDiff` as a law:
+ * applying the diff to the current state yields exactly the imported state).
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { getAgentDir } from "@mariozechner/pi-coding-agent";
+import fc from "fast-check";
+import { COMMANDS, defaultAgentDir, parseArgs, UsageError } from "../../lib/cli/args.js";
+import { main } from "../../lib/cli/main.js";
+import { importPatch, mergeDiff, parseImport } from "../../lib/cli/transfer.js";
+import { isStateError } from "../../lib/core/errors.js";
+import { jsonEqual } from "../../lib/core/json.js";
+import { applyMergePatch } from "../../lib/core/merge.js";
+import type { Json, JsonObject, OwnerState } from "../../lib/core/types.js";
+
+const usage = (argv: string[]) => {
+	try {
+		parseArgs(argv, {}, "/w");
+	} catch (e) {
+		assert.ok(e instanceof UsageError, String(e));
+		return e.message;
+	}
+	assert.fail(`expected a usage error for ${argv.join(" ")}`);
+};
+
+describe("parseArgs", () => {
+	it("reads the command, owner, options in any order and resolves paths against the cwd", () => {
+		const p = parseArgs(["--agent-dir", "ag", "show", "cwd", "--cwd=proj", "--full"], {}, "/w");
+		assert.equal(p.command, "show");
+		assert.deepEqual(p.positionals, ["cwd"]);
+		assert.equal(p.agentDir, "/w/ag");
+		assert.equal(p.cwd, "/w/proj");
+		assert.equal(p.full, true);
+		const i = parseArgs(["import", "-", "--owner", "global"], {}, "/w");
+		assert.deepEqual([i.command, i.positionals, i.owner], ["import", ["-"], "global"]);
+	});
+
+	it("refuses unknown commands and options, misplaced options, missing values and extra arguments", () => {
+		assert.match(usage(["frob"]), /unknown command `frob`/);
+		assert.match(usage(["show", "--bogus"]), /unknown option `--bogus`/);
+		assert.match(usage(["--full", "doctor"]), /`doctor` does not take `--full`/);
+		assert.match(usage(["export", "--cwd"]), /`--cwd` needs a value/);
+		assert.match(usage(["export", "--cwd", "--full"]), /`--cwd` needs a value/);
+		assert.match(usage(["show", "--full", "--full"]), /`--full` is given twice/);
+		assert.match(usage(["show", "--full=1"]), /`--full` takes no value/);
+		assert.match(usage(["import"]), /`import` needs a file/);
+		assert.match(usage(["history", "cwd", "x"]), /unexpected argument `x`/);
+		assert.match(usage(["doctor", "x"]), /unexpected argument `x`/);
+	});
+
+	it("accepts --help anywhere, even with otherwise incomplete arguments", () => {
+		assert.equal(parseArgs(["import", "--help"], {}, "/w").help, true);
+		assert.equal(parseArgs(["-h"], {}, "/w").command, undefined);
+	});
+});
+
+describe("main (in-process)", () => {
+	it("prints each command's own help with exit 0", async () => {
+		for (const cmd of COMMANDS) {
+			const r = await main([cmd, "--help"]);
+			assert.equal(r.code, 0);
+			assert.match(r.stdout, new RegExp(`^Usage: state-flow ${cmd}`));
+		}
+		const top = await main([]);
+		assert.equal(top.code, 0);
+		for (const cmd of COMMANDS) assert.match(top.stdout, new RegExp(`\\n  ${cmd} `));
+	});
+
+	it("refuses a --cwd that is not a folder with exit 1 instead of creating it", async () => {
+		const missing = join(tmpdir(), `state-flow-missing-${process.pid}-${Date.now()}`);
+		for (const cmd of [["show"], ["doctor"], ["import", "-", "--owner", "cwd"]]) {
+			const r = await main([...cmd, "--cwd", missing, "--agent-dir", missing], () => "{}");
+			assert.equal(r.code, 1, cmd.join(" "));
+			assert.match(r.stderr, /`--cwd` .* is not a folder/);
+		}
+		assert.equal(existsSync(missing), false);
+	});
+
+	it("maps usage errors to exit 2 with the command's usage on stderr", async () => {
+		const r = await main(["show", "session"]);
+		assert.equal(r.code, 2);
+		assert.match(r.stderr, /^state-flow: Session state lives in pi's session file/);
+		assert.match(r.stderr, /Usage: state-flow show/);
+	});
+});
+
+describe("defaultAgentDir", () => {
+	it("matches pi's getAgentDir for unset, absolute and ~ values of PI_CODING_AGENT_DIR", () => {
+		const saved = process.env.PI_CODING_AGENT_DIR;
+		try {
+			for (const value of [undefined, "/tmp/x/agent", "~", "~/custom/agent", "relative/dir", "~user/x"]) {
+				if (value === undefined) delete process.env.PI_CODING_AGENT_DIR;
+				else process.env.PI_CODING_AGENT_DIR = value;
+				assert.equal(defaultAgentDir(process.env), getAgentDir(), String(value));
+			}
+		} finally {
+			if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+			else process.env.PI_CODING_AGENT_DIR = saved;
+		}
+	});
+});
+
+// JSON objects without null members (what stored state can hold), keys including odd ones.
+const key = fc.oneof(fc.constantFrom("a", "b", "__proto__", "constructor", "a.b", "x/y", "~0", ""), fc.string({ maxLength: 3 }));
+const leaf = fc.oneof(fc.boolean(), fc.integer(), fc.string({ maxLength: 4 }), fc.array(fc.oneof(fc.constant(null), fc.integer()), { maxLength: 2 }));
+const { obj } = fc.letrec<{ obj: JsonObject; value: Json }>((tie) => ({
+	obj: fc.dictionary(key, tie("value"), { maxKeys: 4 }) as fc.Arbitrary<JsonObject>,
+	value: fc.oneof({ depthSize: "small" }, leaf, tie("obj")) as fc.Arbitrary<Json>,
+}));
+
+describe("mergeDiff", () => {
+	it("turns any state into any other: applyMergePatch(from, mergeDiff(from, to)) equals to", () => {
+		fc.assert(
+			fc.property(obj, obj, (from, to) => {
+				const fromCopy = JSON.parse(JSON.stringify(from)) as JsonObject;
+				const after = applyMergePatch(from, mergeDiff(from, to));
+				assert.ok(jsonEqual(after, to), `${JSON.stringify(after)} != ${JSON.stringify(to)}`);
+				assert.ok(jsonEqual(from, fromCopy), "inputs are not mutated");
+			}),
+			{ numRuns: 300 },
+		);
+	});
+
+	it("is empty exactly when the objects are equal", () => {
+		fc.assert(
+			fc.property(obj, obj, (a, b) => {
+				assert.equal(Object.keys(mergeDiff(a, b)).length === 0, jsonEqual(a, b));
+				assert.equal(Object.keys(mergeDiff(a, a)).length, 0);
+			}),
+			{ numRuns: 200 },
+		);
+	});
+
+	it("keeps __proto__ as an ordinary key and never touches Object.prototype", () => {
+		const to = JSON.parse('{"__proto__":{"polluted":true}}') as JsonObject;
+		const d = mergeDiff({}, to);
+		assert.deepEqual(Object.keys(d), ["__proto__"]);
+		assert.equal(({} as Record<string, unknown>).polluted, undefined);
+	});
+});
+
+describe("parseImport and importPatch", () => {
+	const state = (over: Partial<OwnerState> = {}): OwnerState => ({ intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {}, ...over });
+
+	it("plans one canonical patch over every owner that changes and omits unchanged owners", () => {
+		const targets = parseImport(
+			{ format: "state-flow/export", v: 1, owners: { cwd: { state: state({ tactics: { a: 1 } }) }, global: { state: state() } } },
+			undefined,
+		);
+		const patch = importPatch({ cwd: state({ tactics: { old: 1 } }), global: state() }, targets);
+		assert.deepEqual(patch, { cwd: { tactics: { old: null, a: 1 } } });
+	});
+
+	it("restates kept tactics/lazy entries when it deletes an intent, so cascades cannot remove them", () => {
+		const current = state({ intents: { i: { owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "x", u: "y" } });
+		const patch = importPatch({ cwd: current }, { cwd: state({ tactics: { t: "x" } }) });
+		assert.deepEqual(patch, { cwd: { intents: { i: null }, tactics: { u: null, t: "x" } } });
+	});
+
+	it("makes the store equal the file even when an owning intent goes (real commit with cascades)", async (t) => {
+		const root = mkdtempSync(join(tmpdir(), "state-flow-import-"));
+		t.after(() => rmSync(root, { recursive: true, force: true }));
+		const run = (args: string[], input: unknown) => main([...args, "--cwd", root, "--agent-dir", root], () => JSON.stringify(input));
+		const before = state({ intents: { i: { owns: [{ $ref: "cwd.tactics.t" }, { $ref: "cwd.lazy.l" }] } }, tactics: { t: "x" }, lazy: { l: "body" } });
+		assert.equal((await run(["import", "-", "--owner", "cwd"], before)).code, 0);
+		const target = state({ tactics: { t: "x" }, lazy: { l: "body" } });
+		const r = await run(["import", "-", "--owner", "cwd"], target);
+		assert.equal(r.code, 0, r.stderr);
+		const out = JSON.parse((await run(["export", "cwd"], null)).stdout) as { owners: { cwd: { state: OwnerState } } };
+		assert.deepEqual(out.owners.cwd.state, target);
+	});
+
+	it("fills planes missing from a plain state object and refuses what stored state cannot hold", () => {
+		assert.deepEqual(parseImport({ tactics: { a: 1 } }, "cwd"), { cwd: state({ tactics: { a: 1 } }) });
+		const refusals: Array<[unknown, RegExp]> = [
+			[[], /must hold a JSON object/],
+			[{ tactics: { a: { b: null } } }, /`tactics\.a\.b` is null/],
+			[{ response: {} }, /`response` is not a plane/],
+			[{ intents: { i: { $ref: "lazy.plan" } } }, /`cwd\.lazy\.plan`/],
+			[{ tactics: { n: Number.NaN } }, /finite JSON/],
+		];
+		for (const [input, message] of refusals) {
+			assert.throws(
+				() => parseImport(input, "cwd"),
+				(e: unknown) => isStateError(e) && message.test(e.message),
+				JSON.stringify(input),
+			);
+		}
+	});
+});

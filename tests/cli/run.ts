@@ -1,0 +1,34 @@
+/**
+ * Run the real `state-flow` binary in a child process: `dist/lib/cli/main.js` when the tests
+ * are compiled, `lib/cli/main.ts` through the same loader (tsx) when they run from source.
+ */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ext = import.meta.url.endsWith(".ts") ? "ts" : "js";
+/** Absolute path of the CLI entry matching how this test runs. */
+export const CLI = fileURLToPath(new URL(`../../lib/cli/main.${ext}`, import.meta.url));
+
+export interface Run {
+	code: number | null;
+	signal: NodeJS.Signals | null;
+	stdout: string;
+	stderr: string;
+}
+
+/** Run `state-flow <args>` in `cwd`; `env` adds to (never replaces) a clean copy of the environment. */
+export function runCli(args: string[], opts: { cwd: string; env?: Record<string, string>; input?: string }): Run {
+	// Keep the loader flags (tsx) but not the test runner's own flags.
+	const execArgv = process.execArgv.filter((a) => !a.startsWith("--test"));
+	const env: NodeJS.ProcessEnv = { ...process.env, ...opts.env };
+	if (opts.env?.STATE_FLOW_FAULT === undefined) delete env.STATE_FLOW_FAULT;
+	const r = spawnSync(process.execPath, [...execArgv, CLI, ...args], {
+		cwd: opts.cwd,
+		env,
+		input: opts.input ?? "",
+		encoding: "utf8",
+		timeout: 30_000,
+	});
+	if (r.error) throw r.error;
+	return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
+}
