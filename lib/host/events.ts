@@ -14,7 +14,7 @@ import { staleArtifacts } from "../storage/artifacts.js";
 import { acquisitionHint } from "./acquisition.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
-import { ensureShape } from "./tools.js";
+import { ensureShape, staleMention, staleSignature } from "./tools.js";
 
 /** Built-in tools whose use without a state update triggers reconciliation (SPEC §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
@@ -29,7 +29,18 @@ export const RECONCILE_TEXT =
 	"If the state is already accurate, say so in one short sentence and change nothing.";
 
 function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {}): RunState {
-	return { head, promptTimestamp: undefined, fromPrompt: true, fileChanged: false, committed: false, reconcileSent: false, seqAtHead, ownIds: new Set() };
+	return {
+		head,
+		promptTimestamp: undefined,
+		fromPrompt: true,
+		fileChanged: false,
+		committed: false,
+		reconcileSent: false,
+		seqAtHead,
+		ownIds: new Set(),
+		hinted: new Set(),
+		staleCursor: 0,
+	};
 }
 
 function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
@@ -69,6 +80,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		let head: string | undefined;
 		let bootstrap = false;
 		const seqAtHead: RunState["seqAtHead"] = {};
+		const shown: string[] = [];
 		try {
 			const histories = host.histories(sel.owners);
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
@@ -76,10 +88,13 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
 			const stale = sel.owners.flatMap((o) => staleArtifacts(o, histories[o]?.state ?? emptyState(), roots));
 			head = renderHead({ mode: sel.mode, wanted: sel.owners, histories, budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET, staleArtifacts: stale });
+			// Tool results repeat only what the head did not show (it may have elided some lines).
+			for (const s of stale) if (head.includes(staleMention(s, sel.owners))) shown.push(staleSignature(s, histories[s.owner]?.state));
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}
 		host.run = newRun(head, seqAtHead);
+		for (const sig of shown) host.run.hinted.add(sig);
 		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
 		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
 	});
@@ -89,8 +104,15 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 	});
 }
 
-/** Index of the run's user prompt in the messages of one request (-1 when absent). */
-function promptIndex(messages: AgentMessage[], run: RunState): number {
+/** Summaries pi puts first in the context after a compaction or `/tree` branch summary. */
+const SUMMARY_ROLES = new Set(["compactionSummary", "branchSummary"]);
+
+/**
+ * Where the head goes in one request: after the run's user prompt, else after the last user
+ * message, else (the prompt was compacted away mid-run, e.g. an overflow retry) after the
+ * summary that replaced it, else first. -1 only for an empty request.
+ */
+function headAnchor(messages: AgentMessage[], run: RunState): number {
 	if (run.promptTimestamp !== undefined) {
 		const i = messages.findIndex((m) => m.role === "user" && m.timestamp === run.promptTimestamp);
 		if (i >= 0) return i;
@@ -103,7 +125,8 @@ function promptIndex(messages: AgentMessage[], run: RunState): number {
 			return i;
 		}
 	}
-	return -1;
+	for (let i = messages.length - 1; i >= 0; i--) if (SUMMARY_ROLES.has(messages[i]?.role ?? "")) return i;
+	return messages.length > 0 ? 0 : -1;
 }
 
 /** Every model request: capture the receipt, insert the frozen head (never persisted). */
@@ -114,11 +137,13 @@ function onContext(host: StateFlowHost): void {
 		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode, shape: shapeOf(sel.owners) });
 		const run = host.run;
 		if (sel.mode === "off" || run?.head === undefined) return undefined;
-		const at = promptIndex(event.messages, run);
+		const at = headAnchor(event.messages, run);
 		if (at < 0) return undefined;
-		const prompt = event.messages[at] as AgentMessage & { timestamp: number };
-		const head: AgentMessage = { role: "user", content: [{ type: "text", text: run.head }], timestamp: prompt.timestamp };
-		return { messages: [...event.messages.slice(0, at + 1), head, ...event.messages.slice(at + 1)] };
+		const anchor = event.messages[at] as AgentMessage & { timestamp: number };
+		const head: AgentMessage = { role: "user", content: [{ type: "text", text: run.head }], timestamp: anchor.timestamp };
+		// A lone non-user anchor (no prompt, no summary) would put the head after an assistant turn; put it first.
+		const after = anchor.role === "user" || SUMMARY_ROLES.has(anchor.role) ? at + 1 : 0;
+		return { messages: [...event.messages.slice(0, after), head, ...event.messages.slice(after)] };
 	});
 	host.pi.on("message_end", (event) => {
 		const m = event.message;

@@ -59,6 +59,10 @@ export interface RunState {
 	seqAtHead: Partial<Record<Owner, number>>;
 	/** Transitions this run committed (acknowledged in their own results, not as notices). */
 	ownIds: Set<string>;
+	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
+	hinted: Set<string>;
+	/** Where the next tool call's bounded stale-artifact check starts (walks the artifacts over the run's calls). */
+	staleCursor: number;
 }
 
 export class StateFlowHost {
@@ -136,6 +140,8 @@ export class StateFlowHost {
 		this.#openError = undefined;
 		try {
 			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+			// The Session store keeps damage to report on access; say so now, not at the first write.
+			this.stores.load("session");
 		} catch (e) {
 			// Damaged Session entries must not take Global and CWD down with them.
 			this.say(`State Flow: cannot open Session state: ${(e as Error).message}`, "error", ctx);

@@ -6,11 +6,14 @@
  */
 import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { fail } from "../core/errors.js";
-import type { Owner } from "../core/types.js";
+import { isPlainObject, setOwn } from "../core/json.js";
+import { emptyState } from "../core/state.js";
+import type { Json, Owner, OwnerState } from "../core/types.js";
+import { modelLocator } from "../model/head-elide.js";
 import { toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import { concurrentNotice } from "../model/notices.js";
-import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
-import { patchResult, readResult } from "../model/results.js";
+import { createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
+import { MAX_STALE_HINTS, patchResult, readResult, type StaleHint, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
@@ -38,6 +41,63 @@ function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
 		return text === undefined ? [] : [text];
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
+		return [];
+	}
+}
+
+/** Artifacts whose fingerprint one tool call checks at most; larger planes are walked over the run's calls. */
+export const STALE_CHECKS_PER_CALL = 32;
+
+/** Identity of one stale finding: the same file, recorded value and note is hinted once per run. */
+export function staleSignature(s: StaleHint, state: OwnerState | undefined): string {
+	const v = state?.artifacts[s.key];
+	const rec = isPlainObject(v) ? [v.fingerprint ?? null, v.compiledHash ?? null, v.sourceHash ?? null] : null;
+	return JSON.stringify([s.owner, s.key, s.note, rec]);
+}
+
+/** How the head names a stale artifact (`artifacts["a.ts"]: file changed…`), to tell what it already showed. */
+export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
+	return `${modelLocator(wanted.length === 1 ? undefined : s.owner, "artifacts", [s.key])}: ${s.note}`;
+}
+
+/**
+ * Source-change hints for a tool result (SPEC §9): tracked artifacts of the wanted owners whose
+ * file changed since it was recorded and that this run has not shown yet. Bounded: one call
+ * checks at most `STALE_CHECKS_PER_CALL` artifacts, continuing where the previous call stopped.
+ */
+function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): string[] {
+	const run = host.run;
+	if (!run) return [];
+	try {
+		const histories = host.histories(wanted);
+		const all: Array<{ owner: Owner; key: string }> = [];
+		for (const owner of wanted) for (const key of Object.keys(histories[owner]?.state.artifacts ?? {})) all.push({ owner, key });
+		if (all.length === 0) return [];
+		const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
+		const start = run.staleCursor % all.length;
+		run.staleCursor = start + count;
+		const picked = new Map<Owner, OwnerState>();
+		for (let i = 0; i < count; i++) {
+			const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
+			const state = histories[owner]?.state;
+			if (!state) continue;
+			const sub = picked.get(owner) ?? emptyState();
+			setOwn(sub.artifacts, key, state.artifacts[key] as Json);
+			picked.set(owner, sub);
+		}
+		const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
+		const fresh: Array<StaleHint & { sig: string }> = [];
+		for (const [owner, sub] of picked) {
+			for (const s of staleArtifacts(owner, sub, roots)) {
+				const sig = staleSignature(s, histories[owner]?.state);
+				if (!run.hinted.has(sig)) fresh.push({ ...s, sig });
+			}
+		}
+		// Only what a line names counts as shown; the counted rest is named by later calls.
+		for (const s of fresh.slice(0, MAX_STALE_HINTS)) run.hinted.add(s.sig);
+		return staleHintLines(fresh, wanted);
+	} catch {
+		// A hint is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
 	}
 }
@@ -70,7 +130,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				batch: request.batch,
 				projection: request.projection,
 				wanted,
-				notices: notices(host, wanted),
+				notices: [...notices(host, wanted), ...staleHints(host, wanted, ctx)],
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -112,13 +172,13 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					return effects;
 				},
 			});
-			const extra = { artifacts: effects?.artifacts ?? [], notices: [...(effects?.notes ?? [])] };
-			if (outcome.noop) return patchResult({ transitionId: null, report: outcome.report, wanted, ...extra, notices: [...extra.notices, ...notices(host, wanted)] });
-			if (host.run) {
+			const artifacts = effects?.artifacts ?? [];
+			if (!outcome.noop && host.run) {
 				host.run.committed = true;
 				host.run.ownIds.add(outcome.transitionId);
 			}
-			return patchResult({ transitionId: outcome.transitionId, report: outcome.report, wanted, ...extra, notices: [...extra.notices, ...notices(host, wanted)] });
+			const lines = [...(effects?.notes ?? []), ...notices(host, wanted), ...staleHints(host, wanted, ctx)];
+			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),
 		renderResult: (result, options, theme, context) => renderPatchResult(result, options, theme, context),

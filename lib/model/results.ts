@@ -4,6 +4,7 @@
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
 import type { Cascade, DanglingRef, Json, Owner, Pointer, StageReport } from "../core/types.js";
+import { modelLocator } from "./head-elide.js";
 import { presentLocator, presentPointer, presentValue } from "./interface.js";
 
 /** `details` of a `patch_state` result: canonical forms only. */
@@ -143,4 +144,28 @@ export function readResult(input: {
 	const ids = transitionIds.filter((t): t is string => t !== null);
 	if (ids.length === 1 && items.length === 1) details.transitionId = ids[0] as string;
 	return { content: [{ type: "text", text }], details };
+}
+
+/** A tracked artifact whose file no longer matches what was recorded (SPEC §9). */
+export interface StaleHint {
+	owner: Owner;
+	key: string;
+	/** Why, in words, e.g. `file changed since it was recorded (size 10 → 12)`. */
+	note: string;
+}
+
+/** Hint lines named per result before the rest is counted (the rest are named by later results). */
+export const MAX_STALE_HINTS = 5;
+
+/**
+ * One line per changed artifact, with the locator the model patches (relative for a sole
+ * owner, like the head's `! stale artifact:` lines), at most a few before the rest is counted.
+ */
+export function staleHintLines(hints: readonly StaleHint[], wanted: readonly Owner[]): string[] {
+	const sole = wanted.length === 1;
+	const lines = hints
+		.slice(0, MAX_STALE_HINTS)
+		.map((h) => `Source changed: ${modelLocator(sole ? undefined : h.owner, "artifacts", [h.key])}: ${h.note}.`);
+	if (hints.length > MAX_STALE_HINTS) lines.push(`Source changed: ${hints.length - MAX_STALE_HINTS} more tracked artifacts changed on disk.`);
+	return lines;
 }
