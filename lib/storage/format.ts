@@ -1,0 +1,212 @@
+/**
+ * On-disk shapes of the file stores and the journal, with their format version and ajv
+ * validation. Schemas are compiled once; record validation checks the envelope only
+ * (field types, seq, owners), so catching up on appended records stays O(record).
+ */
+import AjvModule from "ajv";
+import type { ValidateFunction } from "ajv";
+import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
+import { OWNERS, PLANES } from "../core/types.js";
+import { fail } from "../core/errors.js";
+
+/** Version written into every record line, checkpoint and journal. */
+export const FORMAT_VERSION = 1;
+
+const Ajv = AjvModule.default;
+const ajv = new Ajv({ allErrors: false, strict: true });
+
+const obj = { type: "object" } as const;
+const provenance = {
+	type: "object",
+	required: ["kind"],
+	properties: { kind: { enum: ["tool", "command", "import", "system"] } },
+} as const;
+const recordProps = {
+	v: { const: FORMAT_VERSION },
+	id: { type: "string", minLength: 1 },
+	at: { type: "string" },
+	seq: { type: "integer", minimum: 1 },
+	by: provenance,
+	patch: obj,
+	undo: obj,
+	cascades: { type: "array", items: obj },
+	owners: { type: "array", minItems: 1, items: { enum: [...OWNERS] } },
+} as const;
+const recordSchema = {
+	type: "object",
+	required: ["v", "id", "at", "seq", "by", "patch", "undo", "cascades", "owners"],
+	properties: recordProps,
+	additionalProperties: false,
+} as const;
+const stateSchema = {
+	type: "object",
+	required: [...PLANES],
+	properties: Object.fromEntries(PLANES.map((p) => [p, obj])),
+	additionalProperties: false,
+} as const;
+const checkpointSchema = {
+	type: "object",
+	required: ["format", "v", "owner", "seq", "state"],
+	properties: {
+		format: { const: "state-flow/checkpoint" },
+		v: { const: FORMAT_VERSION },
+		owner: { enum: [...OWNERS] },
+		seq: { type: "integer", minimum: 0 },
+		state: stateSchema,
+	},
+	additionalProperties: false,
+} as const;
+const journalSchema = {
+	type: "object",
+	required: ["format", "v", "id", "parts"],
+	properties: {
+		format: { const: "state-flow/journal" },
+		v: { const: FORMAT_VERSION },
+		id: { type: "string", minLength: 1 },
+		parts: {
+			type: "array",
+			minItems: 2,
+			items: {
+				type: "object",
+				required: ["owner", "record"],
+				properties: {
+					owner: { enum: [...OWNERS] },
+					root: { type: "string" },
+					sessionId: { type: "string" },
+					persistent: { type: "boolean" },
+					record: recordSchema,
+				},
+				additionalProperties: false,
+			},
+		},
+	},
+	additionalProperties: false,
+} as const;
+
+/** Compile a schema at its first use: a process that never reads a journal never pays for its validator. */
+function lazy<T>(schema: object): () => ValidateFunction<T> {
+	let fn: ValidateFunction<T> | undefined;
+	return () => (fn ??= ajv.compile<T>(schema));
+}
+const validateRecord = lazy<unknown>(recordSchema);
+const validateCheckpoint = lazy<unknown>(checkpointSchema);
+const validateJournal = lazy<unknown>(journalSchema);
+
+/** One owner's part of a multi-owner transition, as written into the journal. */
+export interface JournalPart {
+	owner: Owner;
+	/** Store folder of a file owner (absolute). */
+	root?: string;
+	/** Session id of the Session part. */
+	sessionId?: string;
+	/** False for an in-memory session: nothing to roll forward after a crash. */
+	persistent?: boolean;
+	record: TransitionRecord;
+}
+export interface Journal {
+	id: string;
+	parts: JournalPart[];
+}
+
+/** What to tell the user about a damaged file: where, what, and what to do. */
+export function damaged(file: string, what: string): never {
+	fail(
+		"corrupt",
+		`State store file \`${file}\` is damaged: ${what}. It was left unchanged and nothing was written. Run \`state-flow doctor\` to inspect it, restore it from a backup, or move it aside to start this owner afresh.`,
+	);
+}
+
+function versionOf(v: unknown): unknown {
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? (v as { v?: unknown }).v : undefined;
+}
+
+function checkVersion(file: string, value: unknown, where: string): void {
+	const v = versionOf(value);
+	if (typeof v === "number" && v > FORMAT_VERSION) {
+		fail(
+			"corrupt",
+			`State store file \`${file}\` uses format version ${v} (${where}), newer than this State Flow (version ${FORMAT_VERSION}). It was left unchanged. Update the State Flow package to read it.`,
+		);
+	}
+}
+
+function firstError(errors: ValidateFunction["errors"]): string {
+	const e = errors?.[0];
+	return e ? `\`${e.instancePath || "/"}\` ${e.message ?? "is invalid"}` : "invalid shape";
+}
+
+/** A record as stored data: the record plus the format version. */
+export function recordValue(record: TransitionRecord): TransitionRecord & { v: number } {
+	return { v: FORMAT_VERSION, ...record };
+}
+
+/** Serialise a record as one log line (without the newline). O(size of the record). */
+export function recordLine(record: TransitionRecord): string {
+	return JSON.stringify(recordValue(record));
+}
+
+/** Parse and validate one complete log line; `where` names the line for messages. */
+export function parseRecordLine(text: string, file: string, where: string): TransitionRecord {
+	let value: unknown;
+	try {
+		value = JSON.parse(text);
+	} catch {
+		damaged(file, `${where} is not valid JSON`);
+	}
+	return checkRecord(value, file, where);
+}
+
+/** Validate a record value that was stored as data (a Session entry or a journal part). */
+export function checkRecord(value: unknown, file: string, where: string): TransitionRecord {
+	checkVersion(file, value, where);
+	const recordOk = validateRecord();
+	if (!recordOk(value)) damaged(file, `${where} is not a transition record (${firstError(recordOk.errors)})`);
+	const { v: _v, ...record } = value as TransitionRecord & { v: number };
+	return record;
+}
+
+/** Serialise a checkpoint file body. */
+export function checkpointText(owner: Owner, seq: number, state: OwnerState): string {
+	return JSON.stringify({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state });
+}
+
+/** Parse and validate a checkpoint file body. */
+export function parseCheckpoint(text: string, file: string, owner: Owner): { seq: number; state: OwnerState } {
+	let value: unknown;
+	try {
+		value = JSON.parse(text);
+	} catch {
+		damaged(file, "the checkpoint is not valid JSON (truncated or overwritten)");
+	}
+	checkVersion(file, value, "checkpoint");
+	const checkpointOk = validateCheckpoint();
+	if (!checkpointOk(value)) damaged(file, `the checkpoint has an invalid shape (${firstError(checkpointOk.errors)})`);
+	const cp = value as { owner: Owner; seq: number; state: OwnerState };
+	if (cp.owner !== owner) damaged(file, `the checkpoint belongs to owner \`${cp.owner}\`, not \`${owner}\``);
+	return { seq: cp.seq, state: cp.state };
+}
+
+/** Serialise a journal. */
+export function journalText(journal: Journal): string {
+	return JSON.stringify({
+		format: "state-flow/journal",
+		v: FORMAT_VERSION,
+		id: journal.id,
+		parts: journal.parts.map((p) => ({ ...p, record: { v: FORMAT_VERSION, ...p.record } })),
+	});
+}
+
+/** Parse and validate a journal file body. */
+export function parseJournal(text: string, file: string): Journal {
+	let value: unknown;
+	try {
+		value = JSON.parse(text);
+	} catch {
+		damaged(file, "the journal is not valid JSON");
+	}
+	checkVersion(file, value, "journal");
+	const journalOk = validateJournal();
+	if (!journalOk(value)) damaged(file, `the journal has an invalid shape (${firstError(journalOk.errors)})`);
+	const j = value as { id: string; parts: (JournalPart & { record: TransitionRecord & { v?: number } })[] };
+	return { id: j.id, parts: j.parts.map((p) => ({ ...p, record: checkRecord(p.record, file, `journal part \`${p.owner}\``) })) };
+}

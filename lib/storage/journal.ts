@@ -1,0 +1,86 @@
+/**
+ * The multi-owner commit point: `<agentDir>/state-flow/journal/<id>.json` holds every
+ * owner's record of one transition and is made durable (temp + fsync + rename + folder
+ * fsync) before any owner changes. Pending journals are listed through a cache validated
+ * by one `stat` of the folder, so the common "nothing pending" check is nearly free.
+ */
+import { readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { fault } from "./fault.js";
+import { journalText, parseJournal } from "./format.js";
+import type { Journal } from "./format.js";
+import { atomicReplace, ensureDir, errnoOf, ioFail } from "./fs-util.js";
+
+const SUFFIX = ".json";
+
+export class JournalDir {
+	private stamp = "";
+	private byName = new Map<string, Journal>();
+
+	constructor(readonly dir: string) {}
+
+	/** Path of a transition's journal file. */
+	pathOf(id: string): string {
+		return join(this.dir, `${id}${SUFFIX}`);
+	}
+
+	/** Make the journal durable: after this returns, the transition is committed. */
+	write(journal: Journal): void {
+		ensureDir(this.dir);
+		atomicReplace(this.pathOf(journal.id), journalText(journal), "mid-journal");
+		fault("after-journal");
+	}
+
+	/** Remove a fully applied journal. A lost unlink only means an idempotent roll-forward later. */
+	remove(id: string): void {
+		try {
+			unlinkSync(this.pathOf(id));
+		} catch (e) {
+			if (errnoOf(e) !== "ENOENT") ioFail(this.pathOf(id), "remove", e);
+		}
+		this.byName.delete(`${id}${SUFFIX}`);
+	}
+
+	/** Every journal present now (temp files of unfinished writes are not journals). */
+	pending(): Journal[] {
+		let st;
+		try {
+			st = statSync(this.dir, { throwIfNoEntry: false });
+		} catch (e) {
+			ioFail(this.dir, "read", e);
+		}
+		if (st === undefined) {
+			this.stamp = "";
+			this.byName.clear();
+			return [];
+		}
+		const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
+		if (stamp === this.stamp) return [...this.byName.values()];
+		let names: string[];
+		try {
+			names = readdirSync(this.dir).filter((n) => n.endsWith(SUFFIX));
+		} catch (e) {
+			ioFail(this.dir, "list", e);
+		}
+		const next = new Map<string, Journal>();
+		for (const name of names) {
+			const known = this.byName.get(name);
+			if (known) {
+				next.set(name, known);
+				continue;
+			}
+			const path = join(this.dir, name);
+			let text: string;
+			try {
+				text = readFileSync(path, "utf8");
+			} catch (e) {
+				if (errnoOf(e) === "ENOENT") continue; // removed by its writer meanwhile
+				ioFail(path, "read", e);
+			}
+			next.set(name, parseJournal(text, path));
+		}
+		this.byName = next;
+		this.stamp = stamp;
+		return [...next.values()];
+	}
+}

@@ -1,0 +1,216 @@
+/**
+ * Cross-process write lock: git's `index.lock` pattern. The holder creates the lock file
+ * with `O_CREAT|O_EXCL` and writes `{pid, host, startedAt, token}` into it; release
+ * unlinks it after checking the token. A holder that died is detected (same host: its pid
+ * is gone; other hosts: age) and its lock is broken under a second `O_EXCL` lock.
+ */
+import { randomBytes } from "node:crypto";
+import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { hostname } from "node:os";
+import { fail } from "../core/errors.js";
+
+/** What a lock file holds. */
+export interface LockHolder {
+	pid: number;
+	host: string;
+	startedAt: number;
+	token: string;
+}
+
+/** How long a lock held by another host may live before it is considered stale. */
+export const FOREIGN_STALE_MS = 60_000;
+/** A lock file that stays empty/unparsable this long was left by a crash between open and write. */
+const EMPTY_STALE_MS = 2_000;
+/** A break lock older than this was left by a breaker that crashed. */
+const BREAK_STALE_MS = 5_000;
+
+const HOST = hostname();
+let counter = 0;
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+
+/** Random once per process, a counter per lock: unique tokens without a crypto call on the hot path. */
+const TOKEN_PREFIX = `${process.pid}-${randomBytes(6).toString("hex")}`;
+function newToken(): string {
+	counter++;
+	return `${TOKEN_PREFIX}-${counter}`;
+}
+
+function errno(e: unknown): string | undefined {
+	return (e as NodeJS.ErrnoException | undefined)?.code;
+}
+
+/** Create `path` exclusively and write the holder record; false when it already exists. */
+function tryCreate(path: string, holder: LockHolder): boolean {
+	let fd: number;
+	try {
+		fd = openSync(path, "wx", 0o600);
+	} catch (e) {
+		if (errno(e) === "EEXIST") return false;
+		fail("io", `Cannot create the lock file \`${path}\` (${errno(e) ?? String(e)}). Check that its folder is writable.`, [], e);
+	}
+	try {
+		writeSync(fd, JSON.stringify(holder));
+	} finally {
+		closeSync(fd);
+	}
+	return true;
+}
+
+function readHolder(path: string): LockHolder | "missing" | "unreadable" {
+	let text: string;
+	try {
+		text = readFileSync(path, "utf8");
+	} catch (e) {
+		return errno(e) === "ENOENT" ? "missing" : "unreadable";
+	}
+	try {
+		const v = JSON.parse(text) as Partial<LockHolder>;
+		if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.token === "string" && typeof v.startedAt === "number") {
+			return v as LockHolder;
+		}
+	} catch {
+		// An empty or half-written lock file: judged by age below.
+	}
+	return "unreadable";
+}
+
+function pidAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (e) {
+		return errno(e) !== "ESRCH";
+	}
+}
+
+function ageMs(path: string): number {
+	try {
+		return Date.now() - statSync(path).mtimeMs;
+	} catch {
+		return 0;
+	}
+}
+
+/** Is the lock at `path` held by someone who can never release it? */
+function isStale(path: string, holder: LockHolder | "unreadable"): boolean {
+	if (holder === "unreadable") return ageMs(path) > EMPTY_STALE_MS;
+	if (holder.host === HOST) return holder.pid !== process.pid && !pidAlive(holder.pid);
+	return Date.now() - holder.startedAt > FOREIGN_STALE_MS;
+}
+
+/**
+ * Break a stale lock. Serialised through `<path>.break` (O_EXCL) and re-verified there:
+ * only the holder we judged stale is removed, never a fresh lock taken meanwhile.
+ * Residual race (documented): a breaker that stalls for more than BREAK_STALE_MS while
+ * holding the break lock can have it broken too; both then re-verify the token, so the
+ * worst case is a retry, not two holders, unless the stall falls between re-check and unlink.
+ */
+function breakStale(path: string, judged: LockHolder | "unreadable"): void {
+	const breakPath = `${path}.break`;
+	const me: LockHolder = { pid: process.pid, host: HOST, startedAt: Date.now(), token: newToken() };
+	if (!tryCreate(breakPath, me)) {
+		const other = readHolder(breakPath);
+		if (other !== "missing" && isStaleBreak(breakPath, other)) safeUnlink(breakPath);
+		return;
+	}
+	try {
+		const now = readHolder(path);
+		// An empty file is re-judged by its age here: it may be a fresh lock whose holder is still writing.
+		const same =
+			now === "unreadable"
+				? judged === "unreadable" && ageMs(path) > EMPTY_STALE_MS
+				: now !== "missing" && judged !== "unreadable" && now.token === judged.token;
+		if (same) safeUnlink(path);
+	} finally {
+		safeUnlink(breakPath);
+	}
+}
+
+function isStaleBreak(path: string, holder: LockHolder | "unreadable"): boolean {
+	if (holder !== "unreadable" && holder.host === HOST && holder.pid !== process.pid && !pidAlive(holder.pid)) return true;
+	return ageMs(path) > BREAK_STALE_MS;
+}
+
+function safeUnlink(path: string): void {
+	try {
+		unlinkSync(path);
+	} catch (e) {
+		if (errno(e) !== "ENOENT") throw e;
+	}
+}
+
+/** A held lock. `release()` is idempotent and never throws for an already-broken lock. */
+export class HeldLock {
+	private released = false;
+	private readonly since = Date.now();
+	constructor(
+		readonly path: string,
+		readonly token: string,
+	) {}
+
+	release(): void {
+		if (this.released) return;
+		this.released = true;
+		// Nobody breaks a live same-host holder, and other hosts wait FOREIGN_STALE_MS: a short hold needs no re-check.
+		if (Date.now() - this.since < FOREIGN_STALE_MS / 2) {
+			safeUnlink(this.path);
+			return;
+		}
+		const holder = readHolder(this.path);
+		// Only remove our own lock: if it was broken (we were judged dead), leave the new holder alone.
+		if (holder !== "missing" && holder !== "unreadable" && holder.token === this.token) safeUnlink(this.path);
+	}
+}
+
+/** One attempt: take the lock, or break it when stale and report false. */
+function attempt(path: string): HeldLock | undefined {
+	const holder: LockHolder = { pid: process.pid, host: HOST, startedAt: Date.now(), token: newToken() };
+	if (tryCreate(path, holder)) return new HeldLock(path, holder.token);
+	const current = readHolder(path);
+	if (current !== "missing" && isStale(path, current)) breakStale(path, current);
+	return undefined;
+}
+
+function busy(path: string, timeoutMs: number): never {
+	const h = readHolder(path);
+	const who = h === "missing" || h === "unreadable" ? "another process" : `pid ${h.pid} on ${h.host}`;
+	fail(
+		"busy",
+		`The state store is locked by ${who}: lock file \`${path}\` was not released within ${timeoutMs} ms. Retry shortly; if no pi process is writing, delete the lock file.`,
+	);
+}
+
+function backoff(tries: number): number {
+	// Short first waits (commits take ~0.1 ms), growing to ~8 ms, with jitter against lockstep.
+	const base = Math.min(8, 0.25 * 2 ** Math.min(tries, 5));
+	return base * (0.5 + Math.random());
+}
+
+/** Take the lock, waiting asynchronously (other work of this process keeps running). */
+export async function acquireLock(path: string, timeoutMs: number): Promise<HeldLock> {
+	const first = attempt(path);
+	if (first) return first;
+	const deadline = Date.now() + timeoutMs;
+	for (let tries = 0; ; tries++) {
+		await new Promise((r) => setTimeout(r, backoff(tries)));
+		const got = attempt(path);
+		if (got) return got;
+		if (Date.now() > deadline) busy(path, timeoutMs);
+	}
+}
+
+/**
+ * Take the lock, blocking the thread. Only for short synchronous roll-forward in `load()`;
+ * returns undefined at once when this process itself holds the lock (it will roll forward).
+ */
+export function acquireLockSync(path: string, timeoutMs: number): HeldLock | undefined {
+	const deadline = Date.now() + timeoutMs;
+	for (let tries = 0; ; tries++) {
+		const got = attempt(path);
+		if (got) return got;
+		const h = readHolder(path);
+		if (h !== "missing" && h !== "unreadable" && h.host === HOST && h.pid === process.pid) return undefined;
+		if (Date.now() > deadline) busy(path, timeoutMs);
+		Atomics.wait(sleepCell, 0, 0, backoff(tries));
+	}
+}

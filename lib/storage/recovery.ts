@@ -1,0 +1,115 @@
+/**
+ * Roll-forward of multi-owner transitions whose writer died after the commit point (the
+ * journal) and before every owner had its record. Idempotent: an owner that already has
+ * the record (same seq and id) is left alone. File owners are completed under their locks
+ * in the fixed order Global -> CWD; the Session part when that session is next loaded.
+ */
+import { OWNERS } from "../core/types.js";
+import type { Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
+import { FileOwnerStore, applyDurable } from "./file-store.js";
+import type { FileOwner } from "./file-store.js";
+import { damaged } from "./format.js";
+import type { Journal, JournalPart } from "./format.js";
+import type { JournalDir } from "./journal.js";
+import { acquireLockSync } from "./lock.js";
+import type { HeldLock } from "./lock.js";
+import type { SessionStore } from "./session-store.js";
+
+export class Recovery {
+	/** Journals whose file parts this process has seen complete (the Session part may still wait). */
+	private readonly settled = new Set<string>();
+	private readonly others = new Map<string, FileOwnerStore>();
+
+	constructor(
+		private readonly journal: JournalDir,
+		private readonly files: Record<FileOwner, FileOwnerStore>,
+		private readonly retention: number,
+		private readonly lockTimeoutMs: number,
+	) {}
+
+	/** Is a journal with an unapplied part for this owner's store pending? */
+	pendingFor(owner: FileOwner): boolean {
+		const root = this.files[owner].root;
+		return this.journal.pending().some((j) => !this.settled.has(j.id) && j.parts.some((p) => p.owner === owner && p.root === root));
+	}
+
+	/** Complete every pending journal that concerns `owner` (the Session: this session's part). */
+	rollForward(owner: Owner, session: SessionStore | undefined): void {
+		const pending = this.journal.pending();
+		if (pending.length === 0) return;
+		for (const j of pending) {
+			const relevant =
+				owner === "session"
+					? session !== undefined && session.healthy() && !session.has(j.id) && j.parts.some((p) => p.owner === "session" && p.sessionId === session.log.sessionId())
+					: !this.settled.has(j.id) && j.parts.some((p) => p.owner === owner && p.root === this.files[owner].root);
+			if (relevant) this.complete(j, session);
+		}
+	}
+
+	/** The writer finished every part itself: drop its journal. */
+	settle(id: string): void {
+		this.journal.remove(id);
+	}
+
+	private storeFor(p: JournalPart): FileOwnerStore {
+		const owner = p.owner as FileOwner;
+		const root = p.root as string;
+		if (this.files[owner].root === root) return this.files[owner];
+		let s = this.others.get(`${owner}:${root}`);
+		if (!s) {
+			s = new FileOwnerStore({ owner, root, retention: this.retention, gitignore: false });
+			this.others.set(`${owner}:${root}`, s);
+		}
+		return s;
+	}
+
+	private complete(j: Journal, session: SessionStore | undefined): void {
+		if (!this.settled.has(j.id)) {
+			const fileParts = j.parts.filter((p) => p.owner !== "session").sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			const locks: HeldLock[] = [];
+			try {
+				for (const p of fileParts) {
+					const lock = acquireLockSync(this.storeFor(p).lockPath, this.lockTimeoutMs);
+					// This process holds the lock in an unfinished commit, which completes journals itself.
+					if (lock === undefined) return;
+					locks.push(lock);
+				}
+				for (const p of fileParts) {
+					const store = this.storeFor(p);
+					applyJournaled(store, store.catchUpLocked(), p.record, this.journal.pathOf(j.id));
+				}
+			} finally {
+				for (const l of locks.reverse()) l.release();
+			}
+			this.settled.add(j.id);
+		}
+		const sp = j.parts.find((p) => p.owner === "session");
+		// An in-memory session's part never waits (that session died with its process), but a live one is completed.
+		let sessionDone = sp === undefined || sp.persistent !== true;
+		if (sp && session && session.healthy() && session.log.sessionId() === sp.sessionId) {
+			const h = session.history();
+			if (session.has(j.id)) sessionDone = true;
+			else if (h.seq === sp.record.seq - 1) {
+				session.append(sp.record);
+				applyDurable(h, sp.record);
+				sessionDone = true;
+			}
+			// Otherwise the session moved to another branch: the part waits for a branch it fits.
+		}
+		if (sessionDone) this.journal.remove(j.id);
+	}
+}
+
+/** Append a journaled record the store lacks; verify one it has. */
+function applyJournaled(store: FileOwnerStore, h: OwnerHistory, record: TransitionRecord, journalPath: string): void {
+	if (h.seq >= record.seq) {
+		const have = h.tail.find((r) => r.seq === record.seq);
+		if (have !== undefined && have.id !== record.id) {
+			damaged(store.logPath, `seq ${record.seq} holds transition \`${have.id}\` but journal \`${journalPath}\` committed \`${record.id}\` there`);
+		}
+		return;
+	}
+	if (h.seq !== record.seq - 1) damaged(store.logPath, `journal \`${journalPath}\` expects seq ${record.seq - 1} before its record, the store is at ${h.seq}`);
+	store.appendLocked(record);
+	applyDurable(h, record);
+}

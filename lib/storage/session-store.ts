@@ -1,0 +1,128 @@
+/**
+ * The Session owner: transitions stored as pi custom entries (`state-flow/transition`)
+ * on the current branch of the session tree, rebuilt from the branch (root -> leaf), so
+ * forks and tree navigation each see their own state. The runtime-owned response plane
+ * is a separate entry type and never a transition.
+ */
+import { historyFrom } from "../core/history.js";
+import { emptyState } from "../core/state.js";
+import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
+import { FORMAT_VERSION, checkRecord, damaged, recordValue } from "./format.js";
+
+/** Custom entry type of one Session transition. */
+export const TRANSITION_ENTRY = "state-flow/transition";
+/** Custom entry type of the runtime-owned response plane. */
+export const RESPONSE_ENTRY = "state-flow/response";
+
+/** Port over pi's session (the host adapts `pi.appendEntry` + `ctx.sessionManager`). */
+export interface SessionLog {
+	sessionId(): string;
+	/** False for in-memory / `--no-session` sessions. */
+	persistent(): boolean;
+	/** Entries of the current branch, root -> leaf. */
+	branch(): ReadonlyArray<{ id: string; type: string; customType?: string; data?: unknown }>;
+	append(customType: string, data: unknown): void;
+}
+
+export class SessionStore {
+	private h: OwnerHistory | undefined;
+	/** Damage found while rebuilding: reported by every access, never thrown at construction. */
+	private error: unknown;
+	private ids = new Set<string>();
+	private last: JsonObject | undefined;
+
+	constructor(
+		readonly log: SessionLog,
+		private retention: number,
+	) {
+		this.reset(retention);
+	}
+
+	/** Rebuild from the branch (the leaf may have moved). */
+	private rebuild(): OwnerHistory {
+		const records: TransitionRecord[] = [];
+		const where = `session \`${this.log.sessionId()}\``;
+		this.ids.clear();
+		this.last = undefined;
+		for (const e of this.log.branch()) {
+			if (e.type !== "custom") continue;
+			if (e.customType === TRANSITION_ENTRY) {
+				const r = checkRecord(e.data, where, `entry \`${e.id}\``);
+				records.push(r);
+				this.ids.add(r.id);
+			} else if (e.customType === RESPONSE_ENTRY) {
+				const d = e.data as { v?: unknown; last?: { text?: unknown; at?: unknown } } | undefined;
+				if (d?.v === FORMAT_VERSION && typeof d.last?.text === "string" && typeof d.last.at === "string") {
+					this.last = { last: { text: d.last.text, at: d.last.at } };
+				}
+			}
+		}
+		// A fork replays the branch root -> leaf, so seqs continue; anything else is damage.
+		records.forEach((r, i) => {
+			if (r.seq !== i + 1) damaged(where, `entry of transition \`${r.id}\` has seq ${r.seq} where ${i + 1} was expected`);
+		});
+		return historyFrom("session", emptyState(), 0, records, this.retention);
+	}
+
+	/** Re-read the branch (session_start / session_tree). */
+	reset(retention = this.retention): void {
+		this.retention = retention;
+		try {
+			this.h = this.rebuild();
+			this.error = undefined;
+		} catch (e) {
+			this.h = undefined;
+			this.error = e;
+		}
+	}
+
+	/** The branch's history; throws "corrupt" when an entry on the branch is damaged. */
+	history(): OwnerHistory {
+		if (this.h === undefined) throw this.error;
+		return this.h;
+	}
+
+	/** False when the branch holds damaged entries (nothing may be appended then). */
+	healthy(): boolean {
+		return this.h !== undefined;
+	}
+
+	/** True when the current branch holds the transition. */
+	has(id: string): boolean {
+		return this.ids.has(id);
+	}
+
+	/** Append a committed record as an entry; the caller applies it in memory afterwards. */
+	append(record: TransitionRecord): void {
+		this.history();
+		this.log.append(TRANSITION_ENTRY, recordValue(record));
+		this.ids.add(record.id);
+	}
+
+	setResponse(text: string, at: string): void {
+		this.log.append(RESPONSE_ENTRY, { v: FORMAT_VERSION, last: { text, at } });
+		this.last = { last: { text, at } };
+	}
+
+	response(): JsonObject | undefined {
+		return this.last;
+	}
+}
+
+/** The slice of pi's SessionManager this adapter needs (structural: no pi import here). */
+export interface SessionManagerLike {
+	getSessionId(): string;
+	isPersisted(): boolean;
+	getBranch(): ReadonlyArray<{ id: string; type: string; customType?: string; data?: unknown }>;
+	appendCustomEntry(customType: string, data?: unknown): string;
+}
+
+/** A SessionLog over a SessionManager; `append` defaults to `appendCustomEntry` (the host passes `pi.appendEntry`). */
+export function sessionLogOf(sm: SessionManagerLike, append?: (customType: string, data: unknown) => void): SessionLog {
+	return {
+		sessionId: () => sm.getSessionId(),
+		persistent: () => sm.isPersisted(),
+		branch: () => sm.getBranch(),
+		append: append ?? ((t, d) => void sm.appendCustomEntry(t, d)),
+	};
+}

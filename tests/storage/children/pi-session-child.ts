@@ -1,0 +1,20 @@
+/**
+ * Crash-test writer on pi's real file-backed SessionManager: opens the session file and
+ * commits `count` Global + CWD + Session transitions with ids `<tag>-<i>`.
+ * argv: agentDir cwd sessionFile sessionDir tag count
+ */
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { sessionLogOf } from "../../../lib/storage/session-store.js";
+import { Stores } from "../../../lib/storage/stores.js";
+
+const [agentDir, cwd, sessionFile, sessionDir, tag, countText] = process.argv.slice(2) as [string, string, string, string, string, string];
+const sm = SessionManager.open(sessionFile, sessionDir);
+const stores = new Stores({ agentDir, cwd, session: sessionLogOf(sm) });
+process.stdout.write("ready\n");
+const by = { kind: "system", reason: "crash-test" } as const;
+for (let i = 0; i < Number(countText); i++) {
+	const id = `${tag}-${i}`;
+	const entry = { tactics: { [id]: i } };
+	await stores.commit({ global: entry, cwd: entry, session: entry }, { by, id, at: new Date().toISOString() });
+}
+process.stdout.write("done\n");

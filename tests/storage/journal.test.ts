@@ -1,0 +1,119 @@
+/**
+ * The journal as commit point, tested in-process: a journal left by a writer that died
+ * after writing it is completed by the next access of any owner it names (also another
+ * project's CWD store), the Session part when that session is loaded, and a damaged
+ * journal is reported rather than guessed at.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { isStateError } from "../../lib/core/errors.js";
+import { stage } from "../../lib/core/stage.js";
+import type { CanonicalPatch, Owner, TransitionRecord } from "../../lib/core/types.js";
+import { JournalDir } from "../../lib/storage/journal.js";
+import type { JournalPart } from "../../lib/storage/format.js";
+import type { SessionLog } from "../../lib/storage/session-store.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const by = { kind: "system", reason: "test" } as const;
+
+function memorySession(id: string, persistent = true): SessionLog & { entries: Array<{ id: string; type: string; customType?: string; data?: unknown }> } {
+	const entries: Array<{ id: string; type: string; customType?: string; data?: unknown }> = [];
+	return {
+		entries,
+		sessionId: () => id,
+		persistent: () => persistent,
+		branch: () => entries,
+		append: (customType, data) => void entries.push({ id: `e${entries.length}`, type: "custom", customType, data }),
+	};
+}
+
+/** Stage a transition on the stores' current histories and write only its journal (a writer that died at the commit point). */
+function leaveJournal(stores: Stores, agentDir: string, patch: CanonicalPatch, id: string, sessionId?: string): void {
+	const owners = Object.keys(patch) as Owner[];
+	const histories = Object.fromEntries(owners.map((o) => [o, stores.load(o)]));
+	const result = stage(histories, patch, { id, at: "2026-11-30T00:00:00.000Z", by });
+	assert.equal(result.noop, false);
+	if (result.noop) return;
+	const roots = stores.identity();
+	const parts: JournalPart[] = owners.map((o) => {
+		const record = result.records[o] as TransitionRecord;
+		if (o === "session") return { owner: o, sessionId: sessionId as string, persistent: true, record };
+		return { owner: o, root: o === "global" ? roots.globalRoot : roots.cwdRoot, record };
+	});
+	new JournalDir(join(agentDir, "state-flow", "journal")).write({ id, parts });
+}
+
+describe("journal roll-forward", () => {
+	it("completes a journaled Global + CWD transition at the next load of either owner and removes the journal", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
+		await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
+		leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
+		assert.equal(reader.load("global").state.tactics.g1, 1);
+		assert.equal(new Stores({ agentDir, cwd: join(dir, "proj") }).load("cwd").state.tactics.c1, 1, "the CWD part was completed with the Global load");
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
+		assert.equal(reader.load("cwd").seq, 2);
+		await reader.commit({ cwd: { tactics: { c2: 2 } } }, { by, id: "third", at: "x" });
+		assert.equal(reader.load("cwd").seq, 3, "the next commit continues after the rolled-forward seq");
+	});
+
+	it("completes the CWD part of another project when a Global-only process loads Global", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const other = new Stores({ agentDir, cwd: join(dir, "other-project") });
+		await other.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
+		leaveJournal(other, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
+		assert.equal(here.load("global").state.tactics.g1, 1);
+		assert.equal(existsSync(join(dir, "this-project", ".pi")), false, "nothing is created for this project");
+		const otherAgain = new Stores({ agentDir, cwd: join(dir, "other-project") });
+		assert.deepEqual(otherAgain.load("cwd").state.tactics, { c0: 0, c1: 1 });
+	});
+
+	it("keeps the journal until its session is loaded again, then completes the Session part", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const session = memorySession("sess-1");
+		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		await writer.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
+		leaveJournal(writer, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		const stranger = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-2") });
+		assert.equal(stranger.load("cwd").state.tactics.c, 1);
+		assert.equal(stranger.load("session").state.tactics.s, undefined, "another session never receives the part");
+		assert.equal(readdirSync(join(agentDir, "state-flow", "journal")).length, 1, "the journal waits for its session");
+		const resumed = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		assert.equal(resumed.load("session").state.tactics.s, 1);
+		assert.equal(session.entries.length, 1);
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
+	});
+
+	it("lists journals through a cache validated by the folder's stat, ignoring temp files", (t) => {
+		const dir = join(tempDir(t), "journal");
+		const j = new JournalDir(dir);
+		assert.deepEqual(j.pending(), [], "a missing folder means nothing pending and is not created");
+		assert.equal(existsSync(dir), false);
+		mkdirSync(dir);
+		writeFileSync(join(dir, "x.json.tmp-1-ab"), "half");
+		assert.deepEqual(j.pending(), []);
+		const record: TransitionRecord = { id: "x", at: "t", seq: 1, by, patch: {}, undo: {}, cascades: [], owners: ["global", "cwd"] };
+		j.write({ id: "x", parts: [{ owner: "global", root: "/g", record }, { owner: "cwd", root: "/c", record }] });
+		assert.deepEqual(j.pending().map((p) => p.id), ["x"]);
+		j.remove("x");
+		assert.deepEqual(j.pending(), []);
+	});
+
+	it("reports a damaged journal as corrupt naming the file", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const jdir = join(agentDir, "state-flow", "journal");
+		mkdirSync(jdir, { recursive: true });
+		writeFileSync(join(jdir, "bad.json"), "{not json");
+		const s = new Stores({ agentDir, cwd: join(dir, "proj") });
+		assert.throws(() => s.load("cwd"), (e: unknown) => isStateError(e) && e.code === "corrupt" && e.message.includes(join(jdir, "bad.json")));
+	});
+});

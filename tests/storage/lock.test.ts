@@ -1,0 +1,122 @@
+/**
+ * The O_EXCL lock: mutual exclusion, bounded waiting with a clear "busy" error, and
+ * recovery from holders that died (dead pid on this host, empty lock file left by a crash
+ * between create and write, old lock of another host).
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { isStateError } from "../../lib/core/errors.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockSync } from "../../lib/storage/lock.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+/** The pid of a process that has already exited (pids are not reused this quickly). */
+function deadPid(): number {
+	const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
+	return Number(r.stdout.toString());
+}
+
+describe("lock", () => {
+	it("writes the holder record and removes the file on release", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const l = await acquireLock(path, 1000);
+		const holder = JSON.parse(readFileSync(path, "utf8"));
+		assert.equal(holder.pid, process.pid);
+		assert.equal(holder.host, hostname());
+		assert.equal(typeof holder.token, "string");
+		assert.equal(typeof holder.startedAt, "number");
+		l.release();
+		assert.equal(existsSync(path), false);
+		l.release(); // idempotent
+	});
+
+	it("makes a second taker wait until the holder releases", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const first = await acquireLock(path, 1000);
+		const order: string[] = [];
+		const second = acquireLock(path, 2000).then((l) => {
+			order.push("second");
+			l.release();
+		});
+		await new Promise((r) => setTimeout(r, 30));
+		order.push("first-release");
+		first.release();
+		await second;
+		assert.deepEqual(order, ["first-release", "second"]);
+	});
+
+	it("serialises many concurrent takers: never two holders at once", async (t) => {
+		const path = join(tempDir(t), "lock");
+		let inside = 0;
+		let maxInside = 0;
+		await Promise.all(
+			Array.from({ length: 20 }, async () => {
+				const l = await acquireLock(path, 5000);
+				inside++;
+				maxInside = Math.max(maxInside, inside);
+				await new Promise((r) => setTimeout(r, 1));
+				inside--;
+				l.release();
+			}),
+		);
+		assert.equal(maxInside, 1);
+	});
+
+	it("refuses with busy naming the lock file when a live holder keeps it past the timeout", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const l = await acquireLock(path, 1000);
+		await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy" && e.message.includes(`\`${path}\``) && e.message.includes(`pid ${process.pid}`));
+		l.release();
+	});
+
+	it("breaks the lock of a holder whose pid is dead on this host", async (t) => {
+		const path = join(tempDir(t), "lock");
+		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
+		const l = await acquireLock(path, 1000);
+		assert.notEqual(JSON.parse(readFileSync(path, "utf8")).token, "dead");
+		l.release();
+		assert.equal(existsSync(`${path}.break`), false);
+	});
+
+	it("breaks an empty lock file (crash between create and write) only once it is old", async (t) => {
+		const path = join(tempDir(t), "lock");
+		writeFileSync(path, "");
+		await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy");
+		const old = (Date.now() - 10_000) / 1000;
+		utimesSync(path, old, old);
+		const l = await acquireLock(path, 1000);
+		l.release();
+	});
+
+	it("waits for a fresh lock of another host and breaks it only after FOREIGN_STALE_MS", async (t) => {
+		const path = join(tempDir(t), "lock");
+		writeFileSync(path, JSON.stringify({ pid: 1, host: "elsewhere.example", startedAt: Date.now(), token: "foreign" }));
+		await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy" && e.message.includes("elsewhere.example"));
+		writeFileSync(path, JSON.stringify({ pid: 1, host: "elsewhere.example", startedAt: Date.now() - FOREIGN_STALE_MS - 1000, token: "foreign" }));
+		const l = await acquireLock(path, 1000);
+		l.release();
+	});
+
+	it("breaks a break-lock left by a breaker that died", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const dead = deadPid();
+		writeFileSync(path, JSON.stringify({ pid: dead, host: hostname(), startedAt: Date.now(), token: "dead" }));
+		writeFileSync(`${path}.break`, JSON.stringify({ pid: dead, host: hostname(), startedAt: Date.now(), token: "dead-breaker" }));
+		const l = await acquireLock(path, 1000);
+		l.release();
+		assert.equal(existsSync(`${path}.break`), false);
+	});
+
+	it("sync acquisition steps aside when this process already holds the lock", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const l = await acquireLock(path, 1000);
+		assert.equal(acquireLockSync(path, 1000), undefined);
+		l.release();
+		const s = acquireLockSync(path, 1000);
+		assert.ok(s);
+		s.release();
+	});
+});

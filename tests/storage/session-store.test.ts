@@ -1,0 +1,154 @@
+/**
+ * The Session owner on pi's real SessionManager (in-memory and file-backed): transitions
+ * are custom entries on the current branch, so forks, branched session files and tree
+ * navigation each see their own Session state; the response plane is not a transition.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { readFileSync } from "node:fs";
+import { replay } from "../../lib/core/history.js";
+import type { CanonicalPatch } from "../../lib/core/types.js";
+import { RESPONSE_ENTRY, TRANSITION_ENTRY, sessionLogOf } from "../../lib/storage/session-store.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const by = { kind: "system", reason: "test" } as const;
+let n = 0;
+const meta = () => ({ by, id: `s${++n}`, at: "2026-11-30T00:00:00.000Z" });
+
+/** pi flushes custom entries to the file only once an assistant message exists. */
+function withAssistant(sm: SessionManager): void {
+	sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+	sm.appendMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "hello" }],
+		api: "faux",
+		provider: "faux",
+		model: "faux",
+		usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+		stopReason: "stop",
+		timestamp: 2,
+	});
+}
+
+function storesFor(dir: string, sm: SessionManager, retention?: number): Stores {
+	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: sessionLogOf(sm), ...(retention === undefined ? {} : { retention }) });
+}
+
+describe("session store on pi's SessionManager", () => {
+	it("keeps an in-memory session's state in memory only, as custom entries on the branch", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.inMemory(dir);
+		const s = storesFor(dir, sm);
+		await s.commit({ session: { tactics: { a: 1 } } }, meta());
+		await s.commit({ session: { tactics: { b: 2 } } }, meta());
+		assert.deepEqual(s.load("session").state.tactics, { a: 1, b: 2 });
+		const entries = sm.getBranch().filter((e) => e.type === "custom");
+		assert.deepEqual(entries.map((e) => (e as { customType: string }).customType), [TRANSITION_ENTRY, TRANSITION_ENTRY]);
+		assert.equal(sm.getSessionFile() === undefined || !sm.isPersisted(), true);
+		assert.equal(storesFor(dir, sm).load("session").seq, 2, "a rebuilt view of the same session sees its entries");
+	});
+
+	it("rebuilds a file-backed session's state after reopening the file", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.create(join(dir, "proj"), join(dir, "sessions"));
+		withAssistant(sm);
+		const s = storesFor(dir, sm, 1);
+		await s.commit({ session: { intents: { goal: "ship" }, tactics: { a: 1 } } }, meta());
+		await s.commit({ session: { tactics: { a: null, b: 2 } } }, meta());
+		const file = sm.getSessionFile() as string;
+		assert.match(readFileSync(file, "utf8"), /state-flow\/transition/);
+		const reopened = storesFor(dir, SessionManager.open(file, join(dir, "sessions")), 1);
+		const h = reopened.load("session");
+		assert.deepEqual(h.state, { intents: { goal: "ship" }, strategy: {}, tactics: { b: 2 }, artifacts: {}, lazy: {} });
+		assert.equal(h.seq, 2);
+		assert.equal(h.tail.length, 1, "retention applies to the rebuilt history");
+		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+	});
+
+	it("gives every branch of the tree its own Session state (branch + resetSession)", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.inMemory(dir);
+		const s = storesFor(dir, sm);
+		await s.commit({ session: { tactics: { a: 1 } } }, meta());
+		const forkPoint = sm.getLeafId() as string;
+		await s.commit({ session: { tactics: { b: 2 } } }, meta());
+		const leafB = sm.getLeafId() as string;
+		sm.branch(forkPoint);
+		s.resetSession(sessionLogOf(sm));
+		assert.deepEqual(s.load("session").state.tactics, { a: 1 }, "the fork does not see the later transition");
+		await s.commit({ session: { tactics: { c: 3 } } }, meta());
+		assert.deepEqual(s.load("session").state.tactics, { a: 1, c: 3 });
+		assert.equal(s.load("session").seq, 2, "seq continues along the branch");
+		sm.branch(leafB);
+		s.resetSession(sessionLogOf(sm));
+		assert.deepEqual(s.load("session").state.tactics, { a: 1, b: 2 }, "navigating back restores the other branch");
+	});
+
+	it("carries the branch's Session state into a branched session file (fork)", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.create(join(dir, "proj"), join(dir, "sessions"));
+		withAssistant(sm);
+		const s = storesFor(dir, sm);
+		await s.commit({ session: { tactics: { a: 1 } } }, meta());
+		const forkLeaf = sm.getLeafId() as string;
+		await s.commit({ session: { tactics: { b: 2 } } }, meta());
+		const forkFile = sm.createBranchedSession(forkLeaf) as string;
+		assert.ok(forkFile);
+		const forked = storesFor(dir, SessionManager.open(forkFile, join(dir, "sessions")));
+		assert.deepEqual(forked.load("session").state.tactics, { a: 1 });
+		await forked.commit({ session: { tactics: { f: 1 } } }, meta());
+		assert.deepEqual(forked.load("session").state.tactics, { a: 1, f: 1 });
+	});
+
+	it("stores the response plane as its own entry type, not as a transition", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.inMemory(dir);
+		const s = storesFor(dir, sm);
+		assert.equal(s.response(), undefined);
+		s.setResponse("final answer", "2026-11-30T01:00:00.000Z");
+		assert.deepEqual(s.response(), { last: { text: "final answer", at: "2026-11-30T01:00:00.000Z" } });
+		assert.equal(s.load("session").seq, 0);
+		assert.equal(sm.getBranch().filter((e) => e.type === "custom" && (e as { customType: string }).customType === RESPONSE_ENTRY).length, 1);
+		const rebuilt = storesFor(dir, sm);
+		assert.deepEqual(rebuilt.response(), { last: { text: "final answer", at: "2026-11-30T01:00:00.000Z" } });
+	});
+
+	it("commits Session together with CWD and Global atomically (journal for a persistent session)", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.create(join(dir, "proj"), join(dir, "sessions"));
+		withAssistant(sm);
+		const s = storesFor(dir, sm);
+		const r = await s.commit({ global: { tactics: { g: 1 } }, cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, meta());
+		assert.equal(r.noop, false);
+		if (!r.noop) assert.deepEqual(Object.keys(r.records).sort(), ["cwd", "global", "session"]);
+		const reopened = storesFor(dir, SessionManager.open(sm.getSessionFile() as string, join(dir, "sessions")));
+		for (const o of ["global", "cwd", "session"] as const) assert.equal(reopened.load(o).tail.at(-1)?.id, r.noop ? "" : r.transitionId);
+	});
+
+	it("reports a damaged transition entry as corrupt naming the session, at access and not at start-up", (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.inMemory(dir);
+		sm.appendCustomEntry(TRANSITION_ENTRY, { v: 1, id: "x" });
+		const s = storesFor(dir, sm);
+		assert.throws(() => s.load("session"), (e: unknown) => e instanceof Error && /corrupt|damaged/.test(e.message) && e.message.includes(sm.getSessionId()));
+	});
+});
+
+describe("in-process commit ordering", () => {
+	it("serialises concurrent Session commits whose prepare hook awaits (no duplicate seq)", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.inMemory(dir);
+		const s = storesFor(dir, sm);
+		const slow = async (patch: CanonicalPatch) => {
+			await new Promise((r) => setTimeout(r, 5));
+			return { patch, apply: () => {}, revert: () => {} };
+		};
+		await Promise.all(Array.from({ length: 5 }, (_, i) => s.commit({ session: { tactics: { [`k${i}`]: i } } }, { ...meta(), prepare: slow })));
+		const h = storesFor(dir, sm).load("session");
+		assert.equal(h.seq, 5);
+		assert.deepEqual(Object.keys(h.state.tactics).sort(), ["k0", "k1", "k2", "k3", "k4"]);
+	});
+});
