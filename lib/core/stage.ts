@@ -30,6 +30,11 @@ export interface StageMeta {
 	id: string;
 	at: string;
 	by: Provenance;
+	/**
+	 * The patch is an exact state delta (an undo of a stored transition): apply it as it is,
+	 * without ownership cascades, which the original transition's undo already accounts for.
+	 */
+	exact?: boolean;
 }
 
 /** A staged transition: nothing to do, or one record per owner that changes. */
@@ -118,7 +123,7 @@ export function stage(
 		if (h === undefined) {
 			fail("excluded_owner", `owner \`${owner}\` is not wanted in this session; patch only the wanted owners`, [owner]);
 		}
-		const plan0 = planCascades(owner, h.state, part);
+		const plan0 = meta.exact ? { cascades: [], extraDeletions: {}, danglingRefs: [] } : planCascades(owner, h.state, part);
 		const cascades: Cascade[] = plan0.cascades;
 		const dangling: DanglingRef[] = plan0.danglingRefs;
 		const effective = withDeletions(part, plan0.extraDeletions);

@@ -3,11 +3,12 @@
  * the config defaults. Arguments are validated before anything changes; a bad argument gets
  * the usage text. No command asks for confirmation, so they behave the same without a UI.
  */
-import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { isStateError } from "../core/errors.js";
 import { OWNERS, type Owner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
+import { createArtifactCompiler } from "../storage/artifacts.js";
 import { describeHistory, describeState, describeStatus, undoPlan } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
 import { allOwnerSelections, describeSelection } from "./selection.js";
@@ -154,10 +155,15 @@ function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => v
 async function undo(host: StateFlowHost, owners: Owner[], explicit: boolean, ctx: ExtensionCommandContext): Promise<void> {
 	const plan = undoPlan(host, owners, explicit);
 	if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
+	// The stored undo patch is the exact inverse: no cascades; artifacts go through the compiler
+	// so a compiled Skill that the undone transition created (or removed) follows the state.
+	const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 	const outcome = await host.requireStores().commit(plan.patch, {
 		by: { kind: "command", command: `/state undo ${plan.owners.join(",")}` },
 		id: host.options.newId(),
 		at: host.options.now().toISOString(),
+		exact: true,
+		prepare: (p, histories) => compile(p, histories),
 	});
 	if (outcome.noop) return host.say(`State Flow: transition ${plan.id} is already undone; nothing changed.`, "info", ctx);
 	host.say(`State Flow: reverted ${plan.id} (${plan.owners.join("+")}) as transition ${outcome.transitionId}.`, "info", ctx);

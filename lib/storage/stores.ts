@@ -42,6 +42,8 @@ export interface CommitOptions {
 	by: Provenance;
 	id: string;
 	at: string;
+	/** An exact state delta (undo): staged without ownership cascades. */
+	exact?: boolean;
 	/** Checked again right before the durable write; aborted -> "aborted", nothing written. */
 	signal?: AbortSignal;
 	/** Admission re-check under the locks right before the durable write; throws to refuse. */
@@ -228,7 +230,7 @@ export class Stores {
 		const prepared = opts.prepare ? await opts.prepare(patch, histories) : undefined;
 		// The hook ran asynchronously: the files are locked, but re-read the in-process caches.
 		if (prepared) histories = this.histories(touched, true);
-		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by }, this.limits);
+		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}) }, this.limits);
 		if (result.noop) return { noop: true, report: result.report };
 		opts.check?.();
 		if (opts.signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");

@@ -4,7 +4,7 @@
  * bad arguments answered with usage while nothing changes.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
@@ -66,6 +66,43 @@ describe("/state", () => {
 			assert.match(history ?? "", /#3 t-0003 .* by user command \/state undo cwd/);
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("undoing an intent's creation restores the prior state exactly, without cascading away older tactics it referenced", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("plan", [
+				{ calls: [{ id: "u1", name: "patch_state", args: { cwd: { tactics: { t: "older step" } } } }] },
+				{ calls: [{ id: "u2", name: "patch_state", args: { cwd: { intents: { i: { owns: [{ $ref: "cwd.tactics.t" }] } } } } }] },
+				{ text: "ok" },
+			]);
+			const [done] = await flow.command("/state undo");
+			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			const [shown] = await flow.command("/state show cwd");
+			assert.match(shown ?? "", /"t": "older step"/);
+			assert.doesNotMatch(shown ?? "", /"i":/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("undoing a Skill artifact's creation removes the Skill it compiled, and undoing that brings it back", async () => {
+		const flow = await startFlow();
+		try {
+			const key = ".pi/skills/demo-skill/SKILL.md";
+			const file = join(flow.harness.cwd, key);
+			await flow.prompt("skill", [
+				{ calls: [{ id: "s1", name: "patch_state", args: { cwd: { artifacts: { [key]: { kind: "skill", name: "demo-skill", description: "A demo.", body: "# Demo" } } } } }] },
+				{ text: "ok" },
+			]);
+			assert.ok(existsSync(file), "the Skill was compiled");
+			await flow.command("/state undo");
+			assert.equal(existsSync(file), false, "undo removed the compiled Skill");
+			await flow.command("/state undo");
+			assert.match(readFileSync(file, "utf8"), /# Demo/, "undoing the undo compiled it again");
 		} finally {
 			flow.dispose();
 		}
