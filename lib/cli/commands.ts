@@ -8,8 +8,10 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fail } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import type { OwnerHistory, OwnerState } from "../core/types.js";
+import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
+import { createArtifactCompiler } from "../storage/artifacts.js";
 import { readConfig } from "../storage/config.js";
+import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { formatHistory, formatShow } from "./format.js";
@@ -55,39 +57,36 @@ export function rootOf(stores: Stores, owner: FileOwner): string {
 	return owner === "global" ? id.globalRoot : id.cwdRoot;
 }
 
-/** Load the asked owners; with no owner given, only those that have a store. */
-function loadAll(stores: Stores, owners: FileOwner[], explicit: boolean): Array<[FileOwner, OwnerHistory]> {
-	const out: Array<[FileOwner, OwnerHistory]> = [];
+/** Load the owner the command line names (show/history/export); with none, every owner that has a store. */
+function loadAsked(p: Parsed): { stores: Stores; warnings: string[]; loaded: Array<[FileOwner, OwnerHistory]> } {
+	const asked = p.positionals[0];
+	const owners = ownersFrom(p, asked);
+	const { stores, warnings } = openStores(p);
+	const loaded: Array<[FileOwner, OwnerHistory]> = [];
 	for (const o of owners) {
-		if (!explicit && !existsSync(rootOf(stores, o))) continue;
-		out.push([o, stores.load(o)]);
+		if (asked === undefined && !existsSync(rootOf(stores, o))) continue;
+		loaded.push([o, stores.load(o)]);
 	}
-	return out;
+	return { stores, warnings, loaded };
 }
 
 /** `state-flow show [owner] [--full]`. */
 export function runShow(p: Parsed): Outcome {
-	const owners = ownersFrom(p, p.positionals[0]);
-	const { stores, warnings } = openStores(p);
-	const loaded = loadAll(stores, owners, p.positionals[0] !== undefined);
+	const { stores, warnings, loaded } = loadAsked(p);
 	if (loaded.length === 0) return ok(`No State Flow stores yet (global: ${rootOf(stores, "global")}, cwd: ${rootOf(stores, "cwd")}).\n`, lines(warnings));
 	return ok(`${loaded.map(([o, h]) => formatShow(o, rootOf(stores, o), h, p.full)).join("\n\n")}\n`, lines(warnings));
 }
 
 /** `state-flow history [owner]`. */
 export function runHistory(p: Parsed): Outcome {
-	const owners = ownersFrom(p, p.positionals[0]);
-	const { stores, warnings } = openStores(p);
-	const loaded = loadAll(stores, owners, p.positionals[0] !== undefined);
+	const { stores, warnings, loaded } = loadAsked(p);
 	if (loaded.length === 0) return ok("No State Flow stores yet: no transitions.\n", lines(warnings));
 	return ok(`${loaded.map(([o, h]) => formatHistory(o, rootOf(stores, o), h)).join("\n\n")}\n`, lines(warnings));
 }
 
 /** `state-flow export [owner]`: the export document on stdout. */
 export function runExport(p: Parsed): Outcome {
-	const owners = ownersFrom(p, p.positionals[0]);
-	const { stores, warnings } = openStores(p);
-	const loaded = loadAll(stores, owners, p.positionals[0] !== undefined);
+	const { warnings, loaded } = loadAsked(p);
 	const doc = exportDoc(Object.fromEntries(loaded.map(([o, h]) => [o, { seq: h.seq, state: h.state }])));
 	return ok(`${JSON.stringify(doc, null, 2)}\n`, lines(warnings));
 }
@@ -121,13 +120,34 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	if (Object.keys(patch).length === 0) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));
 	// The patch was planned against a snapshot; the commit re-stages under the locks, so a
 	// concurrent writer's change is merged rather than silently overwritten by stale deletions.
-	const result = await stores.commit(patch, { by: { kind: "import", source }, id: randomUUID(), at: new Date().toISOString() });
+	// Artifacts go through the same compiler as patch_state: territory checks, fingerprints, Skills compiled.
+	const compile = createArtifactCompiler({ cwd: p.cwd, agentDir: p.agentDir }, { parseFrontmatter: await frontmatterParser(patch) });
+	const result = await stores.commit(patch, {
+		by: { kind: "import", source },
+		id: randomUUID(),
+		at: new Date().toISOString(),
+		prepare: (staged, histories) => compile(staged, histories),
+	});
 	if (result.noop) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));
 	const summary = [`Imported ${source} into ${result.report.scopes.join(" and ")} as transition ${result.transitionId}.`];
 	summary.push(`${result.report.changed.length} path(s) changed.`);
 	for (const c of result.report.cascades) summary.push(`cascaded: ${c.owner}.intents${formatKeySegment(c.intent)} -> ${c.targets.join(", ")}`);
 	for (const d of result.report.danglingRefs) summary.push(`dangling reference: ${d.owner}.intents${formatKeySegment(d.intent)} -> ${d.ref}`);
 	return ok(`${summary.join("\n")}\n`, lines(warnings));
+}
+
+/**
+ * pi's own frontmatter parser when the import touches artifacts (Skills are then read exactly
+ * as pi reads them); loading pi takes seconds, so other imports, and a CLI run where pi is not
+ * installed, use the built-in parser for the same YAML subset.
+ */
+async function frontmatterParser(patch: CanonicalPatch): Promise<FrontmatterParser> {
+	if (!Object.values(patch).some((planes) => planes?.artifacts !== undefined)) return simpleFrontmatter;
+	try {
+		return (await import("@mariozechner/pi-coding-agent")).parseFrontmatter;
+	} catch {
+		return simpleFrontmatter;
+	}
 }
 
 function lines(items: string[]): string {

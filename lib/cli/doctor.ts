@@ -3,15 +3,14 @@
  * (a dead writer's lock, a torn last record, a committed journal not yet on every owner)
  * through Storage's own repair paths. Damage is reported, never rewritten.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync } from "node:fs";
-import { hostname } from "node:os";
+import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../core/errors.js";
 import { DEFAULT_RETENTION } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { JournalDir } from "../storage/journal.js";
-import { acquireLock, FOREIGN_STALE_MS } from "../storage/lock.js";
+import { acquireLock, readLockHolder } from "../storage/lock.js";
 import { Stores } from "../storage/stores.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, type Outcome, rootOf } from "./commands.js";
@@ -64,9 +63,9 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 			report.push(`${o}: no store at ${store.root} (nothing written yet).`);
 			continue;
 		}
-		const holder = lockHolder(store.lockPath);
+		const holder = readLockHolder(store.lockPath);
 		if (holder !== undefined) {
-			report.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.dead ? `, which no longer runs (a crash); ${p.dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
+			report.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${p.dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
 		}
 		const torn = tornBytes(store.logPath);
 		if (torn !== 0) {
@@ -115,37 +114,6 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	}
 	report.push(healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.");
 	return { stdout: `${report.join("\n")}\n`, stderr: "", code: healthy ? 0 : 1 };
-}
-
-/** Who holds a lock file, and whether that process is gone (same host only; else by age). */
-function lockHolder(path: string): { who: string; dead: boolean } | undefined {
-	let text: string;
-	try {
-		text = readFileSync(path, "utf8");
-	} catch {
-		return undefined;
-	}
-	try {
-		const h = JSON.parse(text) as { pid?: unknown; host?: unknown; startedAt?: unknown };
-		const pid = typeof h.pid === "number" ? h.pid : -1;
-		if (h.host !== hostname()) {
-			const age = typeof h.startedAt === "number" ? Date.now() - h.startedAt : Number.POSITIVE_INFINITY;
-			return { who: `pid ${pid} on host ${String(h.host)}`, dead: age > FOREIGN_STALE_MS };
-		}
-		return { who: `pid ${pid}`, dead: !isAlive(pid) };
-	} catch {
-		return { who: "an unreadable holder record", dead: true };
-	}
-}
-
-function isAlive(pid: number): boolean {
-	if (pid <= 0) return false;
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (e) {
-		return (e as NodeJS.ErrnoException).code === "EPERM";
-	}
 }
 
 function safePending(j: JournalDir): ReturnType<JournalDir["pending"]> {

@@ -34,6 +34,7 @@ const HELP: Record<Command, string> = {
 Print each owner's planes (intents, strategy, tactics, artifacts, lazy) as indented JSON.
 Lazy bodies are listed as a catalog (key and size) unless --full is given.
 Without an owner: every owner that has a store. Reading never creates files.
+The owner may also be given as --owner global|cwd (show, history, export).
 
   --full   print lazy bodies too
 

@@ -1,6 +1,6 @@
 /**
  * TUI renderers for `patch_state` and `read_state`: a compact one-to-few-line summary
- * (owner, changed paths, cascades, errors) that expands (Ctrl+O in pi) to full detail.
+ * (owner, changed paths, cascades, compiled artifacts, errors) that expands (Ctrl+O in pi) to full detail.
  * Pure functions of (args | result, theme) returning pi-tui `Text` components; they never
  * throw on partial, streaming or foreign-shaped input, because a renderer crash would
  * break the user's screen rather than the tool call.
@@ -126,6 +126,15 @@ function danglingLines(v: unknown): string[] {
 	return v.filter(isRec).map((d) => `${typeof d.owner === "string" ? `${d.owner}.` : ""}intents${formatKeySegment(String(d.intent))} → ${String(d.ref)}`);
 }
 
+/** What the artifact compiler did: `cwd.artifacts[".pi/skills/x/SKILL.md"] compiled → .pi/skills/x/SKILL.md`. */
+function artifactLines(v: unknown): string[] {
+	if (!Array.isArray(v)) return [];
+	return v.filter(isRec).map((a) => {
+		const to = typeof a.compiledTo === "string" && a.compiledTo !== a.key ? ` → ${a.compiledTo}` : "";
+		return `${String(a.owner)}.artifacts${formatKeySegment(String(a.key))} ${String(a.action)}${to}`;
+	});
+}
+
 /** Concurrent-change notices (another pi process changed a shared owner): always shown, they matter. */
 function noticeLines(v: unknown, theme: RenderTheme): string[] {
 	return strings(v).map((n) => theme.fg("warning", `! ${n}`));
@@ -170,6 +179,8 @@ export function renderPatchResult(
 	if (missing.length > 0) lines.push(theme.fg("dim", "already absent:"), ...list(missing, options.expanded, theme, "dim"));
 	const dangling = danglingLines(d.danglingRefs);
 	if (dangling.length > 0) lines.push(theme.fg("warning", "dangling refs:"), ...list(dangling, options.expanded, theme, "warning"));
+	const artifacts = artifactLines(d.artifacts);
+	if (artifacts.length > 0) lines.push(theme.fg("muted", "artifacts:"), ...list(artifacts, options.expanded, theme, "muted"));
 	lines.push(...noticeLines(d.notices, theme));
 	if (options.expanded) {
 		const text = resultText(result);

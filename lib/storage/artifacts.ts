@@ -144,7 +144,8 @@ export function createArtifactCompiler(
 					continue;
 				}
 				const merged = applyMergePatch(cur, pv);
-				const desired = compileEntry(owner, key, merged, current, roots, parse, plan);
+				const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
+				const desired = compileEntry({ owner, key, field, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
 				const newCompiled = compiledOf(owner, desired, roots);
 				if (oldCompiled && oldCompiled.abs !== newCompiled?.abs && oldCompiled.abs !== resolve(ownerRoot(owner, roots), key))
 					removeCompiled(oldCompiled, plan);
@@ -187,149 +188,127 @@ function removeCompiled(c: Compiled, plan: Plan): boolean {
 	return false;
 }
 
-function compileEntry(
-	owner: Owner,
-	key: string,
-	merged: Json,
-	current: JsonObject,
-	roots: ArtifactRoots,
-	parse: FrontmatterParser,
-	plan: Plan,
-): JsonObject {
-	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
-	const path = [owner, "artifacts", key];
-	const abs = resolveArtifactKey(owner, key, roots);
+/** One artifact being compiled: where it lives, how errors name it, and the commit's context. */
+interface Entry {
+	owner: Owner;
+	key: string;
+	/** `` `cwd.artifacts["key"]` ``, for messages. */
+	field: string;
+	/** The error path of the entry. */
+	path: string[];
+	/** The owner's artifacts before this commit. */
+	current: JsonObject;
+	roots: ArtifactRoots;
+	parse: FrontmatterParser;
+	plan: Plan;
+}
+
+function compileEntry(e: Entry, merged: Json): JsonObject {
+	const abs = resolveArtifactKey(e.owner, e.key, e.roots);
 	const kind = isObj(merged) ? own(merged, "kind") : undefined;
 	if (!isObj(merged) || (kind !== "file" && kind !== "skill"))
-		fail("artifact", `${field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, path);
+		fail("artifact", `${e.field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, e.path);
 	const value: JsonObject = {};
 	for (const k of Object.keys(merged)) if (!(COMPILER_FIELDS as readonly string[]).includes(k)) setOwn(value, k, merged[k] as Json);
 	if (kind === "file") {
 		value.fingerprint = fingerprintOf(abs);
 		return value;
 	}
-	if (own(value, "body") !== undefined) return compileAuthored(owner, key, value, current, roots, parse, plan);
-	return compileAcquired(owner, key, abs, value, current, roots, parse, plan);
+	return own(value, "body") !== undefined ? compileAuthored(e, abs, value) : compileAcquired(e, abs, value);
 }
 
-function compileAuthored(
-	owner: Owner,
-	key: string,
-	value: JsonObject,
-	current: JsonObject,
-	roots: ArtifactRoots,
-	parse: FrontmatterParser,
-	plan: Plan,
-): JsonObject {
-	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
-	const path = [owner, "artifacts", key];
+function compileAuthored(e: Entry, abs: string, value: JsonObject): JsonObject {
+	const { field, path } = e;
 	const { name, description, body } = value;
 	const nameProblem = skillNameProblem(name);
 	if (nameProblem) fail("artifact", `${field}: ${nameProblem}.`, [...path, "name"]);
 	const descProblem = skillDescriptionProblem(description);
 	if (descProblem) fail("artifact", `${field}: ${descProblem}.`, [...path, "description"]);
 	if (typeof body !== "string") fail("artifact", `${field}: \`body\` must be the Skill's Markdown text (a string).`, [...path, "body"]);
-	const expected = skillKey(owner, name as string);
-	if (key !== expected)
+	const expected = skillKey(e.owner, name as string);
+	if (e.key !== expected)
 		fail(
 			"artifact",
 			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}] (the folder must equal the name).`,
 			path,
 		);
-	if (owner === "session") return value; // Session Skills stay in the session: validated, never written.
-	const bytes = renderSkill(owner, key, name as string, description as string, body);
-	const back = parse(bytes).frontmatter;
+	if (e.owner === "session") return value; // Session Skills stay in the session: validated, never written.
+	const text = renderSkill(e.owner, e.key, name as string, description as string, body);
+	const back = e.parse(text).frontmatter;
 	if (back.name !== name || back.description !== description)
 		fail("artifact", `${field}: \`description\` does not survive as Skill frontmatter; remove unusual control characters.`, [...path, "description"]);
-	const abs = resolve(ownerRoot(owner, roots), key);
-	claimTarget(owner, key, abs, bytes, current, roots, plan);
-	value.compiledTo = key;
+	const bytes = Buffer.from(text, "utf8");
+	claimTarget(e, abs, bytes);
+	value.compiledTo = e.key;
 	value.compiledHash = sha256(bytes);
 	return value;
 }
 
-function compileAcquired(
-	owner: Owner,
-	key: string,
-	abs: string,
-	value: JsonObject,
-	current: JsonObject,
-	roots: ArtifactRoots,
-	parse: FrontmatterParser,
-	plan: Plan,
-): JsonObject {
-	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
-	const path = [owner, "artifacts", key];
+function compileAcquired(e: Entry, abs: string, value: JsonObject): JsonObject {
 	const source = readIfFile(abs);
-	if (source === undefined || !key.endsWith(".md"))
+	if (source === undefined || !e.key.endsWith(".md"))
 		fail(
 			"artifact",
-			`${field}: no Skill file there. To acquire a Skill the key is the exact path of an existing SKILL.md; to author one, give \`name\`, \`description\` and \`body\`.`,
-			path,
+			`${e.field}: no Skill file there. To acquire a Skill the key is the exact path of an existing SKILL.md; to author one, give \`name\`, \`description\` and \`body\`.`,
+			e.path,
 		);
-	const text = source.toString("utf8");
-	const fm = parse(text).frontmatter;
+	let fm: Record<string, unknown>;
+	try {
+		fm = e.parse(source.toString("utf8")).frontmatter;
+	} catch (err) {
+		// pi's YAML parser throws on malformed frontmatter; pi itself would skip such a Skill.
+		const why = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+		return fail("artifact", `${e.field}: the Skill's frontmatter is not valid YAML (${why}). Fix the file, then patch again.`, e.path);
+	}
 	const name = typeof fm.name === "string" && fm.name !== "" ? fm.name : basename(dirname(abs));
 	const problem = skillNameProblem(name) ?? skillDescriptionProblem(fm.description);
-	if (problem) fail("artifact", `${field}: the Skill's frontmatter is not valid for pi: ${problem}. Fix the file, then patch again.`, path);
+	if (problem) fail("artifact", `${e.field}: the Skill's frontmatter is not valid for pi: ${problem}. Fix the file, then patch again.`, e.path);
 	value.name = name;
 	value.sourceHash = sha256(source);
 	value.fingerprint = fingerprintOf(abs);
 	value.provenance = { acquiredFrom: realOrSelf(abs) };
-	if (owner === "session") return value;
-	const targetKey = skillKey(owner, name);
+	if (e.owner === "session") return value;
+	const targetKey = skillKey(e.owner, name);
 	// The Skill folder itself may be a link out of the root: judge the copy's place like a key.
-	const target = resolveArtifactKey(owner, targetKey, roots);
+	const target = resolveArtifactKey(e.owner, targetKey, e.roots);
 	value.compiledTo = targetKey;
 	if (realOrSelf(target) === realOrSelf(abs)) return value; // already where pi finds it: tracked, not copied
+	// An identical copy State Flow did not write is tracked, never owned (an acquired copy has no marker line).
 	const existing = readIfFile(target);
-	if (existing !== undefined && existing.equals(source) && !ownedBy(target, existing, owner, current, roots, key)) return value;
-	claimTarget(owner, key, target, text, current, roots, plan, source);
+	if (existing !== undefined && existing.equals(source) && !ownsFile(e, target, existing)) return value;
+	claimTarget(e, target, source);
 	value.compiledHash = sha256(source);
 	return value;
 }
 
-/** True when another entry of `current` (or this key's own earlier version) compiled this exact file. */
-function ownedBy(target: string, bytes: Buffer, owner: Owner, current: JsonObject, roots: ArtifactRoots, key?: string): boolean {
-	for (const k of Object.keys(current)) {
-		if (key !== undefined && k !== key) continue;
-		const c = compiledOf(owner, current[k], roots);
-		if (c && c.abs === target && c.hash === sha256(bytes)) return true;
-	}
-	return false;
+/** True when this key's earlier version compiled exactly these bytes to `target`. */
+function ownsFile(e: Entry, target: string, bytes: Buffer): boolean {
+	const c = compiledOf(e.owner, own(e.current, e.key), e.roots);
+	return c !== undefined && c.abs === target && c.hash === sha256(bytes);
 }
 
-function claimTarget(
-	owner: Owner,
-	key: string,
-	target: string,
-	text: string,
-	current: JsonObject,
-	roots: ArtifactRoots,
-	plan: Plan,
-	exact?: Buffer,
-): void {
-	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
-	const path = [owner, "artifacts", key];
-	const rel = relative(ownerRoot(owner, roots), target);
-	const prior = plan.claimed.get(target);
+/** Plan writing `bytes` to `target`, refusing a path another artifact or a foreign file holds. */
+function claimTarget(e: Entry, target: string, bytes: Buffer): void {
+	const { field, path } = e;
+	const rel = relative(ownerRoot(e.owner, e.roots), target);
+	const prior = e.plan.claimed.get(target);
 	if (prior !== undefined) fail("artifact", `${field} and artifacts[${JSON.stringify(prior)}] both compile to \`${rel}\`; give one Skill another name.`, path);
-	for (const k of Object.keys(current)) {
-		if (k === key) continue;
-		const c = compiledOf(owner, current[k], roots);
+	for (const k of Object.keys(e.current)) {
+		if (k === e.key) continue;
+		const c = compiledOf(e.owner, e.current[k], e.roots);
 		if (c?.abs === target) fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
 	}
 	const existing = readIfFile(target);
-	if (existing !== undefined && !ownedBy(target, existing, owner, current, roots, key))
+	// A file byte-identical to this compile (marker included) is adopted: e.g. a clone with the compiled Skill in git.
+	if (existing !== undefined && !existing.equals(bytes) && !ownsFile(e, target, existing))
 		fail(
 			"artifact",
 			`${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(rel.split(sep).join("/"))}] = {"kind":"skill"}, or move it away first.`,
 			path,
 		);
 	if (existsSync(target) && existing === undefined) fail("artifact", `${field}: \`${rel}\` exists and is not a file; move it away first.`, path);
-	plan.claimed.set(target, key);
-	const bytes = exact ?? Buffer.from(text, "utf8");
-	if (existing === undefined || !existing.equals(bytes)) plan.ops.push({ op: "write", abs: target, bytes });
+	e.plan.claimed.set(target, e.key);
+	if (existing === undefined || !existing.equals(bytes)) e.plan.ops.push({ op: "write", abs: target, bytes });
 }
 
 /** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */

@@ -53,6 +53,14 @@ describe("parseArgs", () => {
 		assert.match(usage(["doctor", "x"]), /unexpected argument `x`/);
 	});
 
+	it("takes `--owner` as the owner of show, history and export too (the spelling import uses), but only once", () => {
+		for (const cmd of ["show", "history", "export"]) {
+			assert.deepEqual(parseArgs([cmd, "--owner", "cwd"], {}, "/w").positionals, ["cwd"], cmd);
+		}
+		assert.match(usage(["export", "global", "--owner", "cwd"]), /give the owner once/);
+		assert.match(usage(["doctor", "--owner", "cwd"]), /`doctor` does not take `--owner`/);
+	});
+
 	it("accepts --help anywhere, even with otherwise incomplete arguments", () => {
 		assert.equal(parseArgs(["import", "--help"], {}, "/w").help, true);
 		assert.equal(parseArgs(["-h"], {}, "/w").command, undefined);

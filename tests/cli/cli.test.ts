@@ -189,6 +189,48 @@ describe("state-flow import", () => {
 	});
 });
 
+describe("state-flow import of artifacts (the artifact compiler, like patch_state)", () => {
+	it("refuses an artifact key outside the project with exit 1 and nothing written", (t) => {
+		const e = setup(t);
+		for (const key of ["../outside.txt", join(e.root, "elsewhere.txt")]) {
+			const r = e.run(["import", writeJson(e, "bad.json", { ...STATE, artifacts: { [key]: { kind: "file" } } }), "--owner", "cwd"]);
+			assert.equal(r.code, 1, `${key}: ${r.stdout}`);
+			assert.match(r.stderr, /is outside the project directory/);
+		}
+		assert.equal(existsSync(join(e.cwd, ".pi")), false);
+	});
+
+	it("compiles an inline Skill where pi discovers it and records the file's fingerprint", (t) => {
+		const e = setup(t);
+		writeFileSync(join(e.cwd, "notes.md"), "hello");
+		const skill = { kind: "skill", name: "deploy", description: "How to deploy", body: "# Deploy\n" };
+		const artifacts = { ".pi/skills/deploy/SKILL.md": skill, "notes.md": { kind: "file" } };
+		const r = e.run(["import", writeJson(e, "s.json", { ...STATE, artifacts }), "--owner", "cwd"]);
+		assert.equal(r.code, 0, r.stderr);
+		assert.match(readFileSync(join(e.cwd, ".pi", "skills", "deploy", "SKILL.md"), "utf8"), /^---\nname: "deploy"\n/);
+		const doc = JSON.parse(e.run(["export", "cwd"]).stdout) as { owners: { cwd: { state: { artifacts: Record<string, Record<string, unknown>> } } } };
+		const fingerprint = doc.owners.cwd.state.artifacts["notes.md"]?.fingerprint as { size: number; mtimeMs: number };
+		assert.equal(fingerprint.size, 5);
+		assert.equal(typeof fingerprint.mtimeMs, "number");
+		assert.equal(doc.owners.cwd.state.artifacts[".pi/skills/deploy/SKILL.md"]?.compiledTo, ".pi/skills/deploy/SKILL.md");
+	});
+
+	it("accepts exactly the README's export and import command lines", (t) => {
+		const e = setup(t);
+		e.run(["import", writeJson(e, "s.json", STATE), "--owner", "cwd"]);
+		const exported = runCli(["export", "cwd", "--cwd", ".", "--agent-dir", e.agent], { cwd: e.cwd });
+		assert.equal(exported.code, 0, exported.stderr);
+		writeFileSync(join(e.cwd, "state-flow.json"), exported.stdout);
+		const other = join(e.root, "clone");
+		mkdirSync(other);
+		writeFileSync(join(other, "state-flow.json"), exported.stdout);
+		const imported = runCli(["import", "state-flow.json", "--owner", "cwd", "--cwd", ".", "--agent-dir", e.agent], { cwd: other });
+		assert.equal(imported.code, 0, imported.stderr);
+		const back = JSON.parse(runCli(["export", "cwd", "--cwd", other, "--agent-dir", e.agent], { cwd: e.root }).stdout) as { owners: { cwd: { state: unknown } } };
+		assert.deepEqual(back.owners.cwd.state, STATE);
+	});
+});
+
 describe("state-flow doctor", () => {
 	it("reports healthy stores and exits 0", (t) => {
 		const e = setup(t);
@@ -213,7 +255,7 @@ describe("state-flow doctor", () => {
 		assert.ok(existsSync(lockFile), "the killed writer left its lock behind");
 		const dry = e.run(["doctor", "--dry-run"]);
 		assert.equal(dry.code, 0);
-		assert.match(dry.stdout, /lock is held by pid \d+, which no longer runs \(a crash\); would break it/);
+		assert.match(dry.stdout, /lock is held by pid \d+ on \S+, which no longer runs \(a crash\); would break it/);
 		assert.match(dry.stdout, /cut short by a crash .* would cut it off/);
 		assert.ok(existsSync(lockFile), "dry run left the lock");
 		assert.deepEqual(readFileSync(cwdLog(e)), torn, "dry run changed nothing");

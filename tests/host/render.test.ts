@@ -141,6 +141,21 @@ describe("renderPatchResult", () => {
 		assert.equal(draw(renderReadResult(read, { expanded: false, isPartial: false }, theme))[1], "! global changed");
 	});
 
+	it("lists what the artifact compiler did, with where a Skill compiled to when that is another path", () => {
+		const artifacts = [
+			{ owner: "cwd", key: "vendor/lint/SKILL.md", action: "acquired", compiledTo: ".pi/skills/lint/SKILL.md" },
+			{ owner: "cwd", key: ".pi/skills/notes/SKILL.md", action: "compiled", compiledTo: ".pi/skills/notes/SKILL.md" },
+			{ owner: "global", key: "old.md", action: "removed" },
+		];
+		const withArtifacts = { content: text("ok"), details: { ...patchDetails, changed: ["/cwd/artifacts/x"], cascades: [], missingDeletions: [], danglingRefs: [], artifacts } };
+		assert.deepEqual(draw(renderPatchResult(withArtifacts, { expanded: false, isPartial: false }, theme)).slice(2), [
+			"artifacts:",
+			'  cwd.artifacts["vendor/lint/SKILL.md"] acquired → .pi/skills/lint/SKILL.md',
+			'  cwd.artifacts[".pi/skills/notes/SKILL.md"] compiled',
+			"  global.artifacts[\"old.md\"] removed",
+		]);
+	});
+
 	it("shows a progress line while the result is partial", () => {
 		assert.deepEqual(draw(renderPatchResult({ content: [] }, { expanded: false, isPartial: true }, theme)), ["Writing state…"]);
 	});

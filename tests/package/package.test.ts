@@ -47,6 +47,9 @@ describe("the npm package", () => {
 		const allowed = /^(package\.json|README\.md|LICENSE(\.md)?|dist\/lib\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|skills\/[a-z0-9-]+\/SKILL\.md|docs\/.+\.md)$/;
 		assert.deepEqual(files.filter((f) => !allowed.test(f)), []);
 		assert.deepEqual(files.filter((f) => /^(tests|dist\/tests|scripts|dist\/scripts|lib|\.ci)\//.test(f)), []);
+		// `dist/` is never cleaned by tsc: a module whose source was deleted must not ship.
+		const orphans = files.filter((f) => f.startsWith("dist/lib/") && f.endsWith(".js") && !existsSync(join(ROOT, f.slice("dist/".length).replace(/\.js$/, ".ts"))));
+		assert.deepEqual(orphans, [], "built files without a source in lib/: rebuild from a clean dist/");
 		const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { pi: { extensions: string[]; skills: string[] } };
 		for (const entry of manifest.pi.extensions) assert.ok(files.includes(relative(".", entry)), `pi.extensions entry ${entry} is not packed`);
 	});

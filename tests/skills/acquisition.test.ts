@@ -7,38 +7,21 @@ import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { newHistory } from "../../lib/core/history.js";
-import { applyPatch } from "../../lib/core/merge.js";
-import type { CanonicalPatch, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
+import type { JsonObject, Owner } from "../../lib/core/types.js";
 import { acquisitionHint } from "../../lib/host/acquisition.js";
-import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { toCanonicalPatch } from "../../lib/model/interface.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { setup as setupArtifacts } from "./artifact-fixture.js";
 
 const SKILL = "---\nname: deploy\ndescription: Deploy the app.\n---\nSteps.\n";
 
 function setup(t: { after(fn: () => void): void }) {
-	const base = tempDir(t, "state-flow-acq-");
-	const cwd = join(base, "proj");
-	const agentDir = join(base, "agent");
-	for (const d of [join(cwd, "vendor/deploy"), join(agentDir, "skills/deploy")]) mkdirSync(d, { recursive: true });
-	writeFileSync(join(cwd, "vendor/deploy/SKILL.md"), SKILL);
-	writeFileSync(join(agentDir, "skills/deploy/SKILL.md"), SKILL);
-	writeFileSync(join(cwd, "README.md"), "hi");
-	const histories: Record<Owner, OwnerHistory> = {
-		global: newHistory("global", 20),
-		cwd: newHistory("cwd", 20),
-		session: newHistory("session", 20),
-	};
-	const compile = createArtifactCompiler({ cwd, agentDir }, { parseFrontmatter });
-	const commit = (patch: CanonicalPatch) => {
-		const effects = compile(patch, histories);
-		effects.apply();
-		for (const [owner, planes] of Object.entries(effects.patch)) applyPatch(histories[owner as Owner].state, planes);
-	};
-	const hint = (path: string, wanted: Owner[]) => acquisitionHint(path, { cwd, agentDir, wanted, histories });
-	return { cwd, agentDir, histories, commit, hint };
+	const s = setupArtifacts(t);
+	for (const d of [join(s.cwd, "vendor/deploy"), join(s.agentDir, "skills/deploy")]) mkdirSync(d, { recursive: true });
+	writeFileSync(join(s.cwd, "vendor/deploy/SKILL.md"), SKILL);
+	writeFileSync(join(s.agentDir, "skills/deploy/SKILL.md"), SKILL);
+	writeFileSync(join(s.cwd, "README.md"), "hi");
+	const hint = (path: string, wanted: Owner[]) => acquisitionHint(path, { ...s.roots, wanted, histories: s.histories });
+	return { ...s, hint };
 }
 
 /** The JSON argument the hint tells the model to send. */
@@ -61,6 +44,13 @@ describe("acquisition hint", () => {
 		const s = setup(t);
 		const hint = s.hint(join(s.agentDir, "skills/deploy/SKILL.md"), ["global", "cwd", "session"]);
 		assert.deepEqual(suggested(hint), { global: { artifacts: { "skills/deploy/SKILL.md": { kind: "skill" } } } });
+	});
+
+	it("hints for a Skill inside a folder whose name starts with two dots", (t) => {
+		const s = setup(t);
+		mkdirSync(join(s.cwd, "..vendor/deploy"), { recursive: true });
+		writeFileSync(join(s.cwd, "..vendor/deploy/SKILL.md"), SKILL);
+		assert.deepEqual(suggested(s.hint("..vendor/deploy/SKILL.md", ["cwd"])), { artifacts: { "..vendor/deploy/SKILL.md": { kind: "skill" } } });
 	});
 
 	it("accepts pi's `@` prefix on read paths", (t) => {

@@ -153,7 +153,8 @@ describe("packaged Skills", () => {
 	});
 
 	it("the Memory Skill's artifact examples compile, acquire and remove real Skills", async (t) => {
-		const [cwdGroup, globalGroup] = groups(SKILL_FILES[1] as string) as [Example[], Example[]];
+		const byOwners = (owners: string) => groups(SKILL_FILES[1] as string).find((g) => g[0]?.owners.join(",") === owners) as Example[];
+		const [cwdGroup, globalGroup] = [byOwners("cwd"), byOwners("global,cwd")];
 		const project = await runGroup(t, cwdGroup);
 		assert.equal(existsSync(join(project.cwd, ".pi/skills/deploy/SKILL.md")), true, "the acquired Skill was copied where pi finds it");
 		assert.equal(existsSync(join(project.cwd, ".pi/skills/release-notes")), false, "the removed Skill is gone");

@@ -116,6 +116,19 @@ describe("inline Skills", () => {
 		assert.match(readFileSync(join(s.cwd, key), "utf8"), /theirs/);
 	});
 
+	it("adopts a SKILL.md byte-identical to its own compiled output (a teammate's clone importing shared state), and can update it", (t) => {
+		const a = setup(t);
+		const b = setup(t);
+		const key = ".pi/skills/release-notes/SKILL.md";
+		a.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } });
+		mkdirSync(join(b.cwd, ".pi/skills/release-notes"), { recursive: true });
+		writeFileSync(join(b.cwd, key), readFileSync(join(a.cwd, key)));
+		b.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } });
+		assert.equal(b.art("cwd", key)?.compiledHash, a.art("cwd", key)?.compiledHash);
+		b.commit({ cwd: { artifacts: { [key]: { body: "Updated." } } } });
+		assert.match(readFileSync(join(b.cwd, key), "utf8"), /Updated\.\n$/);
+	});
+
 	it("ignores compiler-owned fields sent by the model: a forged `compiledTo` cannot aim a deletion", (t) => {
 		const s = setup(t);
 		mkdirSync(join(s.cwd, ".pi/skills/victim"), { recursive: true });
@@ -216,9 +229,12 @@ describe("acquired Skills", () => {
 		const s = setup(t);
 		mkdirSync(join(s.cwd, "vendor/bad"), { recursive: true });
 		writeFileSync(join(s.cwd, "vendor/bad/SKILL.md"), "---\nname: bad\n---\nno description\n");
+		mkdirSync(join(s.cwd, "vendor/yaml"), { recursive: true });
+		writeFileSync(join(s.cwd, "vendor/yaml/SKILL.md"), "---\nname: [yaml\ndescription: broken\n---\n");
 		const before = tree(s.base);
 		refused(() => s.commit({ cwd: { artifacts: { "vendor/none/SKILL.md": { kind: "skill" } } } }), /no Skill file there/);
 		refused(() => s.commit({ cwd: { artifacts: { "vendor/bad/SKILL.md": { kind: "skill" } } } }), /`description` is required/);
+		refused(() => s.commit({ cwd: { artifacts: { "vendor/yaml/SKILL.md": { kind: "skill" } } } }), /artifacts\["vendor\/yaml\/SKILL.md"\]`: the Skill's frontmatter is not valid YAML .*Fix the file/);
 		assert.deepEqual(tree(s.base), before);
 	});
 });
