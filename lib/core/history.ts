@@ -87,22 +87,19 @@ export function fold(h: OwnerHistory, retention: number): void {
 	}
 }
 
-/** Refuse offsets beyond what the tail holds; `max` is the largest valid offset. */
-function checkOffset(h: OwnerHistory, offset: number, max: number, what: string): void {
+/** Refuse offsets beyond what the tail holds; `max` is the largest valid offset (-1: none). */
+function checkOffset(h: OwnerHistory, offset: number, max: number, what: "an offset" | "a patch index"): void {
 	if (!Number.isSafeInteger(offset) || offset < 0) {
 		fail("invalid_input", `${what} \`${offset}\` must be a whole number >= 0`, [h.owner]);
 	}
 	if (offset <= max) return;
+	const instead = max >= 0 ? `read ${what} of at most ${max}` : "no transition is retained, so read the current state instead";
 	if (h.checkpointSeq > 0) {
 		const oldest = h.tail[0];
 		const before = oldest === undefined ? "the current state" : `transition ${oldest.id}`;
-		fail(
-			"folded",
-			`${h.owner} history before ${before} was folded; retention is ${h.retention}. Read an offset of at most ${max}, or raise retention for future transitions`,
-			[h.owner],
-		);
+		fail("folded", `${h.owner} history before ${before} was folded; retention is ${h.retention}; ${instead}, or raise retention for future transitions`, [h.owner]);
 	}
-	fail("not_found", `${h.owner} has only ${h.seq} transitions; read an offset of at most ${max}`, [h.owner]);
+	fail("not_found", `${h.owner} has only ${h.seq} transition${h.seq === 1 ? "" : "s"}; ${instead}`, [h.owner]);
 }
 
 /** Read `path` of a value (number segments index arrays, strings key objects). */
@@ -163,7 +160,7 @@ function* walkBack(h: OwnerHistory, path: Path, steps: number): Generator<{ reco
 
 /** The value at `path` (`[plane, key, ...]`) `offset` transitions back; offset 0 is current. */
 export function valueAt(h: OwnerHistory, offset: number, path: Path): Json | undefined {
-	checkOffset(h, offset, h.tail.length, "offset");
+	checkOffset(h, offset, h.tail.length, "an offset");
 	if (path.length === 0) return stateAt(h, offset) as unknown as JsonObject;
 	let value = getAt(h.state as unknown as JsonObject, path);
 	if (offset === 0) return value === undefined ? undefined : cloneJson(value);
@@ -173,7 +170,7 @@ export function valueAt(h: OwnerHistory, offset: number, path: Path): Json | und
 
 /** The whole state `offset` transitions back (a fresh copy). */
 export function stateAt(h: OwnerHistory, offset: number): OwnerState {
-	checkOffset(h, offset, h.tail.length, "offset");
+	checkOffset(h, offset, h.tail.length, "an offset");
 	const s = cloneState(h.state);
 	for (let i = 0; i < offset; i++) applyPatch(s, (h.tail[h.tail.length - 1 - i] as TransitionRecord).undo);
 	return s;
@@ -181,19 +178,18 @@ export function stateAt(h: OwnerHistory, offset: number): OwnerState {
 
 /** The `n`th latest retained transition (`patches[0]` is the latest). */
 export function patchAt(h: OwnerHistory, n: number): TransitionRecord {
-	checkOffset(h, n, h.tail.length - 1, "patch index");
+	checkOffset(h, n, h.tail.length - 1, "a patch index");
 	return h.tail[h.tail.length - 1 - n] as TransitionRecord;
 }
 
 /** Retained transitions (newest first) that changed the value at `path`; absent reads as null. */
 export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: string; before: Json | null; after: Json | null }> {
 	const out: Array<{ id: string; at: string; before: Json | null; after: Json | null }> = [];
+	const copy = (v: Json | undefined): Json => (v === undefined ? null : cloneJson(v));
 	for (const { record, before, after } of walkBack(h, path, h.tail.length)) {
-		const b = before === undefined ? null : before;
-		const a = after === undefined ? null : after;
 		if (before === undefined && after === undefined) continue;
 		if (before !== undefined && after !== undefined && jsonEqual(before, after)) continue;
-		out.push({ id: record.id, at: record.at, before: b === null ? null : cloneJson(b), after: a === null ? null : cloneJson(a) });
+		out.push({ id: record.id, at: record.at, before: copy(before), after: copy(after) });
 	}
 	return out;
 }

@@ -13,14 +13,14 @@ import { OWNABLE_PLANES, type Cascade, type DanglingRef, type Json, type JsonObj
 type OwnablePlane = (typeof OWNABLE_PLANES)[number];
 
 /** A top-level ownable entry, identified as `<plane>\0<key>`. */
-export interface OwnedTarget {
+interface OwnedTarget {
 	id: string;
 	plane: OwnablePlane;
 	key: string;
 }
 
 /** The entry a reference string points into, when it can be owned by an intent of `owner`. */
-export function ownedTarget(ref: string, owner: Owner): OwnedTarget | undefined {
+function ownedTarget(ref: string, owner: Owner): OwnedTarget | undefined {
 	const loc = tryParseLocator(ref, "canonical");
 	if (loc?.kind !== "state" || loc.scope !== owner || loc.offset !== 0) return undefined;
 	const plane = loc.plane;

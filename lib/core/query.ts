@@ -6,6 +6,7 @@
 import { fail } from "./errors.js";
 import { historyOf, newHistory, patchAt, valueAt } from "./history.js";
 import { cloneJson, getOwn, isPlainObject, setOwn } from "./json.js";
+import { emptyState } from "./state.js";
 import { formatLocator, type Locator, type Segment } from "./locator.js";
 import { DEFAULT_RETENTION, OWNERS, type Json, type JsonObject, type Owner, type OwnerHistory } from "./types.js";
 
@@ -84,8 +85,14 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 	const h = historyFor(view, scope);
 	const head = loc.plane === null ? [] : [loc.plane];
 	if (loc.offset > 0) {
-		const value = valueAt(h, loc.offset, [...head, ...loc.path]);
-		if (value === undefined) notFound(loc, show, Math.max(0, loc.path.length - 1));
+		const at = (n: number) => valueAt(h, loc.offset, [...head, ...loc.path.slice(0, n)]);
+		const value = at(loc.path.length);
+		if (value === undefined) {
+			// Suggest the deepest parent that existed then, as for current reads.
+			let n = loc.path.length - 1;
+			while (n > 0 && at(n) === undefined) n--;
+			notFound(loc, show, Math.max(0, n));
+		}
 		return { value };
 	}
 	const root = (loc.plane === null ? h.state : h.state[loc.plane]) as unknown as JsonObject;
@@ -137,7 +144,7 @@ function overlay(view: QueryView, loc: Locator & { kind: "state" }, show: (loc: 
 		if (h === undefined) continue;
 		layers.push((loc.plane === null ? h.state : h.state[loc.plane]) as unknown as Json);
 	}
-	if (layers.length === 0) layers = [loc.plane === null ? ({ intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} } as JsonObject) : {}];
+	if (layers.length === 0) layers = [loc.plane === null ? (emptyState() as unknown as JsonObject) : {}];
 	for (let i = 0; i < loc.path.length; i++) {
 		const visible = visibleLayers(layers);
 		const seg = loc.path[i] as Segment;

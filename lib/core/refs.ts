@@ -1,11 +1,11 @@
 /**
  * Structured references (SPEC §3.3, §4.3): `{ "$ref": "<locator>" }` with exactly that one
- * key. Flat input is anchored to the captured owner by prefixing `<owner>.`; flat
+ * key (in a merge patch, other keys may be `null` deletions; see `refOf`). Flat input is anchored to the captured owner by prefixing `<owner>.`; flat
  * presentation strips that prefix again, so anchoring then presenting is the identity.
- * Everything that is not a relative current locator stays byte-identical.
+ * Everything that is not a relative locator stays byte-identical.
  */
 import { fail, formatPath } from "./errors.js";
-import { setOwn } from "./json.js";
+import { getOwn, isPlainObject, setOwn } from "./json.js";
 import { type Locator, tryParseLocator } from "./locator.js";
 import { OWNERS, type Json, type JsonObject, type Owner } from "./types.js";
 
@@ -16,6 +16,19 @@ export function isRef(v: unknown): v is { $ref: string } {
 	return keys.length === 1 && keys[0] === "$ref" && typeof (v as JsonObject)["$ref"] === "string";
 }
 
+/**
+ * The locator of the reference `v` would be once merged. Outside arrays a value is a merge
+ * patch, so `{ "$ref": "lazy.plan", "note": null }` merges into `{ "$ref": "lazy.plan" }` and
+ * is a reference too; inside arrays values are stored literally and only `isRef` counts.
+ * On stored state (no null members outside arrays) this is exactly `isRef`.
+ */
+function refOf(v: Json, merged: boolean): string | undefined {
+	if (isRef(v)) return v.$ref;
+	if (!merged || !isPlainObject(v) || typeof getOwn(v, "$ref") !== "string") return undefined;
+	for (const key of Object.keys(v)) if (key !== "$ref" && v[key] !== null) return undefined;
+	return v["$ref"] as string;
+}
+
 /** Every reference string inside `value`, in document order. */
 export function refsIn(value: Json): string[] {
 	const out: string[] = [];
@@ -23,48 +36,62 @@ export function refsIn(value: Json): string[] {
 	return out;
 }
 
-function visit(value: Json, onRef: (ref: string) => void): void {
+function visit(value: Json, onRef: (ref: string) => void, merged = true): void {
 	if (typeof value !== "object" || value === null) return;
 	if (Array.isArray(value)) {
-		for (const item of value) visit(item, onRef);
-	} else if (isRef(value)) {
-		onRef(value.$ref);
-	} else {
-		for (const key of Object.keys(value)) visit(value[key] as Json, onRef);
+		for (const item of value) visit(item, onRef, false);
+		return;
 	}
+	const ref = refOf(value, merged);
+	if (ref !== undefined) onRef(ref);
+	else for (const key of Object.keys(value)) visit(value[key] as Json, onRef, merged);
 }
 
-/** Rebuild `value` with each reference string passed through `rewrite` (copies; input untouched). */
-function mapRefs(value: Json, rewrite: (ref: string, path: (string | number)[]) => string, path: (string | number)[] = []): Json {
+/**
+ * Rebuild `value` with each reference string passed through `rewrite` (copies; input
+ * untouched). `merged`: `value` sits where merge-patch semantics apply (not inside an array).
+ */
+function mapRefs(
+	value: Json,
+	rewrite: (ref: string, path: (string | number)[]) => string,
+	path: (string | number)[] = [],
+	merged = true,
+): Json {
 	if (typeof value !== "object" || value === null) return value;
-	if (Array.isArray(value)) return value.map((item, i) => mapRefs(item, rewrite, [...path, i]));
-	if (isRef(value)) return { $ref: rewrite(value.$ref, [...path, "$ref"]) };
+	if (Array.isArray(value)) return value.map((item, i) => mapRefs(item, rewrite, [...path, i], false));
+	const ref = refOf(value, merged);
 	const out: JsonObject = {};
 	for (const key of Object.keys(value)) {
-		setOwn(out, key, mapRefs(value[key] as Json, rewrite, [...path, key]));
+		const v = value[key] as Json;
+		setOwn(out, key, ref === undefined ? mapRefs(v, rewrite, [...path, key], merged) : key === "$ref" ? rewrite(ref, [...path, key]) : v);
 	}
 	return out;
 }
 
-/** A flat-form locator that is current and unqualified with a plane root (`lazy.plan`). */
-function relativeCurrent(text: string): Locator | undefined {
+/** A flat-form locator that names no owner: a plane root (`lazy.plan`), `patches[N]` or `response`. */
+function relative(text: string): Locator | undefined {
 	const loc = tryParseLocator(text, "flat");
-	return loc?.kind === "state" && loc.scope === null && loc.offset === 0 && loc.plane !== null ? loc : undefined;
+	if (loc === undefined) return undefined;
+	return (loc.kind === "state" ? loc.scope : loc.owner) === null ? loc : undefined;
 }
 
-/** Flat input → canonical: `lazy.plan` becomes `<owner>.lazy.plan`; all else stays as sent. */
+/** Whether `<owner>.<text>` is what the relative `text` means for sole owner `owner`. */
+function anchorable(text: string, owner: Owner): boolean {
+	const loc = relative(text);
+	return loc !== undefined && (loc.kind !== "response" || owner === "session");
+}
+
+/** Flat input → canonical: `lazy.plan` becomes `<owner>.lazy.plan` (also `patches[N]`, Session's `response`); all else stays as sent. */
 export function anchorRefs(value: Json, owner: Owner): Json {
-	return mapRefs(value, (ref) => (relativeCurrent(ref) ? `${owner}.${ref}` : ref));
+	return mapRefs(value, (ref) => (anchorable(ref, owner) ? `${owner}.${ref}` : ref));
 }
 
-/** Canonical → flat presentation: same-owner current refs lose their `<owner>.` prefix. */
+/** Canonical → flat presentation, the inverse of anchoring: `<owner>.lazy.plan` is shown as `lazy.plan`. */
 export function presentRefs(value: Json, soleOwner: Owner): Json {
 	const prefix = `${soleOwner}.`;
 	return mapRefs(value, (ref) => {
-		if (!ref.startsWith(prefix)) return ref;
-		const loc = tryParseLocator(ref, "canonical");
-		const current = loc?.kind === "state" && loc.scope === soleOwner && loc.offset === 0 && loc.plane !== null;
-		return current ? ref.slice(prefix.length) : ref;
+		const rest = ref.startsWith(prefix) ? ref.slice(prefix.length) : undefined;
+		return rest !== undefined && anchorable(rest, soleOwner) ? rest : ref;
 	});
 }
 
@@ -76,11 +103,8 @@ export function checkScopedRefs(value: Json, path: (string | number)[] = [], wan
 	mapRefs(
 		value,
 		(ref, at) => {
-			const loc = tryParseLocator(ref, "flat");
-			const relative =
-				loc !== undefined &&
-				((loc.kind === "state" && loc.scope === null) || (loc.kind === "patches" && loc.owner === null) || (loc.kind === "response" && loc.owner === null));
-			if (!relative) return ref;
+			const loc = relative(ref);
+			if (loc === undefined) return ref;
 			const options = loc.kind === "response" ? ["session"] : wanted;
 			const qualified = options.map((o) => `${o}.${ref}`);
 			fail(

@@ -27,5 +27,3 @@ export function stateBytes(s: OwnerState): number {
 	return JSON.stringify(ordered).length;
 }
 
-/** Size of the empty state: `{"intents":{},"strategy":{},...}`. */
-export const EMPTY_STATE_BYTES = stateBytes(emptyState());

@@ -134,6 +134,8 @@ export function presentPointer(ptr: string, wanted: readonly Owner[]): string {
 }
 
 export interface ReadRequest {
+	/** The locator texts as the model sent them, read once from the detached arguments. */
+	texts: string[];
 	locators: Locator[];
 	projection: Projection;
 	/** `paths` was used: the result is an ordered list. */
@@ -155,15 +157,17 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequ
 	if (typeof projection !== "string" || !(PROJECTIONS as readonly string[]).includes(projection)) {
 		fail("invalid_input", `\`projection\` must be one of ${list(PROJECTIONS)}`, ["projection"]);
 	}
-	let texts: Array<{ text: Json; at: (string | number)[] }>;
+	let items: Array<{ text: Json; at: (string | number)[] }>;
 	if (paths !== undefined) {
 		if (!Array.isArray(paths) || paths.length === 0) fail("invalid_input", "`paths` must be a non-empty list of locator strings", ["paths"]);
-		texts = paths.map((text, i) => ({ text, at: ["paths", i] }));
+		items = paths.map((text, i) => ({ text, at: ["paths", i] }));
 	} else {
-		texts = [{ text: path as Json, at: ["path"] }];
+		items = [{ text: path as Json, at: ["path"] }];
 	}
-	const locators = texts.map(({ text, at }) => {
+	const texts: string[] = [];
+	const locators = items.map(({ text, at }) => {
 		if (typeof text !== "string") fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. "tactics"`, at);
+		texts.push(text);
 		try {
 			return toCanonicalLocator(text, wanted);
 		} catch (e) {
@@ -171,5 +175,5 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequ
 			throw e;
 		}
 	});
-	return { locators, projection: projection as Projection, batch: paths !== undefined };
+	return { texts, locators, projection: projection as Projection, batch: paths !== undefined };
 }

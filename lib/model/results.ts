@@ -40,7 +40,7 @@ export interface ToolText<D> {
 }
 
 /** Canonical locator (`cwd.tactics.t1`) as the model knows it: relative for a sole owner. */
-export function presentCanonicalLocator(locator: string, wanted: readonly Owner[]): string {
+function presentCanonicalLocator(locator: string, wanted: readonly Owner[]): string {
 	const sole = wanted.length === 1 ? wanted[0] : undefined;
 	return sole !== undefined && locator.startsWith(`${sole}.`) ? locator.slice(sole.length + 1) : locator;
 }

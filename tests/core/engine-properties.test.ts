@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { historyFrom, historyOf, newHistory, replay, stateAt, valueAt } from "../../lib/core/history.js";
+import { StateError } from "../../lib/core/errors.js";
+import { historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
 import { cloneJson, getOwn, jsonEqual, parsePointer, setOwn } from "../../lib/core/json.js";
 import { applyPatch, planPatch } from "../../lib/core/merge.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
@@ -59,17 +60,22 @@ function snap(s: OwnerState): OwnerState {
 }
 
 /** Commit each patch through stage; returns the history and the state after each commit. */
-function build(patches: PlanePatch[], retention: number): { h: OwnerHistory; snaps: OwnerState[] } {
+function build(patches: PlanePatch[], retention: number): { h: OwnerHistory; snaps: OwnerState[]; ids: string[] } {
 	const h = newHistory("cwd", retention);
 	const snaps = [snap(h.state)];
+	const ids: string[] = [];
 	patches.forEach((p, i) => {
 		const r = stage({ cwd: h }, { cwd: p }, meta(i));
 		if (r.noop) return;
 		commitStaged({ cwd: h }, r);
 		snaps.push(snap(h.state));
+		ids.push(meta(i).id);
 	});
-	return { h, snaps };
+	return { h, snaps, ids };
 }
+
+/** A refusal with `code`, never a made-up value. */
+const refusedAs = (code: string) => (e: unknown) => e instanceof StateError && e.code === code;
 
 /** Independent one-step read: numbers index arrays, strings key objects. */
 function at(v: Json | undefined, seg: string | number): Json | undefined {
@@ -87,7 +93,7 @@ describe("engine properties", () => {
 		it(`(a) replay, temporal reads and sizes agree with snapshots, retention ${retention}`, () => {
 			fc.assert(
 				fc.property(fc.array(planePatch, { maxLength: 14 }), key, fc.oneof(key, fc.integer({ min: 0, max: 2 })), (patches, k, seg) => {
-					const { h, snaps } = build(patches, retention);
+					const { h, snaps, ids } = build(patches, retention);
 					assert.ok(h.tail.length <= retention);
 					assert.equal(h.seq, snaps.length - 1);
 					assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
@@ -100,6 +106,12 @@ describe("engine properties", () => {
 						const deep = valueAt(h, n, ["tactics", k, seg]);
 						assert.deepEqual(deep, at(getOwn(expected.tactics, k), seg), `valueAt ${n} tactics.${k}.${seg}`);
 					}
+					// Beyond the retained tail: folded (history existed) or not_found (it never did); patches[N] alike.
+					const beyond = refusedAs(h.checkpointSeq > 0 ? "folded" : "not_found");
+					assert.throws(() => stateAt(h, h.tail.length + 1), beyond);
+					assert.throws(() => valueAt(h, h.tail.length + 1, ["tactics", k]), beyond);
+					for (let n = 0; n < h.tail.length; n++) assert.equal(patchAt(h, n).id, ids[ids.length - 1 - n], `patches[${n}]`);
+					assert.throws(() => patchAt(h, h.tail.length), beyond);
 					const rebuilt = historyFrom("cwd", h.checkpoint, h.checkpointSeq, h.tail, retention);
 					assert.deepEqual(rebuilt.state, h.state);
 					const expectedHistory = [];

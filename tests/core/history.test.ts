@@ -173,6 +173,14 @@ describe("patchAt", () => {
 		assert.throws(() => patchAt(fixture(10).h, 5), isCode("not_found", "cwd has only 5 transitions"));
 		assert.throws(() => patchAt(newHistory("cwd", 3), 0), isCode("not_found", "cwd has only 0 transitions"));
 	});
+
+	it("says what to do when no transition is retained, instead of `at most -1`", () => {
+		const young = (e: unknown) => e instanceof StateError && e.code === "not_found" && e.message === "cwd has only 0 transitions; no transition is retained, so read the current state instead";
+		assert.throws(() => patchAt(newHistory("cwd", 3), 0), young);
+		const zero = fixture(0).h;
+		assert.throws(() => patchAt(zero, 0), (e: unknown) => e instanceof StateError && e.code === "folded" && !/-1/.test(e.message) && /retention is 0; no transition is retained/.test(e.message));
+		assert.throws(() => patchAt(fixture(3).h, 3), isCode("folded", "retention is 3; read a patch index of at most 2, or raise retention"));
+	});
 });
 
 describe("historyOf", () => {

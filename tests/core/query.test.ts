@@ -62,11 +62,14 @@ describe("evaluate", () => {
 		assert.equal(read(view, "cwd[2].tactics.items[1]"), "b");
 		assert.deepEqual(read(view, "cwd[3].tactics"), {});
 		assert.match(code(() => read(view, "cwd[3].tactics.items")), /^not_found: `cwd\[3\].tactics.items` does not exist; read `cwd\[3\].tactics`/);
+		// The suggested parent is the deepest one that existed then, also several levels down.
+		assert.match(code(() => read(view, "cwd[1].tactics.nope.deeper.still")), /^not_found: `cwd\[1\].tactics.nope.deeper.still` does not exist; read `cwd\[1\].tactics` with/);
+		assert.match(code(() => read(view, "cwd[1].tactics.items[7].x")), /^not_found: `cwd\[1\].tactics.items\[7\].x` does not exist; read `cwd\[1\].tactics.items` with/);
 	});
 
 	it("refuses offsets beyond retained history instead of inventing a state", () => {
 		assert.match(code(() => read(view, "global[3].strategy")), /^folded: global history before transition t\d+ was folded; retention is 2/);
-		assert.match(code(() => read(view, "session[2].tactics")), /^not_found: session has only 1 transitions/);
+		assert.match(code(() => read(view, "session[2].tactics")), /^not_found: session has only 1 transition; read an offset of at most 1$/);
 		assert.match(code(() => read(view, "cwd.patches[3]")), /^not_found/);
 	});
 

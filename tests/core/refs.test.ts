@@ -31,14 +31,35 @@ describe("anchorRefs (flat input → canonical)", () => {
 		});
 	});
 
-	it("leaves qualified, historical, overlay, patches and non-locator strings byte-identical", () => {
-		const kept = ["global.lazy.plan", "cwd[1].tactics.x", "effective[1].tactics.x", "effective.tactics.x", "patches[0]", "response", "price is $5.00", "lazy.plan ", "a.b.c", "lazy..x", "README.md"];
+	it("leaves qualified, historical, overlay and non-locator strings byte-identical", () => {
+		const kept = ["global.lazy.plan", "cwd[1].tactics.x", "effective[1].tactics.x", "effective.tactics.x", "cwd.patches[0]", "price is $5.00", "lazy.plan ", "a.b.c", "lazy..x", "README.md"];
 		for (const ref of kept) assert.deepEqual(anchorRefs({ $ref: ref }, "session"), { $ref: ref }, ref);
+	});
+
+	it("anchors `patches[N]` and, for Session, `response`: storage holds owner-qualified locators", () => {
+		assert.deepEqual(anchorRefs([{ $ref: "patches[0]" }, { $ref: "patches[2].patch.tactics" }, { $ref: "response.last.text" }], "session"), [
+			{ $ref: "session.patches[0]" },
+			{ $ref: "session.patches[2].patch.tactics" },
+			{ $ref: "session.response.last.text" },
+		]);
+		// `response` is Session's: for another owner it names nothing to anchor to and stays as sent.
+		assert.deepEqual(anchorRefs([{ $ref: "patches[0]" }, { $ref: "response" }], "cwd"), [{ $ref: "cwd.patches[0]" }, { $ref: "response" }]);
 	});
 
 	it("never rewrites plain strings or `$ref` objects with extra keys", () => {
 		const v: Json = { text: "lazy.plan", o: { $ref: "lazy.plan", why: "x" } };
 		assert.deepEqual(anchorRefs(v, "cwd"), v);
+	});
+
+	it("anchors a `$ref` patch whose other keys are deletions: it merges into a reference", () => {
+		// `{ $ref, note: null }` merges into `{ $ref }`; left unanchored it would store a relative ref.
+		assert.deepEqual(anchorRefs({ owns: { $ref: "lazy.plan", note: null } }, "cwd"), { owns: { $ref: "cwd.lazy.plan", note: null } });
+		assert.deepEqual(refsIn({ owns: { $ref: "cwd.lazy.plan", note: null } }), ["cwd.lazy.plan"]);
+		// Inside arrays values are stored literally: such an object is ordinary data there.
+		const literal: Json = { list: [{ $ref: "lazy.plan", note: null }] };
+		assert.deepEqual(anchorRefs(literal, "cwd"), literal);
+		assert.deepEqual(refsIn(literal), []);
+		assert.deepEqual(presentRefs({ owns: { $ref: "cwd.lazy.plan", note: null } }, "cwd"), { owns: { $ref: "lazy.plan", note: null } });
 	});
 
 	it("keeps `__proto__` keys as own data and leaves the input untouched", () => {
@@ -54,7 +75,8 @@ describe("anchorRefs (flat input → canonical)", () => {
 describe("presentRefs (canonical → flat presentation)", () => {
 	it("shows same-owner current refs relative and everything else as stored", () => {
 		const stored: Json = [{ $ref: "cwd.lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "cwd.patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"];
-		assert.deepEqual(presentRefs(stored, "cwd"), [{ $ref: "lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "cwd.patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"]);
+		assert.deepEqual(presentRefs(stored, "cwd"), [{ $ref: "lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"]);
+		assert.deepEqual(presentRefs([{ $ref: "session.response.last" }, { $ref: "cwd.response" }, { $ref: "session.patches[1]" }], "session"), [{ $ref: "response.last" }, { $ref: "cwd.response" }, { $ref: "patches[1]" }]);
 	});
 });
 
@@ -65,6 +87,11 @@ describe("checkScopedRefs", () => {
 			(e) => isStateError(e) && e.code === "invalid_input" && e.message === "`cwd.tactics.a.$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`" && e.path.join("/") === "cwd/tactics/a/$ref",
 		);
 		assert.throws(() => checkScopedRefs([{ $ref: "patches[0]" }], []), /`global.patches\[0\]` or `cwd.patches\[0\]` or `session.patches\[0\]`/);
+	});
+
+	it("refuses an unqualified `$ref` patch whose other keys are deletions", () => {
+		assert.throws(() => checkScopedRefs({ a: { $ref: "lazy.plan", old: null } }, ["cwd", "intents"], ["cwd", "session"]), /`cwd\.intents\.a\.\$ref` is `lazy\.plan`; in scoped mode write `cwd\.lazy\.plan`/);
+		checkScopedRefs({ a: [{ $ref: "lazy.plan", old: null }] }, ["cwd", "intents"], ["cwd", "session"]);
 	});
 
 	it("accepts qualified, overlay, historical and non-locator references", () => {

@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isStateError } from "../../lib/core/errors.js";
 import { formatLocator } from "../../lib/core/locator.js";
-import type { Owner } from "../../lib/core/types.js";
+import { newHistory } from "../../lib/core/history.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
+import type { Json, Owner } from "../../lib/core/types.js";
 import { presentLocator, presentPointer, presentValue, toCanonicalLocator, toCanonicalPatch, toReadRequest } from "../../lib/model/interface.js";
 
 function refusal(fn: () => unknown): { code: string; message: string; path: string } {
@@ -105,12 +107,53 @@ describe("locators and presentation", () => {
 	});
 });
 
+describe("references written as merge patches", () => {
+	it("a `$ref` patch that also deletes a sibling is stored anchored and owns its target", () => {
+		const h = newHistory("cwd", 5);
+		const commit = (input: unknown, id: string) => {
+			const r = stage({ cwd: h }, toCanonicalPatch(input, FLAT), { id, at: "2026-11-30T00:00:00.000Z", by: { kind: "system", reason: "test" } });
+			commitStaged({ cwd: h }, r);
+			return r.report;
+		};
+		commit({ intents: { ship: { owns: { note: "draft" } } }, lazy: { plan: "body" } }, "t1");
+		// The model turns `owns` into a reference and drops the old note in one merge patch.
+		commit({ intents: { ship: { owns: { $ref: "lazy.plan", note: null } } } }, "t2");
+		assert.deepEqual(h.state.intents, { ship: { owns: { $ref: "cwd.lazy.plan" } } });
+		assert.deepEqual(presentValue(h.state.intents as Json, FLAT), { ship: { owns: { $ref: "lazy.plan" } } });
+		const report = commit({ intents: { ship: null } }, "t3");
+		assert.deepEqual(report.cascades, [{ owner: "cwd", intent: "ship", targets: ["cwd.lazy.plan"] }]);
+		assert.deepEqual(h.state.lazy, {});
+	});
+});
+
 describe("toReadRequest", () => {
 	it("resolves one path or an ordered batch", () => {
 		const one = toReadRequest({ path: "tactics" }, FLAT);
-		assert.deepEqual({ ...one, locators: one.locators.map(formatLocator) }, { locators: ["cwd.tactics"], projection: "value", batch: false });
+		assert.deepEqual({ ...one, locators: one.locators.map(formatLocator) }, { texts: ["tactics"], locators: ["cwd.tactics"], projection: "value", batch: false });
 		const many = toReadRequest({ paths: ["cwd.lazy", "session.patches[1]"], projection: "keys" }, SCOPED);
-		assert.deepEqual({ ...many, locators: many.locators.map(formatLocator) }, { locators: ["cwd.lazy", "session.patches[1]"], projection: "keys", batch: true });
+		assert.deepEqual({ ...many, locators: many.locators.map(formatLocator) }, {
+			texts: ["cwd.lazy", "session.patches[1]"],
+			locators: ["cwd.lazy", "session.patches[1]"],
+			projection: "keys",
+			batch: true,
+		});
+	});
+
+	it("reads each argument once: the texts it returns are the ones it resolved", () => {
+		// The tool shows `texts` as the model's locators; re-reading the caller's object could disagree.
+		let reads = 0;
+		const args = {
+			get path() {
+				reads++;
+				return reads === 1 ? "tactics" : "lazy";
+			},
+		};
+		const r = toReadRequest(args, FLAT);
+		assert.deepEqual([r.texts, r.locators.map(formatLocator), reads], [["tactics"], ["cwd.tactics"], 1]);
+		const list = ["lazy.a", "tactics"];
+		const batch = toReadRequest({ paths: list }, FLAT);
+		list[0] = "changed";
+		assert.deepEqual(batch.texts, ["lazy.a", "tactics"]);
 	});
 
 	const bad: Array<[string, unknown, RegExp, string]> = [
