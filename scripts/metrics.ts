@@ -1,7 +1,8 @@
 /**
  * `npm run metrics`: context cost of State Flow on a fixed fixture, for all 7 selections ×
  * Active/Passive — bytes of the two tool declarations as sent (name + description + JSON of
- * the parameters), of the protocol block and of the head. Prints a table, writes metrics.json.
+ * the parameters), of everything added to the system prompt (the protocol block; the tools carry
+ * no prompt snippets) and of the head. Prints a table, writes metrics.json.
  * Targets (issue 5): declarations ≤ 1,800 B, protocol ≤ 2,500 B, head ≤ 1.15 × visible + 400 B.
  */
 
@@ -49,6 +50,11 @@ interface Row {
 	head_overhead_ratio: number;
 }
 
+/** What `before_agent_start` appends to the system prompt: a blank line and the protocol block, nothing else. */
+function systemPromptBytes(protocol: string): number {
+	return utf8Bytes(`\n\n${protocol}`);
+}
+
 function declarationBytes(name: string, description: string, parameters: unknown): number {
 	return utf8Bytes(name) + utf8Bytes(description) + utf8Bytes(JSON.stringify(parameters));
 }
@@ -91,8 +97,8 @@ function main(): void {
 				selection: wanted.join("+"),
 				mode,
 				declarations_bytes: declarations,
-				protocol_bytes: utf8Bytes(renderProtocol({ mode, wanted, bootstrap: isBootstrap(histories, wanted) })),
-				protocol_bootstrap_bytes: mode === "active" ? utf8Bytes(renderProtocol({ mode, wanted, bootstrap: true })) : 0,
+				protocol_bytes: systemPromptBytes(renderProtocol({ mode, wanted, bootstrap: isBootstrap(histories, wanted) })),
+				protocol_bootstrap_bytes: mode === "active" ? systemPromptBytes(renderProtocol({ mode, wanted, bootstrap: true })) : 0,
 				head_bytes: headBytes,
 				visible_state_bytes: visible,
 				head_overhead_ratio: Math.round((headBytes / (visible + 400)) * 1000) / 1000,

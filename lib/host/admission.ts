@@ -7,7 +7,7 @@
 import { fail } from "../core/errors.js";
 import type { Owner } from "../core/types.js";
 import type { Mode } from "../storage/config.js";
-import type { Shape } from "./selection.js";
+import { type Shape, shapeOf } from "./selection.js";
 
 /** Where the state physically lives for this session. */
 export interface Identity {
@@ -69,23 +69,35 @@ export class Admission {
 
 	/**
 	 * Admit a call or throw `stale_call`. `current` is the selection and identity now; the
-	 * message says what changed, that nothing was written, and how to recover.
+	 * message says what changed, that nothing was written, and how to recover. A call issued
+	 * while the mode is Off (later in a run the user switched Off) is refused as well.
 	 */
-	admit(tool: string, toolCallId: string, current: { mode: Mode; wanted: readonly Owner[]; identity: Identity }): Receipt {
+	admit(tool: string, toolCallId: string, current: Current): Receipt {
 		const receipt = this.#receipts.get(toolCallId);
 		if (!receipt) {
-			staleCall(tool, "it was not issued by a model request of this session (the extension was reloaded or the session changed)");
+			staleCall(tool, "it was not issued by a model request of this session (the extension was reloaded or the session changed)", undefined, current);
 		}
 		const changes = describeChanges(receipt, current);
 		if (receipt.epoch !== this.#epoch || changes.length > 0) {
-			staleCall(tool, changes.length > 0 ? changes.join("; ") : "the selection changed and changed back while it was in flight");
+			staleCall(tool, changes.length > 0 ? changes.join("; ") : "the selection changed and changed back while it was in flight", receipt, current);
+		}
+		// Off mid-run: the running loop still offers the tools, but they are withdrawn.
+		if (current.mode === "off") {
+			fail(
+				"stale_call",
+				`\`${tool}\` refused: State Flow is off for this session (the user withdrew its tools). Nothing was written. ` +
+					"Do not retry; the user can turn it back on with `/state active` or `/state passive`.",
+			);
 		}
 		return receipt;
 	}
 }
 
+/** The selection and identity at the time of a check. */
+type Current = { mode: Mode; wanted: readonly Owner[]; identity: Identity };
+
 /** Human-readable differences between a receipt and the present. */
-export function describeChanges(receipt: Receipt, current: { mode: Mode; wanted: readonly Owner[]; identity: Identity }): string[] {
+export function describeChanges(receipt: Receipt, current: Current): string[] {
 	const out: string[] = [];
 	if (receipt.mode !== current.mode) out.push(`mode changed from ${receipt.mode} to ${current.mode}`);
 	const was = receipt.wanted.join("+");
@@ -99,10 +111,22 @@ export function describeChanges(receipt: Receipt, current: { mode: Mode; wanted:
 	return out;
 }
 
-function staleCall(tool: string, why: string): never {
-	fail(
-		"stale_call",
-		`Stale \`${tool}\` call refused: ${why} after this call was issued. Nothing was written. ` +
-			"Re-read the state with `read_state` (the current owners are in the latest state head) and retry with the current grammar.",
-	);
+/**
+ * What the model can do now, inside the turn that is still running: its head and declarations
+ * are those of the run, so name the present owners and their grammar explicitly.
+ */
+function advice(receipt: Receipt | undefined, current: Current): string {
+	if (current.mode === "off") return "State Flow is now off: `read_state` and `patch_state` are withdrawn; do not retry.";
+	const sole = current.wanted.length === 1;
+	const example = sole ? "`tactics`" : `\`${current.wanted[0]}.tactics\``;
+	const passive = current.mode === "passive" ? "; write only what the user explicitly asked for" : "";
+	const now = `Now: ${current.mode}, owners ${current.wanted.join("+")} (${sole ? "flat" : "scoped"} locators and patch keys, e.g. ${example}${passive}).`;
+	if (receipt !== undefined && shapeOf(receipt.wanted) !== shapeOf(current.wanted)) {
+		return `${now} \`read_state\` works at once; the matching \`patch_state\` declaration arrives with the next user prompt, so do not retry writes in this turn: tell the user what you meant to record.`;
+	}
+	return `${now} Re-read what you need with \`read_state\` and retry.`;
+}
+
+function staleCall(tool: string, why: string, receipt: Receipt | undefined, current: Current): never {
+	fail("stale_call", `Stale \`${tool}\` call refused: ${why} after this call was issued. Nothing was written. ${advice(receipt, current)}`);
 }

@@ -37,7 +37,7 @@ function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {})
 		committed: false,
 		reconcileSent: false,
 		seqAtHead,
-		ownIds: new Set(),
+		ownSeqs: {},
 		hinted: new Set(),
 		staleCursor: 0,
 	};
@@ -68,7 +68,8 @@ function onSession(host: StateFlowHost): void {
 function onBeforeAgentStart(host: StateFlowHost): void {
 	host.pi.on("before_agent_start", (event, ctx) => {
 		host.bind(ctx);
-		host.promptPending = true;
+		// A follow-up that pi delivered inside a later prompt's run never started a run of its own.
+		host.reconcilePending = false;
 		const sel = host.selection();
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
@@ -99,8 +100,8 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
 	});
 	host.pi.on("agent_start", () => {
-		if (host.run) host.run.fromPrompt = host.promptPending;
-		host.promptPending = false;
+		if (host.run && host.reconcilePending) host.run.fromPrompt = false;
+		host.reconcilePending = false;
 	});
 }
 
@@ -153,18 +154,22 @@ function onContext(host: StateFlowHost): void {
 	});
 }
 
-/** The final assistant text of a run, or "" when it ended without one. */
-function finalText(messages: AgentMessage[]): string {
+/**
+ * How a run ended: the final assistant text ("" when none) and whether it was interrupted —
+ * aborted by the user or failed (pi's retry, if any, continues it as the same prompt run).
+ */
+function runEnding(messages: AgentMessage[]): { text: string; interrupted: boolean } {
 	for (let i = messages.length - 1; i >= 0; i--) {
 		const m = messages[i];
 		if (m?.role !== "assistant") continue;
-		return m.content
+		const text = m.content
 			.filter((c) => c.type === "text")
 			.map((c) => (c as { text: string }).text)
 			.join("\n")
 			.trim();
+		return { text, interrupted: m.stopReason === "aborted" || m.stopReason === "error" };
 	}
-	return "";
+	return { text: "", interrupted: false };
 }
 
 /** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (SPEC §9). */
@@ -195,8 +200,10 @@ function onAgentEnd(host: StateFlowHost): void {
 		if (!run) return;
 		const sel = host.selection();
 		if (sel.mode === "off") return;
+		// An aborted or failed run has no final answer, and the user did not ask for another turn.
+		const { text, interrupted } = runEnding(event.messages);
+		if (interrupted) return;
 		if (run.fromPrompt && sel.owners.includes("session")) {
-			const text = finalText(event.messages);
 			if (text !== "") {
 				try {
 					host.requireStores().setResponse(text, host.options.now().toISOString());
@@ -210,6 +217,7 @@ function onAgentEnd(host: StateFlowHost): void {
 			// Inside agent_end pi still counts as streaming; a deferred triggerTurn starts a new run.
 			setTimeout(() => {
 				try {
+					host.reconcilePending = true;
 					host.pi.sendMessage({ customType: RECONCILE_TYPE, content: RECONCILE_TEXT, display: true }, { triggerTurn: true });
 				} catch (e) {
 					report(host, ctx, "cannot send the reconciliation follow-up", e);

@@ -47,7 +47,7 @@ export interface RunState {
 	head: string | undefined;
 	/** Timestamp of the run's user prompt message, found on the first request. */
 	promptTimestamp: number | undefined;
-	/** Started by a user prompt (not by a reconciliation follow-up). */
+	/** Started by a user prompt, retries included (false once the reconciliation follow-up runs). */
 	fromPrompt: boolean;
 	/** A file-changing built-in tool (`write`, `edit`, `bash`) ran. */
 	fileChanged: boolean;
@@ -57,8 +57,8 @@ export interface RunState {
 	reconcileSent: boolean;
 	/** Shared owners' seq when the head was rendered (for concurrent-change notices). */
 	seqAtHead: Partial<Record<Owner, number>>;
-	/** Transitions this run committed (acknowledged in their own results, not as notices). */
-	ownIds: Set<string>;
+	/** Per-owner seqs this run committed (acknowledged in their own results, not as notices). */
+	ownSeqs: Partial<Record<Owner, Set<number>>>;
 	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
 	hinted: Set<string>;
 	/** Where the next tool call's bounded stale-artifact check starts (walks the artifacts over the run's calls). */
@@ -77,8 +77,12 @@ export class StateFlowHost {
 	/** State Flow tools this extension deactivated for Off (only these are re-activated). */
 	readonly deactivated = new Set<string>();
 	run: RunState | undefined;
-	/** Set by `before_agent_start`, consumed by `agent_start`: tells prompt runs from follow-ups. */
-	promptPending = false;
+	/**
+	 * Set when the reconciliation follow-up is sent, consumed by the next `agent_start`: that run
+	 * is not a prompt run. Other runs pi starts without `before_agent_start` (a retry after a
+	 * provider error, the continuation after an overflow compaction) still belong to the prompt.
+	 */
+	reconcilePending = false;
 	#ctx: ExtensionContext | undefined;
 	#lastKey: string | undefined;
 	/** Session id seen last (the session manager may switch sessions in place). */
@@ -94,10 +98,6 @@ export class StateFlowHost {
 	get ctx(): ExtensionContext {
 		if (!this.#ctx) fail("io", "State Flow is not bound to a session yet.");
 		return this.#ctx;
-	}
-
-	hasContext(): boolean {
-		return this.#ctx !== undefined;
 	}
 
 	/**
@@ -238,9 +238,13 @@ export class StateFlowHost {
 		if (restore.length > 0) this.pi.setActiveTools([...active, ...restore]);
 	}
 
-	/** Show a message to the user (and to the injected tap). */
+	/** Show a message to the user (and to the injected tap); never throws, even with a stale context. */
 	say(message: string, level: "info" | "warning" | "error" = "info", ctx: ExtensionContext | undefined = this.#ctx): void {
-		ctx?.ui.notify(message, level);
+		try {
+			ctx?.ui.notify(message, level);
+		} catch {
+			// The session was replaced or closed (pi's stale-ctx guard): there is no UI left to tell.
+		}
 		this.options.notify?.(message, level);
 	}
 
@@ -253,11 +257,6 @@ export class StateFlowHost {
 	/** Shape of the current selection. */
 	shape(): Shape {
 		return shapeOf(this.selection().owners);
-	}
-
-	/** Whether the selection wants an owner. */
-	wants(owner: Owner): boolean {
-		return this.selection().owners.includes(owner);
 	}
 
 	#noteKey(): void {

@@ -8,9 +8,10 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerState } from "../core/types.js";
+import type { Json, Owner, OwnerState, TransitionRecord } from "../core/types.js";
 import { modelLocator } from "../model/head-elide.js";
-import { toCanonicalPatch, toReadRequest } from "../model/interface.js";
+import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
+import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
 import { MAX_STALE_HINTS, patchResult, readResult, type StaleHint, staleHintLines } from "../model/results.js";
@@ -37,7 +38,7 @@ function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownTransitionIds: run.ownIds });
+		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
 		return text === undefined ? [] : [text];
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
@@ -108,7 +109,6 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 		name: "read_state",
 		label: READ_LABEL,
 		description: readDescription(shape),
-		promptSnippet: "read_state: read State Flow state (intents, strategy, tactics, artifacts, lazy) by locator",
 		parameters: readSchema(),
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			const receipt = admit(host, "read_state", toolCallId, ctx);
@@ -118,8 +118,11 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const stores = host.requireStores();
 			const histories = host.histories(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
-			const results = evaluate({ wanted, histories, ...(response !== undefined ? { response } : {}) }, request.locators, request.projection);
-			const texts = modelLocators(params);
+			// Errors spell locators the way the model writes them (relative for a sole owner).
+			const view = { wanted, histories, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
+			const results = evaluate(view, request.locators, request.projection);
+			// The locator texts come from the detached request: the caller's arguments are read once.
+			const texts = request.texts;
 			return readResult({
 				items: results.map((r, i) => ({
 					locator: texts[i] ?? r.locator,
@@ -145,7 +148,6 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 		name: "patch_state",
 		label: PATCH_LABEL,
 		description: patchDescription(shape),
-		promptSnippet: "patch_state: change State Flow state with a JSON merge patch (null deletes)",
 		// Calls of one answer commit in the order the model wrote them.
 		executionMode: "sequential",
 		parameters: shape === "flat" ? flatPatchSchema() : scopedPatchSchema(),
@@ -175,7 +177,9 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const artifacts = effects?.artifacts ?? [];
 			if (!outcome.noop && host.run) {
 				host.run.committed = true;
-				host.run.ownIds.add(outcome.transitionId);
+				for (const [owner, record] of Object.entries(outcome.records) as Array<[Owner, TransitionRecord]>) {
+					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
+				}
 			}
 			const lines = [...(effects?.notes ?? []), ...notices(host, wanted), ...staleHints(host, wanted, ctx)];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
@@ -190,14 +194,11 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 /** Register both tools again only when the shape changed (SPEC §5); `read_state` for its description. */
 export function ensureShape(host: StateFlowHost, shape: Shape = host.shape()): boolean {
 	if (host.registeredShape === shape) return false;
+	// With a host allowlist, pi's registry refresh re-activates every allowed tool: put back what was active.
+	const active = host.pi.getActiveTools();
 	registerReadTool(host, shape);
 	registerPatchTool(host, shape);
+	const now = host.pi.getActiveTools();
+	if (now.length !== active.length || now.some((n) => !active.includes(n))) host.pi.setActiveTools(active);
 	return true;
-}
-
-/** The locator texts as the model sent them (`path` or `paths`), for the result header. */
-function modelLocators(params: unknown): string[] {
-	const p = params as { path?: unknown; paths?: unknown };
-	if (typeof p.path === "string") return [p.path];
-	return Array.isArray(p.paths) ? p.paths.map((x) => String(x)) : [];
 }

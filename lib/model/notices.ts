@@ -21,8 +21,11 @@ export interface ConcurrentNoticeArgs {
 	histories: Partial<Record<Owner, OwnerHistory>>;
 	/** Each owner's `seq` when this run's head was rendered. Owners without an entry are not compared. */
 	seqAtHead: Partial<Record<Owner, number>>;
-	/** Transition ids committed by this run; they are acknowledged in their own results. */
-	ownTransitionIds: ReadonlySet<string>;
+	/**
+	 * Sequence numbers this run committed, per owner; acknowledged in their own results. By seq,
+	 * not id, so an own transition already folded out of retention is still recognised.
+	 */
+	ownSeqs: Partial<Record<Owner, ReadonlySet<number>>>;
 }
 
 /** Leaf paths a merge patch touches: objects recurse (they merge), anything else replaces or deletes. */
@@ -55,9 +58,11 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const h = args.histories[owner];
 		const since = args.seqAtHead[owner];
 		if (h === undefined || since === undefined || h.seq <= since) continue;
-		const foreign = h.tail.filter((r) => r.seq > since && !args.ownTransitionIds.has(r.id));
-		// Transitions folded out of the tail can no longer be listed; say so instead of guessing.
-		const folded = Math.max(0, Math.min(h.checkpointSeq, h.seq) - since);
+		const own = args.ownSeqs[owner] ?? new Set<number>();
+		const foreign = h.tail.filter((r) => r.seq > since && !own.has(r.seq));
+		// Foreign transitions folded out of the tail can no longer be listed; count them instead of guessing.
+		let folded = 0;
+		for (let seq = since + 1; seq <= Math.min(h.checkpointSeq, h.seq); seq++) if (!own.has(seq)) folded++;
 		if (foreign.length === 0 && folded === 0) continue;
 		const paths: string[] = [];
 		for (const r of foreign) {

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
 import { type Flow, startFlow, type Step, userTexts } from "./fixture.js";
 
@@ -104,6 +105,39 @@ describe("head and protocol", () => {
 	});
 });
 
+describe("Session response follows Session participation", () => {
+	it("is never written while Session is not wanted, and is written in Passive when it is", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.command("/state owners cwd");
+			await flow.prompt("answer without session", [{ text: "Not for the session." }]);
+			await flow.command("/state owners cwd,session");
+			await flow.prompt("check", [{ calls: [{ id: "r1", name: "read_state", args: { path: "session.response" } }] }, { text: "ok" }]);
+			assert.equal(flow.results().r1?.text, "{}", "nothing was published while Session was not wanted");
+			await flow.command("/state passive");
+			await flow.prompt("answer passively", [{ text: "Passive answer." }]);
+			await flow.prompt("check again", [{ calls: [{ id: "r2", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
+			assert.equal(flow.results().r2?.text, '"Passive answer."');
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
+describe("Session response after pi retried the run", () => {
+	it("publishes the answer of a prompt run that pi continued after a transient provider error", async () => {
+		const flow = await startFlow();
+		try {
+			flow.harness.session.settingsManager.applyOverrides({ retry: { enabled: true, maxRetries: 2, baseDelayMs: 1 } });
+			await promptAndSettle(flow, "answer me", [{ error: "503 service unavailable" }, { text: "The answer after a retry." }]);
+			await flow.prompt("what did you say", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
+			assert.equal(flow.results().r?.text, '"The answer after a retry."');
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
 describe("active reconciliation", () => {
 	const writeFile: Step = { calls: [{ id: "f", name: "write", args: { path: "notes.txt", content: "hello" } }] };
 
@@ -136,6 +170,44 @@ describe("active reconciliation", () => {
 			await promptAndSettle(flow, "edit again", [{ calls: [{ id: "f2", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "done" }]);
 			assert.equal(reconcileMessages(flow), 0);
 		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("stays quiet when the user aborted the run: no new turn after Esc", async () => {
+		const esc = (pi: ExtensionAPI) => {
+			pi.on("tool_call", (event, ctx) => {
+				if (event.toolCallId === "g") ctx.abort();
+			});
+		};
+		const flow = await startFlow({ builtinTools: true, extraFactories: [esc] });
+		try {
+			await promptAndSettle(flow, "edit two files", [writeFile, { calls: [{ id: "g", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "unused" }]);
+			// The follow-up would be sent from a timer after the run ended: give it the chance.
+			await sleep(50);
+			await flow.harness.session.agent.waitForIdle();
+			assert.equal(flow.results().f?.isError, false);
+			assert.equal(reconcileMessages(flow), 0);
+			assert.ok(flow.seen.every((c) => !userTexts(c).some((t) => t.includes(RECONCILE_TEXT))), "no follow-up request");
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("never crashes pi when the session is gone before the follow-up is sent", async () => {
+		const crashes: unknown[] = [];
+		const onCrash = (e: unknown) => void crashes.push(e);
+		process.on("uncaughtException", onCrash);
+		// Another extension ends the session right after the run (as /new or /resume would): our ctx goes stale.
+		const closer = (pi: ExtensionAPI) => pi.on("agent_end", () => flow.harness.session.dispose());
+		const flow: Flow = await startFlow({ builtinTools: true, extraFactories: [closer] });
+		try {
+			await flow.prompt("edit", [writeFile, { text: "edited" }]);
+			await sleep(50);
+			assert.deepEqual(crashes, []);
+			assert.ok(flow.notes.some((n) => /cannot send the reconciliation follow-up/.test(n)), flow.notes.join("\n"));
+		} finally {
+			process.off("uncaughtException", onCrash);
 			flow.dispose();
 		}
 	});

@@ -6,8 +6,18 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
-import type { ExtensionAPI, ExtensionFactory, SessionManager } from "@mariozechner/pi-coding-agent";
+import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import {
+	AuthStorage,
+	createAgentSession,
+	type DefaultResourceLoader,
+	type ExtensionAPI,
+	type ExtensionFactory,
+	type ExtensionUIContext,
+	ModelRegistry,
+	SessionManager,
+	type SettingsManager,
+} from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { type Captured, createHarness } from "../helpers/pi-harness.js";
 
@@ -24,10 +34,11 @@ export interface Flow {
 	dispose(): void;
 }
 
-/** One scripted model reply: tool calls (ids given) or a final text; `before` runs while streaming. */
+/** One scripted model reply: tool calls (ids given), a final text or a provider error; `before` runs while streaming. */
 export type Step =
 	| { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: (ctx: Context) => Promise<void> | void }
-	| { text: string; before?: (ctx: Context) => Promise<void> | void };
+	| { text: string; before?: (ctx: Context) => Promise<void> | void }
+	| { error: string; before?: (ctx: Context) => Promise<void> | void };
 
 export interface FlowOptions {
 	cwd?: string;
@@ -94,6 +105,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 					seen.push(snapshotOf(context, state.callCount));
 					await step.before?.(context);
 					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
+					if ("error" in step) return fauxAssistantMessage("", { stopReason: "error", errorMessage: step.error });
 					return fauxAssistantMessage(
 						step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
 						{ stopReason: "toolUse" },
@@ -154,4 +166,37 @@ export function bytesUnder(dir: string): string {
 	return filesUnder(dir)
 		.map((f) => readFileSync(join(dir, f), "utf8"))
 		.join("\n");
+}
+
+/**
+ * A real AgentSession on the faux provider over a resource loader the caller built — for set-ups
+ * the harness does not cover (pi's `-e` loading, pi's own system prompt, a host tool allowlist,
+ * an interactive UI). Extension errors are collected; everything is disposed after the test.
+ */
+export async function fauxSession(
+	t: { after(fn: () => void): void },
+	opts: { cwd: string; agentDir: string; settingsManager: SettingsManager; resourceLoader: DefaultResourceLoader; tools?: string[]; uiContext?: ExtensionUIContext },
+) {
+	const faux = registerFauxProvider({ provider: "faux" });
+	const authStorage = AuthStorage.inMemory();
+	authStorage.setRuntimeApiKey("faux", "dummy"); // prompt() preflight requires "configured auth"
+	const { session } = await createAgentSession({
+		cwd: opts.cwd,
+		agentDir: opts.agentDir,
+		model: faux.getModel(),
+		thinkingLevel: "off",
+		authStorage,
+		modelRegistry: ModelRegistry.inMemory(authStorage),
+		settingsManager: opts.settingsManager,
+		resourceLoader: opts.resourceLoader,
+		sessionManager: SessionManager.inMemory(opts.cwd),
+		...(opts.tools ? { tools: opts.tools } : {}),
+	});
+	t.after(() => {
+		session.dispose();
+		faux.unregister();
+	});
+	const errors: string[] = [];
+	await session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
+	return { session, faux, errors };
 }

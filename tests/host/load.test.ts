@@ -13,10 +13,9 @@ import type { AddressInfo } from "node:net";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
-import { registerFauxProvider } from "@mariozechner/pi-ai";
-import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
+import { DefaultResourceLoader, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { tempDir } from "../helpers/temp-dir.js";
-import { bytesUnder } from "./fixture.js";
+import { bytesUnder, fauxSession } from "./fixture.js";
 
 function packageRoot(): string {
 	for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
@@ -87,24 +86,7 @@ describe("loading from the package manifest (`pi -e <path>`, issue 4)", () => {
 		assert.deepEqual(skills.skills.map((s) => s.name).sort(), ["state-flow-guide", "state-flow-memory"]);
 		assert.deepEqual(skills.diagnostics, []);
 
-		const faux = registerFauxProvider({ provider: "faux" });
-		t.after(() => faux.unregister());
-		const authStorage = AuthStorage.inMemory();
-		authStorage.setRuntimeApiKey("faux", "dummy");
-		const { session } = await createAgentSession({
-			cwd,
-			agentDir,
-			model: faux.getModel(),
-			thinkingLevel: "off",
-			authStorage,
-			modelRegistry: ModelRegistry.inMemory(authStorage),
-			settingsManager,
-			resourceLoader,
-			sessionManager: SessionManager.inMemory(cwd),
-		});
-		t.after(() => session.dispose());
-		const errors: string[] = [];
-		await session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
+		const { session, errors } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader });
 		assert.deepEqual(errors, []);
 		const active = session.getActiveToolNames();
 		assert.ok(active.includes("read_state") && active.includes("patch_state"), `active tools: ${active.join(", ")}`);

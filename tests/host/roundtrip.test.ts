@@ -123,3 +123,23 @@ describe("excluded owners", () => {
 		}
 	});
 });
+
+describe("read errors in the model's own spelling", () => {
+	it("a flat model's failed read names the locator as it wrote it, never the canonical owner prefix", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.command("/state owners cwd");
+			await flow.prompt("go", [
+				{ calls: [{ id: "w", name: "patch_state", args: { tactics: { t: "x" } } }] },
+				{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.nope" } }] },
+				{ text: "ok" },
+			]);
+			const r = flow.results()["r"];
+			assert.equal(r?.isError, true);
+			assert.match(r?.text ?? "", /`tactics\.nope`/);
+			assert.doesNotMatch(r?.text ?? "", /cwd\./);
+		} finally {
+			flow.dispose();
+		}
+	});
+});

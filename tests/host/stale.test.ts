@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { acquireLock } from "../../lib/storage/lock.js";
 import { bytesUnder, type Flow, startFlow } from "./fixture.js";
 
 const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });
@@ -35,6 +36,7 @@ describe("stale calls", () => {
 				{ text: "ok" },
 			]);
 			assertStale(flow, "old", /mode changed from active to passive/);
+			assert.match(flow.results().old?.text ?? "", /Now: passive, owners cwd\+session \(scoped locators and patch keys, e\.g\. `cwd\.tactics`; write only what the user explicitly asked for\)\./);
 			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
 			assert.doesNotMatch(cwdBytes(flow), /stale/);
 			assert.match(cwdBytes(flow), /fresh/);
@@ -51,10 +53,74 @@ describe("stale calls", () => {
 				{ text: "ok" },
 			]);
 			assertStale(flow, "old", /wanted owners changed from cwd\+session to cwd/);
+			// Inside the running turn the model still has the scoped declaration: it is told so, not to retry writes.
+			assert.match(flow.results().old?.text ?? "", /Now: active, owners cwd \(flat locators and patch keys, e\.g\. `tactics`\)\. `read_state` works at once; the matching `patch_state` declaration arrives with the next user prompt/);
 			assert.equal(cwdBytes(flow), "");
 			await flow.prompt("again", [{ calls: [{ id: "flat", name: "patch_state", args: { tactics: { step: "flat" } } }] }, { text: "ok" }]);
 			assert.equal(flow.results().flat?.isError, false, flow.results().flat?.text);
 			assert.match(cwdBytes(flow), /flat/);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("never rebinds a flat call to the new sole owner after a same-arity change cwd → global", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.command("/state owners cwd");
+			await flow.prompt("go", [
+				{ calls: [{ id: "old", name: "patch_state", args: { tactics: { step: "meant-for-cwd" } } }], before: async () => void (await flow.command("/state owners global")) },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /wanted owners changed from cwd to global/);
+			assert.match(flow.results().old?.text ?? "", /Now: active, owners global \(flat locators and patch keys, e\.g\. `tactics`\)\. Re-read what you need with `read_state` and retry\./);
+			assert.equal(flow.registrations.patch_state, 2, "same arity: registered at load and for the flat shape only");
+			assert.equal(cwdBytes(flow), "");
+			assert.equal(bytesUnder(join(flow.harness.agentDir, "state-flow")), "");
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("checks again right before commit: a change made while the call waits for the store lock refuses it", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("first", [{ calls: [write("first", "kept")] }, { text: "ok" }]);
+			const before = cwdBytes(flow);
+			const lock = await acquireLock(join(flow.harness.cwd, ".pi", "state-flow", "lock"), 5_000);
+			// Admission passes at once; the commit then waits for the lock while the user switches to passive.
+			const released = new Promise<void>((resolve) =>
+				setTimeout(async () => {
+					await flow.command("/state passive");
+					lock.release();
+					resolve();
+				}, 200),
+			);
+			await flow.prompt("go", [{ calls: [write("late", "late")] }, { text: "ok" }]);
+			await released;
+			assertStale(flow, "late", /mode changed from active to passive/);
+			assert.equal(cwdBytes(flow), before);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("refuses every later call of the run once the user switched Off: the tools are withdrawn", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("go", [
+				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state off")) },
+				{ calls: [write("after", "after-off"), { id: "read", name: "read_state", args: { path: "cwd.tactics" } }] },
+				{ text: "ok" },
+			]);
+			assertStale(flow, "old", /mode changed from active to off/);
+			for (const id of ["after", "read"]) {
+				const r = flow.results()[id];
+				assert.equal(r?.isError, true, `${id}: ${r?.text}`);
+				assert.match(r?.text ?? "", /State Flow is off/);
+				assert.match(r?.text ?? "", /Nothing was written/);
+			}
+			assert.equal(cwdBytes(flow), "");
 		} finally {
 			flow.dispose();
 		}

@@ -1,7 +1,7 @@
 /**
  * Concurrent-change notices over histories built by the real engine: exact paths of the
- * shared owners' foreign transitions since the head, none for this run's own writes or for
- * Session, honest about transitions folded out of retention, never echoing values.
+ * shared owners' foreign transitions since the head, none for this run's own writes (also once
+ * folded) or for Session, honest about transitions folded out of retention, never echoing values.
  */
 
 import assert from "node:assert/strict";
@@ -30,7 +30,7 @@ describe("concurrentNotice", () => {
 		const seqAtHead = { cwd: h.cwd?.seq as number };
 		commit(h, "mine", { cwd: { tactics: { mine: true } } });
 		commit(h, "theirs", { cwd: { tactics: { a: { b: 2, c: null } }, lazy: { "notes/x.md": "SECRET BODY" } } });
-		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead, ownTransitionIds: new Set(["mine"]) });
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead, ownSeqs: { cwd: new Set([2]) } });
 		assert.equal(
 			notice,
 			'Note: cwd was changed by another process since this run\'s head (1 transition, now seq 3): tactics.a.b, tactics.a.c, lazy["notes/x.md"]. The head is not updated; read_state for current values.',
@@ -42,7 +42,7 @@ describe("concurrentNotice", () => {
 		const seqAtHead = { global: 0, cwd: 0, session: 0 };
 		commit(h, "x1", { global: { strategy: { s: 1 } }, session: { tactics: { t: 1 } } });
 		commit(h, "x2", { global: { intents: { i: {} } } });
-		const notice = concurrentNotice({ wanted: ["global", "cwd", "session"], histories: h, seqAtHead, ownTransitionIds: new Set() });
+		const notice = concurrentNotice({ wanted: ["global", "cwd", "session"], histories: h, seqAtHead, ownSeqs: {} });
 		assert.equal(notice, "Note: global was changed by another process since this run's head (2 transitions, now seq 2): global.strategy.s, global.intents.i. The head is not updated; read_state for current values.");
 	});
 
@@ -50,16 +50,28 @@ describe("concurrentNotice", () => {
 		const h = histories(["global", "cwd"]);
 		commit(h, "mine", { cwd: { tactics: { a: 1 } } });
 		commit(h, "theirs", { global: { tactics: { a: 1 } } });
-		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set(["mine"]) }), undefined);
-		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 1 }, ownTransitionIds: new Set() }), undefined);
-		assert.equal(concurrentNotice({ wanted: ["cwd", "session"], histories: h, seqAtHead: { cwd: 1, global: 0 }, ownTransitionIds: new Set() }), undefined);
+		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: { cwd: new Set([1]) } }), undefined);
+		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 1 }, ownSeqs: {} }), undefined);
+		assert.equal(concurrentNotice({ wanted: ["cwd", "session"], histories: h, seqAtHead: { cwd: 1, global: 0 }, ownSeqs: {} }), undefined);
 	});
 
 	it("counts transitions folded out of retention instead of inventing their paths", () => {
 		const h = histories(["cwd"]);
 		for (let i = 1; i <= 4; i++) commit(h, `theirs${i}`, { cwd: { tactics: { [`k${i}`]: i } } }, 2);
-		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set() });
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: {} });
 		assert.equal(notice, "Note: cwd was changed by another process since this run's head (4 transitions, now seq 4; 2 no longer retained): tactics.k3, tactics.k4. The head is not updated; read_state for current values.");
+	});
+
+	it("does not count this run's own transitions that retention already folded", () => {
+		const h = histories(["cwd"]);
+		commit(h, "mine1", { cwd: { tactics: { m1: 1 } } }, 0);
+		commit(h, "theirs", { cwd: { tactics: { t: 1 } } }, 0);
+		commit(h, "mine2", { cwd: { tactics: { m2: 1 } } }, 0);
+		assert.equal(
+			concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: { cwd: new Set([1, 3]) } }),
+			"Note: cwd was changed by another process since this run's head (1 transition, now seq 3; 1 no longer retained). The head is not updated; read_state for current values.",
+		);
+		assert.equal(concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 2 }, ownSeqs: { cwd: new Set([1, 3]) } }), undefined);
 	});
 
 	it("caps a long path list and counts the rest", () => {
@@ -67,7 +79,7 @@ describe("concurrentNotice", () => {
 		const tactics: Record<string, number> = {};
 		for (let i = 0; i < 15; i++) tactics[`k${i}`] = i;
 		commit(h, "theirs", { cwd: { tactics } });
-		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownTransitionIds: new Set() }) ?? "";
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: {} }) ?? "";
 		assert.match(notice, /tactics\.k11 \+3 more\./);
 		assert.ok(!notice.includes("tactics.k12"));
 	});

@@ -5,7 +5,7 @@
  */
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
@@ -104,6 +104,34 @@ describe("model surface through the SDK", () => {
 			const last = flow.seen.at(-1) as Captured;
 			assert.equal(protocolOf(last), renderProtocol({ mode: "active", wanted: ["cwd", "session"], bootstrap: true }));
 			assert.ok(!(heads(last)[0] as string).includes("terse"), "the excluded owner's state is not shown");
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("never reports the run's own writes as another process's, even when retention folds them at once", async (t) => {
+		const agentDir = tempDir(t, "state-flow-agent-");
+		mkdirSync(join(agentDir, "state-flow"));
+		writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ retention: 0 }));
+		const flow = await startFlow({ agentDir });
+		try {
+			const other = new Stores({ agentDir, cwd: flow.harness.cwd, retention: 0 });
+			await flow.prompt("work", [
+				{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] },
+				{ calls: [{ id: "p2", name: "patch_state", args: { cwd: { tactics: { b: 2 } } } }] },
+				{
+					calls: [{ id: "r1", name: "read_state", args: { path: "cwd.tactics" } }],
+					before: async () => {
+						await other.commit({ cwd: { tactics: { c: 3 } } }, { id: "other-1", at: "2026-11-30T09:30:00.000Z", by: { kind: "command", command: "test" } });
+					},
+				},
+				{ text: "done" },
+			]);
+			const { p1, p2, r1 } = flow.results();
+			assert.equal(p1?.isError, false, p1?.text);
+			assert.doesNotMatch(p1?.text ?? "", /another process/);
+			assert.doesNotMatch(p2?.text ?? "", /another process/);
+			assert.match(r1?.text ?? "", /Note: cwd was changed by another process since this run's head \(1 transition, now seq 3; 1 no longer retained\)\./);
 		} finally {
 			flow.dispose();
 		}
