@@ -156,13 +156,12 @@ export function parseRecordLine(text: string, file: string, where: string): Tran
 	return checkRecord(value, file, where);
 }
 
-/** Validate a record value that was stored as data (a Session entry or a journal part). */
-export function checkRecord(value: unknown, file: string, where: string): TransitionRecord {
+/** Validate a record value that was stored as data (a Session entry); `report` says what damage means where it lives. */
+export function checkRecord(value: unknown, file: string, where: string, report: (file: string, what: string) => never = damaged): TransitionRecord {
 	checkVersion(file, value, where);
 	const recordOk = validateRecord();
-	if (!recordOk(value)) damaged(file, `${where} is not a transition record (${firstError(recordOk.errors)})`);
-	const { v: _v, ...record } = value as TransitionRecord & { v: number };
-	return record;
+	if (!recordOk(value)) report(file, `${where} is not a transition record (${firstError(recordOk.errors)})`);
+	return withoutVersion(value as TransitionRecord & { v: number });
 }
 
 /** Serialise a checkpoint file body. */
@@ -170,18 +169,23 @@ export function checkpointText(owner: Owner, seq: number, state: OwnerState): st
 	return JSON.stringify({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state });
 }
 
-/** Parse and validate a checkpoint file body. */
-export function parseCheckpoint(text: string, file: string, owner: Owner): { seq: number; state: OwnerState } {
+/** Parse a whole-file JSON document, check its version and shape; `report` says what damage means for it. */
+function parseDocument(text: string, file: string, what: string, validate: () => ValidateFunction<unknown>, report: (file: string, what: string) => never): unknown {
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
 	} catch {
-		damaged(file, "the checkpoint is not valid JSON (truncated or overwritten)");
+		report(file, `${what} is not valid JSON (truncated or overwritten)`);
 	}
-	checkVersion(file, value, "checkpoint");
-	const checkpointOk = validateCheckpoint();
-	if (!checkpointOk(value)) damaged(file, `the checkpoint has an invalid shape (${firstError(checkpointOk.errors)})`);
-	const cp = value as { owner: Owner; seq: number; state: OwnerState };
+	checkVersion(file, value, what);
+	const ok = validate();
+	if (!ok(value)) report(file, `${what} has an invalid shape (${firstError(ok.errors)})`);
+	return value;
+}
+
+/** Parse and validate a checkpoint file body. */
+export function parseCheckpoint(text: string, file: string, owner: Owner): { seq: number; state: OwnerState } {
+	const cp = parseDocument(text, file, "the checkpoint", validateCheckpoint, damaged) as { owner: Owner; seq: number; state: OwnerState };
 	if (cp.owner !== owner) damaged(file, `the checkpoint belongs to owner \`${cp.owner}\`, not \`${owner}\``);
 	return { seq: cp.seq, state: cp.state };
 }
@@ -196,17 +200,22 @@ export function journalText(journal: Journal): string {
 	});
 }
 
+/** What to tell the user about a damaged journal: it blocks the stores of its agent directory. */
+function damagedJournal(file: string, what: string): never {
+	fail(
+		"corrupt",
+		`Journal \`${file}\` is damaged: ${what}. It records a transition committed across several owners that may still be missing from some of them, so the State Flow stores of this agent directory refuse access until it is resolved; it was left unchanged. Run \`state-flow doctor\` to inspect it, restore it from a backup, or move it out of its folder to give up completing that transition (owners that already have it keep it).`,
+	);
+}
+
 /** Parse and validate a journal file body. */
 export function parseJournal(text: string, file: string): Journal {
-	let value: unknown;
-	try {
-		value = JSON.parse(text);
-	} catch {
-		damaged(file, "the journal is not valid JSON");
-	}
-	checkVersion(file, value, "journal");
-	const journalOk = validateJournal();
-	if (!journalOk(value)) damaged(file, `the journal has an invalid shape (${firstError(journalOk.errors)})`);
-	const j = value as { id: string; parts: (JournalPart & { record: TransitionRecord & { v?: number } })[] };
-	return { id: j.id, parts: j.parts.map((p) => ({ ...p, record: checkRecord(p.record, file, `journal part \`${p.owner}\``) })) };
+	// The schema validates every part's record (its envelope and `v`) too.
+	const j = parseDocument(text, file, "the journal", validateJournal, damagedJournal) as { id: string; parts: (JournalPart & { record: TransitionRecord & { v?: number } })[] };
+	return { id: j.id, parts: j.parts.map((p) => ({ ...p, record: withoutVersion(p.record) })) };
+}
+
+function withoutVersion(value: TransitionRecord & { v?: number }): TransitionRecord {
+	const { v: _v, ...record } = value;
+	return record;
 }

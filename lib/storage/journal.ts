@@ -12,9 +12,17 @@ import type { Journal } from "./format.js";
 import { atomicReplace, ensureDir, errnoOf, ioFail } from "./fs-util.js";
 
 const SUFFIX = ".json";
+/**
+ * Racy-git rule: folder timestamps can be coarse (a kernel tick, or a second on some file
+ * systems), so a listing taken this soon after the folder's last change may have missed a
+ * second change in the same tick; it is trusted only once the folder was older than this.
+ */
+const RACY_MS = 100;
 
 export class JournalDir {
 	private stamp = "";
+	/** When the cached listing was read (ms since the epoch). */
+	private listedAt = 0;
 	private byName = new Map<string, Journal>();
 
 	constructor(readonly dir: string) {}
@@ -55,7 +63,8 @@ export class JournalDir {
 			return [];
 		}
 		const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
-		if (stamp === this.stamp) return [...this.byName.values()];
+		if (stamp === this.stamp && this.listedAt - st.mtimeMs > RACY_MS) return [...this.byName.values()];
+		const listedAt = Date.now();
 		let names: string[];
 		try {
 			names = readdirSync(this.dir).filter((n) => n.endsWith(SUFFIX));
@@ -81,6 +90,7 @@ export class JournalDir {
 		}
 		this.byName = next;
 		this.stamp = stamp;
+		this.listedAt = listedAt;
 		return [...next.values()];
 	}
 }

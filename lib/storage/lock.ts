@@ -5,8 +5,8 @@
  * is gone; other hosts: age) and its lock is broken under a second `O_EXCL` lock.
  */
 import { randomBytes } from "node:crypto";
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
-import { hostname } from "node:os";
+import { closeSync, openSync, readFileSync, readlinkSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { hostname, uptime } from "node:os";
 import { fail } from "../core/errors.js";
 
 /** What a lock file holds. */
@@ -15,6 +15,8 @@ export interface LockHolder {
 	host: string;
 	startedAt: number;
 	token: string;
+	/** The holder's pid namespace (Linux): containers that share a hostname do not share pids. */
+	ns?: string;
 }
 
 /** How long a lock held by another host may live before it is considered stale. */
@@ -25,6 +27,24 @@ const EMPTY_STALE_MS = 2_000;
 const BREAK_STALE_MS = 5_000;
 
 const HOST = hostname();
+const PID_NS = pidNamespace();
+
+function pidNamespace(): string | undefined {
+	try {
+		return readlinkSync("/proc/self/ns/pid");
+	} catch {
+		return undefined;
+	}
+}
+
+/** Same host and pid namespace: the holder's pid can be checked here. A record without `ns` counts as ours. */
+function local(holder: LockHolder): boolean {
+	return holder.host === HOST && (holder.ns === undefined || holder.ns === PID_NS);
+}
+
+function holderRecord(): LockHolder {
+	return { pid: process.pid, host: HOST, startedAt: Date.now(), token: newToken(), ...(PID_NS === undefined ? {} : { ns: PID_NS }) };
+}
 let counter = 0;
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
 
@@ -91,11 +111,43 @@ function ageMs(path: string): number {
 	}
 }
 
+/** A lock of this very process (not of an earlier process that had the same pid). */
+function mine(holder: LockHolder | "unreadable" | "missing"): boolean {
+	return typeof holder === "object" && local(holder) && holder.pid === process.pid && holder.token.startsWith(`${TOKEN_PREFIX}-`);
+}
+
+/** A lock taken before this machine booted: its pid may be reused, its holder is gone. Slack covers clock adjustments. */
+function beforeBoot(holder: LockHolder): boolean {
+	return holder.startedAt < Date.now() - uptime() * 1000 - FOREIGN_STALE_MS;
+}
+
 /** Is the lock at `path` held by someone who can never release it? */
 function isStale(path: string, holder: LockHolder | "unreadable"): boolean {
 	if (holder === "unreadable") return ageMs(path) > EMPTY_STALE_MS;
-	if (holder.host === HOST) return holder.pid !== process.pid && !pidAlive(holder.pid);
+	if (local(holder)) {
+		// Our own pid with a foreign token: an earlier process with this pid (a restarted container) died holding it.
+		if (holder.pid === process.pid) return !mine(holder);
+		return !pidAlive(holder.pid) || beforeBoot(holder);
+	}
 	return Date.now() - holder.startedAt > FOREIGN_STALE_MS;
+}
+
+/** Who holds a lock, and whether that holder can never release it (for `state-flow doctor` and messages). */
+export interface LockStatus {
+	/** The holder record; absent when the file is empty or unparsable (a crash between create and write). */
+	holder?: LockHolder;
+	/** "pid N on host", or a description of an unreadable lock file. */
+	who: string;
+	/** True when the next writer breaks the lock (its holder died). */
+	stale: boolean;
+}
+
+/** The state of the lock file at `path`; undefined when nobody holds it. Reads only. */
+export function readLockHolder(path: string): LockStatus | undefined {
+	const h = readHolder(path);
+	if (h === "missing") return undefined;
+	if (h === "unreadable") return { who: "an unknown process (the lock file holds no readable holder record)", stale: isStale(path, h) };
+	return { holder: h, who: `pid ${h.pid} on ${h.host}`, stale: isStale(path, h) };
 }
 
 /**
@@ -107,7 +159,7 @@ function isStale(path: string, holder: LockHolder | "unreadable"): boolean {
  */
 function breakStale(path: string, judged: LockHolder | "unreadable"): void {
 	const breakPath = `${path}.break`;
-	const me: LockHolder = { pid: process.pid, host: HOST, startedAt: Date.now(), token: newToken() };
+	const me = holderRecord();
 	if (!tryCreate(breakPath, me)) {
 		const other = readHolder(breakPath);
 		if (other !== "missing" && isStaleBreak(breakPath, other)) safeUnlink(breakPath);
@@ -127,7 +179,7 @@ function breakStale(path: string, judged: LockHolder | "unreadable"): void {
 }
 
 function isStaleBreak(path: string, holder: LockHolder | "unreadable"): boolean {
-	if (holder !== "unreadable" && holder.host === HOST && holder.pid !== process.pid && !pidAlive(holder.pid)) return true;
+	if (holder !== "unreadable" && local(holder) && holder.pid !== process.pid && !pidAlive(holder.pid)) return true;
 	return ageMs(path) > BREAK_STALE_MS;
 }
 
@@ -164,7 +216,7 @@ export class HeldLock {
 
 /** One attempt: take the lock, or break it when stale and report false. */
 function attempt(path: string): HeldLock | undefined {
-	const holder: LockHolder = { pid: process.pid, host: HOST, startedAt: Date.now(), token: newToken() };
+	const holder = holderRecord();
 	if (tryCreate(path, holder)) return new HeldLock(path, holder.token);
 	const current = readHolder(path);
 	if (current !== "missing" && isStale(path, current)) breakStale(path, current);
@@ -172,8 +224,7 @@ function attempt(path: string): HeldLock | undefined {
 }
 
 function busy(path: string, timeoutMs: number): never {
-	const h = readHolder(path);
-	const who = h === "missing" || h === "unreadable" ? "another process" : `pid ${h.pid} on ${h.host}`;
+	const who = readLockHolder(path)?.who ?? "another process";
 	fail(
 		"busy",
 		`The state store is locked by ${who}: lock file \`${path}\` was not released within ${timeoutMs} ms. Retry shortly; if no pi process is writing, delete the lock file.`,
@@ -208,8 +259,7 @@ export function acquireLockSync(path: string, timeoutMs: number): HeldLock | und
 	for (let tries = 0; ; tries++) {
 		const got = attempt(path);
 		if (got) return got;
-		const h = readHolder(path);
-		if (h !== "missing" && h !== "unreadable" && h.host === HOST && h.pid === process.pid) return undefined;
+		if (mine(readHolder(path))) return undefined;
 		if (Date.now() > deadline) busy(path, timeoutMs);
 		Atomics.wait(sleepCell, 0, 0, backoff(tries));
 	}

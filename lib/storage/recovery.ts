@@ -4,6 +4,7 @@
  * the record (same seq and id) is left alone. File owners are completed under their locks
  * in the fixed order Global -> CWD; the Session part when that session is next loaded.
  */
+import { existsSync } from "node:fs";
 import { OWNERS } from "../core/types.js";
 import type { Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { FileOwnerStore, applyDurable } from "./file-store.js";
@@ -65,7 +66,8 @@ export class Recovery {
 
 	private complete(j: Journal, session: SessionStore | undefined): void {
 		if (!this.settled.has(j.id)) {
-			const fileParts = j.parts.filter((p) => p.owner !== "session").sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
+			const fileParts = j.parts.filter((p) => p.owner !== "session" && existsSync(p.root as string)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {

@@ -7,12 +7,21 @@
 import { historyFrom } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
-import { FORMAT_VERSION, checkRecord, damaged, recordValue } from "./format.js";
+import { fail } from "../core/errors.js";
+import { FORMAT_VERSION, checkRecord, recordValue } from "./format.js";
 
 /** Custom entry type of one Session transition. */
 export const TRANSITION_ENTRY = "state-flow/transition";
 /** Custom entry type of the runtime-owned response plane. */
 export const RESPONSE_ENTRY = "state-flow/response";
+
+/** What to tell the user about damaged Session entries: where, what, and how to go on. */
+function sessionDamaged(where: string, what: string): never {
+	fail(
+		"corrupt",
+		`The Session state of ${where} is damaged: ${what}. The session was left unchanged and nothing was written; Global and CWD state are unaffected. Continue from an entry before the damaged one with \`/tree\`, start a new session, or fix that line of the session file.`,
+	);
+}
 
 /** Port over pi's session (the host adapts `pi.appendEntry` + `ctx.sessionManager`). */
 export interface SessionLog {
@@ -41,13 +50,13 @@ export class SessionStore {
 	/** Rebuild from the branch (the leaf may have moved). */
 	private rebuild(): OwnerHistory {
 		const records: TransitionRecord[] = [];
-		const where = `session \`${this.log.sessionId()}\``;
+		const where = `pi session \`${this.log.sessionId()}\``;
 		this.ids.clear();
 		this.last = undefined;
 		for (const e of this.log.branch()) {
 			if (e.type !== "custom") continue;
 			if (e.customType === TRANSITION_ENTRY) {
-				const r = checkRecord(e.data, where, `entry \`${e.id}\``);
+				const r = checkRecord(e.data, where, `entry \`${e.id}\``, sessionDamaged);
 				records.push(r);
 				this.ids.add(r.id);
 			} else if (e.customType === RESPONSE_ENTRY) {
@@ -59,7 +68,7 @@ export class SessionStore {
 		}
 		// A fork replays the branch root -> leaf, so seqs continue; anything else is damage.
 		records.forEach((r, i) => {
-			if (r.seq !== i + 1) damaged(where, `entry of transition \`${r.id}\` has seq ${r.seq} where ${i + 1} was expected`);
+			if (r.seq !== i + 1) sessionDamaged(where, `entry of transition \`${r.id}\` has seq ${r.seq} where ${i + 1} was expected`);
 		});
 		return historyFrom("session", emptyState(), 0, records, this.retention);
 	}

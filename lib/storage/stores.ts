@@ -4,7 +4,7 @@
  * catches them up, stages on the fresh state, makes the transition durable (one owner:
  * one append + fsync; several durable owners: the journal first) and applies it in place.
  */
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fail } from "../core/errors.js";
 import { stage, commitStaged } from "../core/stage.js";
@@ -114,7 +114,11 @@ export class Stores {
 
 	/** Current history of an owner; never creates anything; rolls forward pending journals first. */
 	load(owner: Owner): OwnerHistory {
-		if (owner === "session") return this.sessionStore().history();
+		if (owner === "session") {
+			const session = this.sessionStore();
+			this.recovery.rollForward("session", session);
+			return session.history();
+		}
 		this.recovery.rollForward(owner, this.session);
 		return this.files[owner].load();
 	}
@@ -154,7 +158,11 @@ export class Stores {
 	/** Rebuild the Session view from the branch (session_start / session_tree); rolls its journal part forward. */
 	resetSession(session?: SessionLog): void {
 		this.session = session === undefined ? undefined : new SessionStore(session, this.retention);
-		if (this.session) this.recovery.rollForward("session", this.session);
+		try {
+			if (this.session) this.recovery.rollForward("session", this.session);
+		} catch {
+			// Never thrown at start-up: every access of the Session owner rolls forward again and reports what is wrong.
+		}
 	}
 
 	/** Record the final answer of a run in the runtime-owned response plane (not a transition). */
@@ -188,8 +196,9 @@ export class Stores {
 		// Anything but an object is refused by `stage` with the usual message; it touches no owner.
 		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.prototype.hasOwnProperty.call(patch, o)) : [];
 		const fileOwners = FILE_OWNERS.filter((o) => touched.includes(o));
-		for (let attempt = 0; ; attempt++) {
-			if (attempt > 0) for (const o of touched) this.recovery.rollForward(o, this.session);
+		attempts: for (let attempt = 0; ; attempt++) {
+			// Complete pending journals first (one stat when none): a damaged one is refused before any folder is created.
+			for (const o of touched) this.recovery.rollForward(o, this.session);
 			if (fileOwners.some((o) => !this.files[o].knownToExist())) {
 				// First write: refuse bad input (also what `prepare` refuses, it is pure until apply) before any folder exists.
 				const hs = this.histories(touched, false);
@@ -201,7 +210,16 @@ export class Stores {
 			}
 			const locks: HeldLock[] = [];
 			try {
-				for (const o of fileOwners) locks.push(await acquireLock(this.files[o].lockPath, this.lockTimeoutMs));
+				for (const o of fileOwners) {
+					try {
+						locks.push(await acquireLock(this.files[o].lockPath, this.lockTimeoutMs));
+					} catch (e) {
+						// The folder was removed while cached as existing (e.g. `git clean -X`): forget it and create it afresh.
+						if (attempt >= 5 || existsSync(this.files[o].root)) throw e;
+						this.files[o].reset();
+						continue attempts;
+					}
+				}
 				fault("after-lock");
 				// A writer that died after its commit point left a journal: complete it first (in lock order).
 				if (fileOwners.some((o) => this.recovery.pendingFor(o))) {

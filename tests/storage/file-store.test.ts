@@ -5,7 +5,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
@@ -58,6 +58,19 @@ describe("file stores", () => {
 		assert.equal(statSync(join(dir, "agent", "state-flow")).mode & 0o777, 0o700);
 		assert.equal(statSync(root).mode & 0o777, 0o700);
 		assert.equal(statSync(join(root, "log.jsonl")).mode & 0o777, 0o600);
+	});
+
+	it("creates the store afresh (with its `.gitignore`) when its folder was removed while cached, e.g. by `git clean -X`", async (t) => {
+		const dir = tempDir(t);
+		const s = open(dir);
+		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
+		const root = s.identity().cwdRoot;
+		rmSync(root, { recursive: true });
+		await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
+		assert.ok(existsSync(join(root, ".gitignore")));
+		const h = open(dir).load("cwd");
+		assert.deepEqual(h.state.tactics, { b: 2 });
+		assert.equal(h.seq, 1);
 	});
 
 	it("writes one newline-terminated record line per commit", async (t) => {

@@ -6,7 +6,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
@@ -46,13 +46,19 @@ function leaveJournal(stores: Stores, agentDir: string, patch: CanonicalPatch, i
 	new JournalDir(join(agentDir, "state-flow", "journal")).write({ id, parts });
 }
 
+/** A Global + CWD store (CWD at `dir/<project>`) with one commit, and a second transition left as a journal only. */
+async function journaledPair(dir: string, project: string): Promise<string> {
+	const agentDir = join(dir, "agent");
+	const writer = new Stores({ agentDir, cwd: join(dir, project) });
+	await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
+	leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+	return agentDir;
+}
+
 describe("journal roll-forward", () => {
 	it("completes a journaled Global + CWD transition at the next load of either owner and removes the journal", async (t) => {
 		const dir = tempDir(t);
-		const agentDir = join(dir, "agent");
-		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
-		await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-		leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+		const agentDir = await journaledPair(dir, "proj");
 		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
 		assert.equal(reader.load("global").state.tactics.g1, 1);
 		assert.equal(new Stores({ agentDir, cwd: join(dir, "proj") }).load("cwd").state.tactics.c1, 1, "the CWD part was completed with the Global load");
@@ -64,10 +70,7 @@ describe("journal roll-forward", () => {
 
 	it("completes the CWD part of another project when a Global-only process loads Global", async (t) => {
 		const dir = tempDir(t);
-		const agentDir = join(dir, "agent");
-		const other = new Stores({ agentDir, cwd: join(dir, "other-project") });
-		await other.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-		leaveJournal(other, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+		const agentDir = await journaledPair(dir, "other-project");
 		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
 		assert.equal(here.load("global").state.tactics.g1, 1);
 		assert.equal(existsSync(join(dir, "this-project", ".pi")), false, "nothing is created for this project");
@@ -107,13 +110,65 @@ describe("journal roll-forward", () => {
 		assert.deepEqual(j.pending(), []);
 	});
 
-	it("reports a damaged journal as corrupt naming the file", async (t) => {
+	it("never trusts a listing taken in the same timestamp tick as the folder's last change (coarse folder mtimes)", (t) => {
+		const dir = join(tempDir(t), "journal");
+		mkdirSync(dir);
+		// A coarse clock: the folder's mtime is the same before and after a journal appears.
+		const tick = new Date(Math.floor(Date.now()));
+		utimesSync(dir, tick, tick);
+		const j = new JournalDir(dir);
+		assert.deepEqual(j.pending(), []);
+		const record: TransitionRecord = { id: "y", at: "t", seq: 1, by, patch: {}, undo: {}, cascades: [], owners: ["global", "cwd"] };
+		new JournalDir(dir).write({ id: "y", parts: [{ owner: "global", root: "/g", record }, { owner: "cwd", root: "/c", record }] });
+		utimesSync(dir, tick, tick);
+		assert.deepEqual(j.pending().map((p) => p.id), ["y"], "a journal written in the same tick is seen");
+	});
+
+	it("reports a damaged journal as corrupt naming the file and what to do, for every owner, writing nothing", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = join(dir, "agent");
 		const jdir = join(agentDir, "state-flow", "journal");
 		mkdirSync(jdir, { recursive: true });
 		writeFileSync(join(jdir, "bad.json"), "{not json");
-		const s = new Stores({ agentDir, cwd: join(dir, "proj") });
-		assert.throws(() => s.load("cwd"), (e: unknown) => isStateError(e) && e.code === "corrupt" && e.message.includes(join(jdir, "bad.json")));
+		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-1") });
+		const isJournalDamage = (e: unknown) =>
+			isStateError(e) &&
+			e.code === "corrupt" &&
+			e.message.includes(`\`${join(jdir, "bad.json")}\``) &&
+			/state-flow doctor/.test(e.message) &&
+			/move it out of its folder/.test(e.message) &&
+			!/start this owner afresh/.test(e.message);
+		assert.throws(() => s.load("cwd"), isJournalDamage);
+		assert.throws(() => s.load("session"), isJournalDamage, "the Session owner reports the journal too, not a missing session");
+		await assert.rejects(s.commit({ global: { tactics: { g: 1 } } }, { by, id: "g", at: "x" }), isJournalDamage);
+		assert.equal(existsSync(join(agentDir, "state-flow", "global")), false, "nothing was written");
+	});
+
+	it("completes a pending Session part at the next read or write of that Session, also in the process that holds it", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const session = memorySession("sess-1");
+		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		await s.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
+		// This process's own commit failed after its commit point (e.g. pi could not append the entry).
+		leaveJournal(s, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		assert.equal(s.load("session").state.tactics.s, 1, "a read of the Session rolls its part forward");
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
+		leaveJournal(s, agentDir, { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
+		await s.commit({ session: { tactics: { after: 1 } } }, { by, id: "after", at: "x" });
+		const h = s.load("session");
+		assert.deepEqual(h.tail.map((r) => r.id), ["tx", "tx2", "after"], "the commit continues after the journaled transition instead of taking its seq");
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
+	});
+
+	it("completes the remaining owners when a store named in the journal was deleted since, without recreating it", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = await journaledPair(dir, "deleted-project");
+		const gone = join(dir, "deleted-project");
+		rmSync(gone, { recursive: true });
+		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
+		assert.equal(here.load("global").state.tactics.g1, 1);
+		assert.equal(existsSync(gone), false, "the deleted store is not recreated");
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 	});
 });

@@ -7,10 +7,10 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { hostname, uptime } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { FOREIGN_STALE_MS, acquireLock, acquireLockSync } from "../../lib/storage/lock.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockSync, readLockHolder } from "../../lib/storage/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 /** The pid of a process that has already exited (pids are not reused this quickly). */
@@ -118,5 +118,53 @@ describe("lock", () => {
 		const s = acquireLockSync(path, 1000);
 		assert.ok(s);
 		s.release();
+	});
+
+	it("breaks a lock carrying this process's pid but another process's token (a restarted container reuses the pid)", async (t) => {
+		const path = join(tempDir(t), "lock");
+		writeFileSync(path, JSON.stringify({ pid: process.pid, host: hostname(), startedAt: Date.now(), token: `${process.pid}-earlier-1` }));
+		const l = await acquireLock(path, 500);
+		assert.notEqual(JSON.parse(readFileSync(path, "utf8")).token, `${process.pid}-earlier-1`);
+		l.release();
+		writeFileSync(path, JSON.stringify({ pid: process.pid, host: hostname(), startedAt: Date.now(), token: `${process.pid}-earlier-2` }));
+		const s = acquireLockSync(path, 500);
+		assert.ok(s, "sync acquisition must not step aside for a dead earlier process with our pid");
+		s.release();
+	});
+
+	it("breaks a lock taken before this machine booted even when its pid is alive again", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const beforeBoot = Date.now() - uptime() * 1000 - 2 * FOREIGN_STALE_MS;
+		writeFileSync(path, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: beforeBoot, token: "before-boot" }));
+		const l = await acquireLock(path, 500);
+		l.release();
+	});
+
+	it("readLockHolder reports who holds a lock and whether it is stale, without changing anything", async (t) => {
+		const path = join(tempDir(t), "lock");
+		assert.equal(readLockHolder(path), undefined);
+		const l = await acquireLock(path, 1000);
+		const live = readLockHolder(path);
+		assert.equal(live?.holder?.pid, process.pid);
+		assert.equal(live?.stale, false);
+		assert.match(live?.who ?? "", new RegExp(`pid ${process.pid} on `));
+		l.release();
+		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
+		assert.equal(readLockHolder(path)?.stale, true);
+		writeFileSync(path, "");
+		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record)", stale: false });
+		assert.ok(existsSync(path), "reading a lock never removes it");
+	});
+
+	it("treats a holder in another pid namespace with this hostname (a container sharing the host's name) as foreign: waits, never judges its pid here", async (t) => {
+		const path = join(tempDir(t), "lock");
+		for (const pid of [process.pid, deadPid()]) {
+			writeFileSync(path, JSON.stringify({ pid, host: hostname(), startedAt: Date.now(), token: "other-container", ns: "pid:[1]" }));
+			await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy");
+			assert.equal(JSON.parse(readFileSync(path, "utf8")).token, "other-container", "a live lock of another container is never broken");
+		}
+		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now() - FOREIGN_STALE_MS - 1000, token: "old", ns: "pid:[1]" }));
+		const l = await acquireLock(path, 1000);
+		l.release();
 	});
 });

@@ -11,21 +11,12 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { sessionLogOf } from "../../lib/storage/session-store.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { withAssistant } from "./children/pi-session.js";
 import { runChild } from "./children/spawn.js";
 
 function newSessionFile(cwd: string, sessionDir: string): string {
 	const sm = SessionManager.create(cwd, sessionDir);
-	sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
-	sm.appendMessage({
-		role: "assistant",
-		content: [{ type: "text", text: "hello" }],
-		api: "faux",
-		provider: "faux",
-		model: "faux",
-		usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-		stopReason: "stop",
-		timestamp: 2,
-	});
+	withAssistant(sm);
 	return sm.getSessionFile() as string;
 }
 

@@ -8,30 +8,17 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { readFileSync } from "node:fs";
+import { isStateError } from "../../lib/core/errors.js";
 import { replay } from "../../lib/core/history.js";
 import type { CanonicalPatch } from "../../lib/core/types.js";
 import { RESPONSE_ENTRY, TRANSITION_ENTRY, sessionLogOf } from "../../lib/storage/session-store.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { withAssistant } from "./children/pi-session.js";
 
 const by = { kind: "system", reason: "test" } as const;
 let n = 0;
 const meta = () => ({ by, id: `s${++n}`, at: "2026-11-30T00:00:00.000Z" });
-
-/** pi flushes custom entries to the file only once an assistant message exists. */
-function withAssistant(sm: SessionManager): void {
-	sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
-	sm.appendMessage({
-		role: "assistant",
-		content: [{ type: "text", text: "hello" }],
-		api: "faux",
-		provider: "faux",
-		model: "faux",
-		usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
-		stopReason: "stop",
-		timestamp: 2,
-	});
-}
 
 function storesFor(dir: string, sm: SessionManager, retention?: number): Stores {
 	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: sessionLogOf(sm), ...(retention === undefined ? {} : { retention }) });
@@ -128,12 +115,19 @@ describe("session store on pi's SessionManager", () => {
 		for (const o of ["global", "cwd", "session"] as const) assert.equal(reopened.load(o).tail.at(-1)?.id, r.noop ? "" : r.transitionId);
 	});
 
-	it("reports a damaged transition entry as corrupt naming the session, at access and not at start-up", (t) => {
+	it("reports a damaged transition entry as corrupt naming the session and what to do, at access and not at start-up; Global still works", async (t) => {
 		const dir = tempDir(t);
 		const sm = SessionManager.inMemory(dir);
 		sm.appendCustomEntry(TRANSITION_ENTRY, { v: 1, id: "x" });
 		const s = storesFor(dir, sm);
-		assert.throws(() => s.load("session"), (e: unknown) => e instanceof Error && /corrupt|damaged/.test(e.message) && e.message.includes(sm.getSessionId()));
+		const isSessionDamage = (e: unknown) =>
+			isStateError(e) && e.code === "corrupt" && e.message.includes(`pi session \`${sm.getSessionId()}\``) && /\/tree/.test(e.message) && /nothing was written/.test(e.message) && !/state-flow doctor/.test(e.message);
+		assert.throws(() => s.load("session"), isSessionDamage);
+		const entries = sm.getEntries().length;
+		await assert.rejects(s.commit({ session: { tactics: { a: 1 } } }, meta()), isSessionDamage);
+		assert.equal(sm.getEntries().length, entries, "nothing was appended to the damaged session");
+		await s.commit({ global: { tactics: { g: 1 } } }, meta());
+		assert.equal(s.load("global").state.tactics.g, 1, "Global works from the same stores");
 	});
 });
 
