@@ -140,17 +140,16 @@ export class StateFlowHost {
 		this.#openError = undefined;
 		try {
 			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
-			// The Session store keeps damage to report on access; say so now, not at the first write.
-			this.stores.load("session");
 		} catch (e) {
-			// Damaged Session entries must not take Global and CWD down with them.
+			this.#openError = e as Error;
+			this.say(`State Flow: cannot open the state stores: ${(e as Error).message}`, "error", ctx);
+		}
+		try {
+			// The Session store keeps damage and reports it on every Session access (Global and CWD
+			// keep working from the same stores); say so now too, not only at the first write.
+			this.stores?.load("session");
+		} catch (e) {
 			this.say(`State Flow: cannot open Session state: ${(e as Error).message}`, "error", ctx);
-			try {
-				this.stores = new Stores(options);
-			} catch (e2) {
-				this.#openError = e2 as Error;
-				this.say(`State Flow: cannot open the state stores: ${(e2 as Error).message}`, "error", ctx);
-			}
 		}
 		this.run = undefined;
 		this.admission.bump();
@@ -188,10 +187,11 @@ export class StateFlowHost {
 
 	/** Rebuild Session state from the current branch; damage is reported, never thrown at pi. */
 	#resetSession(): void {
+		this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
 		try {
-			this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
+			this.stores?.load("session");
 		} catch (e) {
-			this.stores?.resetSession(undefined);
+			// Kept and reported on every Session access; Global and CWD keep working.
 			this.say(`State Flow: cannot read Session state on this branch: ${(e as Error).message}`, "error");
 		}
 	}

@@ -147,10 +147,11 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 	for (const [key, value] of Object.entries(changes)) {
 		if (value !== undefined) next[key] = value;
 	}
-	mkdirSync(join(agentDir, "state-flow"), { recursive: true });
+	// Global files are private to the user (SPEC §8): folders 0700, files 0600.
+	mkdirSync(join(agentDir, "state-flow"), { recursive: true, mode: 0o700 });
 	const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 	try {
-		writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { flush: true });
+		writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { flush: true, mode: 0o600 });
 		renameSync(temp, file);
 	} catch (e) {
 		rmSync(temp, { force: true });

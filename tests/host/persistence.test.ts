@@ -132,6 +132,8 @@ describe("damaged Session entries", () => {
 			]);
 			assert.equal(flow.results().c?.isError, false, flow.results().c?.text);
 			assert.equal(flow.results().s?.isError, true);
+			assert.match(flow.results().s?.text ?? "", /damaged/);
+			assert.match(flow.results().s?.text ?? "", /\/tree/);
 			const damaged = sm.getEntries().filter((e) => e.type === "custom" && e.customType === "state-flow/transition");
 			assert.deepEqual(damaged.map((e) => (e as { data?: unknown }).data), [{ not: "a transition" }]);
 		} finally {

@@ -3,7 +3,7 @@
  * parsing, config validation and atomic preserving writes, stale-call judgement, completions.
  */
 import assert from "node:assert/strict";
-import { readdirSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -109,6 +109,13 @@ describe("config file", () => {
 		updateConfig(dir, { owners: ["global", "session"] });
 		assert.deepEqual(JSON.parse(readFileSync(configPath(dir), "utf8")), { retention: 7, custom: { keep: true }, mode: "off", owners: ["global", "session"] });
 		assert.deepEqual(readdirSync(join(dir, "state-flow")), ["config.json"]);
+	});
+
+	it("creates the Global config folder 0700 and the file 0600, like every Global store file", (t) => {
+		const dir = tempDir(t);
+		updateConfig(dir, { mode: "passive" });
+		assert.equal(statSync(join(dir, "state-flow")).mode & 0o777, 0o700);
+		assert.equal(statSync(configPath(dir)).mode & 0o777, 0o600);
 	});
 
 	it("never overwrites a file it cannot parse", (t) => {
