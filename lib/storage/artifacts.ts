@@ -343,7 +343,7 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 	const compiled = compiledOf(owner, value, roots);
 	if (compiled) {
 		const bytes = readIfFile(compiled.abs);
-		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; set the artifact to null and write it again to recompile`;
+		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; patch the same artifact again to recompile it`;
 		if (sha256(bytes) !== compiled.hash) return `compiled Skill ${String(value.compiledTo)} was edited outside State Flow`;
 	}
 	return undefined;

@@ -57,6 +57,8 @@ export interface PreparedEffects {
 	patch: CanonicalPatch;
 	apply(): void;
 	revert(): void;
+	/** `apply()` would change files even when the state does not change (a compiled file went missing). */
+	hasEffects?: boolean;
 }
 
 export type CommitResult =
@@ -249,7 +251,16 @@ export class Stores {
 		// The hook ran asynchronously: the files are locked, but re-read the in-process caches.
 		if (prepared) histories = this.histories(touched, true);
 		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}) }, this.limits);
-		if (result.noop) return { noop: true, report: result.report };
+		if (result.noop) {
+			// The state already says it all, but a compiled file it describes may be missing
+			// (deleted by hand): restore it without a transition.
+			if (prepared?.hasEffects) {
+				opts.check?.();
+				if (opts.signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");
+				prepared.apply();
+			}
+			return { noop: true, report: result.report };
+		}
 		opts.check?.();
 		if (opts.signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");
 		prepared?.apply();

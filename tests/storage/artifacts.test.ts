@@ -4,7 +4,7 @@
  * the merge-patch diff law, and commits through the real `Stores.commit`.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
@@ -153,6 +153,20 @@ describe("through the real Stores.commit", () => {
 		assert.equal(existsSync(join(s.cwd, key)), true);
 		await stores.commit({ cwd: { artifacts: { [key]: null } } }, { by, at, id: "t2", prepare });
 		assert.equal(existsSync(join(s.cwd, key)), false);
+	});
+
+	it("re-patching an unchanged Skill whose compiled file was deleted by hand restores the file without a transition", async (t) => {
+		const s = setup(t);
+		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
+		const key = ".pi/skills/release-notes/SKILL.md";
+		await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
+		const bytes = readFileSync(join(s.cwd, key));
+		rmSync(join(s.cwd, ".pi/skills/release-notes"), { recursive: true });
+		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t2", prepare });
+		assert.equal(r.noop, true, "the state did not change");
+		assert.equal(stores.load("cwd").seq, 1);
+		assert.deepEqual(readFileSync(join(s.cwd, key)), bytes);
 	});
 
 	it("an invalid Skill leaves the store and the disk unchanged, and the corrected retry commits", async (t) => {
