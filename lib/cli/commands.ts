@@ -10,7 +10,7 @@ import { fail } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { readConfig } from "../storage/config.js";
+import { limitsOf, readConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -47,7 +47,7 @@ export function checkCwd(p: Parsed): void {
 function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
 	checkCwd(p);
 	const { config, problems } = readConfig(p.agentDir);
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(config.retention !== undefined ? { retention: config.retention } : {}) });
+	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, limits: limitsOf(config), ...(config.retention !== undefined ? { retention: config.retention } : {}) });
 	return { stores, warnings: problems.map((w) => `warning: ${w}`) };
 }
 

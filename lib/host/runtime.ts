@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail } from "../core/errors.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
-import { type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
+import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { Stores } from "../storage/stores.js";
 import { Admission, type Identity } from "./admission.js";
@@ -135,7 +135,7 @@ export class StateFlowHost {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
-		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.config.retention };
+		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.config.retention, limits: limitsOf(this.config) };
 		this.stores = undefined;
 		this.#openError = undefined;
 		try {

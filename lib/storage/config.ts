@@ -8,7 +8,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fail } from "../core/errors.js";
-import { MAX_RETENTION, OWNERS, type Owner } from "../core/types.js";
+import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner } from "../core/types.js";
 
 /** The three modes of SPEC §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -21,6 +21,8 @@ export interface StateFlowConfig {
 	retention?: number;
 	headBudget?: number;
 	reconcile?: boolean;
+	/** Per-owner state size limit in bytes (SPEC §8; default 4 MiB). */
+	maxStateBytes?: number;
 }
 
 /** What reading the config produced: the valid settings and one line per ignored problem. */
@@ -32,6 +34,15 @@ export interface ConfigRead {
 /** Bounds of the head budget in bytes; below the minimum the head cannot say anything useful. */
 export const MIN_HEAD_BUDGET = 512;
 export const MAX_HEAD_BUDGET = 1024 * 1024;
+
+/** Bounds of the per-owner size limit: at least 64 KiB, at most 64 MiB (the whole state is held in memory). */
+export const MIN_STATE_BYTES = 64 * 1024;
+export const MAX_STATE_BYTES = 64 * 1024 * 1024;
+
+/** The write limits a config asks for (defaults for what it leaves out). */
+export function limitsOf(config: StateFlowConfig): Limits {
+	return config.maxStateBytes === undefined ? DEFAULT_LIMITS : { ...DEFAULT_LIMITS, maxOwnerBytes: config.maxStateBytes };
+}
 
 /** Where the config file lives for an agent directory. */
 export function configPath(agentDir: string): string {
@@ -109,6 +120,11 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 		const b = raw.headBudget;
 		if (Number.isInteger(b) && (b as number) >= MIN_HEAD_BUDGET && (b as number) <= MAX_HEAD_BUDGET) config.headBudget = b as number;
 		else problems.push(`${file}: \`headBudget\` must be an integer from ${MIN_HEAD_BUDGET} to ${MAX_HEAD_BUDGET} bytes; ignoring ${JSON.stringify(b)}.`);
+	}
+	if (has("maxStateBytes")) {
+		const m = raw.maxStateBytes;
+		if (Number.isInteger(m) && (m as number) >= MIN_STATE_BYTES && (m as number) <= MAX_STATE_BYTES) config.maxStateBytes = m as number;
+		else problems.push(`${file}: \`maxStateBytes\` must be an integer from ${MIN_STATE_BYTES} to ${MAX_STATE_BYTES}; ignoring ${JSON.stringify(m)}.`);
 	}
 	if (has("reconcile")) {
 		if (typeof raw.reconcile === "boolean") config.reconcile = raw.reconcile;

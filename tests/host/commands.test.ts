@@ -126,6 +126,29 @@ describe("/state", () => {
 		}
 	});
 
+	it("applies the configured per-owner size limit: a write past it is refused and nothing is written", async () => {
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		mkdirSync(join(agentDir, "state-flow"));
+		writeFileSync(configPath(agentDir), JSON.stringify({ maxStateBytes: 65536 }));
+		const flow = await startFlow({ agentDir });
+		try {
+			await flow.prompt("big", [
+				{ calls: [{ id: "small", name: "patch_state", args: { cwd: { lazy: { a: "x".repeat(30000) } } } }] },
+				{ calls: [{ id: "big", name: "patch_state", args: { cwd: { lazy: { b: "y".repeat(40000) } } } }] },
+				{ text: "ok" },
+			]);
+			const r = flow.results();
+			assert.equal(r.small?.isError, false, r.small?.text);
+			assert.equal(r.big?.isError, true);
+			assert.match(r.big?.text ?? "", /size limit of 65536/);
+			const [shown] = await flow.command("/state history cwd");
+			assert.doesNotMatch(shown ?? "", /#2/);
+		} finally {
+			flow.dispose();
+			rmSync(agentDir, { recursive: true, force: true });
+		}
+	});
+
 	it("answers bad arguments with usage and changes nothing", async () => {
 		const flow = await startFlow();
 		try {

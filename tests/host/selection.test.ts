@@ -83,10 +83,11 @@ describe("config file", () => {
 	it("keeps valid fields and reports each invalid one", (t) => {
 		const dir = tempDir(t);
 		mkdirSync(join(dir, "state-flow"));
-		writeFileSync(configPath(dir), JSON.stringify({ mode: "passive", owners: ["cwd", "nope"], retention: 5000, headBudget: 4096, reconcile: "yes" }));
+		writeFileSync(configPath(dir), JSON.stringify({ mode: "passive", owners: ["cwd", "nope"], retention: 5000, headBudget: 4096, reconcile: "yes", maxStateBytes: 100 }));
 		const { config, problems } = readConfig(dir);
 		assert.deepEqual(config, { mode: "passive", headBudget: 4096 });
-		assert.equal(problems.length, 3);
+		assert.equal(problems.length, 4);
+		assert.ok(problems.some((p) => p.includes("`maxStateBytes`")));
 		assert.ok(problems.some((p) => p.includes("`retention`")));
 		assert.ok(problems.some((p) => p.includes("`reconcile`")));
 		assert.ok(problems.some((p) => p.includes("owners[1]")));
