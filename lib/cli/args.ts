@@ -24,9 +24,12 @@ export class UsageError extends Error {
 
 /** What the command line asked for. */
 export interface Parsed {
-	/** Undefined for a bare `state-flow` or `state-flow --help`. */
+	/** Undefined for a bare `state-flow` or `state-flow --help`; for `help <command>`, that command. */
 	command: Command | undefined;
+	/** `-h`, `--help` or the `help` command: print help instead of running. */
 	help: boolean;
+	/** `--version`: print the package version instead of running. */
+	version: boolean;
 	positionals: string[];
 	cwd: string;
 	agentDir: string;
@@ -69,6 +72,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 	const out: Parsed = {
 		command: undefined,
 		help: false,
+		version: false,
 		positionals: [],
 		cwd,
 		agentDir: defaultAgentDir(env),
@@ -77,6 +81,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		dryRun: false,
 	};
 	const seen = new Set<string>();
+	let helpWord = false;
 	for (let i = 0; i < argv.length; i++) {
 		const arg = argv[i] as string;
 		if (arg === "--") {
@@ -84,6 +89,16 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			break;
 		}
 		if (arg === "-h" || arg === "--help") {
+			out.help = true;
+			continue;
+		}
+		if (arg === "--version") {
+			out.version = true;
+			continue;
+		}
+		// `state-flow help [command]` is `state-flow [command] --help`.
+		if (arg === "help" && out.command === undefined && !helpWord) {
+			helpWord = true;
 			out.help = true;
 			continue;
 		}
@@ -117,7 +132,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		}
 		if (out.command === undefined) {
 			if (!(COMMANDS as readonly string[]).includes(arg)) {
-				throw new UsageError(`unknown command \`${arg}\`: use one of ${COMMANDS.map((c) => `\`${c}\``).join(", ")}.`);
+				throw new UsageError(`unknown command \`${arg}\`: use one of ${[...COMMANDS, "help"].map((c) => `\`${c}\``).join(", ")}.`);
 			}
 			out.command = arg as Command;
 			// Options given before the command must still be ones it accepts.
@@ -128,9 +143,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			}
 			continue;
 		}
+		if (helpWord) throw new UsageError(`\`help\` takes one command; unexpected argument \`${arg}\`.`, out.command);
 		out.positionals.push(arg);
 	}
-	if (out.command !== undefined && !out.help) {
+	if (out.command !== undefined && !out.help && !out.version) {
 		const max = MAX_POSITIONALS[out.command];
 		if (out.positionals.length > max) {
 			throw new UsageError(`unexpected argument \`${out.positionals[max]}\`.`, out.command);
@@ -145,7 +161,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
 		}
 	}
-	if (out.command === undefined && !out.help && argv.length > 0) {
+	if (out.command === undefined && !out.help && !out.version && argv.length > 0) {
 		throw new UsageError("no command given.");
 	}
 	return out;

@@ -7,12 +7,14 @@ import type { Command } from "./args.js";
 const COMMON = `Options for every command:
   --cwd <dir>        project directory whose CWD state to use (default: the current directory)
   --agent-dir <dir>  pi's agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)
-  -h, --help         show help`;
+  -h, --help         show help (also: state-flow help [command])`;
 
 /** `state-flow --help`. */
 export const MAIN_HELP = `state-flow: inspect and maintain State Flow stores outside pi.
 
 Usage: state-flow <command> [options]
+       state-flow help [command]
+       state-flow --version
 
 Commands:
   show [owner]             print the state of global and/or cwd
@@ -20,11 +22,14 @@ Commands:
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
+  help [command]           show this help, or one command's
 
 Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow).
 Session state lives in pi's session file; use /state show inside pi.
 
 ${COMMON}
+
+--version prints the package version.
 
 Exit codes: 0 success, 1 failure (damaged store, refused import), 2 usage error.`;
 

@@ -5,8 +5,9 @@
  * 1 failure (a refused import, a damaged store), 2 usage error.
  */
 import { readFileSync, realpathSync } from "node:fs";
-import { pathToFileURL } from "node:url";
-import { isStateError } from "../core/errors.js";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { fail, isStateError } from "../core/errors.js";
 import { parseArgs, UsageError } from "./args.js";
 import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
 import { runDoctor } from "./doctor.js";
@@ -18,6 +19,7 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 	try {
 		const p = parseArgs(argv);
 		command = p.command;
+		if (p.version) return { stdout: `${packageVersion()}\n`, stderr: "", code: 0 };
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
 		switch (p.command) {
 			case "show":
@@ -39,6 +41,24 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 		}
 		const text = isStateError(e) ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
 		return { stdout: "", stderr: `state-flow: ${text}\n`, code: 1 };
+	}
+}
+
+const PACKAGE_NAME = "pi-state-flow";
+
+/**
+ * The version in this package's `package.json`, found by walking up from this module's folder
+ * (`lib/cli` from source, `dist/lib/cli` built, the same inside an installed package).
+ */
+export function packageVersion(from = dirname(fileURLToPath(import.meta.url))): string {
+	for (let dir = from; ; dir = dirname(dir)) {
+		try {
+			const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+			if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
+		} catch {
+			// No package.json here (or another package's unreadable one): keep walking up.
+		}
+		if (dirname(dir) === dir) fail("io", `cannot find the package.json of ${PACKAGE_NAME} above ${from}; reinstall the package`);
 	}
 }
 

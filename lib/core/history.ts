@@ -84,6 +84,7 @@ export function fold(h: OwnerHistory, retention: number): void {
 		const r = h.tail.shift() as TransitionRecord;
 		applyPatch(h.checkpoint, r.patch);
 		h.checkpointSeq = r.seq;
+		h.foldedId = r.id;
 	}
 }
 
@@ -96,8 +97,15 @@ function checkOffset(h: OwnerHistory, offset: number, max: number, what: "an off
 	const instead = max >= 0 ? `read ${what} of at most ${max}` : "no transition is retained, so read the current state instead";
 	if (h.checkpointSeq > 0) {
 		const oldest = h.tail[0];
-		const before = oldest === undefined ? "the current state" : `transition ${oldest.id}`;
-		fail("folded", `${h.owner} history before ${before} was folded; retention is ${h.retention}; ${instead}, or raise retention for future transitions`, [h.owner]);
+		if (oldest === undefined) {
+			const upTo = h.foldedId === undefined ? "" : ` up to transition ${h.foldedId}`;
+			fail(
+				"folded",
+				`${h.owner} history${upTo} was folded; retention is ${h.retention}: only the current state is kept; read the current state, or raise \`retention\` in config to keep history of future transitions`,
+				[h.owner],
+			);
+		}
+		fail("folded", `${h.owner} history before transition ${oldest.id} was folded; retention is ${h.retention}; ${instead}, or raise retention for future transitions`, [h.owner]);
 	}
 	fail("not_found", `${h.owner} has only ${h.seq} transition${h.seq === 1 ? "" : "s"}; ${instead}`, [h.owner]);
 }

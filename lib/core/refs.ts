@@ -5,9 +5,9 @@
  * Everything that is not a relative locator stays byte-identical.
  */
 import { fail, formatPath } from "./errors.js";
-import { getOwn, isPlainObject, setOwn } from "./json.js";
+import { getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { type Locator, tryParseLocator } from "./locator.js";
-import { OWNERS, type Json, type JsonObject, type Owner } from "./types.js";
+import { OWNERS, PLANES, type Json, type JsonObject, type Owner, type OwnerState, type PlanePatch } from "./types.js";
 
 /** A structured reference: an object with exactly one own key `$ref` holding a string. */
 export function isRef(v: unknown): v is { $ref: string } {
@@ -97,7 +97,8 @@ export function presentRefs(value: Json, soleOwner: Owner): Json {
 
 /**
  * Scoped input: every semantic reference must name its owner. A relative locator
- * (`lazy.plan`, `patches[0]`, `response`) is refused, showing the qualified forms.
+ * (`lazy.plan`, `patches[0]`, `response`) is refused, showing the qualified forms of the
+ * wanted owners only (`response` is Session's alone).
  */
 export function checkScopedRefs(value: Json, path: (string | number)[] = [], wanted: readonly Owner[] = OWNERS): void {
 	mapRefs(
@@ -105,14 +106,59 @@ export function checkScopedRefs(value: Json, path: (string | number)[] = [], wan
 		(ref, at) => {
 			const loc = relative(ref);
 			if (loc === undefined) return ref;
-			const options = loc.kind === "response" ? ["session"] : wanted;
-			const qualified = options.map((o) => `${o}.${ref}`);
-			fail(
-				"invalid_input",
-				`\`${formatPath(at)}\` is \`${ref}\`; in scoped mode write ${qualified.map((q) => `\`${q}\``).join(" or ")}`,
-				at,
-			);
+			const options = loc.kind === "response" ? wanted.filter((o) => o === "session") : wanted;
+			const fix =
+				options.length > 0
+					? `in scoped mode write ${options.map((o) => `\`${o}.${ref}\``).join(" or ")}`
+					: `only Session has \`response\` and Session is not wanted here (${wanted.join(", ")}); reference an entry of a wanted owner instead`;
+			fail("invalid_input", `\`${formatPath(at)}\` is \`${ref}\`; ${fix}`, at);
 		},
 		path,
 	);
+}
+
+/**
+ * Stored data such as `{ "$ref": "lazy.plan", "x": 1 }` is ordinary data (two keys); a patch
+ * that deletes every sibling turns it into a reference. Its locator was never anchored, so
+ * when it is relative, the patch also rewrites it to `<owner>.<locator>` (the owner that
+ * stores it), keeping canonical storage owner-qualified. Walks only the patch and the stored
+ * objects it merges into; returns `patch` itself when nothing is revealed.
+ */
+export function anchorRevealedRefs(owner: Owner, state: OwnerState, patch: PlanePatch): PlanePatch {
+	let out: PlanePatch | undefined;
+	for (const plane of PLANES) {
+		const p = patch[plane];
+		if (p === undefined) continue;
+		const next = anchorChildren(owner, state[plane], p);
+		if (next !== p) (out ??= { ...patch })[plane] = next;
+	}
+	return out ?? patch;
+}
+
+/** `patch` with revealed references anchored in the values it merges into `cur`'s members. */
+function anchorChildren(owner: Owner, cur: JsonObject, patch: JsonObject): JsonObject {
+	let out: JsonObject | undefined;
+	for (const key of Object.keys(patch)) {
+		const pv = patch[key] as Json;
+		const old = getOwn(cur, key);
+		if (!isPlainObject(pv) || !isPlainObject(old)) continue;
+		const next = anchorRevealed(owner, old, pv);
+		if (next !== pv) setOwn((out ??= { ...patch }), key, next);
+	}
+	return out ?? patch;
+}
+
+/** One stored object `cur` and its merge patch: anchor `cur` if the patch reveals it as a reference. */
+function anchorRevealed(owner: Owner, cur: JsonObject, patch: JsonObject): JsonObject {
+	const ref = getOwn(cur, "$ref");
+	if (typeof ref !== "string" || hasOwn(patch, "$ref") || !anchorable(ref, owner)) return anchorChildren(owner, cur, patch);
+	let deleted = 0;
+	for (const key of Object.keys(patch)) {
+		if (patch[key] !== null) return anchorChildren(owner, cur, patch);
+		if (hasOwn(cur, key)) deleted++;
+	}
+	if (deleted === 0 || Object.keys(cur).length - deleted !== 1) return patch;
+	const out: JsonObject = { ...patch };
+	setOwn(out, "$ref", `${owner}.${ref}`);
+	return out;
 }

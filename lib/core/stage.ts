@@ -10,6 +10,7 @@ import { checkKeyLength, checkLimits, detach, hasOwn, isPlainObject, setOwn } fr
 import { planPatch } from "./merge.js";
 import { commitRecord } from "./history.js";
 import { planCascades } from "./ownership.js";
+import { anchorRevealedRefs } from "./refs.js";
 import { DEFAULT_LIMITS, OWNERS, PLANES } from "./types.js";
 import type {
 	CanonicalPatch,
@@ -123,10 +124,12 @@ export function stage(
 		if (h === undefined) {
 			fail("excluded_owner", `owner \`${owner}\` is not wanted in this session; patch only the wanted owners`, [owner]);
 		}
-		const plan0 = meta.exact ? { cascades: [], extraDeletions: {}, danglingRefs: [] } : planCascades(owner, h.state, part);
+		// An exact delta (undo) is applied as it is; otherwise revealed references are anchored and cascades added.
+		const anchored = meta.exact ? part : anchorRevealedRefs(owner, h.state, part);
+		const plan0 = meta.exact ? { cascades: [], extraDeletions: {}, danglingRefs: [] } : planCascades(owner, h.state, anchored);
 		const cascades: Cascade[] = plan0.cascades;
 		const dangling: DanglingRef[] = plan0.danglingRefs;
-		const effective = withDeletions(part, plan0.extraDeletions);
+		const effective = withDeletions(anchored, plan0.extraDeletions);
 		const plan = planPatch(owner, h.state, effective);
 		report.missingDeletions.push(...plan.missingDeletions);
 		report.danglingRefs.push(...dangling);

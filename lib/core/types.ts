@@ -86,6 +86,11 @@ export interface OwnerHistory {
 	/** State after transition `checkpointSeq` (the fold point). */
 	checkpoint: OwnerState;
 	checkpointSeq: number;
+	/**
+	 * Id of transition `checkpointSeq` when it was folded while this history was held (not
+	 * kept in checkpoint files), so a refusal with nothing retained can name it.
+	 */
+	foldedId?: string;
 	/** Retained transitions, oldest first; seqs are checkpointSeq+1 .. seq. */
 	tail: TransitionRecord[];
 	/** Current state. Owned by the holder; the engine's `applyPatch` mutates it in place. */

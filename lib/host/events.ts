@@ -9,12 +9,10 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
 import { renderProtocol } from "../model/protocol.js";
-import { emptyState } from "../core/state.js";
-import { staleArtifacts } from "../storage/artifacts.js";
 import { acquisitionHint } from "./acquisition.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
-import { ensureShape, staleMention, staleSignature } from "./tools.js";
+import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
 
 /** Built-in tools whose use without a state update triggers reconciliation (SPEC §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
@@ -39,7 +37,6 @@ function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {})
 		seqAtHead,
 		ownSeqs: {},
 		hinted: new Set(),
-		staleCursor: 0,
 	};
 }
 
@@ -87,8 +84,15 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
-			const stale = sel.owners.flatMap((o) => staleArtifacts(o, histories[o]?.state ?? emptyState(), roots));
-			head = renderHead({ mode: sel.mode, wanted: sel.owners, histories, budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET, staleArtifacts: stale });
+			const { stale, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
+			head = renderHead({
+				mode: sel.mode,
+				wanted: sel.owners,
+				histories,
+				budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET,
+				staleArtifacts: stale,
+				staleUnchecked: unchecked,
+			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
 			for (const s of stale) if (head.includes(staleMention(s, sel.owners))) shown.push(staleSignature(s, histories[s.owner]?.state));
 		} catch (e) {

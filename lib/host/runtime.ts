@@ -61,8 +61,6 @@ export interface RunState {
 	ownSeqs: Partial<Record<Owner, Set<number>>>;
 	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
 	hinted: Set<string>;
-	/** Where the next tool call's bounded stale-artifact check starts (walks the artifacts over the run's calls). */
-	staleCursor: number;
 }
 
 export class StateFlowHost {
@@ -77,6 +75,8 @@ export class StateFlowHost {
 	/** State Flow tools this extension deactivated for Off (only these are re-activated). */
 	readonly deactivated = new Set<string>();
 	run: RunState | undefined;
+	/** Where the next bounded stale-artifact check (head or tool call) starts; walks the tracked artifacts over checks. */
+	staleCursor = 0;
 	/**
 	 * Set when the reconciliation follow-up is sent, consumed by the next `agent_start`: that run
 	 * is not a prompt run. Other runs pi starts without `before_agent_start` (a retry after a

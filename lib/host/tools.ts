@@ -8,12 +8,12 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerState, TransitionRecord } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { modelLocator } from "../model/head-elide.js";
 import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
-import { createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
+import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
 import { MAX_STALE_HINTS, patchResult, readResult, type StaleHint, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
@@ -46,8 +46,43 @@ function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
 	}
 }
 
-/** Artifacts whose fingerprint one tool call checks at most; larger planes are walked over the run's calls. */
+/** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
 export const STALE_CHECKS_PER_CALL = 32;
+
+/**
+ * Check the next `STALE_CHECKS_PER_CALL` tracked artifacts of `wanted` for source changes,
+ * continuing where the previous check (head or tool call) stopped, so a large artifacts plane
+ * is walked over several checks instead of every file being read each time. `unchecked`
+ * counts, per owner, the artifacts this check did not look at.
+ */
+export function checkStaleWindow(
+	host: StateFlowHost,
+	wanted: readonly Owner[],
+	histories: Partial<Record<Owner, OwnerHistory>>,
+	roots: ArtifactRoots,
+): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
+	const all: Array<{ owner: Owner; key: string }> = [];
+	const unchecked: Partial<Record<Owner, number>> = {};
+	for (const owner of wanted) {
+		const keys = Object.keys(histories[owner]?.state.artifacts ?? {});
+		for (const key of keys) all.push({ owner, key });
+		if (keys.length > 0) unchecked[owner] = keys.length;
+	}
+	if (all.length === 0) return { stale: [], unchecked };
+	const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
+	const start = host.staleCursor % all.length;
+	host.staleCursor = start + count;
+	const picked = new Map<Owner, OwnerState>();
+	for (let i = 0; i < count; i++) {
+		const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
+		const sub = picked.get(owner) ?? emptyState();
+		setOwn(sub.artifacts, key, (histories[owner] as OwnerHistory).state.artifacts[key] as Json);
+		picked.set(owner, sub);
+		unchecked[owner] = (unchecked[owner] ?? 0) - 1;
+	}
+	const stale = [...picked].flatMap(([owner, sub]) => staleArtifacts(owner, sub, roots));
+	return { stale, unchecked };
+}
 
 /** Identity of one stale finding: the same file, recorded value and note is hinted once per run. */
 export function staleSignature(s: StaleHint, state: OwnerState | undefined): string {
@@ -63,36 +98,19 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
 
 /**
  * Source-change hints for a tool result (SPEC §9): tracked artifacts of the wanted owners whose
- * file changed since it was recorded and that this run has not shown yet. Bounded: one call
- * checks at most `STALE_CHECKS_PER_CALL` artifacts, continuing where the previous call stopped.
+ * file changed since it was recorded and that this run has not shown yet. Bounded by
+ * `checkStaleWindow`.
  */
 function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): string[] {
 	const run = host.run;
 	if (!run) return [];
 	try {
 		const histories = host.histories(wanted);
-		const all: Array<{ owner: Owner; key: string }> = [];
-		for (const owner of wanted) for (const key of Object.keys(histories[owner]?.state.artifacts ?? {})) all.push({ owner, key });
-		if (all.length === 0) return [];
-		const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
-		const start = run.staleCursor % all.length;
-		run.staleCursor = start + count;
-		const picked = new Map<Owner, OwnerState>();
-		for (let i = 0; i < count; i++) {
-			const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
-			const state = histories[owner]?.state;
-			if (!state) continue;
-			const sub = picked.get(owner) ?? emptyState();
-			setOwn(sub.artifacts, key, state.artifacts[key] as Json);
-			picked.set(owner, sub);
-		}
-		const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
+		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
 		const fresh: Array<StaleHint & { sig: string }> = [];
-		for (const [owner, sub] of picked) {
-			for (const s of staleArtifacts(owner, sub, roots)) {
-				const sig = staleSignature(s, histories[owner]?.state);
-				if (!run.hinted.has(sig)) fresh.push({ ...s, sig });
-			}
+		for (const s of stale) {
+			const sig = staleSignature(s, histories[s.owner]?.state);
+			if (!run.hinted.has(sig)) fresh.push({ ...s, sig });
 		}
 		// Only what a line names counts as shown; the counted rest is named by later calls.
 		for (const s of fresh.slice(0, MAX_STALE_HINTS)) run.hinted.add(s.sig);

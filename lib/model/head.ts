@@ -35,6 +35,8 @@ export interface HeadInput {
 	/** How many recent transitions Active mode shows (default 3). */
 	recent?: number;
 	staleArtifacts?: Array<{ owner: Owner; key: string; note: string }>;
+	/** Per owner, tracked artifacts the host did not check for source changes (its check is bounded). */
+	staleUnchecked?: Partial<Record<Owner, number>>;
 }
 
 /** True when every wanted owner has no entry in any of its five planes (history and `response` do not count). */
@@ -76,14 +78,20 @@ export function renderHead(input: HeadInput): string {
 				trees.push(planeTree(owner, plane, `${prefix}: `, planeValue, sole, false));
 			}
 		}
-		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? []));
+		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0));
 	}
 	const recent = input.mode === "active" ? recentLines(input, owners, sole) : [];
 	return layout(input.budget, owners, ownerLines, trees, notices, recent);
 }
 
 /** Dangling references and stale artifacts of one owner, capped. */
-function noticeLines(owner: Owner, h: OwnerHistory, sole: Owner | undefined, stale: ReadonlyArray<{ owner: Owner; key: string; note: string }>): string[] {
+function noticeLines(
+	owner: Owner,
+	h: OwnerHistory,
+	sole: Owner | undefined,
+	stale: ReadonlyArray<{ owner: Owner; key: string; note: string }>,
+	unchecked: number,
+): string[] {
 	const lines: string[] = [];
 	const scope = sole === undefined ? owner : undefined;
 	const dangling = findDanglingRefs(owner, h.state);
@@ -94,6 +102,7 @@ function noticeLines(owner: Owner, h: OwnerHistory, sole: Owner | undefined, sta
 	const mine = stale.filter((s) => s.owner === owner);
 	for (const s of mine.slice(0, MAX_NOTICES)) lines.push(`! stale artifact: ${modelLocator(scope, "artifacts", [s.key])}: ${s.note}`);
 	if (mine.length > MAX_NOTICES) lines.push(`! ${mine.length - MAX_NOTICES} more stale artifacts`);
+	if (unchecked > 0) lines.push(`! ${unchecked} tracked artifacts not checked for source changes here (tool results check them)`);
 	return lines;
 }
 

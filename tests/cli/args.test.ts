@@ -1,13 +1,15 @@
 /**
  * The CLI's pure parts in-process: argument parsing and usage errors, help for every command,
  * pi-compatible agent-directory resolution, and import planning (`mergeDiff` as a law:
- * applying the diff to the current state yields exactly the imported state).
+ * applying the diff to the current state yields exactly the imported state). `--version` and
+ * `help [command]` also through the real binary.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { describe, it } from "node:test";
+import { dirname, join } from "node:path";
+import { after, describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { COMMANDS, defaultAgentDir, parseArgs, UsageError } from "../../lib/cli/args.js";
@@ -15,6 +17,7 @@ import { main } from "../../lib/cli/main.js";
 import { importPatch, mergeDiff, parseImport } from "../../lib/cli/transfer.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { jsonEqual } from "../../lib/core/json.js";
+import { runCli } from "./run.js";
 import { applyMergePatch } from "../../lib/core/merge.js";
 import type { Json, JsonObject, OwnerState } from "../../lib/core/types.js";
 
@@ -64,6 +67,57 @@ describe("parseArgs", () => {
 	it("accepts --help anywhere, even with otherwise incomplete arguments", () => {
 		assert.equal(parseArgs(["import", "--help"], {}, "/w").help, true);
 		assert.equal(parseArgs(["-h"], {}, "/w").command, undefined);
+	});
+
+	it("reads `help [command]` as `[command] --help`, refusing an unknown command or a second argument", () => {
+		for (const [argv, command] of [[["help"], undefined], [["help", "import"], "import"], [["--cwd", "x", "help", "doctor"], "doctor"]] as const) {
+			const p = parseArgs(argv, {}, "/w");
+			assert.deepEqual([p.help, p.command], [true, command], argv.join(" "));
+		}
+		assert.match(usage(["help", "frob"]), /unknown command `frob`: use one of `show`, `history`, `export`, `import`, `doctor`, `help`/);
+		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
+		// After a command, `help` is an ordinary argument.
+		assert.match(usage(["doctor", "help"]), /unexpected argument `help`/);
+	});
+
+	it("accepts --version anywhere, even with otherwise incomplete arguments", () => {
+		for (const argv of [["--version"], ["import", "--version"], ["--version", "show", "cwd"]]) assert.equal(parseArgs(argv, {}, "/w").version, true, argv.join(" "));
+		assert.equal(parseArgs(["show"], {}, "/w").version, false);
+	});
+});
+
+/** The version in the package.json above this test file (source or compiled). */
+function ownVersion(): string {
+	for (let dir = dirname(fileURLToPath(import.meta.url)); dirname(dir) !== dir; dir = dirname(dir)) {
+		const file = join(dir, "package.json");
+		if (existsSync(file)) return (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+	}
+	return assert.fail("package.json not found above this test file");
+}
+
+describe("the real binary: --version and help", () => {
+	const cwd = mkdtempSync(join(tmpdir(), "state-flow-cli-"));
+	after(() => rmSync(cwd, { recursive: true, force: true }));
+
+	it("--version prints the package version with exit 0, wherever it is run from", () => {
+		const r = runCli(["--version"], { cwd });
+		assert.deepEqual([r.code, r.stdout, r.stderr], [0, `${ownVersion()}\n`, ""]);
+		assert.match(r.stdout, /^\d+\.\d+\.\d+/);
+	});
+
+	it("`help` and `help <command>` print the same text as --help, exit 0; a bad one exits 2", () => {
+		assert.deepEqual(runCli(["help"], { cwd }), runCli(["--help"], { cwd }));
+		for (const cmd of COMMANDS) {
+			const r = runCli(["help", cmd], { cwd });
+			assert.equal(r.code, 0, cmd);
+			assert.equal(r.stdout, runCli([cmd, "--help"], { cwd }).stdout, cmd);
+			assert.match(r.stdout, new RegExp(`^Usage: state-flow ${cmd}`));
+		}
+		const bad = runCli(["help", "frob"], { cwd });
+		assert.equal(bad.code, 2);
+		assert.match(bad.stderr, /^state-flow: unknown command `frob`/);
+		assert.equal(bad.stdout, "");
+		assert.match(runCli(["help"], { cwd }).stdout, /\n {2}help \[command\] +show this help/);
 	});
 });
 

@@ -148,7 +148,11 @@ describe("temporal reads", () => {
 		assert.throws(() => stateAt(h, 3), isCode("folded", "retention is 2"));
 		const zero = fixture(0).h;
 		assert.deepEqual(valueAt(zero, 0, ["lazy", "note"]), "x");
-		assert.throws(() => valueAt(zero, 1, ["lazy"]), isCode("folded", "before the current state was folded; retention is 0"));
+		const onlyCurrent = "retention is 0: only the current state is kept; read the current state, or raise `retention` in config";
+		assert.throws(() => valueAt(zero, 1, ["lazy"]), isCode("folded", `cwd history up to transition t5 was folded; ${onlyCurrent}`));
+		// Loaded from a checkpoint alone (checkpoint files keep no id): it says what is possible.
+		const loaded = historyFrom("cwd", zero.checkpoint, zero.checkpointSeq, [], 0);
+		assert.throws(() => stateAt(loaded, 1), isCode("folded", `cwd history was folded; ${onlyCurrent}`));
 	});
 
 	it("refuses offsets beyond a short history as not_found, never inventing state", () => {
@@ -178,7 +182,7 @@ describe("patchAt", () => {
 		const young = (e: unknown) => e instanceof StateError && e.code === "not_found" && e.message === "cwd has only 0 transitions; no transition is retained, so read the current state instead";
 		assert.throws(() => patchAt(newHistory("cwd", 3), 0), young);
 		const zero = fixture(0).h;
-		assert.throws(() => patchAt(zero, 0), (e: unknown) => e instanceof StateError && e.code === "folded" && !/-1/.test(e.message) && /retention is 0; no transition is retained/.test(e.message));
+		assert.throws(() => patchAt(zero, 0), (e: unknown) => e instanceof StateError && e.code === "folded" && !/-1/.test(e.message) && /retention is 0: only the current state is kept/.test(e.message));
 		assert.throws(() => patchAt(fixture(3).h, 3), isCode("folded", "retention is 3; read a patch index of at most 2, or raise retention"));
 	});
 });

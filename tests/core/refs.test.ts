@@ -94,6 +94,16 @@ describe("checkScopedRefs", () => {
 		checkScopedRefs({ a: [{ $ref: "lazy.plan", old: null }] }, ["cwd", "intents"], ["cwd", "session"]);
 	});
 
+	it("suggests `response` only through Session, and only when Session is wanted", () => {
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "response" } }, ["cwd", "intents"], ["global", "cwd"]),
+			(e) =>
+				isStateError(e) &&
+				e.message === "`cwd.intents.a.$ref` is `response`; only Session has `response` and Session is not wanted here (global, cwd); reference an entry of a wanted owner instead",
+		);
+		assert.throws(() => checkScopedRefs({ a: { $ref: "response.last" } }, ["cwd", "intents"], ["cwd", "session"]), /in scoped mode write `session\.response\.last`$/);
+	});
+
 	it("accepts qualified, overlay, historical and non-locator references", () => {
 		for (const ref of ["cwd.lazy.plan", "effective.tactics.x", "global[3].lazy", "effective[1].lazy.x", "see lazy.plan", "$HOME"]) checkScopedRefs({ $ref: ref }, []);
 	});

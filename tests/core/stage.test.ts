@@ -182,4 +182,46 @@ describe("stage cascades", () => {
 		assert.deepEqual(r.report.danglingRefs, [{ owner: "cwd", intent: "goal", ref: "cwd.tactics.step1" }]);
 		assert.deepEqual(hs.cwd?.state.intents, { goal: { step: { $ref: "cwd.tactics.step1" } } });
 	});
+
+	it("anchors stored `$ref` data that a deletion of its siblings turns into a reference", () => {
+		const hs = histories("cwd");
+		const data = { $ref: "lazy.plan", note: "draft" };
+		run(hs, { cwd: { intents: { ship: { owns: data, keep: data } }, strategy: { s: data }, lazy: { plan: "body" } } }, "t1");
+		const r = run(hs, { cwd: { intents: { ship: { owns: { note: null } } }, strategy: { s: { note: null, gone: null } } } }, "t2");
+		assert.ok(!r.noop);
+		if (r.noop) return;
+		assert.deepEqual(r.records.cwd?.patch, {
+			intents: { ship: { owns: { note: null, $ref: "cwd.lazy.plan" } } },
+			strategy: { s: { note: null, gone: null, $ref: "cwd.lazy.plan" } },
+		});
+		const h = hs.cwd as OwnerHistory;
+		assert.deepEqual(h.state.intents, { ship: { owns: { $ref: "cwd.lazy.plan" }, keep: data } });
+		assert.deepEqual(h.state.strategy, { s: { $ref: "cwd.lazy.plan" } });
+		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+		assert.deepEqual(stateAt(h, 1), { ...h.state, intents: { ship: { owns: data, keep: data } }, strategy: { s: data } });
+		// The revealed reference owns its target: deleting the intent cascades.
+		const del = run(hs, { cwd: { intents: { ship: null } } }, "t3");
+		assert.deepEqual(del.report.cascades, [{ owner: "cwd", intent: "ship", targets: ["cwd.lazy.plan"] }]);
+	});
+
+	it("leaves data that stays data, qualified refs, and exact (undo) deltas as they are", () => {
+		const hs = histories("cwd");
+		const stored = {
+			two: { $ref: "lazy.a", x: 1, y: 2 },
+			qualified: { $ref: "global.lazy.a", x: 1 },
+			nested: { $ref: "lazy.a", x: { y: 1 } },
+			notRef: { $ref: 5, x: 1 },
+			rewritten: { $ref: "lazy.a", x: 1 },
+		};
+		run(hs, { cwd: { tactics: stored } }, "t1");
+		const patch = { cwd: { tactics: { two: { x: null }, qualified: { x: null }, nested: { x: { y: null } }, notRef: { x: null }, rewritten: { $ref: "cwd.lazy.b", x: null } } } };
+		const r = stage(hs, patch, meta("t2"));
+		assert.ok(!r.noop);
+		if (r.noop) return;
+		assert.deepEqual(r.records.cwd?.patch, patch.cwd);
+		const exact = stage(hs, { cwd: { tactics: { rewritten: { x: null } } } }, { ...meta("t3"), exact: true });
+		assert.ok(!exact.noop);
+		if (exact.noop) return;
+		assert.deepEqual(exact.records.cwd?.patch, { tactics: { rewritten: { x: null } } });
+	});
 });

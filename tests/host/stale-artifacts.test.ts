@@ -2,7 +2,7 @@
  * Real SDK: source-change hints (SPEC §9, issue 6). When a tracked file artifact of a wanted
  * owner changes on disk, the next `read_state` / `patch_state` result says so once per run;
  * what the run's head already showed is not repeated, unchanged files give no hint, and one
- * call checks a bounded number of artifacts, continuing over the run's later calls.
+ * call (and the head) checks a bounded number of artifacts, continuing over later checks.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
@@ -38,6 +38,13 @@ function headAt(flow: Flow, back: number): string {
 	const c = flow.seen.at(-back);
 	assert.ok(c, `no request ${back} from the end`);
 	return userTexts(c).find((t) => t.includes("<state_flow_head>")) ?? "";
+}
+
+/** One window of files plus 8 more (`f/000.txt` …), written with content "a", and their artifact entries. */
+function manyFiles(flow: Flow): { keys: string[]; artifacts: Record<string, { kind: string }> } {
+	const keys = Array.from({ length: STALE_CHECKS_PER_CALL + 8 }, (_, i) => `f/${String(i).padStart(3, "0")}.txt`);
+	for (const k of keys) write(flow, k, "a");
+	return { keys, artifacts: Object.fromEntries(keys.map((k) => [k, { kind: "file" }])) };
 }
 
 const read = (id: string) => ({ calls: [{ id, name: "read_state", args: { path: "cwd.tactics" } }] });
@@ -104,10 +111,8 @@ describe("source-change hints in tool results (issue 6)", () => {
 	it(`check at most ${STALE_CHECKS_PER_CALL} artifacts per call, name ${MAX_STALE_HINTS}, and reach the rest on later calls`, async () => {
 		const flow = await startFlow();
 		try {
-			const total = STALE_CHECKS_PER_CALL + 8;
-			const keys = Array.from({ length: total }, (_, i) => `f/${String(i).padStart(3, "0")}.txt`);
-			for (const k of keys) write(flow, k, "a");
-			const artifacts = Object.fromEntries(keys.map((k) => [k, { kind: "file" }]));
+			const { keys, artifacts } = manyFiles(flow);
+			const total = keys.length;
 			// Enough calls to name everything even when the walk revisits already named files.
 			const calls = 2 * Math.ceil(total / MAX_STALE_HINTS);
 			const reads = Array.from({ length: calls }, (_, i) => read(`r${i + 1}`));
@@ -134,6 +139,34 @@ describe("source-change hints in tool results (issue 6)", () => {
 			}
 			assert.deepEqual([...named].sort(), keys, "every changed artifact is named exactly once over the run");
 			assert.deepEqual(hintLines(flow, `r${calls}`), [], "nothing is left to say");
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it(`the head checks at most ${STALE_CHECKS_PER_CALL} artifacts, says how many it skipped, and later heads reach the rest`, async () => {
+		const flow = await startFlow();
+		try {
+			const { keys, artifacts } = manyFiles(flow);
+			await flow.prompt("track many", [{ calls: [{ id: "rec", name: "patch_state", args: { cwd: { artifacts } } }] }, { text: "ok" }]);
+			// Only the last file changes: a head that always started at the first file would never see it.
+			const last = keys.at(-1) as string;
+			write(flow, last, "bb");
+			const flagged: boolean[] = [];
+			for (const p of ["one", "two"]) {
+				await flow.prompt(p, [{ text: "ok" }]);
+				const head = headAt(flow, 1);
+				assert.match(head, /^! 8 tracked artifacts not checked for source changes here \(tool results check them\)$/m);
+				flagged.push(head.includes(`! stale artifact: cwd.artifacts["${last}"]: file changed since it was recorded (size 1 → 2)`));
+			}
+			assert.ok(flagged.includes(true), "two consecutive heads check every artifact");
+
+			// All changed: one head counts exactly one window of stale artifacts (8 named, the rest counted).
+			for (const k of keys) write(flow, k, "cc");
+			await flow.prompt("three", [{ text: "ok" }]);
+			const head = headAt(flow, 1);
+			assert.equal(head.match(/^! stale artifact: /gm)?.length, 8);
+			assert.match(head, new RegExp(`^! ${STALE_CHECKS_PER_CALL - 8} more stale artifacts$`, "m"));
 		} finally {
 			flow.dispose();
 		}

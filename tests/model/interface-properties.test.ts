@@ -7,8 +7,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
+import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, tryParseLocator } from "../../lib/core/locator.js";
 import { refsIn } from "../../lib/core/refs.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES, type Json, type JsonObject, type Owner } from "../../lib/core/types.js";
 import { presentValue, toCanonicalPatch } from "../../lib/model/interface.js";
 
@@ -34,6 +36,24 @@ function refString(owner: Owner): fc.Arbitrary<string> {
 		fc.constantFrom("response", "response.last.text", "$HOME", "a.b", "lazy.plan is long", "cwd.", ".tactics", "lazy..x", "tactics.]", "$ref", "price: $5.00", "README.md"),
 		fc.string({ maxLength: 12 }),
 	);
+}
+
+/** Storage never holds a relative locator (bar `response` of a non-Session owner: it names nothing there). */
+function assertQualified(stored: Json, owner: Owner): void {
+	for (const ref of refsIn(stored)) {
+		const flat = tryParseLocator(ref, "flat");
+		const ownerless = flat !== undefined && (flat.kind === "state" ? flat.scope : flat.owner) === null;
+		assert.ok(!ownerless || (flat?.kind === "response" && owner !== "session"), `relative ref stored: ${ref}`);
+	}
+}
+
+/** `{ [path[0]]: { [path[1]]: … leaf } }` built with own-data writes. */
+function nest(path: string[], leaf: Json): Json {
+	return path.reduceRight<Json>((inner, k) => {
+		const o: JsonObject = {};
+		Object.defineProperty(o, k, { value: inner, enumerable: true, writable: true, configurable: true });
+		return o;
+	}, leaf);
 }
 
 function valueWithRefs(owner: Owner): fc.Arbitrary<Json> {
@@ -81,12 +101,7 @@ describe("flat round trip", () => {
 					const canonical = toCanonicalPatch(input, [owner]);
 					assert.deepEqual(Object.keys(canonical), [owner]);
 					const stored = canonical[owner] as JsonObject;
-					// Storage never holds a relative locator (bar `response` of a non-Session owner: it names nothing here).
-					for (const ref of refsIn(stored)) {
-						const flat = tryParseLocator(ref, "flat");
-						const ownerless = flat !== undefined && (flat.kind === "state" ? flat.scope : flat.owner) === null;
-						assert.ok(!ownerless || (flat?.kind === "response" && owner !== "session"), `relative ref stored: ${ref}`);
-					}
+					assertQualified(stored, owner);
 					if (!isDeepStrictEqual(stored, input)) anchoredRuns++;
 					assert.deepEqual(presentValue(stored, [owner]), input);
 				}),
@@ -95,6 +110,33 @@ describe("flat round trip", () => {
 			assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), protoNames);
 			// The law is not vacuous: many runs really were rewritten by anchoring.
 			assert.ok(anchoredRuns > 100, `only ${anchoredRuns} runs held a relative reference`);
+		});
+	}
+});
+
+describe("references revealed by deleting siblings", () => {
+	for (const owner of OWNERS) {
+		it(`stored \`$ref\` data whose siblings a later patch deletes is stored qualified and presented as written, sole owner ${owner}`, () => {
+			const extras = fc.uniqueArray(key.filter((k) => k !== "$ref"), { minLength: 1, maxLength: 3 });
+			fc.assert(
+				fc.property(plane, key, fc.array(key, { maxLength: 2 }), refString(owner), extras, (p, entry, path, ref, siblings) => {
+					const h = newHistory(owner, 5);
+					const commit = (leaf: Json, id: string) => {
+						const input: JsonObject = {};
+						input[p] = nest([entry], nest(path, leaf)) as JsonObject;
+						const r = stage({ [owner]: h }, toCanonicalPatch(input, [owner]), { id, at: "2026-11-30T00:00:00.000Z", by: { kind: "system", reason: "property" } });
+						commitStaged({ [owner]: h }, r);
+					};
+					const data: JsonObject = { $ref: ref };
+					for (const k of siblings) Object.defineProperty(data, k, { value: 1, enumerable: true, writable: true, configurable: true });
+					commit(data, "t1");
+					commit(Object.fromEntries(siblings.map((k) => [k, null])) as JsonObject, "t2");
+					const stored = h.state[p];
+					assertQualified(stored, owner);
+					assert.deepEqual(presentValue(stored, [owner]), nest([entry], nest(path, { $ref: ref })));
+				}),
+				{ numRuns: 300 },
+			);
 		});
 	}
 });
