@@ -38,6 +38,8 @@ export interface Parsed {
 	full: boolean;
 	/** `doctor`: report only, change nothing. */
 	dryRun: boolean;
+	/** `doctor --drop-journal <id>`: give up completing that pending journal. */
+	dropJournal?: string;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -46,7 +48,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	history: ["--owner"],
 	export: ["--owner"],
 	import: ["--owner"],
-	doctor: ["--dry-run"],
+	doctor: ["--dry-run", "--drop-journal"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -105,7 +107,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		if (arg.startsWith("-") && arg !== "-") {
 			const eq = arg.indexOf("=");
 			const name = eq < 0 ? arg : arg.slice(0, eq);
-			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner";
+			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner" || name === "--drop-journal";
 			if (!takesValue && !["--full", "--dry-run"].includes(name)) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
 			if (out.command !== undefined && !["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
 				throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
@@ -127,6 +129,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			if (value === undefined || value === "" || (eq < 0 && value.startsWith("--"))) throw new UsageError(`\`${name}\` needs a value.`, out.command);
 			if (name === "--cwd") out.cwd = resolve(cwd, value);
 			else if (name === "--agent-dir") out.agentDir = resolve(cwd, value);
+			else if (name === "--drop-journal") out.dropJournal = value;
 			else out.owner = value;
 			continue;
 		}

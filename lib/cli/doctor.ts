@@ -1,18 +1,22 @@
 /**
  * `state-flow doctor`: verify the Global and CWD stores and repair what a crash leaves behind
  * (a dead writer's lock, a torn last record, a committed journal not yet on every owner)
- * through Storage's own repair paths. Damage is reported, never rewritten.
+ * through Storage's own repair paths. Damage is reported, never rewritten. Pending journals
+ * are listed with what blocks each; `--drop-journal <id>` moves one aside (never deletes it).
  */
-import { closeSync, existsSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../core/errors.js";
 import { DEFAULT_RETENTION } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
+import { parseJournal } from "../storage/format.js";
+import type { Journal, JournalPart } from "../storage/format.js";
+import { ensureDir, errnoOf, fsyncDir } from "../storage/fs-util.js";
 import { JournalDir } from "../storage/journal.js";
 import { acquireLock, readLockHolder } from "../storage/lock.js";
 import { Stores } from "../storage/stores.js";
-import type { Parsed } from "./args.js";
+import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome, rootOf } from "./commands.js";
 import { FILE_OWNERS, type FileOwner } from "./transfer.js";
 
@@ -32,8 +36,121 @@ function tornBytes(logPath: string): number {
 	}
 }
 
-/** `state-flow doctor [--dry-run]`: exit 0 when every store is healthy after the repairs. */
-export async function runDoctor(p: Parsed): Promise<Outcome> {
+/** A journal file as doctor lists it: parsed, or the reason it cannot be. */
+interface ListedJournal {
+	id: string;
+	file: string;
+	journal?: Journal;
+	error?: string;
+}
+
+/** Every journal file in `dir`, each parsed on its own (one damaged file does not hide the others). */
+function listJournals(dir: string): ListedJournal[] {
+	let names: string[];
+	try {
+		names = readdirSync(dir).filter((n) => n.endsWith(".json"));
+	} catch (e) {
+		if (errnoOf(e) === "ENOENT") return [];
+		throw e;
+	}
+	return names.sort().map((name) => {
+		const file = join(dir, name);
+		const id = name.slice(0, -".json".length);
+		try {
+			return { id, file, journal: parseJournal(readFileSync(file, "utf8"), file) };
+		} catch (e) {
+			return { id, file, error: message(e) };
+		}
+	});
+}
+
+/** Where one journal part stands; `blocks` when no roll-forward can ever complete it. */
+function partStatus(part: JournalPart, retention: number): { text: string; blocks: boolean; missing: boolean } {
+	const seq = part.record.seq;
+	if (part.owner === "session") {
+		if (part.persistent !== true) return { text: `in-memory session ${part.sessionId} (nothing to complete)`, blocks: false, missing: false };
+		return { text: `session ${part.sessionId} (completed when that pi session is next opened)`, blocks: false, missing: true };
+	}
+	const where = `${part.owner} ${part.root}`;
+	const root = part.root as string;
+	if (!existsSync(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
+	let h;
+	try {
+		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
+	} catch (e) {
+		return { text: `${where} (BLOCKED: the store is damaged: ${message(e)})`, blocks: true, missing: true };
+	}
+	if (h.seq >= seq) {
+		const have = h.tail.find((r) => r.seq === seq);
+		if (have !== undefined && have.id !== part.record.id) {
+			return { text: `${where} (BLOCKED: its seq ${seq} already holds transition ${have.id}; the store was replaced or restored from a backup)`, blocks: true, missing: true };
+		}
+		return { text: `${where} (has it)`, blocks: false, missing: false };
+	}
+	if (h.seq === seq - 1) return { text: `${where} (seq ${seq}, to roll forward)`, blocks: false, missing: true };
+	return {
+		text: `${where} (BLOCKED: the record continues seq ${seq - 1} but the store is at seq ${h.seq}; it was moved aside or restored to an older copy)`,
+		blocks: true,
+		missing: true,
+	};
+}
+
+/** Report lines for the pending journals, with what blocks each and the way out. */
+function describeJournals(listed: readonly ListedJournal[], retention: number, dryRun: boolean): { lines: string[]; blocked: boolean } {
+	const lines: string[] = [];
+	let blocked = false;
+	for (const l of listed) {
+		let blocks = true;
+		if (l.journal === undefined) lines.push(`journal: ${l.error}`);
+		else {
+			const parts = l.journal.parts.map((part) => partStatus(part, retention));
+			blocks = parts.some((s) => s.blocks);
+			lines.push(`journal: transition ${l.id} is committed but not yet on every owner (${parts.map((s) => s.text).join("; ")}); ${blocks ? "it cannot be rolled forward" : dryRun ? "would roll forward" : "rolling forward"}.`);
+		}
+		if (blocks) {
+			blocked = true;
+			lines.push(`journal: ${l.id} blocks this agent directory's stores. To give up completing it, run \`state-flow doctor --drop-journal ${l.id}\` (the file is moved aside, not deleted).`);
+		}
+	}
+	return { lines, blocked };
+}
+
+/**
+ * `--drop-journal <id>`: move that journal into `<agentDir>/state-flow/journal-dropped/`
+ * after saying what is given up. Unknown ids are a usage error (exit 2).
+ */
+function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, retention: number, dryRun: boolean): string[] {
+	const target = listed.find((l) => l.id === id);
+	if (target === undefined) {
+		const known = listed.map((l) => `\`${l.id}\``).join(", ");
+		throw new UsageError(`\`--drop-journal\`: there is no pending journal \`${id}\` in ${dir} (${known === "" ? "none is pending" : `pending: ${known}`}); nothing was changed.`, "doctor");
+	}
+	const droppedDir = join(dir, "..", "journal-dropped");
+	const lost =
+		target.journal === undefined
+			? [`whatever the damaged journal ${target.file} recorded`]
+			: target.journal.parts.filter((part) => partStatus(part, retention).missing).map((part) => partStatus(part, retention).text);
+	const lines = [
+		`journal: dropping ${id} gives up completing transition ${id} on: ${lost.length === 0 ? "no owner (every owner has it)" : lost.join("; ")}. Owners that already have it keep it.`,
+	];
+	if (dryRun) return [...lines, `journal: would move ${target.file} to ${droppedDir}/.`];
+	ensureDir(droppedDir);
+	let dest = join(droppedDir, `${id}.json`);
+	if (existsSync(dest)) dest = join(droppedDir, `${id}-${Date.now()}.json`);
+	renameSync(target.file, dest);
+	fsyncDir(droppedDir);
+	fsyncDir(dir);
+	return [...lines, `journal: moved ${target.file} to ${dest}.`];
+}
+
+/** Options beyond the common command line. */
+export interface DoctorOptions {
+	/** `--drop-journal <id>`: move that pending journal aside. */
+	dropJournal?: string;
+}
+
+/** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */
+export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	checkCwd(p);
 	const report: string[] = [];
 	let healthy = true;
@@ -41,22 +158,20 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	for (const w of problems) report.push(`config: ${w}`);
 	const retention = config.retention;
 	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(retention !== undefined ? { retention } : {}) });
-	const journal = new JournalDir(join(stores.identity().globalRoot, "..", "journal"));
+	const journalDir = join(stores.identity().globalRoot, "..", "journal");
+	const journal = new JournalDir(journalDir);
 	const files = Object.fromEntries(
 		FILE_OWNERS.map((o) => [o, new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false })]),
 	) as Record<FileOwner, FileOwnerStore>;
 
-	let pending: ReturnType<JournalDir["pending"]> = [];
-	try {
-		pending = journal.pending();
-	} catch (e) {
-		healthy = false;
-		report.push(`journal: ${message(e)}`);
+	let listed = listJournals(journalDir);
+	if (p.dropJournal !== undefined) {
+		report.push(...dropJournal(journalDir, listed, p.dropJournal, retention ?? DEFAULT_RETENTION, p.dryRun));
+		if (!p.dryRun) listed = listJournals(journalDir);
 	}
-	for (const j of pending) {
-		const where = j.parts.map((part) => (part.owner === "session" ? `session ${part.sessionId}` : `${part.owner} ${part.root}`)).join(", ");
-		report.push(`journal: transition ${j.id} is committed but not yet on every owner (${where}); ${p.dryRun ? "would roll forward" : "rolling forward"}.`);
-	}
+	const journals = describeJournals(listed, retention ?? DEFAULT_RETENTION, p.dryRun);
+	report.push(...journals.lines);
+	if (journals.blocked) healthy = false;
 	for (const o of FILE_OWNERS) {
 		const store = files[o];
 		if (!existsSync(store.root)) {
@@ -98,6 +213,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 		const left = safePending(journal);
 		for (const j of left) {
 			const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== rootOf(stores, "global") && part.root !== rootOf(stores, "cwd")));
+			if (waiting.length === 0) continue; // Blocked here: reported with the journal listing above.
 			report.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
 		}
 	}

@@ -70,7 +70,7 @@ references); a refused import writes nothing. \`-\` reads standard input.
                     import only that owner
 
 ${COMMON}`,
-	doctor: `Usage: state-flow doctor [--dry-run]
+	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>]
 
 Verify the global and cwd stores and repair what a crash can leave behind:
   - a torn last line of a log (a write cut short): cut off; the transition was never committed
@@ -78,7 +78,9 @@ Verify the global and cwd stores and repair what a crash can leave behind:
 Damaged data (a corrupt record or checkpoint) is reported with its file and never rewritten.
 Exit code 0 when every store is healthy after the repairs, 1 otherwise.
 
-  --dry-run   report what would be repaired, change nothing
+  --dry-run             report what would be repaired, change nothing
+  --drop-journal <id>   give up completing that pending journal (one a restored or moved
+                        store blocks): move it to state-flow/journal-dropped/, never deleted
 
 ${COMMON}`,
 };

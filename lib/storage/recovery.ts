@@ -97,6 +97,8 @@ export class Recovery {
 				sessionDone = true;
 			}
 			// Otherwise the session moved to another branch: the part waits for a branch it fits.
+			// pi appends without fsync (also the crashed writer's append): sync before the journal goes.
+			if (sessionDone) session.log.sync?.();
 		}
 		if (sessionDone) this.journal.remove(j.id);
 	}

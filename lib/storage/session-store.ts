@@ -31,6 +31,8 @@ export interface SessionLog {
 	/** Entries of the current branch, root -> leaf. */
 	branch(): ReadonlyArray<{ id: string; type: string; customType?: string; data?: unknown }>;
 	append(customType: string, data: unknown): void;
+	/** Make appended entries durable (fsync the session file); absent or a no-op where there is none. */
+	sync?(): void;
 }
 
 export class SessionStore {

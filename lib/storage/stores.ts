@@ -313,6 +313,8 @@ export class Stores {
 			}
 			if (sessionRec && session) {
 				session.append(sessionRec);
+				// pi appends without fsync: the Session part must be on disk before the journal goes.
+				if (sessionDurable) session.log.sync?.();
 				fault("after-append-session");
 			}
 		} catch (e) {

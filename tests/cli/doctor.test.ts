@@ -1,0 +1,119 @@
+/**
+ * `state-flow doctor` and a journal that can never be rolled forward (one of its stores was
+ * restored to an older copy): doctor lists it with what blocks it, and `--drop-journal`
+ * moves it aside (never deletes it) after saying what is given up; unknown ids are refused.
+ */
+import assert from "node:assert/strict";
+import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { stage } from "../../lib/core/stage.js";
+import type { CanonicalPatch, Owner, TransitionRecord } from "../../lib/core/types.js";
+import { parseArgs, UsageError } from "../../lib/cli/args.js";
+import { runDoctor } from "../../lib/cli/doctor.js";
+import type { JournalPart } from "../../lib/storage/format.js";
+import { JournalDir } from "../../lib/storage/journal.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { runCli } from "./run.js";
+
+const by = { kind: "system", reason: "test" } as const;
+
+/** Stage `patch` and write only its journal: a writer that died at the commit point. */
+function leaveJournal(stores: Stores, journalDir: string, patch: CanonicalPatch, id: string): void {
+	const owners = Object.keys(patch) as Owner[];
+	const result = stage(Object.fromEntries(owners.map((o) => [o, stores.load(o)])), patch, { id, at: "2026-11-30T00:00:00.000Z", by });
+	assert.equal(result.noop, false);
+	if (result.noop) return;
+	const roots = stores.identity();
+	const parts: JournalPart[] = owners.map((o) => ({ owner: o, root: o === "global" ? roots.globalRoot : roots.cwdRoot, record: result.records[o] as TransitionRecord }));
+	new JournalDir(journalDir).write({ id, parts });
+}
+
+/** Global + CWD stores whose CWD store was restored to a copy older than a pending journal. */
+async function blockedJournal(t: { after(fn: () => void): void }) {
+	const root = tempDir(t, "state-flow-doctor-");
+	const cwd = join(root, "project");
+	const agent = join(root, "agent");
+	mkdirSync(cwd);
+	const journalDir = join(agent, "state-flow", "journal");
+	const stores = new Stores({ agentDir: agent, cwd });
+	await stores.commit({ global: { tactics: { g: 1 } }, cwd: { tactics: { c: 1 } } }, { by, id: "first", at: "x" });
+	const cwdStore = join(cwd, ".pi", "state-flow");
+	cpSync(cwdStore, join(root, "backup"), { recursive: true });
+	await stores.commit({ cwd: { tactics: { c: 2 } } }, { by, id: "second", at: "x" });
+	leaveJournal(stores, journalDir, { global: { tactics: { g: 3 } }, cwd: { tactics: { c: 3 } } }, "third");
+	rmSync(cwdStore, { recursive: true });
+	cpSync(join(root, "backup"), cwdStore, { recursive: true });
+	const run = (args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
+	const doctor = (extra: { dropJournal?: string; dryRun?: boolean }) => runDoctor({ ...parseArgs(["doctor", "--agent-dir", agent, "--cwd", cwd]), ...extra });
+	return { agent, cwd, journalDir, run, doctor, dropped: join(agent, "state-flow", "journal-dropped") };
+}
+
+const jsonFiles = (dir: string) => (existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith(".json")) : []);
+
+describe("state-flow doctor and a journal that cannot be rolled forward", () => {
+	it("lists the pending journal with what blocks it and how to drop it; changes nothing", async (t) => {
+		const e = await blockedJournal(t);
+		// Loading Global completes the Global part, then stops at the CWD part: the journal blocks that owner too.
+		assert.throws(() => new Stores({ agentDir: e.agent, cwd: e.cwd }).load("global"), /journal/i);
+		const before = readFileSync(join(e.journalDir, "third.json"), "utf8");
+		const r = e.run(["doctor"]);
+		assert.equal(r.code, 1, r.stderr);
+		assert.match(r.stdout, /transition third is committed but not yet on every owner \(global .* \(has it\); cwd .*BLOCKED: the record continues seq 2 but the store is at seq 1.*\); it cannot be rolled forward\./);
+		assert.match(r.stdout, /run `state-flow doctor --drop-journal third`/);
+		assert.equal(readFileSync(join(e.journalDir, "third.json"), "utf8"), before);
+		assert.equal(existsSync(e.dropped), false);
+	});
+
+	it("--drop-journal moves the journal aside after naming what is given up, and the stores work again", async (t) => {
+		const e = await blockedJournal(t);
+		const text = readFileSync(join(e.journalDir, "third.json"), "utf8");
+		const dry = await e.doctor({ dropJournal: "third", dryRun: true });
+		assert.match(dry.stdout, /dropping third gives up completing transition third on: global .*; cwd /);
+		assert.match(dry.stdout, /would move/);
+		assert.deepEqual(jsonFiles(e.journalDir), ["third.json"]);
+
+		const out = await e.doctor({ dropJournal: "third" });
+		assert.match(out.stdout, /dropping third gives up completing transition third on: global .*; cwd .*Owners that already have it keep it\./);
+		assert.equal(out.code, 0, out.stdout);
+		assert.deepEqual(jsonFiles(e.journalDir), []);
+		assert.equal(readFileSync(join(e.dropped, "third.json"), "utf8"), text, "the journal is kept, unchanged, in journal-dropped/");
+		const stores = new Stores({ agentDir: e.agent, cwd: e.cwd });
+		assert.deepEqual(stores.load("global").state.tactics, { g: 1 });
+		assert.deepEqual(stores.load("cwd").state.tactics, { c: 1 });
+		const again = e.run(["doctor"]);
+		assert.equal(again.code, 0, again.stdout);
+	});
+
+	it("--drop-journal refuses an unknown id as a usage error and changes nothing", async (t) => {
+		const e = await blockedJournal(t);
+		await assert.rejects(e.doctor({ dropJournal: "nope" }), (err: unknown) => err instanceof UsageError && /no pending journal `nope`.*pending: `third`.*nothing was changed/.test(err.message));
+		await assert.rejects(e.doctor({ dropJournal: "../journal/third" }), UsageError);
+		assert.deepEqual(jsonFiles(e.journalDir), ["third.json"]);
+		assert.equal(existsSync(e.dropped), false);
+	});
+
+	it("the real binary takes `--drop-journal <id>`: an unknown id exits 2 and changes nothing, the pending one is moved aside", async (t) => {
+		const e = await blockedJournal(t);
+		const unknown = e.run(["doctor", "--drop-journal", "nope"]);
+		assert.equal(unknown.code, 2, unknown.stderr);
+		assert.deepEqual(jsonFiles(e.journalDir), ["third.json"]);
+		const dropped = e.run(["doctor", "--drop-journal", "third"]);
+		assert.equal(dropped.code, 0, dropped.stdout + dropped.stderr);
+		assert.deepEqual(jsonFiles(e.journalDir), []);
+		assert.deepEqual(jsonFiles(e.dropped), ["third.json"]);
+	});
+
+	it("lists a damaged journal file as blocking and drops it by its file name", async (t) => {
+		const e = await blockedJournal(t);
+		rmSync(join(e.journalDir, "third.json"));
+		writeFileSync(join(e.journalDir, "broken.json"), "{ not json");
+		const r = e.run(["doctor", "--dry-run"]);
+		assert.equal(r.code, 1);
+		assert.match(r.stdout, /--drop-journal broken`/);
+		const out = await e.doctor({ dropJournal: "broken" });
+		assert.equal(out.code, 0, out.stdout);
+		assert.equal(readFileSync(join(e.dropped, "broken.json"), "utf8"), "{ not json");
+	});
+});
