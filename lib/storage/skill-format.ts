@@ -61,7 +61,8 @@ export const simpleFrontmatter: FrontmatterParser = (text) => {
 	if (block === undefined) return { frontmatter };
 	const lines = block.split("\n");
 	for (let i = 0; i < lines.length; i++) {
-		const m = /^([A-Za-z0-9_-]+):(?:\s+(.*))?$/.exec(lines[i] ?? "");
+		// dotAll: JSON.stringify leaves U+2028/U+2029 unescaped, and `.` would stop at them.
+		const m = /^([A-Za-z0-9_-]+):(?:\s+(.*))?$/s.exec(lines[i] ?? "");
 		if (!m) continue;
 		const key = m[1] as string;
 		const raw = (m[2] ?? "").trim();

@@ -59,6 +59,15 @@ describe("rendering an inline Skill", () => {
 	});
 });
 
+describe("regressions", () => {
+	it("reads a description that holds a line separator (U+2028), which JSON.stringify leaves unescaped", () => {
+		const d = "\u2028!";
+		const text = renderSkill("cwd", skillKey("cwd", "x"), "x", d, "");
+		assert.equal(parseFrontmatter(text).frontmatter.description, d);
+		assert.equal(simpleFrontmatter(text).frontmatter.description, d);
+	});
+});
+
 describe("the fallback frontmatter parser", () => {
 	it("agrees with pi's YAML parser on the forms Skill frontmatter uses", () => {
 		const samples = [
