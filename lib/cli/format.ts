@@ -2,8 +2,10 @@
  * Human-readable text of `state-flow show` and `history`: deterministic, plain (no colour),
  * lazy bodies as a catalog unless asked for. Pure functions of histories.
  */
-import { escapePointerToken, isPlainObject } from "../core/json.js";
-import type { Json, JsonObject, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";
+import { escapePointerToken } from "../core/json.js";
+import { describeProvenance } from "../core/history.js";
+import { patchLeaves } from "../core/merge.js";
+import type { Json, Owner, OwnerHistory, PlanePatch, TransitionRecord } from "../core/types.js";
 import { PLANES } from "../core/types.js";
 
 const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
@@ -43,38 +45,14 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 	return lines.join("\n");
 }
 
-/** Who made a transition, in words. */
-export function formatProvenance(by: Provenance): string {
-	switch (by.kind) {
-		case "tool":
-			return `model tool call ${by.toolCallId} (session ${by.sessionId})`;
-		case "command":
-			return `command ${by.command}`;
-		case "import":
-			return `import from ${by.source}`;
-		case "system":
-			return `system: ${by.reason}`;
-		default:
-			return `unknown (${JSON.stringify(by)})`;
-	}
-}
-
 /** Pointers (relative to the owner) of every leaf a merge patch sets or deletes. */
-export function patchPaths(patch: JsonObject, prefix = ""): string[] {
-	const out: string[] = [];
-	for (const key of Object.keys(patch)) {
-		const ptr = `${prefix}/${escapePointerToken(key)}`;
-		const v = patch[key] as Json;
-		if (v === null) out.push(`${ptr} (deleted)`);
-		else if (isPlainObject(v) && Object.keys(v).length > 0) out.push(...patchPaths(v, ptr));
-		else out.push(ptr);
-	}
-	return out;
+function patchPaths(patch: PlanePatch): string[] {
+	return patchLeaves(patch).map((l) => `/${[l.plane, ...l.path].map(escapePointerToken).join("/")}${l.deleted ? " (deleted)" : ""}`);
 }
 
 function formatRecord(r: TransitionRecord): string {
-	const lines = [`#${r.seq}  ${r.at}  ${formatProvenance(r.by)}`, `    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`];
-	const paths = patchPaths(r.patch as unknown as JsonObject);
+	const lines = [`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`, `    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`];
+	const paths = patchPaths(r.patch);
 	lines.push(`    changed: ${paths.length > 0 ? paths.join(", ") : "(nothing)"}`);
 	for (const c of r.cascades) lines.push(`    cascaded: intents/${escapePointerToken(c.intent)} -> ${c.targets.join(", ")}`);
 	return lines.join("\n");

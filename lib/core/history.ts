@@ -10,7 +10,7 @@ import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
 import { applyMergePatch, applyPatch } from "./merge.js";
 import { emptyState, stateBytes } from "./state.js";
 import { PLANES } from "./types.js";
-import type { Json, JsonObject, Owner, OwnerHistory, OwnerState, TransitionRecord } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, OwnerState, Provenance, TransitionRecord } from "./types.js";
 
 type Path = readonly (string | number)[];
 
@@ -200,4 +200,20 @@ export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: 
 		out.push({ id: record.id, at: record.at, before: copy(before), after: copy(after) });
 	}
 	return out;
+}
+
+/** Who made a transition, in words (`/state history` and the CLI). */
+export function describeProvenance(by: Provenance): string {
+	switch (by.kind) {
+		case "tool":
+			return `model tool call ${by.toolCallId}`;
+		case "command":
+			return `user command ${by.command}`;
+		case "import":
+			return `import from ${by.source}`;
+		case "system":
+			return `system (${by.reason})`;
+		default:
+			return `unknown (${JSON.stringify(by)})`;
+	}
 }

@@ -7,7 +7,7 @@
 
 import { cloneJson, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
 import { PLANES } from "./types.js";
-import type { Json, JsonObject, Owner, OwnerState, PlanePatch, Pointer } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerState, Plane, PlanePatch, Pointer } from "./types.js";
 
 /**
  * Own-key counts of objects that `planPatch` has measured, kept current by `mergeInPlace`
@@ -173,3 +173,26 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 		bytesDelta: acc.bytes,
 	};
 }
+
+/** One leaf a merge patch sets or deletes: objects with keys merge (recursed into), anything else is a leaf. */
+export interface PatchLeaf {
+	plane: Plane;
+	path: string[];
+	deleted: boolean;
+}
+
+/** Every leaf of a per-owner patch, in plane order then key order (for history and notices). */
+export function patchLeaves(patch: PlanePatch): PatchLeaf[] {
+	const out: PatchLeaf[] = [];
+	const walk = (plane: Plane, value: Json, path: string[]): void => {
+		if (isPlainObject(value) && Object.keys(value).length > 0) {
+			for (const key of Object.keys(value)) walk(plane, value[key] as Json, [...path, key]);
+		} else if (path.length > 0) out.push({ plane, path, deleted: value === null });
+	};
+	for (const plane of PLANES) {
+		const p = patch[plane];
+		if (p !== undefined) walk(plane, p, []);
+	}
+	return out;
+}
+

@@ -4,7 +4,8 @@
  * `undo` patch of the latest transition so the revert is exact.
  */
 import { join } from "node:path";
-import type { CanonicalPatch, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";
+import { describeProvenance } from "../core/history.js";
+import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { DEFAULT_RETENTION } from "../core/types.js";
 import { configPath } from "../storage/config.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -70,21 +71,6 @@ export function describeState(host: StateFlowHost, owners: readonly Owner[]): st
 		.join("\n");
 }
 
-function who(by: Provenance): string {
-	switch (by.kind) {
-		case "tool":
-			return `model tool call ${by.toolCallId}`;
-		case "command":
-			return `user command ${by.command}`;
-		case "import":
-			return `import from ${by.source}`;
-		case "system":
-			return `system (${by.reason})`;
-		default:
-			return "unknown";
-	}
-}
-
 function changedKeys(record: TransitionRecord): string {
 	const keys: string[] = [];
 	for (const [plane, patch] of Object.entries(record.patch)) {
@@ -104,7 +90,7 @@ export function describeHistory(host: StateFlowHost, owners: readonly Owner[]): 
 		}
 		lines.push(`${owner}: ${h.tail.length} retained of ${h.seq} transitions`);
 		for (const r of [...h.tail].reverse()) {
-			lines.push(`  #${r.seq} ${r.id} ${r.at} by ${who(r.by)}: ${changedKeys(r)}`);
+			lines.push(`  #${r.seq} ${r.id} ${r.at} by ${describeProvenance(r.by)}: ${changedKeys(r)}`);
 		}
 	}
 	return lines.join("\n");

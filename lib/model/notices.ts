@@ -5,9 +5,8 @@
  * paths that changed. Values are never echoed (lazy bodies included).
  */
 
-import { isPlainObject } from "../core/json.js";
-import { PLANES } from "../core/types.js";
-import type { Json, Owner, OwnerHistory, PlanePatch } from "../core/types.js";
+import { patchLeaves } from "../core/merge.js";
+import type { Owner, OwnerHistory } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
 
 /** Owners whose stores other processes can write. Session belongs to this process alone. */
@@ -26,24 +25,6 @@ export interface ConcurrentNoticeArgs {
 	 * not id, so an own transition already folded out of retention is still recognised.
 	 */
 	ownSeqs: Partial<Record<Owner, ReadonlySet<number>>>;
-}
-
-/** Leaf paths a merge patch touches: objects recurse (they merge), anything else replaces or deletes. */
-function patchPaths(patch: PlanePatch): Array<{ plane: (typeof PLANES)[number]; path: (string | number)[] }> {
-	const out: Array<{ plane: (typeof PLANES)[number]; path: (string | number)[] }> = [];
-	const walk = (plane: (typeof PLANES)[number], value: Json, path: string[]): void => {
-		if (path.length > 0 && (!isPlainObject(value) || Object.keys(value).length === 0)) {
-			out.push({ plane, path });
-			return;
-		}
-		if (!isPlainObject(value)) return;
-		for (const key of Object.keys(value)) walk(plane, value[key] as Json, [...path, key]);
-	};
-	for (const plane of PLANES) {
-		const p = patch[plane];
-		if (p !== undefined) walk(plane, p, []);
-	}
-	return out;
 }
 
 /**
@@ -66,7 +47,7 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		if (foreign.length === 0 && folded === 0) continue;
 		const paths: string[] = [];
 		for (const r of foreign) {
-			for (const { plane, path } of patchPaths(r.patch)) {
+			for (const { plane, path } of patchLeaves(r.patch)) {
 				const loc = modelLocator(sole === undefined ? owner : undefined, plane, path);
 				if (!paths.includes(loc)) paths.push(loc);
 			}

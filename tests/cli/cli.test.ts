@@ -113,7 +113,7 @@ describe("state-flow show, history and export", () => {
 		const h = e.run(["history", "cwd"]);
 		assert.equal(h.code, 0);
 		assert.match(h.stdout, /\(seq 2; 2 retained\)/);
-		assert.match(h.stdout, new RegExp(`#1 {2}\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z {2}import from ${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}`));
+		assert.match(h.stdout, new RegExp(`#1 {2}\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z {2}import from ${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\n`));
 		assert.match(h.stdout, /#2 .*\n.*\n {4}changed: \/tactics\/t1, \/tactics\/t2/);
 	});
 
