@@ -7,7 +7,7 @@
 import { fail } from "../core/errors.js";
 import type { Owner } from "../core/types.js";
 import type { Mode } from "../storage/config.js";
-import { type Shape, shapeOf } from "./selection.js";
+import { shapeOf } from "./selection.js";
 
 /** Where the state physically lives for this session. */
 export interface Identity {
@@ -24,7 +24,6 @@ export interface Receipt {
 	identity: Identity;
 	wanted: Owner[];
 	mode: Mode;
-	shape: Shape;
 }
 
 /** Receipts kept per tool-call id; old ones are dropped so a long session stays small. */

@@ -139,7 +139,7 @@ function onContext(host: StateFlowHost): void {
 	host.pi.on("context", (event, ctx) => {
 		host.bind(ctx);
 		const sel = host.selection();
-		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode, shape: shapeOf(sel.owners) });
+		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode });
 		const run = host.run;
 		if (sel.mode === "off" || run?.head === undefined) return undefined;
 		const at = headAnchor(event.messages, run);

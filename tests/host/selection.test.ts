@@ -134,14 +134,14 @@ describe("admission", () => {
 
 	it("admits a call bound to a request captured in the current epoch", () => {
 		const a = new Admission();
-		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active" });
 		a.bind(["call-1"]);
 		assert.deepEqual(a.admit("patch_state", "call-1", now).wanted, ["cwd", "session"]);
 	});
 
 	it("refuses unknown calls, calls from an older epoch and calls after an identity change", () => {
 		const a = new Admission();
-		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active" });
 		a.bind(["call-1", "call-2"]);
 		const stale = (re: RegExp) => (e: unknown) => isStateError(e) && e.code === "stale_call" && re.test(e.message) && /Nothing was written/.test(e.message) && /read_state/.test(e.message);
 		assert.throws(() => a.admit("patch_state", "call-x", now), stale(/not issued/));
@@ -153,14 +153,14 @@ describe("admission", () => {
 
 	it("binds tool calls to the capture of the request that issued them, not a later one", () => {
 		const a = new Admission();
-		a.capture({ identity: id, wanted: ["cwd"], mode: "active", shape: "flat" });
+		a.capture({ identity: id, wanted: ["cwd"], mode: "active" });
 		a.bind(["early"]);
 		a.bump();
-		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active", shape: "scoped" });
+		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active" });
 		a.bind(["late"]);
 		assert.deepEqual(a.receipt("early")?.wanted, ["cwd"]);
 		assert.throws(() => a.admit("patch_state", "early", { ...now, wanted: ["cwd"] }), (e) => isStateError(e) && e.code === "stale_call");
-		assert.equal(a.admit("patch_state", "late", now).shape, "scoped");
+		assert.deepEqual(a.admit("patch_state", "late", now).wanted, ["cwd", "session"]);
 	});
 });
 
