@@ -39,6 +39,12 @@ export interface Capture {
 type Obj = Record<string, unknown>;
 const rec = (v: unknown): Obj => (typeof v === "object" && v !== null ? (v as Obj) : {});
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+/** The Chat Completions tool shape (`{ type: "function", function: {...} }`), used by OpenAI Completions and Mistral. */
+const chatCompletionsTools = (b: unknown) =>
+	arr(rec(b).tools).map((t) => {
+		const f = rec(rec(t).function);
+		return { name: String(f.name), description: f.description, schema: f.parameters };
+	});
 
 export const TARGETS: Target[] = [
 	{
@@ -57,11 +63,7 @@ export const TARGETS: Target[] = [
 		api: "openai-completions",
 		provider: "cerebras",
 		model: "gpt-oss-120b",
-		tools: (b) =>
-			arr(rec(b).tools).map((t) => {
-				const f = rec(rec(t).function);
-				return { name: String(f.name), description: f.description, schema: f.parameters };
-			}),
+		tools: chatCompletionsTools,
 	},
 	{
 		api: "google-generative-ai",
@@ -76,11 +78,7 @@ export const TARGETS: Target[] = [
 		api: "mistral-conversations",
 		provider: "mistral",
 		model: "mistral-large-latest",
-		tools: (b) =>
-			arr(rec(b).tools).map((t) => {
-				const f = rec(rec(t).function);
-				return { name: String(f.name), description: f.description, schema: f.parameters };
-			}),
+		tools: chatCompletionsTools,
 	},
 	{
 		api: "bedrock-converse-stream",
