@@ -8,7 +8,7 @@
 import { findDanglingRefs } from "../core/ownership.js";
 import { isEmptyState } from "../core/state.js";
 import { OWNERS, PLANES } from "../core/types.js";
-import type { Json, Owner, OwnerHistory, Plane, TransitionRecord } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { type ElisionStats, type PlaneTree, elide, formatSize, modelLocator, planeText, planeTree, utf8Bytes } from "./head-elide.js";
 
 export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
