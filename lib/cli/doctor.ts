@@ -7,7 +7,7 @@
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../core/errors.js";
-import { DEFAULT_RETENTION } from "../core/types.js";
+import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -74,7 +74,7 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	const where = `${part.owner} ${part.root}`;
 	const root = part.root as string;
 	if (!existsSync(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
-	let h;
+	let h: OwnerHistory;
 	try {
 		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
 	} catch (e) {

@@ -98,7 +98,7 @@ export function readConfig(agentDir: string): ConfigRead {
 export function validateConfig(raw: Record<string, unknown>, file = "config.json"): ConfigRead {
 	const config: StateFlowConfig = {};
 	const problems: string[] = [];
-	const has = (key: string) => Object.prototype.hasOwnProperty.call(raw, key);
+	const has = (key: string) => Object.hasOwn(raw, key);
 	if (has("mode")) {
 		if (isMode(raw.mode)) config.mode = raw.mode;
 		else problems.push(`${file}: \`mode\` must be one of ${MODES.join(", ")}; ignoring ${JSON.stringify(raw.mode)}.`);

@@ -48,7 +48,7 @@ async function assertRestored(flow: Flow): Promise<void> {
 	await flow.prompt("what next", [{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.next" } }] }, { text: "ok" }]);
 	assert.equal(flow.results().r?.text, '"kept"');
 	const tool = flow.seen[0]?.tools.find((t) => t.name === "patch_state");
-	assert.deepEqual(Object.keys((tool?.parameters as { properties: object }).properties), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
+	assert.deepEqual(Object.keys((tool?.parameters as { properties: object } | undefined)?.properties ?? {}), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
 }
 
 describe("file-backed sessions", () => {

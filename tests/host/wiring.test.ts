@@ -33,7 +33,7 @@ describe("host wiring", () => {
 			const compiled = readFileSync(join(flow.harness.cwd, key), "utf8");
 			assert.deepEqual(parseFrontmatter(compiled).frontmatter, { name: "release-notes", description: "Write release notes." });
 			assert.match(compiled, /List changes\./);
-			assert.equal((r?.details.artifacts as unknown[]).length, 1);
+			assert.equal((r?.details.artifacts as unknown[] | undefined)?.length, 1);
 		} finally {
 			flow.dispose();
 		}
