@@ -5,6 +5,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
 export const COMMANDS = ["show", "history", "export", "import", "doctor"] as const;
@@ -134,7 +135,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			continue;
 		}
 		if (out.command === undefined) {
-			if (!(COMMANDS as readonly string[]).includes(arg)) {
+			if (!isOneOf(COMMANDS, arg)) {
 				throw new UsageError(`unknown command \`${arg}\`: use one of ${[...COMMANDS, "help"].map((c) => `\`${c}\``).join(", ")}.`);
 			}
 			out.command = arg as Command;

@@ -4,7 +4,7 @@
  * such as `__proto__` stay ordinary data and no object prototype is ever touched.
  */
 
-import { fail, formatPath, isStateError } from "./errors.js";
+import { fail, formatPath, isStateError, messageOf } from "./errors.js";
 import type { Json, JsonObject, Limits } from "./types.js";
 
 type Path = (string | number)[];
@@ -68,7 +68,7 @@ export function detach(value: unknown, path: Path = []): Json {
 	} catch (e) {
 		if (isStateError(e)) throw e;
 		// A throwing getter or proxy trap: refuse the input instead of crashing the caller.
-		const reason = e instanceof Error ? e.message : String(e);
+		const reason = messageOf(e);
 		return fail("invalid_value", `reading \`${formatPath(at)}\` threw (${reason}); send plain JSON data`, at, e);
 	}
 }

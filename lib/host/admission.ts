@@ -34,12 +34,7 @@ export class Admission {
 	#pending: Receipt | undefined;
 	readonly #receipts = new Map<string, Receipt>();
 
-	/** The current epoch; any change of mode, owners, session, cwd or store root bumps it. */
-	get epoch(): number {
-		return this.#epoch;
-	}
-
-	/** Start a new epoch: every call issued before now becomes stale at once. */
+	/** Start a new epoch (any change of mode, owners, session, cwd or store root): every call issued before now becomes stale at once. */
 	bump(): void {
 		this.#epoch++;
 	}

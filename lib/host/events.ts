@@ -7,6 +7,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { messageOf } from "../core/errors.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
 import { renderProtocol } from "../model/protocol.js";
 import { acquisitionHint } from "./acquisition.js";
@@ -41,7 +42,7 @@ function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {})
 }
 
 function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
-	host.say(`State Flow: ${what}: ${e instanceof Error ? e.message : String(e)}`, "error", ctx);
+	host.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
 }
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */

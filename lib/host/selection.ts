@@ -3,6 +3,7 @@
  * the session's `/state` choice), the interface shape (flat for one owner, scoped otherwise)
  * and how a selection is named in status lines and messages. Pure.
  */
+import { messageOf } from "../core/errors.js";
 import { OWNERS, type Owner } from "../core/types.js";
 import { isMode, type Mode, parseOwners } from "../storage/config.js";
 
@@ -62,7 +63,7 @@ export function selectionFromFlags(modeFlag: unknown, ownersFlag: unknown): { la
 		try {
 			layer.owners = parseOwners(ownersFlag);
 		} catch (e) {
-			problems.push(`--state-owners: ${(e as Error).message}`);
+			problems.push(`--state-owners: ${messageOf(e)}`);
 		}
 	}
 	return { layer, problems };

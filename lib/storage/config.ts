@@ -7,8 +7,8 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fail } from "../core/errors.js";
-import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner } from "../core/types.js";
+import { fail, messageOf } from "../core/errors.js";
+import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 
 /** The three modes of SPEC §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -50,7 +50,7 @@ export function configPath(agentDir: string): string {
 }
 
 export function isMode(value: unknown): value is Mode {
-	return typeof value === "string" && (MODES as readonly string[]).includes(value);
+	return isOneOf(MODES, value);
 }
 
 /**
@@ -63,7 +63,7 @@ export function parseOwners(input: string | readonly unknown[]): Owner[] {
 	const seen = new Set<Owner>();
 	items.forEach((item, i) => {
 		const name = typeof item === "string" ? item.toLowerCase() : item;
-		if (typeof name !== "string" || !(OWNERS as readonly string[]).includes(name)) {
+		if (!isOwner(name)) {
 			fail("invalid_input", `\`owners[${i}]\` is ${JSON.stringify(item)}: use \`global\`, \`cwd\` or \`session\`.`, ["owners", i]);
 		}
 		if (seen.has(name as Owner)) fail("invalid_input", `\`owners[${i}]\` repeats \`${name}\`: name each owner once.`, ["owners", i]);
@@ -80,13 +80,13 @@ export function readConfig(agentDir: string): ConfigRead {
 		text = readFileSync(file, "utf8");
 	} catch (e) {
 		if ((e as NodeJS.ErrnoException).code === "ENOENT") return { config: {}, problems: [] };
-		return { config: {}, problems: [`cannot read ${file}: ${(e as Error).message}; using defaults.`] };
+		return { config: {}, problems: [`cannot read ${file}: ${messageOf(e)}; using defaults.`] };
 	}
 	let raw: unknown;
 	try {
 		raw = JSON.parse(text);
 	} catch (e) {
-		return { config: {}, problems: [`${file} is not valid JSON (${(e as Error).message}); using defaults. Fix or delete the file.`] };
+		return { config: {}, problems: [`${file} is not valid JSON (${messageOf(e)}); using defaults. Fix or delete the file.`] };
 	}
 	if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
 		return { config: {}, problems: [`${file} must hold a JSON object; using defaults.`] };
@@ -108,7 +108,7 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 			if (!Array.isArray(raw.owners)) fail("invalid_input", "`owners` must be an array such as [\"cwd\", \"session\"].", ["owners"]);
 			config.owners = parseOwners(raw.owners);
 		} catch (e) {
-			problems.push(`${file}: ${(e as Error).message} Ignoring it.`);
+			problems.push(`${file}: ${messageOf(e)} Ignoring it.`);
 		}
 	}
 	if (has("retention")) {
