@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { type Flow, startFlow } from "./fixture.js";
+import { type Flow, withFlow } from "./fixture.js";
 
 interface Dirs {
 	cwd: string;
@@ -27,8 +27,7 @@ function dirs(t: { after(fn: () => void): void }): Dirs {
 /** A first session that chooses `passive session` and writes one Session value. */
 async function firstSession(d: Dirs): Promise<string> {
 	const sm = SessionManager.create(d.cwd, d.sessionDir);
-	const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
-	try {
+	return await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 		await flow.command("/state passive");
 		await flow.command("/state owners session");
 		await flow.prompt("remember", [{ calls: [{ id: "w", name: "patch_state", args: { tactics: { next: "kept" } } }] }, { text: "saved" }]);
@@ -36,9 +35,7 @@ async function firstSession(d: Dirs): Promise<string> {
 		const file = sm.getSessionFile();
 		assert.ok(file);
 		return file;
-	} finally {
-		flow.dispose();
-	}
+	});
 }
 
 /** In a restored session: the selection is back and the Session value reads back. */
@@ -55,49 +52,36 @@ describe("file-backed sessions", () => {
 	it("restore the selection and Session state on reload", async (t) => {
 		const d = dirs(t);
 		const file = await firstSession(d);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) }, async (flow) => {
 			await assertRestored(flow);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("restore them on resume of the most recent session", async (t) => {
 		const d = dirs(t);
 		await firstSession(d);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) }, async (flow) => {
 			await assertRestored(flow);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("restore them in a fork, whose later writes stay in the fork", async (t) => {
 		const d = dirs(t);
 		const file = await firstSession(d);
-		const fork = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.forkFrom(file, d.cwd, d.sessionDir) });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.forkFrom(file, d.cwd, d.sessionDir) }, async (fork) => {
 			await assertRestored(fork);
 			await fork.prompt("change", [{ calls: [{ id: "w2", name: "patch_state", args: { tactics: { next: "forked" } } }] }, { text: "ok" }]);
 			assert.equal(fork.results().w2?.isError, false);
-		} finally {
-			fork.dispose();
-		}
-		const original = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) });
-		try {
+		});
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) }, async (original) => {
 			await assertRestored(original);
-		} finally {
-			original.dispose();
-		}
+		});
 	});
 
 	it("follow /tree navigation to the state of the branch", async (t) => {
 		const d = dirs(t);
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { v: 1 } } } }] }, { text: "ok" }]);
 			const fork = sm.getLeafId();
 			assert.ok(fork);
@@ -108,9 +92,7 @@ describe("file-backed sessions", () => {
 			assert.match(status.join("\n"), /State Flow: active cwd\+session/);
 			await flow.prompt("read", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.tactics.v" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r?.text, "1");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
@@ -118,8 +100,7 @@ describe("damaged Session entries", () => {
 	it("are reported, never rewritten, and leave the other owners working", async () => {
 		const sm = SessionManager.inMemory();
 		sm.appendCustomEntry("state-flow/transition", { not: "a transition" });
-		const flow = await startFlow({ sessionManager: sm });
-		try {
+		await withFlow({ sessionManager: sm }, async (flow) => {
 			assert.ok(flow.notes.some((n) => /cannot open Session state/.test(n)), flow.notes.join("\n"));
 			await flow.prompt("go", [
 				{
@@ -136,8 +117,6 @@ describe("damaged Session entries", () => {
 			assert.match(flow.results().s?.text ?? "", /\/tree/);
 			const damaged = sm.getEntries().filter((e) => e.type === "custom" && e.customType === "state-flow/transition");
 			assert.deepEqual(damaged.map((e) => (e as { data?: unknown }).data), [{ not: "a transition" }]);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
