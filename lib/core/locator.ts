@@ -1,5 +1,5 @@
 /**
- * The locator language of `read_state` and structured references (SPEC §4.1, §3.3):
+ * The locator language of `read_state` and structured references (docs/spec.md §4.1, §3.3):
  * one parser for the flat, scoped and canonical forms and one canonical printer.
  * `[N]` right after an owner or `effective` is temporal; everywhere else it is an index.
  * The grammar is documented in docs/query-language.md.

@@ -1,5 +1,5 @@
 /**
- * The evaluator behind `read_state` (SPEC §4): current and temporal owner state,
+ * The evaluator behind `read_state` (docs/spec.md §4): current and temporal owner state,
  * `patches[N]`, `response` and the `effective` overlay, with the `value`, `keys` and
  * `history` projections. A batch is ordered and all-or-error; results are fresh copies.
  */

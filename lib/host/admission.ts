@@ -1,5 +1,5 @@
 /**
- * Admission (SPEC §7): every model request is captured with the selection epoch and the
+ * Admission (docs/spec.md §7): every model request is captured with the selection epoch and the
  * physical identity; each tool call of the answer is bound to that capture. A call is judged
  * against its own capture, never against the present selection, so flat arguments are never
  * rebound to another owner. Pure bookkeeping; the host feeds it events.

@@ -1,5 +1,5 @@
 /**
- * The `/state` command (SPEC §11): status, mode and owner selection, show, history, undo and
+ * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history, undo and
  * the config defaults. Arguments are validated before anything changes; a bad argument gets
  * the usage text. No command asks for confirmation, so they behave the same without a UI.
  */

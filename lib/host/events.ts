@@ -15,7 +15,7 @@ import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
 
-/** Built-in tools whose use without a state update triggers reconciliation (SPEC §6.5). */
+/** Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
 
 /** Custom message type of the single reconciliation follow-up. */
@@ -177,7 +177,7 @@ function runEnding(messages: AgentMessage[]): { text: string; interrupted: boole
 	return { text: "", interrupted: false };
 }
 
-/** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (SPEC §9). */
+/** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (docs/spec.md §9). */
 function onReadResult(host: StateFlowHost): void {
 	host.pi.on("tool_result", (event, ctx) => {
 		if (event.toolName !== "read" || event.isError || typeof event.input.path !== "string") return undefined;

@@ -7,7 +7,7 @@ import { messageOf } from "../core/errors.js";
 import { OWNERS, type Owner } from "../core/types.js";
 import { isMode, type Mode, parseOwners } from "../storage/config.js";
 
-/** flat = one wanted owner, scoped = two or three (SPEC §1 "arity"). */
+/** flat = one wanted owner, scoped = two or three (docs/spec.md §1 "shape"). */
 export type Shape = "flat" | "scoped";
 
 export interface Selection {
@@ -16,7 +16,7 @@ export interface Selection {
 	owners: Owner[];
 }
 
-/** Built-in defaults (SPEC §5). */
+/** Built-in defaults (docs/spec.md §5). */
 export const DEFAULT_SELECTION: Selection = { mode: "active", owners: ["cwd", "session"] };
 
 /** Custom entry type that records the session's `/state` choice. */

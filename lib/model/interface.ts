@@ -1,6 +1,6 @@
 /**
  * Translation between what the model sends/sees (flat for one wanted owner, scoped for
- * two or three) and the canonical forms the engine stores (SPEC §3.1, §4.1, §4.3).
+ * two or three) and the canonical forms the engine stores (docs/spec.md §3.1, §4.1, §4.3).
  * Pure: the captured wanted owners are an argument and grant nothing by themselves.
  */
 import { fail, formatPath, isStateError, StateError } from "../core/errors.js";

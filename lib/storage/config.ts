@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { fail, messageOf } from "../core/errors.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 
-/** The three modes of SPEC §5. */
+/** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -21,7 +21,7 @@ export interface StateFlowConfig {
 	retention?: number;
 	headBudget?: number;
 	reconcile?: boolean;
-	/** Per-owner state size limit in bytes (SPEC §8; default 4 MiB). */
+	/** Per-owner state size limit in bytes (docs/spec.md §8; default 4 MiB). */
 	maxStateBytes?: number;
 }
 
@@ -163,7 +163,7 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 	for (const [key, value] of Object.entries(changes)) {
 		if (value !== undefined) next[key] = value;
 	}
-	// Global files are private to the user (SPEC §8): folders 0700, files 0600.
+	// Global files are private to the user (docs/spec.md §8): folders 0700, files 0600.
 	mkdirSync(join(agentDir, "state-flow"), { recursive: true, mode: 0o700 });
 	const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 	try {

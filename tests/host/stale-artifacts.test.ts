@@ -1,5 +1,5 @@
 /**
- * Real SDK: source-change hints (SPEC §9, issue 6). When a tracked file artifact of a wanted
+ * Real SDK: source-change hints (docs/spec.md §9, issue 6). When a tracked file artifact of a wanted
  * owner changes on disk, the next `read_state` / `patch_state` result says so once per run;
  * what the run's head already showed is not repeated, unchanged files give no hint, and one
  * call (and the head) checks a bounded number of artifacts, continuing over later checks.

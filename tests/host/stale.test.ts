@@ -1,5 +1,5 @@
 /**
- * Real SDK admission (SPEC §7): a call issued before a selection change, an Off/On round trip
+ * Real SDK admission (docs/spec.md §7): a call issued before a selection change, an Off/On round trip
  * or a session switch — each made while the model's answer is streaming — is refused with
  * nothing written; a cancelled call writes nothing; a fresh call afterwards succeeds.
  */
