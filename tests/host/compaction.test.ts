@@ -5,8 +5,7 @@
  * the summariser never sees a head, and the next request carries exactly one head.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
@@ -14,22 +13,10 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { OwnerHistory } from "../../lib/core/types.js";
 import { SessionStore, sessionLogOf } from "../../lib/storage/session-store.js";
 import { type Captured, snapshot } from "../helpers/pi-harness.js";
-import { bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
+import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } from "./fixture.js";
 
 const HEAD_TAG = "<state_flow_head>";
 
-interface Dirs {
-	cwd: string;
-	agentDir: string;
-	sessionDir: string;
-}
-
-function dirs(t: { after(fn: () => void): void }): Dirs {
-	const root = mkdtempSync(join(tmpdir(), "state-flow-compact-"));
-	t.after(() => rmSync(root, { recursive: true, force: true }));
-	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
-	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
-}
 
 /** Session state as rebuilt from the session manager's current branch (what a reload sees). */
 function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "seq"> & { ids: string[] } {
@@ -38,7 +25,7 @@ function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "se
 }
 
 /** CWD and Global store bytes, to prove a summary never writes them. */
-function sharedBytes(d: Dirs): string {
+function sharedBytes(d: FlowDirs): string {
 	return `${bytesUnder(join(d.cwd, ".pi", "state-flow"))}\n--\n${bytesUnder(join(d.agentDir, "state-flow"))}`;
 }
 
@@ -88,7 +75,7 @@ async function writeThreePrompts(flow: Flow): Promise<void> {
 
 describe("compaction (issue 5)", () => {
 	it("keeps Session state, leaves CWD/Global alone, never summarises a head, and sends one head after", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
 		let file: string | undefined;
 		let headBefore: string | undefined;
@@ -150,7 +137,7 @@ function isSummariser(context: Context): boolean {
 
 describe("overflow compaction inside a run (issue 5)", () => {
 	it("keeps the run's head on the retried request, exactly once", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await writeThreePrompts(flow);
@@ -207,7 +194,7 @@ describe("overflow compaction inside a run (issue 5)", () => {
 
 describe("branch summaries (issue 5)", () => {
 	it("follow the branch they land on, never summarise a head, and send one head on the new branch", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
 		let file: string | undefined;
 		let atFork: ReturnType<typeof sessionFromBranch> | undefined;

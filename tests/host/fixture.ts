@@ -140,6 +140,20 @@ export async function withFlow<T>(opts: FlowOptions, fn: (flow: Flow) => Promise
 	}
 }
 
+/** A project, an agent directory and a session folder for one test, removed after it. */
+export interface FlowDirs {
+	cwd: string;
+	agentDir: string;
+	sessionDir: string;
+}
+
+export function flowDirs(t: { after(fn: () => void): void }, prefix = "state-flow-dirs-"): FlowDirs {
+	const root = mkdtempSync(join(tmpdir(), prefix));
+	t.after(() => rmSync(root, { recursive: true, force: true }));
+	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
+	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
+}
+
 /** Text of every message the model saw on one request, user messages only. */
 export function userTexts(c: Captured): string[] {
 	return c.messages

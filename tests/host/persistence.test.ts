@@ -4,28 +4,13 @@
  * `/tree` navigation shows the state of the branch it lands on.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { type Flow, withFlow } from "./fixture.js";
+import { type Flow, type FlowDirs, flowDirs, withFlow } from "./fixture.js";
 
-interface Dirs {
-	cwd: string;
-	agentDir: string;
-	sessionDir: string;
-}
-
-function dirs(t: { after(fn: () => void): void }): Dirs {
-	const root = mkdtempSync(join(tmpdir(), "state-flow-persist-"));
-	t.after(() => rmSync(root, { recursive: true, force: true }));
-	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
-	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
-}
 
 /** A first session that chooses `passive session` and writes one Session value. */
-async function firstSession(d: Dirs): Promise<string> {
+async function firstSession(d: FlowDirs): Promise<string> {
 	const sm = SessionManager.create(d.cwd, d.sessionDir);
 	return await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 		await flow.command("/state passive");
@@ -50,7 +35,7 @@ async function assertRestored(flow: Flow): Promise<void> {
 
 describe("file-backed sessions", () => {
 	it("restore the selection and Session state on reload", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-persist-");
 		const file = await firstSession(d);
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.open(file, d.sessionDir) }, async (flow) => {
 			await assertRestored(flow);
@@ -58,7 +43,7 @@ describe("file-backed sessions", () => {
 	});
 
 	it("restore them on resume of the most recent session", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-persist-");
 		await firstSession(d);
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) }, async (flow) => {
 			await assertRestored(flow);
@@ -66,7 +51,7 @@ describe("file-backed sessions", () => {
 	});
 
 	it("restore them in a fork, whose later writes stay in the fork", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-persist-");
 		const file = await firstSession(d);
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.forkFrom(file, d.cwd, d.sessionDir) }, async (fork) => {
 			await assertRestored(fork);
@@ -79,7 +64,7 @@ describe("file-backed sessions", () => {
 	});
 
 	it("follow /tree navigation to the state of the branch", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-persist-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { v: 1 } } } }] }, { text: "ok" }]);
