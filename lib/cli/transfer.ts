@@ -35,7 +35,7 @@ export function exportDoc(owners: Partial<Record<FileOwner, { seq: number; state
 	const out: ExportDoc = { format: EXPORT_FORMAT, v: EXPORT_VERSION, owners: {} };
 	for (const o of FILE_OWNERS) {
 		const h = owners[o];
-		if (h) out.owners[o] = { seq: h.seq, state: cloneJson(h.state as unknown as JsonObject) as unknown as OwnerState };
+		if (h) out.owners[o] = { seq: h.seq, state: cloneJson(h.state) as OwnerState };
 	}
 	return out;
 }
