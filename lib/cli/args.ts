@@ -5,6 +5,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
 export const COMMANDS = ["show", "history", "export", "import", "doctor"] as const;
@@ -69,6 +70,24 @@ export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env): string {
 	return join(homedir(), ".pi", "agent");
 }
 
+/** How an option is read: a flag, or one value (`--name value` or `--name=value`); `set` records it. */
+type OptionSpec =
+	| { takesValue: false; set: (out: Parsed) => void }
+	| { takesValue: true; set: (out: Parsed, value: string, cwd: string) => void };
+
+/** Every option the CLI knows. A new option is one row here and its commands in `COMMAND_OPTIONS`. */
+const OPTIONS: Record<string, OptionSpec> = {
+	"--cwd": { takesValue: true, set: (out, value, cwd) => (out.cwd = resolve(cwd, value)) },
+	"--agent-dir": { takesValue: true, set: (out, value, cwd) => (out.agentDir = resolve(cwd, value)) },
+	"--owner": { takesValue: true, set: (out, value) => (out.owner = value) },
+	"--drop-journal": { takesValue: true, set: (out, value) => (out.dropJournal = value) },
+	"--full": { takesValue: false, set: (out) => (out.full = true) },
+	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
+};
+
+/** Options every command accepts. */
+const COMMON_OPTIONS: readonly string[] = ["--cwd", "--agent-dir"];
+
 /** Parse `argv` (without node and script). Throws `UsageError`. */
 export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Parsed {
 	const out: Parsed = {
@@ -105,50 +124,58 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			continue;
 		}
 		if (arg.startsWith("-") && arg !== "-") {
-			const eq = arg.indexOf("=");
-			const name = eq < 0 ? arg : arg.slice(0, eq);
-			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner" || name === "--drop-journal";
-			if (!takesValue && !["--full", "--dry-run"].includes(name)) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
-			if (out.command !== undefined && !["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
-				throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
-			}
-			if (seen.has(name)) throw new UsageError(`\`${name}\` is given twice.`, out.command);
-			seen.add(name);
-			if (!takesValue) {
-				if (eq >= 0) throw new UsageError(`\`${name}\` takes no value.`, out.command);
-				if (name === "--full") out.full = true;
-				else out.dryRun = true;
-				continue;
-			}
-			let value: string | undefined;
-			if (eq >= 0) value = arg.slice(eq + 1);
-			else {
-				value = argv[i + 1];
-				i++;
-			}
-			if (value === undefined || value === "" || (eq < 0 && value.startsWith("--"))) throw new UsageError(`\`${name}\` needs a value.`, out.command);
-			if (name === "--cwd") out.cwd = resolve(cwd, value);
-			else if (name === "--agent-dir") out.agentDir = resolve(cwd, value);
-			else if (name === "--drop-journal") out.dropJournal = value;
-			else out.owner = value;
+			i = readOption(argv, i, out, seen, cwd);
 			continue;
 		}
 		if (out.command === undefined) {
-			if (!(COMMANDS as readonly string[]).includes(arg)) {
-				throw new UsageError(`unknown command \`${arg}\`: use one of ${[...COMMANDS, "help"].map((c) => `\`${c}\``).join(", ")}.`);
-			}
-			out.command = arg as Command;
-			// Options given before the command must still be ones it accepts.
-			for (const name of seen) {
-				if (!["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
-					throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
-				}
-			}
+			setCommand(out, arg, seen);
 			continue;
 		}
 		if (helpWord) throw new UsageError(`\`help\` takes one command; unexpected argument \`${arg}\`.`, out.command);
 		out.positionals.push(arg);
 	}
+	checkComplete(out, argv);
+	return out;
+}
+
+/** Read the option at `argv[i]` (and its value); returns the index of the last argument it used. */
+function readOption(argv: readonly string[], i: number, out: Parsed, seen: Set<string>, cwd: string): number {
+	const arg = argv[i] as string;
+	const eq = arg.indexOf("=");
+	const name = eq < 0 ? arg : arg.slice(0, eq);
+	const spec = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
+	if (spec === undefined) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
+	if (out.command !== undefined) checkAccepted(out.command, name);
+	if (seen.has(name)) throw new UsageError(`\`${name}\` is given twice.`, out.command);
+	seen.add(name);
+	if (!spec.takesValue) {
+		if (eq >= 0) throw new UsageError(`\`${name}\` takes no value.`, out.command);
+		spec.set(out);
+		return i;
+	}
+	const value = eq >= 0 ? arg.slice(eq + 1) : argv[i + 1];
+	if (value === undefined || value === "" || (eq < 0 && value.startsWith("--"))) throw new UsageError(`\`${name}\` needs a value.`, out.command);
+	spec.set(out, value, cwd);
+	return eq >= 0 ? i : i + 1;
+}
+
+/** The first word that is not an option names the command; options given before it must be ones it accepts. */
+function setCommand(out: Parsed, arg: string, seen: ReadonlySet<string>): void {
+	if (!isOneOf(COMMANDS, arg)) {
+		throw new UsageError(`unknown command \`${arg}\`: use one of ${[...COMMANDS, "help"].map((c) => `\`${c}\``).join(", ")}.`);
+	}
+	out.command = arg;
+	for (const name of seen) checkAccepted(arg, name);
+}
+
+function checkAccepted(command: Command, option: string): void {
+	if (!COMMON_OPTIONS.includes(option) && !COMMAND_OPTIONS[command].includes(option)) {
+		throw new UsageError(`\`${command}\` does not take \`${option}\`.`, command);
+	}
+}
+
+/** Rules about the whole command line: positional counts, the owner given once, a file for `import`. */
+function checkComplete(out: Parsed, argv: readonly string[]): void {
 	if (out.command !== undefined && !out.help && !out.version) {
 		const max = MAX_POSITIONALS[out.command];
 		if (out.positionals.length > max) {
@@ -167,5 +194,4 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 	if (out.command === undefined && !out.help && !out.version && argv.length > 0) {
 		throw new UsageError("no command given.");
 	}
-	return out;
 }

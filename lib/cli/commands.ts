@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { fail } from "../core/errors.js";
+import { fail, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
@@ -97,7 +97,7 @@ function readInput(file: string, cwd: string, stdin: () => string): { text: stri
 	try {
 		return { text: readFileSync(path, "utf8"), source: path };
 	} catch (e) {
-		return fail("io", `cannot read \`${path}\`: ${(e as Error).message}`);
+		return fail("io", `cannot read \`${path}\`: ${messageOf(e)}`);
 	}
 }
 
@@ -109,7 +109,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	try {
 		raw = JSON.parse(text);
 	} catch (e) {
-		fail("invalid_input", `\`${source}\` is not valid JSON (${(e as Error).message}).`);
+		fail("invalid_input", `\`${source}\` is not valid JSON (${messageOf(e)}).`);
 	}
 	const targets = parseImport(raw, only);
 	const { stores, warnings } = openStores(p);

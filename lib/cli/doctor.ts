@@ -6,8 +6,8 @@
  */
 import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { isStateError } from "../core/errors.js";
-import { DEFAULT_RETENTION } from "../core/types.js";
+import { messageOf } from "../core/errors.js";
+import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -59,7 +59,7 @@ function listJournals(dir: string): ListedJournal[] {
 		try {
 			return { id, file, journal: parseJournal(readFileSync(file, "utf8"), file) };
 		} catch (e) {
-			return { id, file, error: message(e) };
+			return { id, file, error: messageOf(e) };
 		}
 	});
 }
@@ -74,11 +74,11 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	const where = `${part.owner} ${part.root}`;
 	const root = part.root as string;
 	if (!existsSync(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
-	let h;
+	let h: OwnerHistory;
 	try {
 		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
 	} catch (e) {
-		return { text: `${where} (BLOCKED: the store is damaged: ${message(e)})`, blocks: true, missing: true };
+		return { text: `${where} (BLOCKED: the store is damaged: ${messageOf(e)})`, blocks: true, missing: true };
 	}
 	if (h.seq >= seq) {
 		const have = h.tail.find((r) => r.seq === seq);
@@ -197,7 +197,7 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 				}
 			} catch (e) {
 				healthy = false;
-				report.push(`${o}: ${message(e)}`);
+				report.push(`${o}: ${messageOf(e)}`);
 			}
 		}
 	}
@@ -225,7 +225,7 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 			report.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
 		} catch (e) {
 			healthy = false;
-			report.push(`${o}: DAMAGED: ${message(e)}`);
+			report.push(`${o}: DAMAGED: ${messageOf(e)}`);
 		}
 	}
 	report.push(healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.");
@@ -238,8 +238,4 @@ function safePending(j: JournalDir): ReturnType<JournalDir["pending"]> {
 	} catch {
 		return [];
 	}
-}
-
-function message(e: unknown): string {
-	return isStateError(e) || e instanceof Error ? e.message : String(e);
 }

@@ -7,7 +7,7 @@
 import { fail, formatPath } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerState, PlanePatch } from "../core/types.js";
-import { OWNABLE_PLANES, PLANES } from "../core/types.js";
+import { OWNABLE_PLANES, PLANES, isPlane } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
 /** Owners that live in files the CLI can reach (Session lives in pi's session file). */
@@ -35,7 +35,7 @@ export function exportDoc(owners: Partial<Record<FileOwner, { seq: number; state
 	const out: ExportDoc = { format: EXPORT_FORMAT, v: EXPORT_VERSION, owners: {} };
 	for (const o of FILE_OWNERS) {
 		const h = owners[o];
-		if (h) out.owners[o] = { seq: h.seq, state: cloneJson(h.state as unknown as JsonObject) as unknown as OwnerState };
+		if (h) out.owners[o] = { seq: h.seq, state: cloneJson(h.state) as OwnerState };
 	}
 	return out;
 }
@@ -78,7 +78,7 @@ export function parseImport(raw: unknown, only: FileOwner | undefined): Partial<
 function checkState(value: Json | undefined, path: (string | number)[]): OwnerState {
 	if (!isPlainObject(value)) fail("invalid_input", `\`${formatPath(path)}\` must be a state object with the planes ${PLANES.join(", ")}.`, path);
 	for (const key of Object.keys(value)) {
-		if (!(PLANES as readonly string[]).includes(key)) {
+		if (!isPlane(key)) {
 			fail("invalid_input", `\`${formatPath([...path, key])}\` is not a plane; use ${PLANES.join(", ")}.`, [...path, key]);
 		}
 	}

@@ -41,6 +41,11 @@ export function isStateError(e: unknown): e is StateError {
 	return e instanceof StateError;
 }
 
+/** The message of anything thrown: an `Error`'s message, else the value as text. */
+export function messageOf(e: unknown): string {
+	return e instanceof Error ? e.message : String(e);
+}
+
 /** Render a field path for messages: `cwd.tactics["a.b"][0]`. */
 export function formatPath(path: readonly (string | number)[]): string {
 	if (path.length === 0) return "(input)";

@@ -154,7 +154,7 @@ function restrictPatch(p: Json | undefined, path: Path): Json | undefined {
 
 /** Walk the tail newest first, yielding the value at `path` before each record. */
 function* walkBack(h: OwnerHistory, path: Path, steps: number): Generator<{ record: TransitionRecord; before: Json | undefined; after: Json | undefined }> {
-	let view = restrictValue(h.state as unknown as JsonObject, path) as Json;
+	let view = restrictValue(h.state, path) as Json;
 	let after = getAt(view, path);
 	for (let i = 0; i < steps; i++) {
 		const record = h.tail[h.tail.length - 1 - i] as TransitionRecord;
@@ -169,8 +169,8 @@ function* walkBack(h: OwnerHistory, path: Path, steps: number): Generator<{ reco
 /** The value at `path` (`[plane, key, ...]`) `offset` transitions back; offset 0 is current. */
 export function valueAt(h: OwnerHistory, offset: number, path: Path): Json | undefined {
 	checkOffset(h, offset, h.tail.length, "an offset");
-	if (path.length === 0) return stateAt(h, offset) as unknown as JsonObject;
-	let value = getAt(h.state as unknown as JsonObject, path);
+	if (path.length === 0) return stateAt(h, offset);
+	let value = getAt(h.state, path);
 	if (offset === 0) return value === undefined ? undefined : cloneJson(value);
 	for (const step of walkBack(h, path, offset)) value = step.before;
 	return value;

@@ -4,7 +4,7 @@
  * such as `__proto__` stay ordinary data and no object prototype is ever touched.
  */
 
-import { fail, formatPath, isStateError } from "./errors.js";
+import { fail, formatPath, isStateError, messageOf } from "./errors.js";
 import type { Json, JsonObject, Limits } from "./types.js";
 
 type Path = (string | number)[];
@@ -12,11 +12,9 @@ type Path = (string | number)[];
 /** Hard nesting cap of `detach`, far above any sane depth limit: keeps recursion off the stack limit. */
 const DETACH_MAX_DEPTH = 1000;
 
-const hasOwnProperty = Object.prototype.hasOwnProperty;
-
 /** Own-property test that never consults the prototype chain. */
 export function hasOwn(obj: object, key: string): boolean {
-	return hasOwnProperty.call(obj, key);
+	return Object.hasOwn(obj, key);
 }
 
 /** Write `key` as an own enumerable data property (`__proto__` included, never the setter). */
@@ -26,7 +24,7 @@ export function setOwn(obj: JsonObject, key: string, value: Json): void {
 
 /** Read an own property; inherited names (`__proto__`, `constructor`, ...) read as absent. */
 export function getOwn(obj: JsonObject, key: string): Json | undefined {
-	return hasOwnProperty.call(obj, key) ? obj[key] : undefined;
+	return Object.hasOwn(obj, key) ? obj[key] : undefined;
 }
 
 /** A plain JSON object: non-null, not an array, prototype `Object.prototype` or null. */
@@ -70,7 +68,7 @@ export function detach(value: unknown, path: Path = []): Json {
 	} catch (e) {
 		if (isStateError(e)) throw e;
 		// A throwing getter or proxy trap: refuse the input instead of crashing the caller.
-		const reason = e instanceof Error ? e.message : String(e);
+		const reason = messageOf(e);
 		return fail("invalid_value", `reading \`${formatPath(at)}\` threw (${reason}); send plain JSON data`, at, e);
 	}
 }
@@ -93,7 +91,7 @@ function detachAt(value: unknown, path: Path, ancestors: Set<object>): Json {
 			const out: Json[] = new Array<Json>(len);
 			for (let i = 0; i < len; i++) {
 				path.push(i);
-				if (!hasOwnProperty.call(value, i)) refuse("a hole in a sparse array; fill it with `null` or remove it", path);
+				if (!Object.hasOwn(value, i)) refuse("a hole in a sparse array; fill it with `null` or remove it", path);
 				out[i] = detachAt(value[i], path, ancestors);
 				path.pop();
 			}
@@ -129,7 +127,7 @@ export function jsonEqual(a: Json, b: Json): boolean {
 	const ka = Object.keys(a);
 	if (ka.length !== Object.keys(b).length) return false;
 	for (const k of ka) {
-		if (!hasOwnProperty.call(b, k) || !jsonEqual(a[k] as Json, b[k] as Json)) return false;
+		if (!Object.hasOwn(b, k) || !jsonEqual(a[k] as Json, b[k] as Json)) return false;
 	}
 	return true;
 }

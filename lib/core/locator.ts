@@ -1,11 +1,11 @@
 /**
- * The locator language of `read_state` and structured references (SPEC §4.1, §3.3):
+ * The locator language of `read_state` and structured references (docs/spec.md §4.1, §3.3):
  * one parser for the flat, scoped and canonical forms and one canonical printer.
  * `[N]` right after an owner or `effective` is temporal; everywhere else it is an index.
  * The grammar is documented in docs/query-language.md.
  */
 import { fail } from "./errors.js";
-import { OWNERS, PLANES, type Owner, type Plane } from "./types.js";
+import { PLANES, type Owner, type Plane, isOwner, isPlane } from "./types.js";
 
 /** A path step below a plane: a string is an object key, a number an array index. */
 export type Segment = string | number;
@@ -81,10 +81,10 @@ class Parser {
 		if (this.text.length === 0) this.error(0, "empty locator; name a plane, e.g. `tactics`, or an owner, e.g. `cwd.tactics`");
 		const start = this.pos;
 		const word = this.ident("a root (an owner, `effective` or a plane)");
-		if ((OWNERS as readonly string[]).includes(word)) return this.ownerRoot(word as Owner);
+		if (isOwner(word)) return this.ownerRoot(word);
 		if (word === "effective") return this.effectiveRoot();
 		if (this.form !== "flat") {
-			const hint = (PLANES as readonly string[]).includes(word) || word === "patches"
+			const hint = isPlane(word) || word === "patches"
 				? `; qualify it with an owner, e.g. \`cwd.${this.text}\` or \`session.${this.text}\``
 				: word === "response" ? "; write `session.response`" : "; a locator starts with `global`, `cwd`, `session` or `effective`";
 			this.error(start, `\`${word}\` is not an owner${hint}`, word.length);
@@ -94,7 +94,7 @@ class Parser {
 			return { kind: "patches", owner: null, index, path: this.segments() };
 		}
 		if (word === "response") return { kind: "response", owner: null, path: this.segments() };
-		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(start, word);
+		if (!isPlane(word)) this.unknownPlane(start, word);
 		return { kind: "state", scope: null, offset: 0, plane: word as Plane, path: this.segments() };
 	}
 
@@ -109,7 +109,7 @@ class Parser {
 			return { kind: "patches", owner, index, path: this.segments() };
 		}
 		if (offset === 0 && word === "response" && owner === "session") return { kind: "response", owner, path: this.segments() };
-		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(start, word);
+		if (!isPlane(word)) this.unknownPlane(start, word);
 		return { kind: "state", scope: owner, offset, plane: word as Plane, path: this.segments() };
 	}
 
@@ -125,7 +125,7 @@ class Parser {
 		this.expect(".", "`.` followed by a plane");
 		const planeStart = this.pos;
 		const word = this.ident("a plane name");
-		if (!(PLANES as readonly string[]).includes(word)) this.unknownPlane(planeStart, word);
+		if (!isPlane(word)) this.unknownPlane(planeStart, word);
 		return { kind: "state", scope, offset, plane: word as Plane, path: this.segments() };
 	}
 

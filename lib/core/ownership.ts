@@ -1,5 +1,5 @@
 /**
- * Ownership and cascades (SPEC §3.3). An intent owns every same-owner top-level `tactics`
+ * Ownership and cascades (docs/spec.md §3.3). An intent owns every same-owner top-level `tactics`
  * or `lazy` entry that a current structured reference inside it points to. Deleting an
  * intent deletes the entries it owned that no remaining intent references. Work is
  * proportional to the patch plus the intents plane, and zero for ordinary writes.

@@ -1,5 +1,5 @@
 /**
- * The evaluator behind `read_state` (SPEC §4): current and temporal owner state,
+ * The evaluator behind `read_state` (docs/spec.md §4): current and temporal owner state,
  * `patches[N]`, `response` and the `effective` overlay, with the `value`, `keys` and
  * `history` projections. A batch is ordered and all-or-error; results are fresh copies.
  */
@@ -44,7 +44,7 @@ function evaluateOne(view: QueryView, loc: Locator, projection: Projection): Que
 		}
 		const h = historyFor(view, loc.scope);
 		const path = loc.plane === null ? [] : [loc.plane, ...loc.path];
-		return { locator, value: historyOf(h, path) as unknown as Json };
+		return { locator, value: historyOf(h, path) };
 	}
 	const { value, transitionId } = resolve(view, loc, show);
 	const out: QueryResult = { locator, value: projection === "keys" ? keysOf(value, loc, show) : value };
@@ -95,7 +95,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 		}
 		return { value };
 	}
-	const root = (loc.plane === null ? h.state : h.state[loc.plane]) as unknown as JsonObject;
+	const root = loc.plane === null ? h.state : h.state[loc.plane];
 	return { value: cloneJson(walk(root, loc.path, loc, show, 0, false)) };
 }
 
@@ -142,9 +142,9 @@ function overlay(view: QueryView, loc: Locator & { kind: "state" }, show: (loc: 
 		if (!view.wanted.includes(owner)) continue;
 		const h = view.histories[owner];
 		if (h === undefined) continue;
-		layers.push((loc.plane === null ? h.state : h.state[loc.plane]) as unknown as Json);
+		layers.push(loc.plane === null ? h.state : h.state[loc.plane]);
 	}
-	if (layers.length === 0) layers = [loc.plane === null ? (emptyState() as unknown as JsonObject) : {}];
+	if (layers.length === 0) layers = [loc.plane === null ? emptyState() : {}];
 	for (let i = 0; i < loc.path.length; i++) {
 		const visible = visibleLayers(layers);
 		const seg = loc.path[i] as Segment;

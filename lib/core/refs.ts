@@ -1,5 +1,5 @@
 /**
- * Structured references (SPEC §3.3, §4.3): `{ "$ref": "<locator>" }` with exactly that one
+ * Structured references (docs/spec.md §3.3, §4.3): `{ "$ref": "<locator>" }` with exactly that one
  * key (in a merge patch, other keys may be `null` deletions; see `refOf`). Flat input is anchored to the captured owner by prefixing `<owner>.`; flat
  * presentation strips that prefix again, so anchoring then presenting is the identity.
  * Everything that is not a relative locator stays byte-identical.

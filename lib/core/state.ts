@@ -15,7 +15,7 @@ export function emptyState(): OwnerState {
 /** True when no plane has an entry (history and `response` do not count). */
 export function isEmptyState(s: OwnerState): boolean {
 	for (const p of PLANES) {
-		for (const k in s[p]) if (Object.prototype.hasOwnProperty.call(s[p], k)) return false;
+		for (const k in s[p]) if (Object.hasOwn(s[p], k)) return false;
 	}
 	return true;
 }

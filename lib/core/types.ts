@@ -18,6 +18,14 @@ export type Owner = (typeof OWNERS)[number];
 export const PLANES = ["intents", "strategy", "tactics", "artifacts", "lazy"] as const;
 export type Plane = (typeof PLANES)[number];
 
+/** True when `value` is one of `list`; the one guard behind every closed word list (owners, planes, modes, …). */
+export function isOneOf<T extends string>(list: readonly T[], value: unknown): value is T {
+	return typeof value === "string" && (list as readonly string[]).includes(value);
+}
+
+export const isOwner = (value: unknown): value is Owner => isOneOf(OWNERS, value);
+export const isPlane = (value: unknown): value is Plane => isOneOf(PLANES, value);
+
 /** Planes whose top-level entries an intent can own through a structured reference. */
 export const OWNABLE_PLANES = ["tactics", "lazy"] as const satisfies readonly Plane[];
 

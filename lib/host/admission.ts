@@ -1,5 +1,5 @@
 /**
- * Admission (SPEC §7): every model request is captured with the selection epoch and the
+ * Admission (docs/spec.md §7): every model request is captured with the selection epoch and the
  * physical identity; each tool call of the answer is bound to that capture. A call is judged
  * against its own capture, never against the present selection, so flat arguments are never
  * rebound to another owner. Pure bookkeeping; the host feeds it events.
@@ -34,12 +34,7 @@ export class Admission {
 	#pending: Receipt | undefined;
 	readonly #receipts = new Map<string, Receipt>();
 
-	/** The current epoch; any change of mode, owners, session, cwd or store root bumps it. */
-	get epoch(): number {
-		return this.#epoch;
-	}
-
-	/** Start a new epoch: every call issued before now becomes stale at once. */
+	/** Start a new epoch (any change of mode, owners, session, cwd or store root): every call issued before now becomes stale at once. */
 	bump(): void {
 		this.#epoch++;
 	}

@@ -4,6 +4,7 @@
  * `undo` patch of the latest transition so the revert is exact.
  */
 import { join } from "node:path";
+import { messageOf } from "../core/errors.js";
 import { describeProvenance } from "../core/history.js";
 import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { DEFAULT_RETENTION } from "../core/types.js";
@@ -20,7 +21,7 @@ function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | string {
 	try {
 		return host.requireStores().load(owner);
 	} catch (e) {
-		return `unreadable: ${(e as Error).message}`;
+		return `unreadable: ${messageOf(e)}`;
 	}
 }
 

@@ -1,12 +1,12 @@
 /**
- * The `/state` command (SPEC §11): status, mode and owner selection, show, history, undo and
+ * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history, undo and
  * the config defaults. Arguments are validated before anything changes; a bad argument gets
  * the usage text. No command asks for confirmation, so they behave the same without a UI.
  */
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
-import { isStateError } from "../core/errors.js";
-import { OWNERS, type Owner } from "../core/types.js";
+import { messageOf } from "../core/errors.js";
+import { OWNERS, type Owner, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { describeHistory, describeState, describeStatus, undoPlan } from "./command-text.js";
@@ -69,7 +69,7 @@ export function registerStateCommand(host: StateFlowHost): void {
 			try {
 				await runStateCommand(host, args, ctx);
 			} catch (e) {
-				host.say(isStateError(e) ? `State Flow: ${e.message}` : `State Flow: ${(e as Error).message}`, "error", ctx);
+				host.say(`State Flow: ${messageOf(e)}`, "error", ctx);
 			}
 		},
 	});
@@ -107,7 +107,7 @@ export async function runStateCommand(host: StateFlowHost, args: string, ctx: Ex
 		case "undo": {
 			if (rest.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
 			const owner = rest[0];
-			if (owner !== undefined && !(OWNERS as readonly string[]).includes(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
+			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
 			if (verb === "show") return host.say(describeState(host, owners), "info", ctx);
 			if (verb === "history") return host.say(describeHistory(host, owners), "info", ctx);
@@ -124,7 +124,7 @@ function tryOwners(text: string, usage: (p: string) => void): Owner[] | undefine
 	try {
 		return parseOwners(text);
 	} catch (e) {
-		usage((e as Error).message);
+		usage(messageOf(e));
 		return undefined;
 	}
 }

@@ -7,6 +7,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
+import { messageOf } from "../core/errors.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
 import { renderProtocol } from "../model/protocol.js";
 import { acquisitionHint } from "./acquisition.js";
@@ -14,7 +15,7 @@ import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
 
-/** Built-in tools whose use without a state update triggers reconciliation (SPEC §6.5). */
+/** Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
 
 /** Custom message type of the single reconciliation follow-up. */
@@ -41,7 +42,7 @@ function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {})
 }
 
 function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
-	host.say(`State Flow: ${what}: ${e instanceof Error ? e.message : String(e)}`, "error", ctx);
+	host.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
 }
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
@@ -176,7 +177,7 @@ function runEnding(messages: AgentMessage[]): { text: string; interrupted: boole
 	return { text: "", interrupted: false };
 }
 
-/** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (SPEC §9). */
+/** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (docs/spec.md §9). */
 function onReadResult(host: StateFlowHost): void {
 	host.pi.on("tool_result", (event, ctx) => {
 		if (event.toolName !== "read" || event.isError || typeof event.input.path !== "string") return undefined;

@@ -6,8 +6,9 @@
  */
 import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { fail } from "../core/errors.js";
+import { fail, messageOf } from "../core/errors.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
+import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { Stores } from "../storage/stores.js";
@@ -142,14 +143,14 @@ export class StateFlowHost {
 			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = e as Error;
-			this.say(`State Flow: cannot open the state stores: ${(e as Error).message}`, "error", ctx);
+			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
 		}
 		try {
 			// The Session store keeps damage and reports it on every Session access (Global and CWD
 			// keep working from the same stores); say so now too, not only at the first write.
 			this.stores?.load("session");
 		} catch (e) {
-			this.say(`State Flow: cannot open Session state: ${(e as Error).message}`, "error", ctx);
+			this.say(`State Flow: cannot open Session state: ${messageOf(e)}`, "error", ctx);
 		}
 		this.run = undefined;
 		this.admission.bump();
@@ -192,7 +193,7 @@ export class StateFlowHost {
 			this.stores?.load("session");
 		} catch (e) {
 			// Kept and reported on every Session access; Global and CWD keep working.
-			this.say(`State Flow: cannot read Session state on this branch: ${(e as Error).message}`, "error");
+			this.say(`State Flow: cannot read Session state on this branch: ${messageOf(e)}`, "error");
 		}
 	}
 
@@ -225,10 +226,10 @@ export class StateFlowHost {
 	applyActivation(mode: Mode = this.selection().mode): void {
 		const active = this.pi.getActiveTools();
 		if (mode === "off") {
-			const ours = active.filter((n) => (TOOL_NAMES as readonly string[]).includes(n));
+			const ours = active.filter((n) => isOneOf(TOOL_NAMES, n));
 			if (ours.length === 0) return;
 			for (const n of ours) this.deactivated.add(n);
-			this.pi.setActiveTools(active.filter((n) => !ours.includes(n)));
+			this.pi.setActiveTools(active.filter((n) => !isOneOf(TOOL_NAMES, n)));
 			return;
 		}
 		if (this.deactivated.size === 0) return;

@@ -3,10 +3,11 @@
  * the session's `/state` choice), the interface shape (flat for one owner, scoped otherwise)
  * and how a selection is named in status lines and messages. Pure.
  */
+import { messageOf } from "../core/errors.js";
 import { OWNERS, type Owner } from "../core/types.js";
 import { isMode, type Mode, parseOwners } from "../storage/config.js";
 
-/** flat = one wanted owner, scoped = two or three (SPEC §1 "arity"). */
+/** flat = one wanted owner, scoped = two or three (docs/spec.md §1 "shape"). */
 export type Shape = "flat" | "scoped";
 
 export interface Selection {
@@ -15,7 +16,7 @@ export interface Selection {
 	owners: Owner[];
 }
 
-/** Built-in defaults (SPEC §5). */
+/** Built-in defaults (docs/spec.md §5). */
 export const DEFAULT_SELECTION: Selection = { mode: "active", owners: ["cwd", "session"] };
 
 /** Custom entry type that records the session's `/state` choice. */
@@ -62,7 +63,7 @@ export function selectionFromFlags(modeFlag: unknown, ownersFlag: unknown): { la
 		try {
 			layer.owners = parseOwners(ownersFlag);
 		} catch (e) {
-			problems.push(`--state-owners: ${(e as Error).message}`);
+			problems.push(`--state-owners: ${messageOf(e)}`);
 		}
 	}
 	return { layer, problems };

@@ -33,7 +33,7 @@ function checkSignal(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The call was cancelled before it committed; nothing was written.");
 }
 
-/** Shared owners changed by other processes since this run's head (SPEC §6.4), as result lines. */
+/** Shared owners changed by other processes since this run's head (docs/spec.md §6.4), as result lines. */
 function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
 	const run = host.run;
 	if (!run) return [];
@@ -97,7 +97,7 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
 }
 
 /**
- * Source-change hints for a tool result (SPEC §9): tracked artifacts of the wanted owners whose
+ * Source-change hints for a tool result (docs/spec.md §9): tracked artifacts of the wanted owners whose
  * file changed since it was recorded and that this run has not shown yet. Bounded by
  * `checkStaleWindow`.
  */
@@ -209,7 +209,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 	host.registeredShape = shape;
 }
 
-/** Register both tools again only when the shape changed (SPEC §5); `read_state` for its description. */
+/** Register both tools again only when the shape changed (docs/spec.md §5); `read_state` for its description. */
 export function ensureShape(host: StateFlowHost, shape: Shape = host.shape()): boolean {
 	if (host.registeredShape === shape) return false;
 	// With a host allowlist, pi's registry refresh re-activates every allowed tool: put back what was active.

@@ -8,7 +8,7 @@
 import { findDanglingRefs } from "../core/ownership.js";
 import { isEmptyState } from "../core/state.js";
 import { OWNERS, PLANES } from "../core/types.js";
-import type { Json, Owner, OwnerHistory, Plane, TransitionRecord } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { type ElisionStats, type PlaneTree, elide, formatSize, modelLocator, planeText, planeTree, utf8Bytes } from "./head-elide.js";
 
 export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
@@ -16,7 +16,7 @@ export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js
 /** Delimiters of the head block; tests and the host find the head by them. */
 export const HEAD_OPEN = "<state_flow_head>";
 export const HEAD_CLOSE = "</state_flow_head>";
-/** Default byte budget of the whole head block (SPEC §6.2: 8 KiB). */
+/** Default byte budget of the whole head block (docs/spec.md §6.2: 8 KiB). */
 export const DEFAULT_HEAD_BUDGET = 8192;
 /** Recent transitions shown in Active mode by default. */
 export const DEFAULT_RECENT = 3;

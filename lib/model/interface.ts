@@ -1,6 +1,6 @@
 /**
  * Translation between what the model sends/sees (flat for one wanted owner, scoped for
- * two or three) and the canonical forms the engine stores (SPEC §3.1, §4.1, §4.3).
+ * two or three) and the canonical forms the engine stores (docs/spec.md §3.1, §4.1, §4.3).
  * Pure: the captured wanted owners are an argument and grant nothing by themselves.
  */
 import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
@@ -8,10 +8,8 @@ import { detach, isPlainObject } from "../core/json.js";
 import { formatLocator, type Locator, parseLocator } from "../core/locator.js";
 import type { Projection } from "../core/query.js";
 import { anchorRefs, checkScopedRefs, presentRefs } from "../core/refs.js";
-import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type Plane, type PlanePatch } from "../core/types.js";
+import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
 
-const isOwner = (k: string): k is Owner => (OWNERS as readonly string[]).includes(k);
-const isPlane = (k: string): k is Plane => (PLANES as readonly string[]).includes(k);
 const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
 
 function checkWanted(wanted: readonly Owner[]): void {
@@ -154,7 +152,7 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequ
 	}
 	const { path, paths, projection = "value" } = value as { path?: Json; paths?: Json; projection?: Json };
 	if ((path === undefined) === (paths === undefined)) fail("invalid_input", "give exactly one of `path` (one locator) or `paths` (a list of locators)");
-	if (typeof projection !== "string" || !(PROJECTIONS as readonly string[]).includes(projection)) {
+	if (!isOneOf(PROJECTIONS, projection)) {
 		fail("invalid_input", `\`projection\` must be one of ${list(PROJECTIONS)}`, ["projection"]);
 	}
 	let items: Array<{ text: Json; at: (string | number)[] }>;

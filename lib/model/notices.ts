@@ -1,5 +1,5 @@
 /**
- * Concurrent-change notices (SPEC §6.4). Global and CWD are shared by every pi process of
+ * Concurrent-change notices (docs/spec.md §6.4). Global and CWD are shared by every pi process of
  * the user; when a tool call finds that one of them moved since this run's head was rendered
  * by transitions this run did not make, its result carries one compact line naming the exact
  * paths that changed. Values are never echoed (lazy bodies included).

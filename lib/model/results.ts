@@ -1,5 +1,5 @@
 /**
- * Model-facing results of `patch_state` and `read_state` (SPEC §3.4, §4.2): short text that
+ * Model-facing results of `patch_state` and `read_state` (docs/spec.md §3.4, §4.2): short text that
  * never echoes the whole state, paths relative to the sole owner for the flat interface, and
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
@@ -146,7 +146,7 @@ export function readResult(input: {
 	return { content: [{ type: "text", text }], details };
 }
 
-/** A tracked artifact whose file no longer matches what was recorded (SPEC §9). */
+/** A tracked artifact whose file no longer matches what was recorded (docs/spec.md §9). */
 export interface StaleHint {
 	owner: Owner;
 	key: string;

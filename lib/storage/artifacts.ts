@@ -6,11 +6,11 @@
  */
 import { existsSync } from "node:fs";
 import { basename, dirname, relative, resolve, sep } from "node:path";
-import { fail } from "../core/errors.js";
+import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch } from "../core/merge.js";
-import { OWNERS } from "../core/types.js";
+import { OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
 	type FileOp,
@@ -209,7 +209,7 @@ function compileEntry(e: Entry, merged: Json): JsonObject {
 	if (!isObj(merged) || (kind !== "file" && kind !== "skill"))
 		fail("artifact", `${e.field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, e.path);
 	const value: JsonObject = {};
-	for (const k of Object.keys(merged)) if (!(COMPILER_FIELDS as readonly string[]).includes(k)) setOwn(value, k, merged[k] as Json);
+	for (const k of Object.keys(merged)) if (!isOneOf(COMPILER_FIELDS, k)) setOwn(value, k, merged[k] as Json);
 	if (kind === "file") {
 		value.fingerprint = fingerprintOf(abs);
 		return value;
@@ -257,7 +257,7 @@ function compileAcquired(e: Entry, abs: string, value: JsonObject): JsonObject {
 		fm = e.parse(source.toString("utf8")).frontmatter;
 	} catch (err) {
 		// pi's YAML parser throws on malformed frontmatter; pi itself would skip such a Skill.
-		const why = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+		const why = messageOf(err).split("\n")[0];
 		return fail("artifact", `${e.field}: the Skill's frontmatter is not valid YAML (${why}). Fix the file, then patch again.`, e.path);
 	}
 	const name = typeof fm.name === "string" && fm.name !== "" ? fm.name : basename(dirname(abs));

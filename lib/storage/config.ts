@@ -7,10 +7,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fail } from "../core/errors.js";
-import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner } from "../core/types.js";
+import { fail, messageOf } from "../core/errors.js";
+import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 
-/** The three modes of SPEC §5. */
+/** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
 export type Mode = (typeof MODES)[number];
 
@@ -21,7 +21,7 @@ export interface StateFlowConfig {
 	retention?: number;
 	headBudget?: number;
 	reconcile?: boolean;
-	/** Per-owner state size limit in bytes (SPEC §8; default 4 MiB). */
+	/** Per-owner state size limit in bytes (docs/spec.md §8; default 4 MiB). */
 	maxStateBytes?: number;
 }
 
@@ -50,7 +50,7 @@ export function configPath(agentDir: string): string {
 }
 
 export function isMode(value: unknown): value is Mode {
-	return typeof value === "string" && (MODES as readonly string[]).includes(value);
+	return isOneOf(MODES, value);
 }
 
 /**
@@ -63,7 +63,7 @@ export function parseOwners(input: string | readonly unknown[]): Owner[] {
 	const seen = new Set<Owner>();
 	items.forEach((item, i) => {
 		const name = typeof item === "string" ? item.toLowerCase() : item;
-		if (typeof name !== "string" || !(OWNERS as readonly string[]).includes(name)) {
+		if (!isOwner(name)) {
 			fail("invalid_input", `\`owners[${i}]\` is ${JSON.stringify(item)}: use \`global\`, \`cwd\` or \`session\`.`, ["owners", i]);
 		}
 		if (seen.has(name as Owner)) fail("invalid_input", `\`owners[${i}]\` repeats \`${name}\`: name each owner once.`, ["owners", i]);
@@ -80,13 +80,13 @@ export function readConfig(agentDir: string): ConfigRead {
 		text = readFileSync(file, "utf8");
 	} catch (e) {
 		if ((e as NodeJS.ErrnoException).code === "ENOENT") return { config: {}, problems: [] };
-		return { config: {}, problems: [`cannot read ${file}: ${(e as Error).message}; using defaults.`] };
+		return { config: {}, problems: [`cannot read ${file}: ${messageOf(e)}; using defaults.`] };
 	}
 	let raw: unknown;
 	try {
 		raw = JSON.parse(text);
 	} catch (e) {
-		return { config: {}, problems: [`${file} is not valid JSON (${(e as Error).message}); using defaults. Fix or delete the file.`] };
+		return { config: {}, problems: [`${file} is not valid JSON (${messageOf(e)}); using defaults. Fix or delete the file.`] };
 	}
 	if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
 		return { config: {}, problems: [`${file} must hold a JSON object; using defaults.`] };
@@ -98,7 +98,7 @@ export function readConfig(agentDir: string): ConfigRead {
 export function validateConfig(raw: Record<string, unknown>, file = "config.json"): ConfigRead {
 	const config: StateFlowConfig = {};
 	const problems: string[] = [];
-	const has = (key: string) => Object.prototype.hasOwnProperty.call(raw, key);
+	const has = (key: string) => Object.hasOwn(raw, key);
 	if (has("mode")) {
 		if (isMode(raw.mode)) config.mode = raw.mode;
 		else problems.push(`${file}: \`mode\` must be one of ${MODES.join(", ")}; ignoring ${JSON.stringify(raw.mode)}.`);
@@ -108,7 +108,7 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 			if (!Array.isArray(raw.owners)) fail("invalid_input", "`owners` must be an array such as [\"cwd\", \"session\"].", ["owners"]);
 			config.owners = parseOwners(raw.owners);
 		} catch (e) {
-			problems.push(`${file}: ${(e as Error).message} Ignoring it.`);
+			problems.push(`${file}: ${messageOf(e)} Ignoring it.`);
 		}
 	}
 	if (has("retention")) {
@@ -163,7 +163,7 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 	for (const [key, value] of Object.entries(changes)) {
 		if (value !== undefined) next[key] = value;
 	}
-	// Global files are private to the user (SPEC §8): folders 0700, files 0600.
+	// Global files are private to the user (docs/spec.md §8): folders 0700, files 0600.
 	mkdirSync(join(agentDir, "state-flow"), { recursive: true, mode: 0o700 });
 	const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
 	try {

@@ -5,6 +5,7 @@
  * by one `stat` of the folder, so the common "nothing pending" check is nearly free.
  */
 import { readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import type { Stats } from "node:fs";
 import { join } from "node:path";
 import { fault } from "./fault.js";
 import { journalText, parseJournal } from "./format.js";
@@ -51,7 +52,7 @@ export class JournalDir {
 
 	/** Every journal present now (temp files of unfinished writes are not journals). */
 	pending(): Journal[] {
-		let st;
+		let st: Stats | undefined;
 		try {
 			st = statSync(this.dir, { throwIfNoEntry: false });
 		} catch (e) {

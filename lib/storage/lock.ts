@@ -22,6 +22,7 @@ import {
 	unlinkSync,
 	writeSync,
 } from "node:fs";
+import type { Stats } from "node:fs";
 import { hostname, uptime } from "node:os";
 import { fail } from "../core/errors.js";
 
@@ -112,7 +113,7 @@ function holderFor(path: string): Holder | undefined {
 	sweep(dir);
 	const token = newToken();
 	const file = `${dir}/${token}`;
-	let st;
+	let st: Stats;
 	try {
 		const fd = openSync(file, "wx", 0o600);
 		try {

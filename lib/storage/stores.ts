@@ -196,7 +196,7 @@ export class Stores {
 	private async commitNow(patch: CanonicalPatch, opts: CommitOptions): Promise<CommitResult> {
 		if (opts.signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");
 		// Anything but an object is refused by `stage` with the usual message; it touches no owner.
-		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.prototype.hasOwnProperty.call(patch, o)) : [];
+		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.hasOwn(patch, o)) : [];
 		const fileOwners = FILE_OWNERS.filter((o) => touched.includes(o));
 		attempts: for (let attempt = 0; ; attempt++) {
 			// Complete pending journals first (one stat when none): a damaged one is refused before any folder is created.

@@ -140,7 +140,7 @@ describe("engine properties", () => {
 				assert.equal(r.noop, false);
 				commitStaged({ cwd: h }, r);
 				assert.deepEqual(parsePointer(r.report.changed[0] as string), ["cwd", "lazy", k1]);
-				assert.ok(Object.prototype.hasOwnProperty.call(h.state.lazy, k1));
+				assert.ok(Object.hasOwn(h.state.lazy, k1));
 				assert.equal(valueAt(h, 0, ["lazy", k1, k2]), v);
 				const reloaded = JSON.parse(JSON.stringify(h.state)) as JsonObject;
 				assert.ok(jsonEqual(reloaded, h.state as unknown as JsonObject));

@@ -142,13 +142,13 @@ describe("special keys", () => {
 		const src = JSON.parse('{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}}}') as unknown;
 		const d = detach(src) as JsonObject;
 		assert.equal(Object.getPrototypeOf(d), Object.prototype);
-		assert.ok(Object.prototype.hasOwnProperty.call(d, "__proto__"));
+		assert.ok(Object.hasOwn(d, "__proto__"));
 		assert.deepEqual(Object.keys(d), ["__proto__", "constructor"]);
 		assert.equal(JSON.stringify(d), '{"__proto__":{"polluted":1},"constructor":{"prototype":{"polluted":2}}}');
 		assert.equal(({} as Record<string, unknown>).polluted, undefined);
 		assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), protoNames);
 		const c = cloneJson(d);
-		assert.ok(Object.prototype.hasOwnProperty.call(c, "__proto__"));
+		assert.ok(Object.hasOwn(c, "__proto__"));
 		assert.ok(jsonEqual(c, d));
 	});
 
@@ -163,7 +163,7 @@ describe("special keys", () => {
 			assert.deepEqual(plan.changed, [toPointer(["cwd", "tactics", key])]);
 			assert.deepEqual(parsePointer(plan.changed[0] as string), ["cwd", "tactics", key]);
 			applyPatch(state, patch);
-			assert.ok(Object.prototype.hasOwnProperty.call(state.tactics, key), `own key ${JSON.stringify(key)}`);
+			assert.ok(Object.hasOwn(state.tactics, key), `own key ${JSON.stringify(key)}`);
 			const reloaded = JSON.parse(JSON.stringify(state)) as JsonObject;
 			assert.ok(jsonEqual(reloaded, state as unknown as JsonObject), `JSON round-trip for ${JSON.stringify(key)}`);
 			assert.equal(stateBytes(state), JSON.stringify(state).length);

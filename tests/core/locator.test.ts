@@ -1,5 +1,5 @@
 /**
- * The locator language: every SPEC §4.1 row, scoped and canonical forms, the temporal vs
+ * The locator language: every docs/spec.md §4.1 row, scoped and canonical forms, the temporal vs
  * index rule, parse errors with columns, and key round-trips through the printer.
  */
 import assert from "node:assert/strict";
@@ -19,7 +19,7 @@ function parseError(text: string, form: "flat" | "scoped" | "canonical"): string
 	assert.fail(`\`${text}\` parsed in ${form} form`);
 }
 
-describe("flat locators (SPEC §4.1 table, captured CWD)", () => {
+describe("flat locators (docs/spec.md §4.1 table, captured CWD)", () => {
 	const rows: Array<[string, string, Locator]> = [
 		["tactics", "cwd.tactics", { kind: "state", scope: "cwd", offset: 0, plane: "tactics", path: [] }],
 		["tactics.items[1]", "cwd.tactics.items[1]", { kind: "state", scope: "cwd", offset: 0, plane: "tactics", path: ["items", 1] }],

@@ -1,5 +1,5 @@
 /**
- * Ownership cascades and dangling references (SPEC §3.3), by example and against a
+ * Ownership cascades and dangling references (docs/spec.md §3.3), by example and against a
  * straightforward reference model on random intents/targets (fast-check).
  */
 import assert from "node:assert/strict";

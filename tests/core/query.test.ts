@@ -76,7 +76,7 @@ describe("evaluate", () => {
 	it("returns patches[N] as { id, at, patch } with the exact transition id", () => {
 		const [r] = evaluate(view, [parseLocator("cwd.patches[0]", "canonical")], "value");
 		assert.equal(r?.transitionId, ids[2]);
-		assert.deepEqual(r?.value, { id: ids[2], at: (r?.value as JsonObject)["at"] as string, patch: { tactics: { done: true } } });
+		assert.deepEqual(r?.value, { id: ids[2], at: (r?.value as JsonObject | undefined)?.["at"] as string, patch: { tactics: { done: true } } });
 		assert.deepEqual(read(view, "cwd.patches[2].patch.tactics.items"), ["a", "b"]);
 	});
 

@@ -143,7 +143,7 @@ describe("stage results", () => {
 		const patch = JSON.parse('{"cwd":{"tactics":{"__proto__":{"polluted":true}}}}') as CanonicalPatch;
 		const r = run(hs, patch, "t1");
 		assert.deepEqual(r.report.changed, ["/cwd/tactics/__proto__"]);
-		assert.ok(Object.prototype.hasOwnProperty.call(hs.cwd?.state.tactics, "__proto__"));
+		assert.ok(Object.hasOwn(hs.cwd?.state.tactics ?? {}, "__proto__"));
 		assert.equal(({} as Record<string, unknown>).polluted, undefined);
 	});
 });

@@ -10,26 +10,28 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
-import { type Flow, startFlow } from "./fixture.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { type Flow, withFlow } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
 }
 
-async function withWrites(): Promise<Flow> {
-	const flow = await startFlow();
-	await flow.prompt("plan", [
-		{ calls: [{ id: "call-a", name: "patch_state", args: { cwd: { intents: { i: { goal: "g", owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "step" } } } }] },
-		{ calls: [{ id: "call-b", name: "patch_state", args: { cwd: { tactics: { t: "changed" } } } }] },
-		{ text: "ok" },
-	]);
-	return flow;
+/** Run `fn` on a flow whose CWD already holds two transitions (an intent owning a tactic, then a change). */
+function withWrites(fn: (flow: Flow) => Promise<void>): Promise<void> {
+	return withFlow({}, async (flow) => {
+		await flow.prompt("plan", [
+			{ calls: [{ id: "call-a", name: "patch_state", args: { cwd: { intents: { i: { goal: "g", owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "step" } } } }] },
+			{ calls: [{ id: "call-b", name: "patch_state", args: { cwd: { tactics: { t: "changed" } } } }] },
+			{ text: "ok" },
+		]);
+		return fn(flow);
+	});
 }
 
 describe("/state", () => {
 	it("reports mode, owners, stores with sizes and retention", async () => {
-		const flow = await withWrites();
-		try {
+		await withWrites(async (flow) => {
 			const [status] = await flow.command("/state");
 			assert.ok(status);
 			assert.match(status, /State Flow: active cwd\+session \(scoped interface; from defaults and config\)/);
@@ -37,27 +39,21 @@ describe("/state", () => {
 			assert.match(status, /cwd\s+wanted\s+\d+(\.\d)? (B|KB), 2 transitions, 2 retained/);
 			assert.match(status, /session\s+wanted\s+empty — memory only/);
 			assert.match(status, /retention: 20 transitions per owner/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("shows an owner's state and its history with who and when", async () => {
-		const flow = await withWrites();
-		try {
+		await withWrites(async (flow) => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
 			assert.match(history ?? "", /#2 t-0002 2026-11-30T09:00:\d\d\.000Z by model tool call call-b: tactics\.t/);
 			assert.match(history ?? "", /#1 t-0001 .* by model tool call call-a: intents\.i, tactics\.t/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("undoes the latest transition as a new transition recorded as a user command", async () => {
-		const flow = await withWrites();
-		try {
+		await withWrites(async (flow) => {
 			const [done] = await flow.command("/state undo");
 			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
 			const [shown] = await flow.command("/state show cwd");
@@ -66,14 +62,11 @@ describe("/state", () => {
 			assert.match(history ?? "", /#3 t-0003 .* by user command \/state undo cwd/);
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("undoing an intent's creation restores the prior state exactly, without cascading away older tactics it referenced", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("plan", [
 				{ calls: [{ id: "u1", name: "patch_state", args: { cwd: { tactics: { t: "older step" } } } }] },
 				{ calls: [{ id: "u2", name: "patch_state", args: { cwd: { intents: { i: { owns: [{ $ref: "cwd.tactics.t" }] } } } } }] },
@@ -84,14 +77,11 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "older step"/);
 			assert.doesNotMatch(shown ?? "", /"i":/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("undoing a Skill artifact's creation removes the Skill it compiled, and undoing that brings it back", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const key = ".pi/skills/demo-skill/SKILL.md";
 			const file = join(flow.harness.cwd, key);
 			await flow.prompt("skill", [
@@ -103,14 +93,11 @@ describe("/state", () => {
 			assert.equal(existsSync(file), false, "undo removed the compiled Skill");
 			await flow.command("/state undo");
 			assert.match(readFileSync(file, "utf8"), /# Demo/, "undoing the undo compiled it again");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("undoes a multi-owner transition in every owner atomically", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("both", [
 				{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] },
 				{ calls: [{ id: "w2", name: "patch_state", args: { cwd: { tactics: { a: 2 } }, session: { strategy: { s: "x" } } } }] },
@@ -121,17 +108,14 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show");
 			assert.match(shown ?? "", /"a": 1/);
 			assert.doesNotMatch(shown ?? "", /"s": "x"/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
-	it("applies the configured per-owner size limit: a write past it is refused and nothing is written", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+	it("applies the configured per-owner size limit: a write past it is refused and nothing is written", async (t) => {
+		const agentDir = tempDir(t, "state-flow-agent-");
 		mkdirSync(join(agentDir, "state-flow"));
 		writeFileSync(configPath(agentDir), JSON.stringify({ maxStateBytes: 65536 }));
-		const flow = await startFlow({ agentDir });
-		try {
+		await withFlow({ agentDir }, async (flow) => {
 			await flow.prompt("big", [
 				{ calls: [{ id: "small", name: "patch_state", args: { cwd: { lazy: { a: "x".repeat(30000) } } } }] },
 				{ calls: [{ id: "big", name: "patch_state", args: { cwd: { lazy: { b: "y".repeat(40000) } } } }] },
@@ -143,15 +127,11 @@ describe("/state", () => {
 			assert.match(r.big?.text ?? "", /size limit of 65536/);
 			const [shown] = await flow.command("/state history cwd");
 			assert.doesNotMatch(shown ?? "", /#2/);
-		} finally {
-			flow.dispose();
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+		});
 	});
 
 	it("answers bad arguments with usage and changes nothing", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			for (const bad of ["/state loud", "/state owners", "/state owners cwd,projects", "/state active now", "/state show moon", "/state default", "/state default owners cwd,cwd"]) {
 				const notes = await flow.command(bad);
 				assert.equal(notes.length, 1, bad);
@@ -159,9 +139,7 @@ describe("/state", () => {
 			}
 			assert.equal(selectionEntries(flow), 0);
 			assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
@@ -171,16 +149,13 @@ describe("/state default", () => {
 		try {
 			mkdirSync(join(agentDir, "state-flow"));
 			writeFileSync(configPath(agentDir), JSON.stringify({ retention: 5, mine: [1] }));
-			const flow = await startFlow({ agentDir });
-			try {
+			await withFlow({ agentDir }, async (flow) => {
 				await flow.command("/state default passive");
 				await flow.command("/state default owners global,cwd");
 				assert.deepEqual(JSON.parse(readFileSync(configPath(agentDir), "utf8")), { retention: 5, mine: [1], mode: "passive", owners: ["global", "cwd"] });
 				assert.match((await flow.command("/state"))[0] as string, /passive global\+cwd .*from defaults and config[\s\S]*retention: 5/);
 				assert.equal(selectionEntries(flow), 0);
-			} finally {
-				flow.dispose();
-			}
+			});
 		} finally {
 			rmSync(agentDir, { recursive: true, force: true });
 		}
@@ -191,16 +166,13 @@ describe("/state default", () => {
 		try {
 			mkdirSync(join(agentDir, "state-flow"));
 			writeFileSync(configPath(agentDir), "{ broken");
-			const flow = await startFlow({ agentDir });
-			try {
+			await withFlow({ agentDir }, async (flow) => {
 				assert.ok(flow.notes.some((n) => /not valid JSON/.test(n)));
 				assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
 				const [refused] = await flow.command("/state default off");
 				assert.match(refused ?? "", /left untouched/);
 				assert.equal(readFileSync(configPath(agentDir), "utf8"), "{ broken");
-			} finally {
-				flow.dispose();
-			}
+			});
 		} finally {
 			rmSync(agentDir, { recursive: true, force: true });
 		}
@@ -213,8 +185,7 @@ describe("flags", () => {
 		try {
 			mkdirSync(join(agentDir, "state-flow"));
 			writeFileSync(configPath(agentDir), JSON.stringify({ mode: "off", owners: ["cwd"] }));
-			const flow = await startFlow({ agentDir });
-			try {
+			await withFlow({ agentDir }, async (flow) => {
 				// pi parses flags before session start; the SDK path sets them and reloads the extension.
 				const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
 				runtime.flagValues.set("state-mode", "passive");
@@ -223,25 +194,20 @@ describe("flags", () => {
 				assert.match((await flow.command("/state"))[0] as string, /passive global\+session \(scoped interface; from CLI flags\)/);
 				await flow.command("/state active");
 				assert.match((await flow.command("/state"))[0] as string, /active global\+session .*this session's \/state choice/);
-			} finally {
-				flow.dispose();
-			}
+			});
 		} finally {
 			rmSync(agentDir, { recursive: true, force: true });
 		}
 	});
 
 	it("report a bad flag value and keep the rest", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
 			runtime.flagValues.set("state-mode", "loud");
 			runtime.flagValues.set("state-owners", "cwd");
 			await flow.harness.session.reload();
 			assert.ok(flow.notes.some((n) => /--state-mode "loud" is not a mode/.test(n)));
 			assert.match((await flow.command("/state"))[0] as string, /active cwd \(flat interface/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

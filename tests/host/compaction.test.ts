@@ -5,8 +5,7 @@
  * the summariser never sees a head, and the next request carries exactly one head.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
@@ -14,22 +13,10 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { OwnerHistory } from "../../lib/core/types.js";
 import { SessionStore, sessionLogOf } from "../../lib/storage/session-store.js";
 import { type Captured, snapshot } from "../helpers/pi-harness.js";
-import { bytesUnder, type Flow, startFlow, userTexts } from "./fixture.js";
+import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } from "./fixture.js";
 
 const HEAD_TAG = "<state_flow_head>";
 
-interface Dirs {
-	cwd: string;
-	agentDir: string;
-	sessionDir: string;
-}
-
-function dirs(t: { after(fn: () => void): void }): Dirs {
-	const root = mkdtempSync(join(tmpdir(), "state-flow-compact-"));
-	t.after(() => rmSync(root, { recursive: true, force: true }));
-	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
-	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
-}
 
 /** Session state as rebuilt from the session manager's current branch (what a reload sees). */
 function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "seq"> & { ids: string[] } {
@@ -38,7 +25,7 @@ function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "se
 }
 
 /** CWD and Global store bytes, to prove a summary never writes them. */
-function sharedBytes(d: Dirs): string {
+function sharedBytes(d: FlowDirs): string {
 	return `${bytesUnder(join(d.cwd, ".pi", "state-flow"))}\n--\n${bytesUnder(join(d.agentDir, "state-flow"))}`;
 }
 
@@ -88,14 +75,13 @@ async function writeThreePrompts(flow: Flow): Promise<void> {
 
 describe("compaction (issue 5)", () => {
 	it("keeps Session state, leaves CWD/Global alone, never summarises a head, and sends one head after", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
 		let file: string | undefined;
 		let headBefore: string | undefined;
 		let valueBefore: unknown;
 		const before = { session: undefined as ReturnType<typeof sessionFromBranch> | undefined, shared: "" };
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await writeThreePrompts(flow);
 			valueBefore = await readSession(flow, "pre");
 			[headBefore] = headsIn(flow.seen.at(-1));
@@ -129,23 +115,18 @@ describe("compaction (issue 5)", () => {
 			assert.ok(!fileText.includes(HEAD_TAG), "the session file holds no head");
 			assert.deepEqual(flow.harness.extensionErrors, []);
 			file = sm.getSessionFile();
-		} finally {
-			flow.dispose();
-		}
+		});
 
 		// Reopen the compacted file in a new pi session: same Session state, one head, no duplicates.
 		assert.ok(file);
 		const sm2 = SessionManager.open(file, d.sessionDir);
 		assert.deepEqual(sessionFromBranch(sm2), before.session);
-		const again = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm2 });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm2 }, async (again) => {
 			assert.deepEqual(await readSession(again, "reloaded"), valueBefore);
 			assert.deepEqual(headsIn(again.seen[0]), [headBefore]);
 			assert.equal(sharedBytes(d), before.shared);
 			assert.deepEqual(again.notes.filter((n) => /cannot|error/i.test(n)), []);
-		} finally {
-			again.dispose();
-		}
+		});
 	});
 });
 
@@ -156,10 +137,9 @@ function isSummariser(context: Context): boolean {
 
 describe("overflow compaction inside a run (issue 5)", () => {
 	it("keeps the run's head on the retried request, exactly once", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await writeThreePrompts(flow);
 			flow.harness.session.settingsManager.applyOverrides({ compaction: { enabled: true, keepRecentTokens: 20 } });
 			const before = sessionFromBranch(sm);
@@ -208,20 +188,17 @@ describe("overflow compaction inside a run (issue 5)", () => {
 			assert.deepEqual(sessionFromBranch(sm), before);
 			assert.ok(!readFileSync(sm.getSessionFile() ?? "", "utf8").includes(HEAD_TAG));
 			assert.deepEqual(flow.harness.extensionErrors, []);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("branch summaries (issue 5)", () => {
 	it("follow the branch they land on, never summarise a head, and send one head on the new branch", async (t) => {
-		const d = dirs(t);
+		const d = flowDirs(t, "state-flow-compact-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
-		const flow = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm });
 		let file: string | undefined;
 		let atFork: ReturnType<typeof sessionFromBranch> | undefined;
-		try {
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
 			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { kept: "on both branches" } } } }] }, { text: "one done" }]);
 			atFork = sessionFromBranch(sm);
 			const fork = await readSession(flow, "fork");
@@ -254,9 +231,7 @@ describe("branch summaries (issue 5)", () => {
 			assert.ok(!readFileSync(sm.getSessionFile() ?? "", "utf8").includes(HEAD_TAG));
 			assert.deepEqual(flow.harness.extensionErrors, []);
 			file = sm.getSessionFile();
-		} finally {
-			flow.dispose();
-		}
+		});
 		assert.ok(file);
 		const sm2 = SessionManager.open(file, d.sessionDir);
 		assert.deepEqual(sessionFromBranch(sm2), atFork, "reopening keeps the branch's Session state");

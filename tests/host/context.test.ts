@@ -12,7 +12,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
-import { type Flow, startFlow, type Step, userTexts } from "./fixture.js";
+import { type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
 
 const HEAD = /<state_flow_head>[\s\S]*<\/state_flow_head>/;
 
@@ -38,14 +38,30 @@ async function promptAndSettle(flow: Flow, text: string, steps: Step[]): Promise
 	}
 }
 
+/**
+ * An extension whose `agent_end` handler runs after State Flow's (it is loaded later) and resolves
+ * `settled` one timer turn later. State Flow decides on the follow-up inside its own `agent_end`
+ * handler and sends it from a zero-delay timer set there; timers of equal delay fire in the order
+ * they were set, so once `settled` resolves a follow-up that was scheduled has been sent.
+ */
+function runEndProbe(onEnd: () => void = () => {}): { factory: (pi: ExtensionAPI) => void; settled: Promise<void> } {
+	let settle: () => void = () => {};
+	const settled = new Promise<void>((resolve) => (settle = resolve));
+	const factory = (pi: ExtensionAPI) =>
+		pi.on("agent_end", () => {
+			onEnd();
+			setTimeout(settle, 0);
+		});
+	return { factory, settled };
+}
+
 function reconcileMessages(flow: Flow): number {
 	return flow.harness.session.messages.filter((m) => m.role === "custom" && m.customType === RECONCILE_TYPE).length;
 }
 
 describe("head and protocol", () => {
 	it("freezes one head per run, sends only the newest, and never persists it", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("first", [
 				{ calls: [{ id: "w", name: "patch_state", args: { cwd: { intents: { ship: { goal: "ship it" } } } } }] },
 				{ calls: [{ id: "r", name: "read_state", args: { path: "cwd.intents" } }] },
@@ -68,14 +84,11 @@ describe("head and protocol", () => {
 			const before = withoutHead(flow, 2);
 			assert.ok(withoutHead(flow, 3).startsWith(before.slice(0, -1)));
 			assert.doesNotMatch(JSON.stringify(flow.harness.session.sessionManager.getEntries()), /state_flow_head/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("appends the protocol to the system prompt once, with the bootstrap variant only while empty", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("empty", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] }, { text: "ok" }]);
 			await flow.prompt("filled", [{ text: "ok" }]);
 			const p0 = flow.seen[0]?.systemPrompt ?? "";
@@ -86,29 +99,23 @@ describe("head and protocol", () => {
 				assert.match(p, /patch_state/);
 			}
 			assert.notEqual(p0, p2);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("publishes the final answer of a prompt run to Session response", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("answer me", [{ text: "The answer is 42." }]);
 			await flow.prompt("what did you say", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response" } }] }, { text: "ok" }]);
 			const value = JSON.parse(flow.results().r?.text ?? "null") as { last: { text: string; at: string } };
 			assert.equal(value.last.text, "The answer is 42.");
 			assert.match(value.last.at, /^2026-11-30T09:00:/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("Session response follows Session participation", () => {
 	it("is never written while Session is not wanted, and is written in Passive when it is", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			await flow.prompt("answer without session", [{ text: "Not for the session." }]);
 			await flow.command("/state owners cwd,session");
@@ -118,23 +125,18 @@ describe("Session response follows Session participation", () => {
 			await flow.prompt("answer passively", [{ text: "Passive answer." }]);
 			await flow.prompt("check again", [{ calls: [{ id: "r2", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r2?.text, '"Passive answer."');
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("Session response after pi retried the run", () => {
 	it("publishes the answer of a prompt run that pi continued after a transient provider error", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			flow.harness.session.settingsManager.applyOverrides({ retry: { enabled: true, maxRetries: 2, baseDelayMs: 1 } });
 			await promptAndSettle(flow, "answer me", [{ error: "503 service unavailable" }, { text: "The answer after a retry." }]);
 			await flow.prompt("what did you say", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r?.text, '"The answer after a retry."');
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
@@ -142,8 +144,7 @@ describe("active reconciliation", () => {
 	const writeFile: Step = { calls: [{ id: "f", name: "write", args: { path: "notes.txt", content: "hello" } }] };
 
 	it("sends exactly one follow-up after a file change without a state update", async () => {
-		const flow = await startFlow({ builtinTools: true });
-		try {
+		await withFlow({ builtinTools: true }, async (flow) => {
 			await promptAndSettle(flow, "edit the file", [writeFile, { text: "edited" }, { text: "state is accurate" }]);
 			assert.equal(reconcileMessages(flow), 1);
 			const last = flow.seen.at(-1);
@@ -152,14 +153,11 @@ describe("active reconciliation", () => {
 			// The follow-up's answer does not replace the prompt run's answer in Session response.
 			await flow.prompt("check", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.response.last.text" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r?.text, '"edited"');
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("stays quiet when the run updated the state, and in passive mode", async () => {
-		const flow = await startFlow({ builtinTools: true });
-		try {
+		await withFlow({ builtinTools: true }, async (flow) => {
 			await promptAndSettle(flow, "edit and record", [
 				writeFile,
 				{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { notes: "written" } } } }] },
@@ -169,9 +167,7 @@ describe("active reconciliation", () => {
 			await flow.command("/state passive");
 			await promptAndSettle(flow, "edit again", [{ calls: [{ id: "f2", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "done" }]);
 			assert.equal(reconcileMessages(flow), 0);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("stays quiet when the user aborted the run: no new turn after Esc", async () => {
@@ -180,18 +176,16 @@ describe("active reconciliation", () => {
 				if (event.toolCallId === "g") ctx.abort();
 			});
 		};
-		const flow = await startFlow({ builtinTools: true, extraFactories: [esc] });
-		try {
+		const ended = runEndProbe();
+		await withFlow({ builtinTools: true, extraFactories: [esc, ended.factory] }, async (flow) => {
 			await promptAndSettle(flow, "edit two files", [writeFile, { calls: [{ id: "g", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "unused" }]);
-			// The follow-up would be sent from a timer after the run ended: give it the chance.
-			await sleep(50);
+			// The follow-up would be sent from a timer set when the run ended: wait until it would have been.
+			await ended.settled;
 			await flow.harness.session.agent.waitForIdle();
 			assert.equal(flow.results().f?.isError, false);
 			assert.equal(reconcileMessages(flow), 0);
 			assert.ok(flow.seen.every((c) => !userTexts(c).some((t) => t.includes(RECONCILE_TEXT))), "no follow-up request");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("never crashes pi when the session is gone before the follow-up is sent", async () => {
@@ -199,11 +193,12 @@ describe("active reconciliation", () => {
 		const onCrash = (e: unknown) => void crashes.push(e);
 		process.on("uncaughtException", onCrash);
 		// Another extension ends the session right after the run (as /new or /resume would): our ctx goes stale.
-		const closer = (pi: ExtensionAPI) => pi.on("agent_end", () => flow.harness.session.dispose());
-		const flow: Flow = await startFlow({ builtinTools: true, extraFactories: [closer] });
+		const closer = runEndProbe(() => flow.harness.session.dispose());
+		const flow: Flow = await startFlow({ builtinTools: true, extraFactories: [closer.factory] });
 		try {
 			await flow.prompt("edit", [writeFile, { text: "edited" }]);
-			await sleep(50);
+			// The follow-up is attempted from a timer set when the run ended, before the probe's.
+			await closer.settled;
 			assert.deepEqual(crashes, []);
 			assert.ok(flow.notes.some((n) => /cannot send the reconciliation follow-up/.test(n)), flow.notes.join("\n"));
 		} finally {
@@ -217,13 +212,10 @@ describe("active reconciliation", () => {
 		try {
 			mkdirSync(join(agentDir, "state-flow"));
 			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ reconcile: false }));
-			const flow = await startFlow({ builtinTools: true, agentDir });
-			try {
+			await withFlow({ builtinTools: true, agentDir }, async (flow) => {
 				await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
 				assert.equal(reconcileMessages(flow), 0);
-			} finally {
-				flow.dispose();
-			}
+			});
 		} finally {
 			rmSync(agentDir, { recursive: true, force: true });
 		}

@@ -19,7 +19,7 @@ import {
 	type SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
-import { type Captured, createHarness } from "../helpers/pi-harness.js";
+import { type Captured, createHarness, snapshot } from "../helpers/pi-harness.js";
 
 export interface Flow {
 	harness: Awaited<ReturnType<typeof createHarness>>;
@@ -102,7 +102,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 		async prompt(text, steps) {
 			harness.faux.setResponses(
 				steps.map((step) => async (context: Context, _o: unknown, state: { callCount: number }): Promise<AssistantMessage> => {
-					seen.push(snapshotOf(context, state.callCount));
+					seen.push(snapshot(context, state.callCount));
 					await step.before?.(context);
 					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
 					if ("error" in step) return fauxAssistantMessage("", { stopReason: "error", errorMessage: step.error });
@@ -130,13 +130,28 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 	return flow;
 }
 
-function snapshotOf(context: Context, call: number): Captured {
-	return {
-		call,
-		tools: (context.tools ?? []).map((t) => ({ name: t.name, description: t.description, parameters: JSON.parse(JSON.stringify(t.parameters)) })),
-		systemPrompt: context.systemPrompt ?? "",
-		messages: JSON.parse(JSON.stringify(context.messages)),
-	};
+/** Run `fn` on a fresh flow and dispose it afterwards, whether `fn` returns or throws. */
+export async function withFlow<T>(opts: FlowOptions, fn: (flow: Flow) => Promise<T>): Promise<T> {
+	const flow = await startFlow(opts);
+	try {
+		return await fn(flow);
+	} finally {
+		flow.dispose();
+	}
+}
+
+/** A project, an agent directory and a session folder for one test, removed after it. */
+export interface FlowDirs {
+	cwd: string;
+	agentDir: string;
+	sessionDir: string;
+}
+
+export function flowDirs(t: { after(fn: () => void): void }, prefix = "state-flow-dirs-"): FlowDirs {
+	const root = mkdtempSync(join(tmpdir(), prefix));
+	t.after(() => rmSync(root, { recursive: true, force: true }));
+	const make = (name: string) => mkdtempSync(join(root, `${name}-`));
+	return { cwd: make("cwd"), agentDir: make("agent"), sessionDir: join(root, "sessions") };
 }
 
 /** Text of every message the model saw on one request, user messages only. */

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
-import { bytesUnder, type Flow, startFlow, userTexts } from "./fixture.js";
+import { bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
 
 function patchProps(flow: Flow, request: number): string[] {
 	const tool = flow.seen[request]?.tools.find((t) => t.name === "patch_state");
@@ -24,8 +24,7 @@ function toolNames(flow: Flow, request: number): string[] {
 
 describe("registration", () => {
 	it("does not re-register for mode-only or same-arity owner changes", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			assert.deepEqual(flow.registrations, { read_state: 1, patch_state: 1 });
 			await flow.prompt("one", [{ text: "ok" }]);
 			for (const cmd of ["/state passive", "/state owners global,cwd", "/state owners global,cwd,session", "/state active", "/state owners cwd,session"]) {
@@ -34,14 +33,11 @@ describe("registration", () => {
 			}
 			assert.deepEqual(flow.registrations, { read_state: 1, patch_state: 1 });
 			for (let i = 0; i < flow.seen.length; i++) assert.deepEqual(patchProps(flow, i), [...OWNERS]);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("re-registers on a shape change, effective from the next run, and back", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("switch while streaming", [
 				{ text: "thinking", before: () => flow.command("/state owners cwd").then(() => undefined) },
 			]);
@@ -60,16 +56,13 @@ describe("registration", () => {
 			assert.equal(flow.registrations.patch_state, 3);
 			// Each registration got its own schema object: the flat and scoped declarations differ.
 			assert.notDeepEqual(flow.seen[1]?.tools.find((t) => t.name === "patch_state")?.parameters, flow.seen[3]?.tools.find((t) => t.name === "patch_state")?.parameters);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("off", () => {
 	it("withdraws both tools, the protocol and the head, keeps data, and comes back on", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("write", [{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { keep: "me" } } } }] }, { text: "ok" }]);
 			const before = bytesUnder(join(flow.harness.cwd, ".pi", "state-flow"));
 			assert.match(before, /keep/);
@@ -91,9 +84,7 @@ describe("off", () => {
 			assert.deepEqual(toolNames(flow, on), ["patch_state", "read_state"]);
 			assert.match(flow.seen[on]?.systemPrompt ?? "", /state_flow_protocol/);
 			assert.equal(flow.results().r1?.text, '"me"');
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("never re-activates a State Flow tool that something else deactivated", async () => {
@@ -101,15 +92,12 @@ describe("off", () => {
 		const filter = (pi: ExtensionAPI) => {
 			pi.on("session_start", () => pi.setActiveTools(pi.getActiveTools().filter((n) => n !== "read_state")));
 		};
-		const flow = await startFlow({ extraFactories: [filter] });
-		try {
+		await withFlow({ extraFactories: [filter] }, async (flow) => {
 			await flow.command("/state off");
 			await flow.command("/state active");
 			await flow.prompt("which tools", [{ text: "ok" }]);
 			assert.deepEqual(toolNames(flow, 0), ["patch_state"]);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
@@ -119,16 +107,13 @@ describe("off from the config file", () => {
 		try {
 			mkdirSync(join(agentDir, "state-flow"));
 			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ mode: "off" }));
-			const flow = await startFlow({ agentDir });
-			try {
+			await withFlow({ agentDir }, async (flow) => {
 				await flow.prompt("quiet", [{ text: "ok" }]);
 				assert.deepEqual(toolNames(flow, 0), []);
 				await flow.command("/state active");
 				await flow.prompt("loud", [{ text: "ok" }]);
 				assert.deepEqual(toolNames(flow, 1), ["patch_state", "read_state"]);
-			} finally {
-				flow.dispose();
-			}
+			});
 		} finally {
 			rmSync(agentDir, { recursive: true, force: true });
 		}

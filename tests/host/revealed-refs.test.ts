@@ -5,12 +5,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { bytesUnder, startFlow } from "./fixture.js";
+import { bytesUnder, withFlow } from "./fixture.js";
 
 describe("a reference revealed by deleting siblings", () => {
 	it("is anchored to the owner and cascades with its intent", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			await flow.prompt("plan", [
 				{ calls: [{ id: "p1", name: "patch_state", args: { intents: { ship: { owns: { $ref: "lazy.plan", note: "draft" } } }, lazy: { plan: "body" } } }] },
@@ -25,8 +24,6 @@ describe("a reference revealed by deleting siblings", () => {
 			assert.deepEqual(JSON.parse(r1.text.split("\n").at(-1) as string), { owns: { $ref: "lazy.plan" } });
 			assert.deepEqual(p3.details.cascades, [{ owner: "cwd", intent: "ship", targets: ["cwd.lazy.plan"] }]);
 			assert.match(bytesUnder(join(flow.harness.cwd, ".pi", "state-flow")), /"\$ref":"cwd\.lazy\.plan"/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { OWNERS, type Owner, PLANES } from "../../lib/core/types.js";
 import { allOwnerSelections } from "../../lib/host/selection.js";
-import { bytesUnder, type Flow, startFlow, userTexts } from "./fixture.js";
+import { bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
 
 function declaration(flow: Flow, call: number, name: string): string {
 	const tool = flow.seen[call]?.tools.find((t) => t.name === name);
@@ -26,8 +26,7 @@ describe("all selections × active/passive", () => {
 	for (const owners of allOwnerSelections()) {
 		for (const mode of ["active", "passive"] as const) {
 			it(`${mode} ${owners.join("+")}: patch then read round-trips and lands only in the wanted stores`, async () => {
-				const flow = await startFlow();
-				try {
+				await withFlow({}, async (flow) => {
 					await flow.command(`/state owners ${owners.join(",")}`);
 					await flow.command(`/state ${mode}`);
 					const flat = owners.length === 1;
@@ -81,9 +80,7 @@ describe("all selections × active/passive", () => {
 							assert.equal(present, store === o && owners.includes(o), `${marker(o)} in ${store} store`);
 						}
 					}
-				} finally {
-					flow.dispose();
-				}
+				});
 			});
 		}
 	}
@@ -97,8 +94,7 @@ describe("all selections × active/passive", () => {
 
 describe("excluded owners", () => {
 	it("refuses reads and writes of an owner that is not wanted and keeps references to it inert", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{
 					calls: [
@@ -118,16 +114,13 @@ describe("excluded owners", () => {
 			assert.equal(r["w-ref"]?.isError, false, r["w-ref"]?.text);
 			assert.deepEqual(JSON.parse(r["r-ref"]?.text ?? "null"), { uses: { $ref: "global.lazy.notes" } });
 			assert.equal(bytesUnder(join(flow.harness.agentDir, "state-flow", "global")), "");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("read errors in the model's own spelling", () => {
 	it("a flat model's failed read names the locator as it wrote it, never the canonical owner prefix", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			await flow.prompt("go", [
 				{ calls: [{ id: "w", name: "patch_state", args: { tactics: { t: "x" } } }] },
@@ -138,8 +131,6 @@ describe("read errors in the model's own spelling", () => {
 			assert.equal(r?.isError, true);
 			assert.match(r?.text ?? "", /`tactics\.nope`/);
 			assert.doesNotMatch(r?.text ?? "", /cwd\./);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -1,5 +1,5 @@
 /**
- * Real SDK: source-change hints (SPEC §9, issue 6). When a tracked file artifact of a wanted
+ * Real SDK: source-change hints (docs/spec.md §9, issue 6). When a tracked file artifact of a wanted
  * owner changes on disk, the next `read_state` / `patch_state` result says so once per run;
  * what the run's head already showed is not repeated, unchanged files give no hint, and one
  * call (and the head) checks a bounded number of artifacts, continuing over later checks.
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { STALE_CHECKS_PER_CALL } from "../../lib/host/tools.js";
 import { MAX_STALE_HINTS } from "../../lib/model/results.js";
-import { type Flow, startFlow, userTexts } from "./fixture.js";
+import { type Flow, withFlow, userTexts } from "./fixture.js";
 
 const HINT = /^Source changed: /m;
 
@@ -51,8 +51,7 @@ const read = (id: string) => ({ calls: [{ id, name: "read_state", args: { path: 
 
 describe("source-change hints in tool results (issue 6)", () => {
 	it("name a changed file artifact once in the run, and never an unchanged one", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			write(flow, "src/a.ts", "0123456789");
 			write(flow, "src/b.ts", "unchanged");
 			await flow.prompt("track them", [
@@ -83,14 +82,11 @@ describe("source-change hints in tool results (issue 6)", () => {
 			assert.deepEqual(hintLines(flow, "r3"), ['Source changed: cwd.artifacts["src/a.ts"]: file changed since it was recorded (size 10 → 16).']);
 			assert.deepEqual(hintLines(flow, "p2"), ['Source changed: cwd.artifacts["src/a.ts"]: file changed since it was recorded (size 10 → 1).']);
 			assert.doesNotMatch(text(flow, "r3"), /src\/b\.ts/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("do not repeat what the run's head already shows, and use flat locators for a sole owner", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			write(flow, "notes.md", "v1");
 			await flow.prompt("track", [{ calls: [{ id: "rec", name: "patch_state", args: { artifacts: { "notes.md": { kind: "file" } } } }] }, { text: "ok" }]);
@@ -103,14 +99,11 @@ describe("source-change hints in tool results (issue 6)", () => {
 			// Deleting the file is a new finding; a sole owner's locator is relative.
 			await flow.prompt("again", [{ calls: [{ id: "r2", name: "read_state", args: { path: "tactics" } }], before: () => rmSync(join(flow.harness.cwd, "notes.md")) }, { text: "ok" }]);
 			assert.deepEqual(hintLines(flow, "r2"), ['Source changed: artifacts["notes.md"]: file is gone since it was recorded.']);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it(`check at most ${STALE_CHECKS_PER_CALL} artifacts per call, name ${MAX_STALE_HINTS}, and reach the rest on later calls`, async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const { keys, artifacts } = manyFiles(flow);
 			const total = keys.length;
 			// Enough calls to name everything even when the walk revisits already named files.
@@ -139,14 +132,11 @@ describe("source-change hints in tool results (issue 6)", () => {
 			}
 			assert.deepEqual([...named].sort(), keys, "every changed artifact is named exactly once over the run");
 			assert.deepEqual(hintLines(flow, `r${calls}`), [], "nothing is left to say");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it(`the head checks at most ${STALE_CHECKS_PER_CALL} artifacts, says how many it skipped, and later heads reach the rest`, async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const { keys, artifacts } = manyFiles(flow);
 			await flow.prompt("track many", [{ calls: [{ id: "rec", name: "patch_state", args: { cwd: { artifacts } } }] }, { text: "ok" }]);
 			// Only the last file changes: a head that always started at the first file would never see it.
@@ -167,8 +157,6 @@ describe("source-change hints in tool results (issue 6)", () => {
 			const head = headAt(flow, 1);
 			assert.equal(head.match(/^! stale artifact: /gm)?.length, 8);
 			assert.match(head, new RegExp(`^! ${STALE_CHECKS_PER_CALL - 8} more stale artifacts$`, "m"));
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -1,5 +1,5 @@
 /**
- * Real SDK admission (SPEC §7): a call issued before a selection change, an Off/On round trip
+ * Real SDK admission (docs/spec.md §7): a call issued before a selection change, an Off/On round trip
  * or a session switch — each made while the model's answer is streaming — is refused with
  * nothing written; a cancelled call writes nothing; a fresh call afterwards succeeds.
  */
@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { acquireLock } from "../../lib/storage/lock.js";
-import { bytesUnder, type Flow, startFlow } from "./fixture.js";
+import { bytesUnder, type Flow, withFlow } from "./fixture.js";
 
 const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });
 
@@ -28,8 +28,7 @@ function assertStale(flow: Flow, id: string, why: RegExp): void {
 
 describe("stale calls", () => {
 	it("refuses a call issued before a mode change made while streaming; a fresh call in the same run succeeds", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state passive")) },
 				{ calls: [write("fresh", "fresh")] },
@@ -40,14 +39,11 @@ describe("stale calls", () => {
 			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
 			assert.doesNotMatch(cwdBytes(flow), /stale/);
 			assert.match(cwdBytes(flow), /fresh/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("refuses a call issued before an owner change and never rebinds it; the next run succeeds with the new grammar", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state owners cwd")) },
 				{ text: "ok" },
@@ -59,14 +55,11 @@ describe("stale calls", () => {
 			await flow.prompt("again", [{ calls: [{ id: "flat", name: "patch_state", args: { tactics: { step: "flat" } } }] }, { text: "ok" }]);
 			assert.equal(flow.results().flat?.isError, false, flow.results().flat?.text);
 			assert.match(cwdBytes(flow), /flat/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("never rebinds a flat call to the new sole owner after a same-arity change cwd → global", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			await flow.prompt("go", [
 				{ calls: [{ id: "old", name: "patch_state", args: { tactics: { step: "meant-for-cwd" } } }], before: async () => void (await flow.command("/state owners global")) },
@@ -77,14 +70,11 @@ describe("stale calls", () => {
 			assert.equal(flow.registrations.patch_state, 2, "same arity: registered at load and for the flat shape only");
 			assert.equal(cwdBytes(flow), "");
 			assert.equal(bytesUnder(join(flow.harness.agentDir, "state-flow")), "");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("checks again right before commit: a change made while the call waits for the store lock refuses it", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("first", [{ calls: [write("first", "kept")] }, { text: "ok" }]);
 			const before = cwdBytes(flow);
 			const lock = await acquireLock(join(flow.harness.cwd, ".pi", "state-flow", "lock"), 5_000);
@@ -100,14 +90,11 @@ describe("stale calls", () => {
 			await released;
 			assertStale(flow, "late", /mode changed from active to passive/);
 			assert.equal(cwdBytes(flow), before);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("refuses every later call of the run once the user switched Off: the tools are withdrawn", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state off")) },
 				{ calls: [write("after", "after-off"), { id: "read", name: "read_state", args: { path: "cwd.tactics" } }] },
@@ -121,14 +108,11 @@ describe("stale calls", () => {
 				assert.match(r?.text ?? "", /Nothing was written/);
 			}
 			assert.equal(cwdBytes(flow), "");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("refuses a call when Off and back On happened in between", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{
 					calls: [write("old", "stale")],
@@ -143,14 +127,11 @@ describe("stale calls", () => {
 			assertStale(flow, "old", /changed and changed back/);
 			assert.equal(flow.results().fresh?.isError, false);
 			assert.doesNotMatch(cwdBytes(flow), /stale/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("refuses a call when the session switched while it was in flight", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.prompt("go", [
 				{ calls: [write("old", "stale")], before: () => void flow.harness.session.sessionManager.newSession() },
 				{ calls: [write("fresh", "fresh")] },
@@ -159,9 +140,7 @@ describe("stale calls", () => {
 			assertStale(flow, "old", /session changed/);
 			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
 			assert.doesNotMatch(cwdBytes(flow), /stale/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("writes nothing when the call is cancelled before it commits", async () => {
@@ -171,15 +150,12 @@ describe("stale calls", () => {
 				if (event.toolCallId === "cancel") ctx.abort();
 			});
 		};
-		const flow = await startFlow({ extraFactories: [aborter] });
-		try {
+		await withFlow({ extraFactories: [aborter] }, async (flow) => {
 			await flow.prompt("go", [{ calls: [write("cancel", "cancelled")] }, { text: "ok" }]);
 			const r = flow.results().cancel;
 			assert.equal(r?.isError, true);
 			assert.match(r?.text ?? "", /cancelled|abort/i);
 			assert.equal(cwdBytes(flow), "");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

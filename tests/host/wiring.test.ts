@@ -9,12 +9,11 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { Stores } from "../../lib/storage/stores.js";
-import { startFlow } from "./fixture.js";
+import { withFlow } from "./fixture.js";
 
 describe("host wiring", () => {
 	it("compiles an inline Skill artifact through patch_state and reports it in details", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const key = ".pi/skills/release-notes/SKILL.md";
 			await flow.prompt("make a skill", [
 				{
@@ -33,15 +32,12 @@ describe("host wiring", () => {
 			const compiled = readFileSync(join(flow.harness.cwd, key), "utf8");
 			assert.deepEqual(parseFrontmatter(compiled).frontmatter, { name: "release-notes", description: "Write release notes." });
 			assert.match(compiled, /List changes\./);
-			assert.equal((r?.details.artifacts as unknown[]).length, 1);
-		} finally {
-			flow.dispose();
-		}
+			assert.equal((r?.details.artifacts as unknown[] | undefined)?.length, 1);
+		});
 	});
 
 	it("notices a change another process made to a shared owner during the run", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			const other = () => new Stores({ agentDir: join(flow.harness.agentDir), cwd: flow.harness.cwd });
 			await flow.prompt("go", [
 				{ calls: [{ id: "r", name: "read_state", args: { path: "cwd.tactics" } }], before: async () => {
@@ -53,14 +49,11 @@ describe("host wiring", () => {
 			assert.equal(r?.isError, false, r?.text);
 			assert.match(r?.text ?? "", /cwd was changed by another process/);
 			assert.match(r?.text ?? "", /cwd\.tactics\.theirs/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("adds the acquisition hint to pi's read of an untracked project Skill", async () => {
-		const flow = await startFlow({ builtinTools: true });
-		try {
+		await withFlow({ builtinTools: true }, async (flow) => {
 			mkdirSync(join(flow.harness.cwd, "skills", "lint"), { recursive: true });
 			writeFileSync(join(flow.harness.cwd, "skills", "lint", "SKILL.md"), "---\nname: lint\ndescription: Lint things.\n---\nRun the linter.\n");
 			await flow.prompt("read it", [{ calls: [{ id: "rd", name: "read", args: { path: "skills/lint/SKILL.md" } }] }, { text: "ok" }]);
@@ -69,8 +62,6 @@ describe("host wiring", () => {
 			assert.match(r?.text ?? "", /Run the linter\./);
 			assert.match(r?.text ?? "", /State Flow: this Skill is not tracked yet/);
 			assert.match(r?.text ?? "", /\{"cwd":\{"artifacts":\{"skills\/lint\/SKILL\.md":\{"kind":"skill"\}\}\}\}/);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -1,5 +1,5 @@
 /**
- * The model interface: flat/scoped patch admission (every SPEC §3.1 refusal), locator
+ * The model interface: flat/scoped patch admission (every docs/spec.md §3.1 refusal), locator
  * resolution and presentation, pointer presentation and `read_state` argument checks.
  */
 import assert from "node:assert/strict";

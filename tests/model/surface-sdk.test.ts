@@ -13,7 +13,7 @@ import { allOwnerSelections } from "../../lib/host/selection.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { HEAD_CLOSE, HEAD_OPEN } from "../../lib/model/head.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
-import { type Flow, startFlow, userTexts } from "../host/fixture.js";
+import { withFlow, userTexts } from "../host/fixture.js";
 import type { Captured } from "../helpers/pi-harness.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -37,8 +37,7 @@ describe("model surface through the SDK", () => {
 	it("keeps the head byte-identical within a run after writes, sends only the newest, and never persists it", async (t) => {
 		const cwd = tempDir(t, "state-flow-cwd-");
 		const sessionDir = tempDir(t, "state-flow-sessions-");
-		const flow = await startFlow({ cwd, sessionManager: SessionManager.create(cwd, sessionDir) });
-		try {
+		await withFlow({ cwd, sessionManager: SessionManager.create(cwd, sessionDir) }, async (flow) => {
 			await flow.prompt("plan the login fix", [
 				{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { tactics: { t1: "reproduce" } } } }] },
 				{ calls: [{ id: "p2", name: "patch_state", args: { session: { intents: { login: { goal: "fix login" } } } } }] },
@@ -66,16 +65,13 @@ describe("model surface through the SDK", () => {
 			assert.ok(persisted.includes("plan the login fix"), "the session file holds the conversation");
 			assert.ok(!persisted.includes(HEAD_OPEN), "no head in the session file");
 			assert.ok(!persisted.includes("<state_flow_protocol>"), "no protocol in the session file");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	for (const wanted of allOwnerSelections()) {
 		for (const mode of ["active", "passive"] as const) {
 			it(`${mode} ${wanted.join("+")}: picks its protocol variant, bootstrap only while the wanted owners are empty`, async () => {
-				const flow = await startFlow();
-				try {
+				await withFlow({}, async (flow) => {
 					await flow.command(`/state owners ${wanted.join(",")}`);
 					await flow.command(`/state ${mode}`);
 					const flat = wanted.length === 1;
@@ -86,16 +82,13 @@ describe("model surface through the SDK", () => {
 					assert.equal(protocolOf(flow.seen[1]), protocolOf(flow.seen[0]), "the system prompt is stable within a run");
 					await flow.prompt("again", [{ text: "ok" }]);
 					assert.equal(protocolOf(flow.seen.at(-1)), renderProtocol({ mode, wanted, bootstrap: false }));
-				} finally {
-					flow.dispose();
-				}
+				});
 			});
 		}
 	}
 
 	it("stays in bootstrap while only an excluded owner has state", async () => {
-		const flow: Flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			await flow.command("/state owners global");
 			await flow.prompt("remember globally", [{ calls: [{ id: "g1", name: "patch_state", args: { strategy: { style: "terse" } } } ] }, { text: "done" }]);
 			assert.equal(flow.results().g1?.isError, false, flow.results().g1?.text);
@@ -104,17 +97,14 @@ describe("model surface through the SDK", () => {
 			const last = flow.seen.at(-1) as Captured;
 			assert.equal(protocolOf(last), renderProtocol({ mode: "active", wanted: ["cwd", "session"], bootstrap: true }));
 			assert.ok(!(heads(last)[0] as string).includes("terse"), "the excluded owner's state is not shown");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("never reports the run's own writes as another process's, even when retention folds them at once", async (t) => {
 		const agentDir = tempDir(t, "state-flow-agent-");
 		mkdirSync(join(agentDir, "state-flow"));
 		writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ retention: 0 }));
-		const flow = await startFlow({ agentDir });
-		try {
+		await withFlow({ agentDir }, async (flow) => {
 			const other = new Stores({ agentDir, cwd: flow.harness.cwd, retention: 0 });
 			await flow.prompt("work", [
 				{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] },
@@ -132,14 +122,11 @@ describe("model surface through the SDK", () => {
 			assert.doesNotMatch(p1?.text ?? "", /another process/);
 			assert.doesNotMatch(p2?.text ?? "", /another process/);
 			assert.match(r1?.text ?? "", /Note: cwd was changed by another process since this run's head \(1 transition, now seq 3; 1 no longer retained\)\./);
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 
 	it("tells the model in tool results which shared paths another writer changed since the head", async () => {
-		const flow = await startFlow();
-		try {
+		await withFlow({}, async (flow) => {
 			// A second, independent writer on the same files, as another pi process would be.
 			const other = new Stores({ agentDir: flow.harness.agentDir, cwd: flow.harness.cwd });
 			await flow.prompt("work", [
@@ -157,8 +144,6 @@ describe("model surface through the SDK", () => {
 			assert.doesNotMatch(p1.text, /another process/, "own writes are acknowledged, not noticed");
 			assert.match(r1.text, /Note: cwd was changed by another process since this run's head \(1 transition, now seq 2\): cwd\.tactics\.theirs\.body\./);
 			assert.deepEqual(heads(flow.seen[2] as Captured), heads(flow.seen[0] as Captured), "the head stays frozen");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import { loadSkills } from "@mariozechner/pi-coding-agent";
-import { OWNERS, type Owner } from "../../lib/core/types.js";
+import { type Owner, isOwner } from "../../lib/core/types.js";
 import { createStateFlow } from "../../lib/index.js";
 import { createHarness } from "../helpers/pi-harness.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -42,7 +42,7 @@ function examplesOf(file: string): Example[] {
 		const [, tool, form, ownerList, json] = m as unknown as string[];
 		const where = `${file.slice(SKILLS_DIR.length + 1)}:${text.slice(0, m.index).split("\n").length}`;
 		const owners = (ownerList as string).split(",") as Owner[];
-		assert.ok(owners.every((o) => (OWNERS as readonly string[]).includes(o)), `${where}: unknown owner in ${ownerList}`);
+		assert.ok(owners.every(isOwner), `${where}: unknown owner in ${ownerList}`);
 		assert.equal(form, owners.length === 1 ? "flat" : "scoped", `${where}: ${form} does not match ${owners.length} owner(s)`);
 		out.push({
 			where,

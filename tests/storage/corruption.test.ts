@@ -70,7 +70,7 @@ describe("damaged stores", () => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 2);
 		const lines = readFileSync(log, "utf8").split("\n");
-		lines[1] = lines[1]!.replace('"v":1', '"v":2');
+		lines[1] = (lines[1] ?? "").replace('"v":1', '"v":2');
 		writeFileSync(log, lines.join("\n"));
 		await refusesAndPreserves(dir, log, /format version 2/);
 	});

@@ -4,8 +4,8 @@
  */
 import { acquireLock } from "../../../lib/storage/lock.js";
 
-const [path, mode] = process.argv.slice(2);
-const lock = await acquireLock(path!, 5_000);
+const [path = "", mode] = process.argv.slice(2);
+const lock = await acquireLock(path, 5_000);
 process.stdout.write("ready\n");
 if (mode === "release") {
 	lock.release();
