@@ -42,6 +42,7 @@ const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|28P01|28000|3D000)/;
 const LOCK_NOT_AVAILABLE = "55P03";
 const QUERY_CANCELED = "57014";
 const INSUFFICIENT_PRIVILEGE = "42501";
+const UNIQUE_VIOLATION = "23505";
 
 function sqlStateOf(e: unknown): string | undefined {
 	const code = (e as { code?: unknown } | null)?.code;
@@ -513,11 +514,18 @@ export class PgOwnerStore implements OwnerStore {
 		if (record.seq !== h.seq + 1) fail("invalid_input", `${this.label}: record \`${record.id}\` has seq ${record.seq}, but the owner is at ${h.seq}; re-stage it on the current state`);
 		const body = recordLine(record);
 		const t = this.db.tables;
-		const ins = await c.query({
-			name: "sf-insert",
-			text: `INSERT INTO ${t.transitions} (owner_id, seq, id, body, sum) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq`,
-			values: [this.ownerId, record.seq, record.id, body, checksum(this.kind, this.key, record.seq, body)],
-		});
+		let ins: pg.QueryResult;
+		try {
+			ins = await c.query({
+				name: "sf-insert",
+				text: `INSERT INTO ${t.transitions} (owner_id, seq, id, body, sum) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq`,
+				values: [this.ownerId, record.seq, record.id, body, checksum(this.kind, this.key, record.seq, body)],
+			});
+		} catch (e) {
+			// The head row is locked, so only a row written outside State Flow can already hold this seq.
+			if (sqlStateOf(e) === UNIQUE_VIOLATION) this.db.damaged(this.kind, this.key, `a transition row with seq ${record.seq} exists beyond its head seq ${h.seq}`);
+			throw e;
+		}
 		if (ins.rows.length === 0) return false;
 		await c.query({ name: "sf-head-move", text: `UPDATE ${t.owners} SET seq = $2 WHERE owner_id = $1`, values: [this.ownerId, record.seq] });
 		return true;
