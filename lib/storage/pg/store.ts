@@ -269,9 +269,18 @@ export class PgDatabase implements AtomicOwners {
 		for (const w of written) w.store.forget();
 		const first = written[0] as { store: PgOwnerStore; record: TransitionRecord };
 		const id = first.record.id;
+		const store = first.store;
 		let seq: number | undefined;
 		try {
-			seq = await first.store.committedSeq(id);
+			seq = await this.run(label, async (c) => {
+				await c.query("BEGIN");
+				// The lost transaction holds the head row (or the new owner's key) until it commits or aborts:
+				// taking them waits for its outcome, so the id below is the final answer, not a race.
+				await store.lockAndCatchUp(c);
+				const found = await store.committedSeqOn(c, id);
+				await c.query("ROLLBACK");
+				return found;
+			});
 		} catch {
 			fail(
 				"io",
@@ -341,15 +350,17 @@ export class PgOwnerStore implements OwnerStore {
 	}
 
 	committedSeq(id: string): Promise<number | undefined> {
-		return this.db.run(this.label, async (c) => {
-			const r = await c.query({
-				name: "sf-committed-seq",
-				text: `SELECT t.seq FROM ${this.db.tables.transitions} t JOIN ${this.db.tables.owners} o USING (owner_id) WHERE o.kind = $1 AND o.key = $2 AND t.id = $3`,
-				values: [this.kind, this.key, id],
-			});
-			const row = r.rows[0] as { seq: string } | undefined;
-			return row === undefined ? undefined : Number(row.seq);
+		return this.db.run(this.label, (c) => this.committedSeqOn(c, id));
+	}
+
+	async committedSeqOn(c: pg.Client, id: string): Promise<number | undefined> {
+		const r = await c.query({
+			name: "sf-committed-seq",
+			text: `SELECT t.seq FROM ${this.db.tables.transitions} t JOIN ${this.db.tables.owners} o USING (owner_id) WHERE o.kind = $1 AND o.key = $2 AND t.id = $3`,
+			values: [this.kind, this.key, id],
 		});
+		const row = r.rows[0] as { seq: string } | undefined;
+		return row === undefined ? undefined : Number(row.seq);
 	}
 
 	async status(): Promise<OwnerStoreStatus> {
@@ -369,6 +380,8 @@ export class PgOwnerStore implements OwnerStore {
 	/** Drop the cache (after an unknown outcome): the next read rebuilds from the rows. */
 	forget(): void {
 		this.cache = undefined;
+		// Found again by key: a row id read inside a transaction that did not commit may not exist.
+		this.ownerId = undefined;
 	}
 
 	/**
