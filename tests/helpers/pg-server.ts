@@ -5,11 +5,13 @@
  * when the process exits early). `STATE_FLOW_TEST_DATABASE_URL` points the tests at a system
  * PostgreSQL instead; each test then works in its own schema, dropped afterwards.
  */
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
 import pg from "pg";
 
 export interface PgServer {
@@ -173,4 +175,27 @@ export async function testDatabase(): Promise<TestDatabase> {
 			}
 		},
 	};
+}
+
+const WRITER = fileURLToPath(new URL(`../pg/commit-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
+
+/**
+ * Run `procs` writer processes (`tests/pg/commit-worker`) of `commits` commits each into the
+ * CWD owner `project`, all at once; resolves with each one's loop start and end (ms since the epoch).
+ */
+export function runPgWriters(url: string, schema: string, project: string, procs: number, commits: number): Promise<Array<{ start: number; end: number }>> {
+	const one = (tag: string): Promise<{ start: number; end: number }> =>
+		new Promise((resolve, reject) => {
+			const proc = spawn(process.execPath, [...process.execArgv, WRITER, url, schema, project, tag, String(commits)], { stdio: ["ignore", "pipe", "pipe"] });
+			let out = "";
+			let err = "";
+			proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
+			proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
+			proc.on("close", (code) => {
+				const [start, end] = out.trim().split(" ").map(Number);
+				if (code === 0 && start !== undefined && end !== undefined) resolve({ start, end });
+				else reject(new Error(`writer ${tag} exited ${code}: ${err}`));
+			});
+		});
+	return Promise.all(Array.from({ length: procs }, (_, p) => one(`p${p}`)));
 }

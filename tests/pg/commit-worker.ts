@@ -1,7 +1,8 @@
 /**
  * A writer process for the PostgreSQL concurrency test and bench: `count` commits into one
  * shared CWD owner, each re-staged under the row lock with the core's `stage`, writing its own
- * key and the shared keys `last` and `counts.<tag>`. Prints the milliseconds it took.
+ * key and the shared keys `last` and `counts.<tag>`. Prints when its loop started and ended
+ * (ms since the epoch), so a caller can measure the throughput of the overlapping window.
  * argv: url schema project tag count
  */
 import { stage } from "../../lib/core/stage.js";
@@ -12,7 +13,7 @@ const [url, schema, project, tag, countText] = process.argv.slice(2) as [string,
 const db = new PgDatabase({ url, schema, lockTimeoutMs: 60_000 });
 const store = db.store("cwd", project, 1000);
 const by = { kind: "system", reason: "pg-concurrency" } as const;
-const started = performance.now();
+const started = performance.timeOrigin + performance.now();
 for (let i = 0; i < Number(countText); i++) {
 	const id = `${tag}-${i}`;
 	await db.commitLocked([store], ([h]) => {
@@ -20,5 +21,5 @@ for (let i = 0; i < Number(countText); i++) {
 		return { records: [r.noop ? undefined : r.records.cwd], value: undefined };
 	});
 }
-process.stdout.write(`${performance.now() - started}\n`);
+process.stdout.write(`${started} ${performance.timeOrigin + performance.now()}\n`);
 await db.close();

@@ -5,19 +5,16 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
-import { testDatabase } from "../helpers/pg-server.js";
+import { runPgWriters, testDatabase } from "../helpers/pg-server.js";
 import type { TestDatabase } from "../helpers/pg-server.js";
 
 const PROCS = 8;
 const COMMITS = 100;
-const WORKER = fileURLToPath(new URL(`./commit-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
 
 let server: TestDatabase;
 before(async () => {
@@ -27,20 +24,10 @@ after(async () => {
 	await server.stop();
 });
 
-/** Run one writer process to its end; rejects with its stderr when it fails. */
-function writer(args: string[]): Promise<void> {
-	return new Promise((resolve, reject) => {
-		const proc = spawn(process.execPath, [...process.execArgv, WORKER, ...args], { stdio: ["ignore", "ignore", "pipe"] });
-		let stderr = "";
-		proc.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-		proc.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`writer ${args[3]} exited ${code}: ${stderr}`))));
-	});
-}
-
 describe("PostgreSQL: concurrent writers", () => {
 	it("8 processes x 100 commits on one owner: every commit exactly once, state equals a sequential replay", async () => {
 		const schema = server.schema();
-		await Promise.all(Array.from({ length: PROCS }, (_, p) => writer([server.url, schema, "shared", `p${p}`, String(COMMITS)])));
+		await runPgWriters(server.url, schema, "shared", PROCS, COMMITS);
 		const c = new pg.Client({ connectionString: server.url });
 		await c.connect();
 		let rows: Array<{ seq: string; id: string; body: string }>;
