@@ -189,7 +189,8 @@ export class PgDatabase implements AtomicOwners {
 				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
 			);
 		}
-		const what = code === QUERY_CANCELED ? "did not answer in time" : "cannot be reached";
+		const what =
+			code === QUERY_CANCELED ? "did not answer in time" : code === "28P01" || code === "28000" ? "refused the credentials" : code === "3D000" ? "has no such database" : "cannot be reached";
 		return stateError(
 			"io",
 			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
