@@ -79,7 +79,11 @@ export interface OwnerStore {
 	 * `expectedSeq + 1`) and no transition with `record.id` is stored for it yet.
 	 */
 	commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome>;
-	/** Seq of the stored transition with this id, if the owner holds it (retained or folded). */
+	/**
+	 * Seq of the stored transition with this id, if the owner holds it. PostgreSQL keeps every
+	 * id for the owner's life; the file and Session stores can tell only while the record is
+	 * still in their log (callers then compare seqs, as the journal's roll-forward does).
+	 */
 	committedSeq(id: string): Promise<number | undefined>;
 	status(): Promise<OwnerStoreStatus>;
 	/** Release connections and handles; the store may be used again afterwards (it reopens). */
