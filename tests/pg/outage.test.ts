@@ -70,10 +70,29 @@ describe("PostgreSQL outages", () => {
 		}
 	});
 
+	it("server restarted while the store was idle: the next call replaces the dead connection by itself", async () => {
+		const db = new PgDatabase({ url: server.url, schema: "idle_restart", connectTimeoutMs: 2_000 });
+		const store = db.store("cwd", "acme/api");
+		try {
+			await write(db, store, { tactics: { before: 1 } }, "i1");
+			await server.stopImmediate();
+			await server.restart();
+			await write(db, store, { tactics: { after: 1 } }, "i2");
+			const h = await store.load();
+			assert.equal(h.seq, 2);
+			assert.deepEqual(h.state.tactics, { before: 1, after: 1 });
+		} finally {
+			await db.close();
+		}
+	});
+
 	describe("connection lost while COMMIT is in flight", () => {
-		/** A loopback proxy to the server that can cut a client right at its COMMIT, before or after passing it on. */
+		/**
+		 * A loopback proxy to the server that can cut a client right at its COMMIT, before or after
+		 * passing it on, or at whatever it sends next (a kept connection that died unnoticed).
+		 */
 		let proxy: Server;
-		let cut: "before" | "after" | undefined;
+		let cut: "before" | "after" | "next" | undefined;
 		let proxyUrl = "";
 		const sockets = new Set<Socket>();
 		const COMMIT = Buffer.from("COMMIT\0");
@@ -89,7 +108,7 @@ describe("PostgreSQL outages", () => {
 				}
 				upstream.on("data", (d) => client.write(d));
 				client.on("data", (d: Buffer) => {
-					if (cut !== undefined && d.includes(COMMIT)) {
+					if (cut === "next" || (cut !== undefined && d.includes(COMMIT))) {
 						const mode = cut;
 						cut = undefined;
 						// After: the server gets COMMIT and commits; only the client loses its answer.
@@ -112,6 +131,23 @@ describe("PostgreSQL outages", () => {
 		after(async () => {
 			for (const s of sockets) s.destroy();
 			await new Promise<void>((r) => proxy.close(() => r()));
+		});
+
+		it("a kept connection found dead at the next call is replaced, and the call succeeds (read and commit)", async () => {
+			const db = new PgDatabase({ url: proxyUrl, schema: "kept_dead" });
+			const store = db.store("cwd", "p");
+			try {
+				await write(db, store, { tactics: { a: 1 } }, "k1");
+				cut = "next";
+				assert.equal((await store.load()).seq, 1);
+				assert.equal(cut, undefined, "the proxy cut the kept connection at the read");
+				cut = "next";
+				await write(db, store, { tactics: { b: 2 } }, "k2");
+				assert.equal(cut, undefined, "the proxy cut the kept connection at BEGIN");
+				assert.deepEqual((await store.load()).state.tactics, { a: 1, b: 2 });
+			} finally {
+				await db.close();
+			}
 		});
 
 		it("cut after the server got COMMIT: the id shows it committed, and the caller gets success", async () => {

@@ -127,15 +127,28 @@ export class PgDatabase implements AtomicOwners {
 		});
 	}
 
-	/** Run `fn` alone on the connection (transactions must not interleave), mapping failures. */
-	run<T>(owner: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+	/**
+	 * Run `fn` alone on the connection (transactions must not interleave), mapping failures.
+	 * A kept connection found dead (the server restarted while we were idle and no event told
+	 * us) is replaced and `fn` run once more, as long as `mayRetry()` says nothing can have
+	 * been committed yet.
+	 */
+	run<T>(owner: string, fn: (c: pg.Client) => Promise<T>, mayRetry: () => boolean = () => true): Promise<T> {
 		return this.exclusive(async () => {
-			try {
-				return await fn(await this.connection());
-			} catch (e) {
-				// Leave no transaction open behind a refusal or an unexpected error (outside one, ROLLBACK is a no-op).
-				if (this.conn && !connectionLost(e)) await this.conn.query("ROLLBACK").catch(() => this.drop());
-				throw this.mapError(owner, e);
+			for (let attempt = 0; ; attempt++) {
+				const kept = this.conn !== undefined;
+				try {
+					return await fn(await this.connection());
+				} catch (e) {
+					const lost = connectionLost(e);
+					// Leave no transaction open behind a refusal or an unexpected error (outside one, ROLLBACK is a no-op).
+					if (this.conn && !lost) await this.conn.query("ROLLBACK").catch(() => this.drop());
+					if (lost && kept && attempt === 0 && mayRetry()) {
+						this.drop();
+						continue;
+					}
+					throw this.mapError(owner, e);
+				}
 			}
 		});
 	}
@@ -226,7 +239,9 @@ export class PgDatabase implements AtomicOwners {
 			if (!(s instanceof PgOwnerStore) || s.db !== this) fail("invalid_input", "commitLocked takes only owners of this database");
 			return s;
 		});
-		const order = mine.map((_, i) => i).sort((a, b) => OWNERS.indexOf((mine[a] as PgOwnerStore).owner) - OWNERS.indexOf((mine[b] as PgOwnerStore).owner));
+		// The fixed lock order: Global before CWD, then by key (two projects in one transaction).
+		const rank = (s: PgOwnerStore): string => `${OWNERS.indexOf(s.owner)}\n${s.key}`;
+		const order = mine.map((_, i) => i).sort((a, b) => (rank(mine[a] as PgOwnerStore) < rank(mine[b] as PgOwnerStore) ? -1 : 1));
 		const label = mine.map((s) => this.describeOwner(s.kind, s.key)).join(" and ");
 		let phase = "before-commit" as Phase;
 		let staged: LockedStage<T> | undefined;
@@ -253,7 +268,7 @@ export class PgDatabase implements AtomicOwners {
 				for (const w of written) w.store.applyCommitted(w.record);
 				for (const w of written) await w.store.compactIfDue(c);
 				return staged.value;
-			});
+			}, () => phase !== "commit");
 		} catch (e) {
 			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
 			await this.resolveLostCommit(label, written, e);
