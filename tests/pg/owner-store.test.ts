@@ -265,6 +265,49 @@ describe("PostgreSQL owner store: damage in hand-edited rows", () => {
 	});
 });
 
+describe("PostgreSQL owner store: waits that end", () => {
+	/** Hold the owner's head row locked from another connection while `fn` runs. */
+	async function whileLocked(schema: string, fn: () => Promise<void>): Promise<void> {
+		const c = new pg.Client({ connectionString: server.url });
+		await c.connect();
+		try {
+			await c.query("BEGIN");
+			await c.query(`SELECT seq FROM "${schema}".owners FOR UPDATE`);
+			await fn();
+		} finally {
+			await c.query("ROLLBACK").catch(() => undefined);
+			await c.end();
+		}
+	}
+
+	it("another writer holding the row lock past the lock timeout: busy, nothing written, then the commit goes through", async () => {
+		const schema = server.schema();
+		const db = new PgDatabase({ url: server.url, schema, lockTimeoutMs: 200 });
+		open.push(db);
+		const s = db.store("cwd", "w");
+		await write(db, s, { lazy: { a: 1 } }, "w1");
+		await whileLocked(schema, async () => {
+			await rejectsWith(write(db, s, { lazy: { b: 1 } }, "w2"), "busy", /being written by another process \(waited 200 ms for its row lock\); nothing was written; retry/);
+		});
+		assert.equal(await s.committedSeq("w2"), undefined);
+		await write(db, s, { lazy: { b: 1 } }, "w2");
+		assert.equal((await s.load()).seq, 2);
+	});
+
+	it("a statement past the statement timeout: unavailable ('did not answer in time'), nothing written", async () => {
+		const schema = server.schema();
+		const db = new PgDatabase({ url: server.url, schema, statementTimeoutMs: 200, lockTimeoutMs: 10_000 });
+		open.push(db);
+		const s = db.store("cwd", "w");
+		await write(db, s, { lazy: { a: 1 } }, "t1");
+		await whileLocked(schema, async () => {
+			await rejectsWith(write(db, s, { lazy: { b: 1 } }, "t2"), "io", /unavailable: PostgreSQL at .* did not answer in time \(.*statement timeout.*\)\. Nothing was written/);
+		});
+		assert.equal(await s.committedSeq("t2"), undefined);
+		assert.equal((await s.load()).seq, 1);
+	});
+});
+
 describe("PostgreSQL owner store: the password never shows", () => {
 	it("a wrong password is reported unavailable, with the URL but never the password", async () => {
 		const secret = "Sup3r-secret_pw";
