@@ -86,7 +86,8 @@ export async function startEmbeddedPostgres(): Promise<PgServer> {
 		password,
 		persistent: true,
 		createPostgresUser: userInfo().uid === 0,
-		initdbFlags: ["--no-sync", "--encoding=UTF8"],
+		// C locale: nothing to depend on in the machine's locales; UTF8 as State Flow requires.
+		initdbFlags: ["--no-sync", "--encoding=UTF8", "--locale=C"],
 		// Loopback TCP only; no Unix socket in a shared folder.
 		postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=50"],
 		onLog: (m: unknown) => void log.push(String(m)),

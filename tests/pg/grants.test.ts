@@ -1,8 +1,8 @@
 /**
- * The roles and grants of docs/shared-memory.md, on a real server: an app role with exactly the
- * locked-down grants reads and commits; a role that may only read is refused with a message
- * naming the missing privilege, and nothing is written. Needs a superuser to create roles, so
- * it always runs on an embedded server.
+ * What a database must offer (docs/shared-memory.md), on a real server: an app role with exactly
+ * the locked-down grants reads and commits; a role that may only read is refused with a message
+ * naming the missing privilege; a database not in UTF8 is refused before anything is created.
+ * Needs a superuser to create roles and databases, so it always runs on an embedded server.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -49,7 +49,7 @@ async function commitOne(db: PgDatabase, id: string): Promise<void> {
 	});
 }
 
-describe("PostgreSQL roles and grants", () => {
+describe("PostgreSQL database requirements", () => {
 	it("the documented locked-down grants are enough; a read-only role is refused by name, nothing written", async () => {
 		// The tables are created once by the administrator's role (first use of State Flow as that role).
 		const owner = new PgDatabase({ url: server.url, schema: "state_flow" });
@@ -89,6 +89,33 @@ describe("PostgreSQL roles and grants", () => {
 		} finally {
 			await app.close();
 			await reader.close();
+		}
+	});
+
+	it("a database in another encoding than UTF8 is refused and left untouched", async () => {
+		await admin(["CREATE DATABASE latin TEMPLATE template0 ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C'"]);
+		const u = new URL(server.url);
+		u.pathname = "/latin";
+		const db = new PgDatabase({ url: u.toString() });
+		try {
+			let caught: unknown;
+			try {
+				await db.store("cwd", "acme/api").load();
+			} catch (e) {
+				caught = e;
+			}
+			assert.ok(isStateError(caught), String(caught));
+			assert.match(caught.message, /database `latin` uses encoding LATIN1; State Flow needs UTF8/);
+		} finally {
+			await db.close();
+		}
+		const c = new pg.Client({ connectionString: u.toString() });
+		await c.connect();
+		try {
+			const schemas = await c.query("SELECT 1 FROM pg_namespace WHERE nspname = 'state_flow'");
+			assert.equal(schemas.rows.length, 0, "no schema was created");
+		} finally {
+			await c.end();
 		}
 	});
 });

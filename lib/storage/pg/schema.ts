@@ -78,6 +78,18 @@ async function versionOf(c: Queryable, s: string): Promise<number> {
 	}
 }
 
+/** Text must come back byte for byte: a database in another encoding would transcode or refuse it. */
+async function checkEncoding(c: Queryable): Promise<void> {
+	const r = await c.query("SELECT current_setting('server_encoding') AS e, current_database() AS d");
+	const row = r.rows[0] as { e: string; d: string } | undefined;
+	if (row !== undefined && row.e !== "UTF8") {
+		fail(
+			"io",
+			`database \`${row.d}\` uses encoding ${row.e}; State Flow needs UTF8 so that stored text comes back exactly as written. Use a database created with ENCODING 'UTF8'; nothing was written.`,
+		);
+	}
+}
+
 function refuseNewer(version: number, schema: string): void {
 	if (version > SCHEMA_VERSION) {
 		fail(
@@ -94,6 +106,7 @@ function refuseNewer(version: number, schema: string): void {
  */
 export async function ensureSchema(c: Queryable, schema: string): Promise<void> {
 	const s = checkSchemaName(schema);
+	await checkEncoding(c);
 	const seen = await versionOf(c, s);
 	refuseNewer(seen, schema);
 	if (seen === SCHEMA_VERSION) return;

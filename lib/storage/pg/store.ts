@@ -115,6 +115,7 @@ export class PgDatabase implements AtomicOwners {
 			s = new PgOwnerStore(this, kind, key, retention);
 			this.stores.set(id, s);
 		}
+		s.setRetention(retention);
 		return s;
 	}
 
@@ -332,9 +333,16 @@ export class PgOwnerStore implements OwnerStore {
 		readonly db: PgDatabase,
 		readonly kind: PgOwnerKind,
 		readonly key: string,
-		private readonly retention: number,
+		private retention: number,
 	) {
 		this.owner = kind;
+	}
+
+	/** A changed retention (the config was edited) applies from the next read on. */
+	setRetention(retention: number): void {
+		if (retention === this.retention) return;
+		this.retention = retention;
+		this.forget();
 	}
 
 	location(): OwnerLocation {
@@ -538,7 +546,7 @@ export class PgOwnerStore implements OwnerStore {
 		return this.refresh(c, true);
 	}
 
-	/** Inside the transaction, head locked: insert one record and move the head; false when the id is already stored. */
+	/** Inside the transaction, head locked: insert one record and move the head in one statement; false when the id is already stored. */
 	async insertLocked(c: pg.Client, h: OwnerHistory, record: TransitionRecord): Promise<boolean> {
 		if (record.seq !== h.seq + 1) fail("invalid_input", `${this.label}: record \`${record.id}\` has seq ${record.seq}, but the owner is at ${h.seq}; re-stage it on the current state`);
 		const body = recordLine(record);
@@ -546,8 +554,9 @@ export class PgOwnerStore implements OwnerStore {
 		let ins: pg.QueryResult;
 		try {
 			ins = await c.query({
+				// One round trip: the head moves only when the row went in (not when the id was already there).
 				name: "sf-insert",
-				text: `INSERT INTO ${t.transitions} (owner_id, seq, id, body, sum) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq`,
+				text: `WITH ins AS (INSERT INTO ${t.transitions} (owner_id, seq, id, body, sum) VALUES ($1, $2, $3, $4, $5) ON CONFLICT (owner_id, id) DO NOTHING RETURNING seq) UPDATE ${t.owners} o SET seq = ins.seq FROM ins WHERE o.owner_id = $1 RETURNING o.seq`,
 				values: [this.ownerId, record.seq, record.id, body, checksum(this.kind, this.key, record.seq, body)],
 			});
 		} catch (e) {
@@ -555,9 +564,7 @@ export class PgOwnerStore implements OwnerStore {
 			if (sqlStateOf(e) === UNIQUE_VIOLATION) this.db.damaged(this.kind, this.key, `a transition row with seq ${record.seq} exists beyond its head seq ${h.seq}`);
 			throw e;
 		}
-		if (ins.rows.length === 0) return false;
-		await c.query({ name: "sf-head-move", text: `UPDATE ${t.owners} SET seq = $2 WHERE owner_id = $1`, values: [this.ownerId, record.seq] });
-		return true;
+		return ins.rows.length > 0;
 	}
 
 	/** After COMMIT: the record is durable; apply it to the cached history. */
