@@ -195,17 +195,17 @@ export class PgDatabase implements AtomicOwners {
 		const detail = this.scrub(`${e instanceof Error ? e.message : String(e)}${code && !/^E[A-Z]+$/.test(code) ? ` [SQLSTATE ${code}]` : ""}`);
 		if (connectionLost(e)) this.drop();
 		if (code === LOCK_NOT_AVAILABLE) {
-			return stateError("busy", `${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`);
+			return new StateError("busy", `${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`);
 		}
 		if (code === INSUFFICIENT_PRIVILEGE) {
-			return stateError(
+			return new StateError(
 				"io",
 				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
 			);
 		}
 		const what =
 			code === QUERY_CANCELED ? "did not answer in time" : code === "28P01" || code === "28000" ? "refused the credentials" : code === "3D000" ? "has no such database" : "cannot be reached";
-		return stateError(
+		return new StateError(
 			"io",
 			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
 		);
@@ -301,17 +301,13 @@ export class PgDatabase implements AtomicOwners {
 		} catch {
 			fail(
 				"io",
-				`${label}: the connection was lost while committing transition \`${id}\`, and PostgreSQL at ${this.shownUrl} cannot be reached now to tell whether it committed; it is either wholly there or wholly absent, and the next read shows which. (${lost.message})`,
+				`${label}: the connection was lost while committing transition \`${id}\`, and PostgreSQL at ${this.shownUrl} could not be asked whether it committed; it is either wholly there or wholly absent, and the next read shows which. (${lost.message})`,
 			);
 		}
 		if (seq === undefined) {
 			fail("io", `${label}: the connection was lost while committing transition \`${id}\`; it was NOT committed (checked after reconnecting) and nothing was written. Retry the change.`);
 		}
 	}
-}
-
-function stateError(code: "io" | "busy", message: string): StateError {
-	return new StateError(code, message);
 }
 
 interface Row {
