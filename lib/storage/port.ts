@@ -1,0 +1,111 @@
+/**
+ * The owner-store port: what the engine, the host and the CLI need from a place that keeps
+ * one owner's transitions. The file store (Global, CWD), the Session store and the PostgreSQL
+ * store each implement it, so a backend is added without touching the layers above.
+ *
+ * Everything is asynchronous at this boundary (a database answers over the network), and
+ * every method either returns a consistent answer or throws a `StateError` whose message says
+ * what to do: `corrupt` for damage (never reset), `io` for an owner that cannot be reached,
+ * `busy` for a lock that was not obtained in time.
+ *
+ * Histories returned by `load` are owned by the store: callers read them and must not mutate
+ * them. A successful `commit` applies the record to the store's history itself, so the next
+ * `load` (and any snapshot still held, which is the same object) already includes it.
+ */
+import type { Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
+
+/** Where an owner lives, for `/state`, `state-flow show`, journals and messages. Never holds a secret. */
+export type OwnerLocation =
+	| { backend: "file"; owner: Owner; path: string }
+	| { backend: "session"; owner: "session"; sessionId: string }
+	| {
+			backend: "postgres";
+			owner: Owner;
+			/** The database URL without its password. */
+			url: string;
+			/** The PostgreSQL schema holding State Flow's tables. */
+			schema: string;
+			/** `cwd` owners are keyed by project id, `global` owners by user. */
+			kind: "cwd" | "global";
+			key: string;
+	  };
+
+/** One string that names an owner's storage uniquely (journal parts, caches, equality). */
+export function locationKey(l: OwnerLocation): string {
+	switch (l.backend) {
+		case "file":
+			return `file:${l.owner}:${l.path}`;
+		case "session":
+			return `session:${l.sessionId}`;
+		case "postgres":
+			return `postgres:${l.url}:${l.schema}:${l.kind}:${l.key}`;
+	}
+}
+
+/**
+ * The outcome of committing one staged record at an expected seq.
+ * - `committed`: the record is durable at `seq` and applied to the store's history.
+ * - `already`: a transition with the record's id is already stored for this owner (at
+ *   `seq`), so nothing was written: a roll-forward or a retry after a lost answer is a no-op.
+ * - `conflict`: the owner moved on (another writer committed first); nothing was written.
+ *   The caller reloads, re-stages on the current state and tries again.
+ */
+export type CommitOutcome = { kind: "committed"; seq: number } | { kind: "already"; seq: number } | { kind: "conflict"; seq: number };
+
+/** What `/state` and `state-flow show` say about one owner. */
+export interface OwnerStoreStatus {
+	location: OwnerLocation;
+	/** The owner has been written (a never-written owner exists nowhere yet). */
+	exists: boolean;
+	seq: number;
+	/** Retained transitions (the tail). */
+	retained: number;
+	/** State size as counted by the limits (`stateBytes`). */
+	bytes: number;
+	/** Set when the owner cannot be read now (damage or unreachable); says what to do. */
+	error?: string;
+}
+
+export interface OwnerStore {
+	readonly owner: Owner;
+	location(): OwnerLocation;
+	/**
+	 * The current history (warm reads cost one freshness check). Never creates anything:
+	 * a never-written owner reads as an empty history at seq 0.
+	 */
+	load(): Promise<OwnerHistory>;
+	/**
+	 * Make `record` durable if the owner is still at `expectedSeq` (then `record.seq` must be
+	 * `expectedSeq + 1`) and no transition with `record.id` is stored for it yet.
+	 */
+	commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome>;
+	/**
+	 * Seq of the stored transition with this id, if the owner holds it. PostgreSQL keeps every
+	 * id for the owner's life; the file and Session stores can tell only while the record is
+	 * still in their log (callers then compare seqs, as the journal's roll-forward does).
+	 */
+	committedSeq(id: string): Promise<number | undefined>;
+	status(): Promise<OwnerStoreStatus>;
+	/** Release connections and handles; the store may be used again afterwards (it reopens). */
+	close(): Promise<void>;
+}
+
+/**
+ * The records one locked staging produced: `records[i]` is the record for `stores[i]`, or
+ * undefined when that owner does not change. `value` is handed back to the caller as is.
+ */
+export interface LockedStage<T> {
+	records: ReadonlyArray<TransitionRecord | undefined>;
+	value: T;
+}
+
+/**
+ * Several owners of one backend that commit in one atomic step (one SQL transaction, or the
+ * file locks taken in the fixed owner order). `stage` runs while the owners are held, on
+ * their current histories, so it re-stages on the latest state and no update is lost;
+ * whatever it returns is made durable all together or not at all. A record whose id the
+ * owner already holds is skipped (idempotent by transition id).
+ */
+export interface AtomicOwners {
+	commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T>;
+}
