@@ -93,6 +93,29 @@ describe("file-backed sessions", () => {
 		}
 	});
 
+	it("declare both tools again when a session that ran Off is resumed and set Active", async (t) => {
+		const d = dirs(t);
+		const first = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.create(d.cwd, d.sessionDir) });
+		try {
+			await first.command("/state off");
+			await first.prompt("quiet", [{ text: "ok" }]);
+			assert.deepEqual(first.seen[0]?.tools.map((x) => x.name), []);
+		} finally {
+			first.dispose();
+		}
+		const resumed = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) });
+		try {
+			await resumed.prompt("still off", [{ text: "ok" }]);
+			assert.deepEqual(resumed.seen[0]?.tools.map((x) => x.name), []);
+			await resumed.command("/state active");
+			await resumed.prompt("write", [{ calls: [{ id: "w", name: "patch_state", args: { session: { tactics: { back: true } } } }] }, { text: "ok" }]);
+			assert.deepEqual(resumed.seen[1]?.tools.map((x) => x.name).sort(), ["patch_state", "read_state"]);
+			assert.equal(resumed.results().w?.isError, false, resumed.results().w?.text);
+		} finally {
+			resumed.dispose();
+		}
+	});
+
 	it("follow /tree navigation to the state of the branch", async (t) => {
 		const d = dirs(t);
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
