@@ -44,7 +44,7 @@ async function firstSession(d: Dirs): Promise<string> {
 /** In a restored session: the selection is back and the Session value reads back. */
 async function assertRestored(flow: Flow): Promise<void> {
 	const status = await flow.command("/state");
-	assert.match(status.join("\n"), /State Flow: passive session \(flat interface; from this session's \/state choice\)/);
+	assert.match(status.join("\n"), /^passive session — flat interface, from this session's \/state choice$/m);
 	await flow.prompt("what next", [{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.next" } }] }, { text: "ok" }]);
 	assert.equal(flow.results().r?.text, '"kept"');
 	const tool = flow.seen[0]?.tools.find((t) => t.name === "patch_state");
@@ -128,7 +128,7 @@ describe("file-backed sessions", () => {
 			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { session: { tactics: { v: 2 } } } }] }, { text: "ok" }]);
 			await flow.harness.session.navigateTree(fork, { summarize: false });
 			const status = await flow.command("/state");
-			assert.match(status.join("\n"), /State Flow: active cwd\+session/);
+			assert.match(status.join("\n"), /^active cwd\+session — /m);
 			await flow.prompt("read", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.tactics.v" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r?.text, "1");
 		} finally {
