@@ -49,6 +49,8 @@ function children(v: Json): Array<[string, Json]> {
 	return [];
 }
 
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
 export const pathKey = (path: readonly string[]): string => JSON.stringify(path);
 
 function keyLabel(parent: Json, key: string): string {
@@ -67,7 +69,7 @@ export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): Tree
 		const open = expanded.has(pathKey(path));
 		const isBranch = kids.length > 0;
 		const catalog = path[0] === "lazy" && path.length === 2;
-		const note = isBranch && !(catalog && !open) ? `${kids.length} ${Array.isArray(value) ? "items" : "keys"}` : preview(value);
+		const note = isBranch && !(catalog && !open) ? count(kids.length, Array.isArray(value) ? "item" : "key") : preview(value);
 		rows.push({ path, depth, label, branch: isBranch, expanded: open && isBranch, bytes: bytesOf(value), note });
 		if (open) for (const [k, v] of kids) walk(v, [...path, k], depth + 1, keyLabel(value, k));
 	};
@@ -75,7 +77,7 @@ export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): Tree
 		const value = state[plane] as Json;
 		const kids = children(value);
 		const open = expanded.has(pathKey([plane]));
-		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: `${kids.length} keys` });
+		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: count(kids.length, "key") });
 		if (open) for (const [k, v] of kids) walk(v, [plane, k], 1, keyLabel(value, k));
 	}
 	return rows;
@@ -112,9 +114,13 @@ export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 		const before = valueAt(record.undo, leaf.plane, leaf.path);
 		const after = valueAt(record.patch, leaf.plane, leaf.path);
 		const room = Math.max(8, width - where.length - 4);
-		if (before !== undefined && before !== null) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
-		if (after !== undefined && after !== null) out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
-		else out.push({ sign: "-", text: `${where} (deleted)` });
+		const had = before !== undefined && before !== null;
+		if (after === undefined || after === null) {
+			out.push({ sign: "-", text: had ? `${where}: ${preview(before, room - 10)} (deleted)` : `${where} (deleted)` });
+			continue;
+		}
+		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
+		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
 	}
 	for (const c of record.cascades) out.push({ sign: "!", text: `cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)` });
 	return out;

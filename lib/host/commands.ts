@@ -19,15 +19,15 @@ import { allOwnerSelections, describeSelection } from "./selection.js";
 
 export const USAGE = [
 	"Usage:",
-	"  /state                         status: mode, owners, stores, sizes, retention",
-	"  /state active|passive|off      set this session's mode",
-	"  /state owners <list>           set this session's owners, e.g. cwd,session",
-	"  /state show [owner]            print the state of one owner (default: the wanted owners)",
-	"  /state history [owner] [--full] list retained transitions: who, when, what",
-	"  /state undo [owner]            revert the latest transition as a new transition",
-	"  /state default <mode>          set the default mode in the config file",
-	"  /state default owners <list>   set the default owners in the config file",
-	"  /state browse                  browse owners, planes and history (keyboard)",
+	"  /state                        status: mode, owners, stores, retention",
+	"  /state active|passive|off     set this session's mode",
+	"  /state owners <list>          set this session's owners, e.g. cwd,session",
+	"  /state show [owner]           the state of an owner (default: wanted ones)",
+	"  /state history [owner] [--full]  retained transitions: who, when, what",
+	"  /state undo [owner]           revert the latest transition (a new one)",
+	"  /state browse                 browse owners, planes and history",
+	"  /state default <mode>         set the default mode in the config file",
+	"  /state default owners <list>  set the default owners in the config file",
 ].join("\n");
 
 const SUBCOMMANDS: AutocompleteItem[] = [
@@ -189,6 +189,7 @@ export async function commitUndo(host: StateFlowHost, plan: UndoPlan, ctx: Exten
 		exact: true,
 		prepare: (p, histories) => compile(p, histories),
 	});
-	if (outcome.noop) return `transition ${plan.id} is already undone; nothing changed.`;
-	return `reverted ${plan.id} (${plan.owners.join("+")}) as transition ${outcome.transitionId}.`;
+	const short = (id: string) => id.slice(0, 8);
+	if (outcome.noop) return `transition ${short(plan.id)} is already undone; nothing changed.`;
+	return `reverted ${short(plan.id)} (${plan.owners.join("+")}) as transition ${short(outcome.transitionId)}.`;
 }

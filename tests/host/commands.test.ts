@@ -10,7 +10,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
-import { type Flow, startFlow } from "./fixture.js";
+import { OUTPUT_TYPE } from "../../lib/host/output.js";
+import { type Flow, startFlow, userTexts } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -50,6 +51,27 @@ describe("/state", () => {
 			const [history] = await flow.command("/state history cwd");
 			assert.match(history ?? "", /^  #2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
 			assert.match(history ?? "", /^  #1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+		} finally {
+			flow.dispose();
+		}
+	});
+
+	it("keeps output in the chat as State Flow messages; given mid-run it waits for the run's end and never reaches the model", async () => {
+		const flow = await withWrites();
+		try {
+			await flow.prompt("busy", [{ text: "ok", before: async () => void (await flow.command("/state history")) }]);
+			const requests = flow.seen.length;
+			const messages = flow.harness.session.messages;
+			const isOutput = (m: (typeof messages)[number]) => m.role === "custom" && m.customType === OUTPUT_TYPE;
+			// Delivered right after agent_end, once pi is idle (a timer pi's run does not wait for).
+			for (const deadline = Date.now() + 5000; !messages.some(isOutput) && Date.now() < deadline; ) await new Promise((r) => setImmediate(r));
+			const shown = messages.findIndex(isOutput);
+			const answer = messages.findIndex((m) => m.role === "assistant" && m.content.some((c) => c.type === "text" && c.text === "ok") && m.timestamp > 0);
+			assert.ok(shown > answer && answer >= 0, `output after the run's answer (output ${shown}, answer ${answer})`);
+			await flow.command("/state");
+			await flow.prompt("next", [{ text: "ok" }]);
+			assert.equal(flow.seen.length, requests + 1, "no extra model turn");
+			assert.ok(userTexts(flow.seen.at(-1) as NonNullable<Flow["seen"][number]>).every((t) => !t.includes("retained of") && !t.includes("stores:")));
 		} finally {
 			flow.dispose();
 		}
