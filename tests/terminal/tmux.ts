@@ -31,6 +31,11 @@ export class Pane {
 
 	/** Start the pane with a command; the pane stays (dead) after the command exits. */
 	start(argv: string[]): void {
+		try {
+			execFileSync("tmux", ["-V"], { stdio: "ignore" });
+		} catch {
+			throw new Error("terminal: tmux is not installed; install it (Debian: apt-get install tmux; .ci/run does this).");
+		}
 		this.#tmux("new-session", "-d", "-s", "e2e", "-x", String(this.opts.cols), "-y", String(this.opts.rows), this.#shell(argv));
 		this.#tmux("set-option", "-t", "e2e", "remain-on-exit", "on");
 		this.#tmux("set-option", "-t", "e2e", "history-limit", "5000");
