@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type Component, visibleWidth } from "@mariozechner/pi-tui";
 import {
 	readLocators,
 	renderPatchCall,
@@ -183,4 +184,26 @@ describe("renderReadResult", () => {
 		assert.deepEqual(draw(c), ["`cwd` is not a wanted owner; read `session.…` instead."]);
 		assert.ok(raw(c).includes(code("error")));
 	});
+});
+
+describe("every renderer at 80 and 120 columns", () => {
+	const longArgs = { cwd: { tactics: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`step_${i}_${"x".repeat(20)}`, i])) }, session: { lazy: { "notes/a very long key name.md": "y" } } };
+	const readText = JSON.stringify({ tactics: Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, "v".repeat(150)])) }, null, 2);
+	const cases: Array<[string, (expanded: boolean) => Component]> = [
+		["patch_state call", (expanded) => renderPatchCall(longArgs, theme, { expanded })],
+		["patch_state result", (expanded) => renderPatchResult({ content: text("Committed."), details: patchDetails }, { expanded, isPartial: false }, theme, { isError: false })],
+		["read_state call", (expanded) => renderReadCall({ paths: ["tactics", "lazy.plan", "cwd.intents.ship", "strategy", "artifacts"] }, theme, { expanded })],
+		["read_state result", (expanded) => renderReadResult({ content: text(readText), details: { canonical: ["cwd.tactics"] } }, { expanded, isPartial: false }, theme, { isError: false })],
+	];
+	for (const [name, make] of cases) {
+		it(`${name} fits, collapsed and expanded`, () => {
+			for (const width of [80, 120]) {
+				for (const expanded of [false, true]) {
+					const lines = make(expanded).render(width);
+					assert.ok(lines.length > 0);
+					for (const l of lines) assert.ok(visibleWidth(l) <= width, `${name} ${width} ${expanded}: ${JSON.stringify(plain(l))}`);
+				}
+			}
+		});
+	}
 });
