@@ -54,10 +54,24 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			assert.match(screen, /patch_state cwd\.tactics\.alpha/);
 			assert.deepEqual(lastTools(), ["patch_state", "read_state"]);
 		});
+		await step("Ctrl+O expands the tool view with each changed path once", async () => {
+			pane.press("C-o");
+			const screen = await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}-[0-9a-f]{4}/, false);
+			assert.equal(screen.split("\n").filter((l) => l.includes("/cwd/tactics/alpha")).length, 1, screen);
+			pane.press("C-o");
+			await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}\s*$/m, false);
+		});
 		await step("/state shows the status in the chat", async () => {
 			await submit("/state");
 			const screen = await wait("State Flow · status");
 			assert.match(screen, /cwd\s+wanted\s+\d+ B, 1 transition, 1 retained/);
+		});
+		await step("/state history fits 80 columns (short id, local time, short call id); the status above stays", async () => {
+			await submit("/state history");
+			const screen = await wait(/State Flow · history[\s\S]*full ids and times/);
+			assert.match(screen, /^ {3}#1 [0-9a-f]{4,} \d\d:\d\d:\d\d model call_01scri… tactics\.alpha\s*$/m);
+			// The earlier output is still there as it was shown, not merged into or replaced by this one.
+			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
 		});
 		await step("/state browse opens the browser on the state tab", async () => {
 			await submit("/state browse");
