@@ -51,6 +51,10 @@ describe("/state", () => {
 			const [history] = await flow.command("/state history cwd");
 			assert.match(history ?? "", /^  #2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
 			assert.match(history ?? "", /^  #1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+			const [full] = await flow.command("/state history cwd --full");
+			assert.match(full ?? "", /^  #2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
+			const [bad] = await flow.command("/state history cwd session");
+			assert.match(bad ?? "", /`history` takes at most one owner/);
 		} finally {
 			flow.dispose();
 		}

@@ -10,7 +10,8 @@ import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from 
 import type { Component } from "@mariozechner/pi-tui";
 import { createStateFlow } from "../../lib/index.js";
 import { diffLines, treeRows } from "../../lib/host/browser-model.js";
-import { OUTPUT_TYPE, type OutputDetails, outputRenderer } from "../../lib/host/output.js";
+import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
+import { shownOutput } from "../helpers/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { draw, theme, widest } from "../helpers/render-theme.js";
 import { fauxSession, startFlow } from "./fixture.js";
@@ -89,8 +90,7 @@ async function browsing(t: Parameters<typeof tempDir>[0]) {
 			},
 		};
 	};
-	const outputs = () =>
-		session.messages.flatMap((m) => (m.role === "custom" && m.customType === OUTPUT_TYPE ? [{ text: String(m.content), details: m.details as OutputDetails }] : []));
+	const outputs = () => shownOutput(session.messages);
 	return { session, faux, open, outputs, notes };
 }
 
@@ -154,6 +154,21 @@ describe("/state browse", () => {
 		assert.match(text, /› #3 03aa .* \/state undo cwd,session tactics\.first/);
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		await b.close();
+	});
+
+	it("falls back to text when the UI has no custom components (RPC mode)", async (t) => {
+		const cwd = tempDir(t, "state-flow-cwd-");
+		const agentDir = tempDir(t, "state-flow-agent-");
+		const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+		const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, extensionFactories: [createStateFlow({ agentDir })], noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true });
+		await resourceLoader.reload();
+		// pi's RPC mode: hasUI is true, but `custom` resolves at once without building anything.
+		const rpcUi = new Proxy({ custom: async () => undefined } as Partial<ExtensionUIContext>, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
+		const { session } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, uiContext: rpcUi });
+		await session.prompt("/state browse");
+		const shown = shownOutput(session.messages);
+		assert.deepEqual(shown.map((m) => m.details.title), ["browse"]);
+		assert.match(shown[0]?.text ?? "", /^active cwd\+session — scoped interface[\s\S]*cwd: 0 retained of 0 transitions/);
 	});
 
 	it("falls back to text without an interactive UI", async () => {
