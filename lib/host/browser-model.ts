@@ -8,7 +8,7 @@ import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../core/types.js";
 import { PLANES } from "../core/types.js";
-import { clipText, size } from "./command-text.js";
+import { clipText } from "./command-text.js";
 
 /** One owner as the browser sees it. */
 export interface OwnerView {
@@ -39,8 +39,10 @@ export function bytesOf(v: Json | undefined): number {
 
 /** A one-line preview of a value: strings without quotes when they are one line. */
 export function preview(v: Json, width = 48): string {
-	if (typeof v === "string") return clipText(v.split("\n")[0] ?? "", width) + (v.includes("\n") && v.split("\n")[0]!.length <= width ? "…" : "");
-	return clipText(JSON.stringify(v), width);
+	if (typeof v !== "string") return clipText(JSON.stringify(v), width);
+	const first = v.split("\n")[0] ?? "";
+	// A clipped line already ends in "…"; a whole first line of a longer text gets one.
+	return first.length > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
 }
 
 function children(v: Json): Array<[string, Json]> {
@@ -125,6 +127,3 @@ export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 	for (const c of record.cascades) out.push({ sign: "!", text: `cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)` });
 	return out;
 }
-
-/** `1.2 KB`-style size (shared with the command text). */
-export { size };

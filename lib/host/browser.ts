@@ -160,8 +160,8 @@ export class StateBrowser implements Component {
 				this.#views
 					.map((v) => {
 						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
-						const size = typeof v.history === "string" ? "unreadable" : storeSummary(v.history).split(",")[0];
-						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${size}${v.wanted ? "" : " (not wanted)"}`);
+						const bytes = typeof v.history === "string" ? "unreadable" : storeSummary(v.history).split(",")[0];
+						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
 					})
 					.join("  "),
 			),
