@@ -8,6 +8,7 @@ import { type ExtensionAPI, type ExtensionFactory, getAgentDir } from "@mariozec
 import { readConfig } from "./storage/config.js";
 import { registerStateCommand } from "./host/commands.js";
 import { registerEvents } from "./host/events.js";
+import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/output.js";
 import { MODE_FLAG, OWNERS_FLAG, StateFlowHost, type StateFlowOptions } from "./host/runtime.js";
 import { resolveSelection, shapeOf } from "./host/selection.js";
 import { registerPatchTool, registerReadTool } from "./host/tools.js";
@@ -30,8 +31,10 @@ export function createStateFlow(options: Partial<StateFlowOptions> = {}): Extens
 		const shape = shapeOf(resolveSelection(host.config).owners);
 		registerReadTool(host, shape);
 		registerPatchTool(host, shape);
-		registerStateCommand(host);
-		registerEvents(host);
+		const output = new CommandOutput(pi, options.notify);
+		pi.registerMessageRenderer(OUTPUT_TYPE, outputRenderer);
+		registerStateCommand(host, output);
+		registerEvents(host, output);
 	};
 }
 

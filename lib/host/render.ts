@@ -148,7 +148,7 @@ function renderError(result: RenderableResult, expanded: boolean, theme: RenderT
 
 /**
  * `renderResult` for `patch_state`: `✓ cwd · 2 changed · <id>` plus changed paths, cascades,
- * missing deletions and dangling references; expanded shows every item and the model-facing text.
+ * missing deletions and dangling references; expanded shows every item (each once) and the full id.
  */
 export function renderPatchResult(
 	result: RenderableResult,
@@ -182,10 +182,8 @@ export function renderPatchResult(
 	const artifacts = artifactLines(d.artifacts);
 	if (artifacts.length > 0) lines.push(theme.fg("muted", "artifacts:"), ...list(artifacts, options.expanded, theme, "muted"));
 	lines.push(...noticeLines(d.notices, theme));
-	if (options.expanded) {
-		const text = resultText(result);
-		if (text !== "") lines.push("", theme.fg("toolOutput", text));
-	}
+	// The model-facing text says the same in prose (changed, cascaded, …): expanded shows every
+	// item above once instead of repeating each path.
 	return new Text(lines.join("\n"), 0, 0);
 }
 

@@ -1,7 +1,7 @@
 /**
  * The per-session host state: selection layers, the stores, admission, what is registered and
- * what was deactivated for Off, and the current run. One object owns every decision that
- * depends on "what is the selection now", so events, tools and commands cannot disagree.
+ * the current run. One object owns every decision that depends on "what is the selection
+ * now", so events, tools and commands cannot disagree.
  * A selection or identity change always bumps the admission epoch at once.
  */
 import { join } from "node:path";
@@ -73,8 +73,6 @@ export class StateFlowHost {
 	stores: Stores | undefined;
 	/** Shape of the `patch_state` declaration currently registered. */
 	registeredShape: Shape | undefined;
-	/** State Flow tools this extension deactivated for Off (only these are re-activated). */
-	readonly deactivated = new Set<string>();
 	run: RunState | undefined;
 	/** Where the next bounded stale-artifact check (head or tool call) starts; walks the tracked artifacts over checks. */
 	staleCursor = 0;
@@ -219,24 +217,20 @@ export class StateFlowHost {
 	}
 
 	/**
-	 * Make the tools' active state match the mode: Off deactivates whichever State Flow tools
-	 * are active (and remembers them); On re-activates only those. Other tools and the host's
-	 * allowlist are left alone.
+	 * Make the tools' active state match the mode, whatever the host restored or another
+	 * extension changed: Active/Passive ⇒ both tools active, Off ⇒ neither. pi 1.6 re-applies
+	 * the tool set recorded in the session file on resume and `/tree` (before `session_start`),
+	 * so remembering what this process deactivated is not enough. Other tools are left alone;
+	 * a host allowlist that excludes our tools wins (pi does not register excluded tools).
 	 */
 	applyActivation(mode: Mode = this.selection().mode): void {
 		const active = this.pi.getActiveTools();
-		if (mode === "off") {
-			const ours = active.filter((n) => isOneOf(TOOL_NAMES, n));
-			if (ours.length === 0) return;
-			for (const n of ours) this.deactivated.add(n);
-			this.pi.setActiveTools(active.filter((n) => !isOneOf(TOOL_NAMES, n)));
-			return;
-		}
-		if (this.deactivated.size === 0) return;
-		const known = new Set(this.pi.getAllTools().map((t) => t.name));
-		const restore = [...this.deactivated].filter((n) => known.has(n) && !active.includes(n));
-		this.deactivated.clear();
-		if (restore.length > 0) this.pi.setActiveTools([...active, ...restore]);
+		const ours = (n: string) => isOneOf(TOOL_NAMES, n);
+		const registered = new Set(this.pi.getAllTools().map((t) => t.name));
+		const want = mode === "off" ? [] : TOOL_NAMES.filter((n) => registered.has(n));
+		const have = active.filter(ours);
+		if (have.length === want.length && want.every((n) => have.includes(n))) return;
+		this.pi.setActiveTools([...active.filter((n) => !ours(n)), ...want]);
 	}
 
 	/** Show a message to the user (and to the injected tap); never throws, even with a stale context. */

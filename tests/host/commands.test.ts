@@ -10,8 +10,9 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
+import { OUTPUT_TYPE } from "../../lib/host/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { type Flow, withFlow } from "./fixture.js";
+import { type Flow, userTexts, withFlow } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -34,10 +35,10 @@ describe("/state", () => {
 		await withWrites(async (flow) => {
 			const [status] = await flow.command("/state");
 			assert.ok(status);
-			assert.match(status, /State Flow: active cwd\+session \(scoped interface; from defaults and config\)/);
+			assert.match(status, /^active cwd\+session — scoped interface, from defaults and config$/m);
 			assert.match(status, /global\s+not wanted\s+empty/);
 			assert.match(status, /cwd\s+wanted\s+\d+(\.\d)? (B|KB), 2 transitions, 2 retained/);
-			assert.match(status, /session\s+wanted\s+empty — memory only/);
+			assert.match(status, /session\s+wanted\s+empty\n\s+memory only/);
 			assert.match(status, /retention: 20 transitions per owner/);
 		});
 	});
@@ -47,8 +48,30 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /#2 t-0002 2026-11-30T09:00:\d\d\.000Z by model tool call call-b: tactics\.t/);
-			assert.match(history ?? "", /#1 t-0001 .* by model tool call call-a: intents\.i, tactics\.t/);
+			assert.match(history ?? "", /^  #2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
+			assert.match(history ?? "", /^  #1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+			const [full] = await flow.command("/state history cwd --full");
+			assert.match(full ?? "", /^  #2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
+			const [bad] = await flow.command("/state history cwd session");
+			assert.match(bad ?? "", /`history` takes at most one owner/);
+		});
+	});
+
+	it("keeps output in the chat as State Flow messages; given mid-run it waits for the run's end and never reaches the model", async () => {
+		await withWrites(async (flow) => {
+			await flow.prompt("busy", [{ text: "ok", before: async () => void (await flow.command("/state history")) }]);
+			const requests = flow.seen.length;
+			const messages = flow.harness.session.messages;
+			const isOutput = (m: (typeof messages)[number]) => m.role === "custom" && m.customType === OUTPUT_TYPE;
+			// Delivered right after agent_end, once pi is idle (a timer pi's run does not wait for).
+			for (const deadline = Date.now() + 5000; !messages.some(isOutput) && Date.now() < deadline; ) await new Promise((r) => setImmediate(r));
+			const shown = messages.findIndex(isOutput);
+			const answer = messages.findIndex((m) => m.role === "assistant" && m.content.some((c) => c.type === "text" && c.text === "ok") && m.timestamp > 0);
+			assert.ok(shown > answer && answer >= 0, `output after the run's answer (output ${shown}, answer ${answer})`);
+			await flow.command("/state");
+			await flow.prompt("next", [{ text: "ok" }]);
+			assert.equal(flow.seen.length, requests + 1, "no extra model turn");
+			assert.ok(userTexts(flow.seen.at(-1) as NonNullable<Flow["seen"][number]>).every((t) => !t.includes("retained of") && !t.includes("stores:")));
 		});
 	});
 
@@ -59,7 +82,7 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /#3 t-0003 .* by user command \/state undo cwd/);
+			assert.match(history ?? "", /^  #3 t-0003 \d\d:\d\d:\d\d \/state undo cwd tactics\.t$/m);
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});
@@ -191,7 +214,7 @@ describe("flags", () => {
 				runtime.flagValues.set("state-mode", "passive");
 				runtime.flagValues.set("state-owners", "global,session");
 				await flow.harness.session.reload();
-				assert.match((await flow.command("/state"))[0] as string, /passive global\+session \(scoped interface; from CLI flags\)/);
+				assert.match((await flow.command("/state"))[0] as string, /passive global\+session — scoped interface, from CLI flags/);
 				await flow.command("/state active");
 				assert.match((await flow.command("/state"))[0] as string, /active global\+session .*this session's \/state choice/);
 			});
@@ -207,7 +230,7 @@ describe("flags", () => {
 			runtime.flagValues.set("state-owners", "cwd");
 			await flow.harness.session.reload();
 			assert.ok(flow.notes.some((n) => /--state-mode "loud" is not a mode/.test(n)));
-			assert.match((await flow.command("/state"))[0] as string, /active cwd \(flat interface/);
+			assert.match((await flow.command("/state"))[0] as string, /active cwd — flat interface/);
 		});
 	});
 });

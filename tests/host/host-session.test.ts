@@ -14,6 +14,7 @@ import { createStateFlow } from "../../lib/index.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { fauxSession } from "./fixture.js";
+import { shownOutput } from "../helpers/output.js";
 
 /** What a recording interactive UI saw: status lines, notifications, and any dialog State Flow opened. */
 interface UiLog {
@@ -148,8 +149,11 @@ describe("with an interactive UI", () => {
 			"state: off cwd",
 			"state: active cwd",
 		]);
-		const bad = log.notes.find((n) => n.message.includes("nobody"));
-		assert.equal(bad?.level, "warning");
-		assert.match(bad?.message ?? "", /owners\[0\].*use `global`, `cwd` or `session`[\s\S]*Usage:/);
+		// Multi-line output (status, usage) is a State Flow message in the chat, not a notice.
+		assert.ok(!log.notes.some((n) => n.message.includes("nobody")));
+		const shown = shownOutput(s.session.messages);
+		const bad = shown.find((m) => m.text.includes("nobody"));
+		assert.equal(bad?.details.level, "warning");
+		assert.match(bad?.text ?? "", /owners\[0\].*use `global`, `cwd` or `session`[\s\S]*Usage:/);
 	});
 });

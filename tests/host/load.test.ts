@@ -78,7 +78,7 @@ describe("loading from the package manifest (`pi -e <path>`, issue 4)", () => {
 		assert.equal(ext.extensions.length, 1);
 		const [loaded] = ext.extensions;
 		assert.ok(loaded);
-		assert.equal(loaded.resolvedPath, join(ROOT, "dist/lib/index.js"), "the entry comes from package.json `pi.extensions`");
+		assert.equal(loaded.resolvedPath, join(ROOT, "extensions/state-flow/index.js"), "the entry comes from package.json `pi.extensions`");
 		assert.deepEqual([...loaded.tools.keys()].sort(), ["patch_state", "read_state"]);
 		assert.ok(loaded.commands.has("state"));
 		assert.deepEqual([...loaded.flags.keys()].sort(), ["state-mode", "state-owners"]);

@@ -26,7 +26,7 @@ async function firstSession(d: FlowDirs): Promise<string> {
 /** In a restored session: the selection is back and the Session value reads back. */
 async function assertRestored(flow: Flow): Promise<void> {
 	const status = await flow.command("/state");
-	assert.match(status.join("\n"), /State Flow: passive session \(flat interface; from this session's \/state choice\)/);
+	assert.match(status.join("\n"), /^passive session — flat interface, from this session's \/state choice$/m);
 	await flow.prompt("what next", [{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.next" } }] }, { text: "ok" }]);
 	assert.equal(flow.results().r?.text, '"kept"');
 	const tool = flow.seen[0]?.tools.find((t) => t.name === "patch_state");
@@ -63,6 +63,29 @@ describe("file-backed sessions", () => {
 		});
 	});
 
+	it("declare both tools again when a session that ran Off is resumed and set Active", async (t) => {
+		const d = dirs(t);
+		const first = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.create(d.cwd, d.sessionDir) });
+		try {
+			await first.command("/state off");
+			await first.prompt("quiet", [{ text: "ok" }]);
+			assert.deepEqual(first.seen[0]?.tools.map((x) => x.name), []);
+		} finally {
+			first.dispose();
+		}
+		const resumed = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) });
+		try {
+			await resumed.prompt("still off", [{ text: "ok" }]);
+			assert.deepEqual(resumed.seen[0]?.tools.map((x) => x.name), []);
+			await resumed.command("/state active");
+			await resumed.prompt("write", [{ calls: [{ id: "w", name: "patch_state", args: { session: { tactics: { back: true } } } }] }, { text: "ok" }]);
+			assert.deepEqual(resumed.seen[1]?.tools.map((x) => x.name).sort(), ["patch_state", "read_state"]);
+			assert.equal(resumed.results().w?.isError, false, resumed.results().w?.text);
+		} finally {
+			resumed.dispose();
+		}
+	});
+
 	it("follow /tree navigation to the state of the branch", async (t) => {
 		const d = flowDirs(t, "state-flow-persist-");
 		const sm = SessionManager.create(d.cwd, d.sessionDir);
@@ -74,7 +97,7 @@ describe("file-backed sessions", () => {
 			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { session: { tactics: { v: 2 } } } }] }, { text: "ok" }]);
 			await flow.harness.session.navigateTree(fork, { summarize: false });
 			const status = await flow.command("/state");
-			assert.match(status.join("\n"), /State Flow: active cwd\+session/);
+			assert.match(status.join("\n"), /^active cwd\+session — /m);
 			await flow.prompt("read", [{ calls: [{ id: "r", name: "read_state", args: { path: "session.tactics.v" } }] }, { text: "ok" }]);
 			assert.equal(flow.results().r?.text, "1");
 		});

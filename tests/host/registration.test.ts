@@ -1,7 +1,8 @@
 /**
  * Real SDK: `patch_state` is re-registered only when the shape changes (flat ↔ scoped), the new
  * declaration reaches the model from the next run, Off withdraws both tools and every
- * injection without touching data, and On re-activates only what State Flow deactivated.
+ * injection without touching data, and the active tool set always follows the mode, whatever
+ * another extension or the host restored.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -87,17 +88,31 @@ describe("off", () => {
 		});
 	});
 
-	it("never re-activates a State Flow tool that something else deactivated", async () => {
-		// Another extension (standing in for the host's tool filter) turns read_state off at start.
-		const filter = (pi: ExtensionAPI) => {
-			pi.on("session_start", () => pi.setActiveTools(pi.getActiveTools().filter((n) => n !== "read_state")));
+	it("declares both tools in Active and neither in Off, whatever was restored at session start", async () => {
+		// Another extension stands in for pi 1.6, which re-applies the tool set recorded in the
+		// session file on resume: it flips our tools at session start, after State Flow's handler.
+		const restoring = (names: string[]) => (pi: ExtensionAPI) => {
+			pi.on("session_start", () => pi.setActiveTools([...pi.getActiveTools().filter((n) => !n.endsWith("_state")), ...names]));
 		};
-		await withFlow({ extraFactories: [filter] }, async (flow) => {
-			await flow.command("/state off");
-			await flow.command("/state active");
-			await flow.prompt("which tools", [{ text: "ok" }]);
-			assert.deepEqual(toolNames(flow, 0), ["patch_state"]);
+		await withFlow({ extraFactories: [restoring([])] }, async (dropped) => {
+			await dropped.prompt("which tools", [{ text: "ok" }]);
+			assert.deepEqual(toolNames(dropped, 0), ["patch_state", "read_state"]);
+			await dropped.command("/state off");
+			await dropped.command("/state active");
+			await dropped.prompt("again", [{ text: "ok" }]);
+			assert.deepEqual(toolNames(dropped, 1), ["patch_state", "read_state"]);
 		});
+		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+		try {
+			mkdirSync(join(agentDir, "state-flow"));
+			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ mode: "off" }));
+			await withFlow({ agentDir, extraFactories: [restoring(["read_state", "patch_state"])] }, async (added) => {
+				await added.prompt("which tools", [{ text: "ok" }]);
+				assert.deepEqual(toolNames(added, 0), []);
+			});
+		} finally {
+			rmSync(agentDir, { recursive: true, force: true });
+		}
 	});
 });
 

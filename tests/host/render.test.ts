@@ -3,12 +3,9 @@
  * real pi `Theme` (every colour mapped to a distinct 256-colour code, so colour use is checkable).
  */
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
-import { Theme, type ThemeColor, type ToolDefinition } from "@mariozechner/pi-coding-agent";
-import type { Component } from "@mariozechner/pi-tui";
+import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
+import { type Component, visibleWidth } from "@mariozechner/pi-tui";
 import {
 	readLocators,
 	renderPatchCall,
@@ -17,21 +14,8 @@ import {
 	renderReadResult,
 	summarizePatchArgs,
 } from "../../lib/host/render.js";
+import { code, draw, plain, raw, theme } from "../helpers/render-theme.js";
 
-const piDist = dirname(fileURLToPath(import.meta.resolve("@mariozechner/pi-coding-agent")));
-const dark = JSON.parse(readFileSync(join(piDist, "modes/interactive/theme/dark.json"), "utf8")) as {
-	colors: Record<string, unknown>;
-};
-const fgKeys = Object.keys(dark.colors).filter((k) => !/Bg$/.test(k));
-const bgKeys = ["selectedBg", "userMessageBg", "customMessageBg", "toolPendingBg", "toolSuccessBg", "toolErrorBg"];
-const fg = Object.fromEntries(fgKeys.map((k, i) => [k, 16 + i])) as Record<ThemeColor, number>;
-const theme = new Theme(fg, Object.fromEntries(bgKeys.map((k, i) => [k, 100 + i])) as never, "256color");
-const code = (c: ThemeColor) => `\x1b[38;5;${fg[c]}m`;
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: ANSI escapes are what we strip
-const plain = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "");
-const draw = (c: Component, width = 200) => c.render(width).map((l) => plain(l).trimEnd());
-const raw = (c: Component, width = 200) => c.render(width).join("\n");
 const text = (t: string) => [{ type: "text", text: t }];
 
 const patchDetails = {
@@ -107,12 +91,12 @@ describe("renderPatchResult", () => {
 		]);
 	});
 
-	it("expands to every path, the full transition id and the model-facing text", () => {
+	it("expands to every path, each shown once, and the full transition id", () => {
 		const lines = draw(renderPatchResult(result, { expanded: true, isPartial: false }, theme, { isError: false }));
 		assert.equal(lines[0], `✓ · cwd · 6 changed · ${patchDetails.transitionId}`);
-		for (const p of patchDetails.changed) assert.ok(lines.includes(`  ${p}`), p);
+		for (const p of patchDetails.changed) assert.equal(lines.filter((l) => l.includes(p)).length, 1, p);
 		assert.ok(!lines.some((l) => l.includes("more")));
-		assert.equal(lines.at(-1), "Committed 0b9f5c1e…: changed /tactics/a …");
+		assert.ok(!lines.some((l) => l.includes("Committed")), "the model-facing prose is not repeated");
 	});
 
 	it("shows an error's first line in the error colour, and the whole message expanded", () => {
@@ -200,4 +184,26 @@ describe("renderReadResult", () => {
 		assert.deepEqual(draw(c), ["`cwd` is not a wanted owner; read `session.…` instead."]);
 		assert.ok(raw(c).includes(code("error")));
 	});
+});
+
+describe("every renderer at 80 and 120 columns", () => {
+	const longArgs = { cwd: { tactics: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`step_${i}_${"x".repeat(20)}`, i])) }, session: { lazy: { "notes/a very long key name.md": "y" } } };
+	const readText = JSON.stringify({ tactics: Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, "v".repeat(150)])) }, null, 2);
+	const cases: Array<[string, (expanded: boolean) => Component]> = [
+		["patch_state call", (expanded) => renderPatchCall(longArgs, theme, { expanded })],
+		["patch_state result", (expanded) => renderPatchResult({ content: text("Committed."), details: patchDetails }, { expanded, isPartial: false }, theme, { isError: false })],
+		["read_state call", (expanded) => renderReadCall({ paths: ["tactics", "lazy.plan", "cwd.intents.ship", "strategy", "artifacts"] }, theme, { expanded })],
+		["read_state result", (expanded) => renderReadResult({ content: text(readText), details: { canonical: ["cwd.tactics"] } }, { expanded, isPartial: false }, theme, { isError: false })],
+	];
+	for (const [name, make] of cases) {
+		it(`${name} fits, collapsed and expanded`, () => {
+			for (const width of [80, 120]) {
+				for (const expanded of [false, true]) {
+					const lines = make(expanded).render(width);
+					assert.ok(lines.length > 0);
+					for (const l of lines) assert.ok(visibleWidth(l) <= width, `${name} ${width} ${expanded}: ${JSON.stringify(plain(l))}`);
+				}
+			}
+		});
+	}
 });

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { basename, dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { registerFauxProvider } from "@mariozechner/pi-ai";
@@ -44,7 +44,7 @@ describe("the npm package", () => {
 		for (const needed of ["package.json", "README.md", "dist/lib/index.js", "skills/state-flow-guide/SKILL.md", "skills/state-flow-memory/SKILL.md"]) {
 			assert.ok(files.includes(needed), `${needed} is not packed`);
 		}
-		const allowed = /^(package\.json|README\.md|LICENSE(\.md)?|dist\/lib\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|skills\/[a-z0-9-]+\/SKILL\.md|docs\/.+\.md)$/;
+		const allowed = /^(package\.json|README\.md|LICENSE(\.md)?|extensions\/state-flow\/index\.js|dist\/lib\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|skills\/[a-z0-9-]+\/SKILL\.md|docs\/.+\.md)$/;
 		assert.deepEqual(files.filter((f) => !allowed.test(f)), []);
 		assert.deepEqual(files.filter((f) => /^(tests|dist\/tests|scripts|dist\/scripts|lib|\.ci)\//.test(f)), []);
 		// `dist/` is never cleaned by tsc: a module whose source was deleted must not ship.
@@ -52,6 +52,8 @@ describe("the npm package", () => {
 		assert.deepEqual(orphans, [], "built files without a source in lib/: rebuild from a clean dist/");
 		const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { pi: { extensions: string[]; skills: string[] } };
 		for (const entry of manifest.pi.extensions) assert.ok(files.includes(relative(".", entry)), `pi.extensions entry ${entry} is not packed`);
+		// pi's startup list names an extension after its entry's folder: State Flow, not `lib`.
+		assert.deepEqual(manifest.pi.extensions.map((e) => basename(dirname(e))), ["state-flow"]);
 	});
 
 	it("installs with the real `pi install` and loads both tools, `/state` and both Skills in a session", async (t) => {

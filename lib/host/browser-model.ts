@@ -1,0 +1,129 @@
+/**
+ * What the `/state` browser shows, as pure functions of stored histories: each plane as a
+ * collapsible tree with sizes (the lazy plane as a catalog of keys with their first line), the
+ * history as a timeline, and the diff of one transition. The component (`browser.ts`) only
+ * lays these rows out and handles keys.
+ */
+import { formatKeySegment } from "../core/locator.js";
+import { patchLeaves } from "../core/merge.js";
+import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../core/types.js";
+import { PLANES } from "../core/types.js";
+import { clipText } from "./command-text.js";
+
+/** One owner as the browser sees it. */
+export interface OwnerView {
+	owner: Owner;
+	wanted: boolean;
+	/** The history, or why it cannot be read. */
+	history: OwnerHistory | string;
+}
+
+/** One visible row of a state tree. */
+export interface TreeRow {
+	/** `[plane, key, …]`; its JSON is the expansion key. */
+	path: string[];
+	depth: number;
+	/** Plane name, or the key as written in a locator (`.a`, `["x y"]`, `[0]`). */
+	label: string;
+	/** Has children that can be shown. */
+	branch: boolean;
+	expanded: boolean;
+	bytes: number;
+	/** Children count for a branch, a short value preview for a leaf. */
+	note: string;
+}
+
+export function bytesOf(v: Json | undefined): number {
+	return v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v), "utf8");
+}
+
+/** A one-line preview of a value: strings without quotes when they are one line. */
+export function preview(v: Json, width = 48): string {
+	if (typeof v !== "string") return clipText(JSON.stringify(v), width);
+	const first = v.split("\n")[0] ?? "";
+	// A clipped line already ends in "…"; a whole first line of a longer text gets one.
+	return first.length > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
+}
+
+function children(v: Json): Array<[string, Json]> {
+	if (Array.isArray(v)) return v.map((x, i) => [String(i), x]);
+	if (v !== null && typeof v === "object") return Object.entries(v);
+	return [];
+}
+
+const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+
+export const pathKey = (path: readonly string[]): string => JSON.stringify(path);
+
+function keyLabel(parent: Json, key: string): string {
+	return Array.isArray(parent) ? `[${key}]` : formatKeySegment(key).replace(/^\./, "");
+}
+
+/**
+ * The visible rows of an owner's state: every plane, and below each expanded node its
+ * children. A lazy entry is a leaf whose note is the first line of its value (the catalog),
+ * unless expanded.
+ */
+export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): TreeRow[] {
+	const rows: TreeRow[] = [];
+	const walk = (value: Json, path: string[], depth: number, label: string) => {
+		const kids = children(value);
+		const open = expanded.has(pathKey(path));
+		const isBranch = kids.length > 0;
+		const catalog = path[0] === "lazy" && path.length === 2;
+		const note = isBranch && !(catalog && !open) ? count(kids.length, Array.isArray(value) ? "item" : "key") : preview(value);
+		rows.push({ path, depth, label, branch: isBranch, expanded: open && isBranch, bytes: bytesOf(value), note });
+		if (open) for (const [k, v] of kids) walk(v, [...path, k], depth + 1, keyLabel(value, k));
+	};
+	for (const plane of PLANES) {
+		const value = state[plane] as Json;
+		const kids = children(value);
+		const open = expanded.has(pathKey([plane]));
+		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: count(kids.length, "key") });
+		if (open) for (const [k, v] of kids) walk(v, [plane, k], 1, keyLabel(value, k));
+	}
+	return rows;
+}
+
+/** The timeline of an owner: retained transitions, newest first. */
+export function timeline(h: OwnerHistory): TransitionRecord[] {
+	return [...h.tail].reverse();
+}
+
+/** One line of a diff: `-` before, `+` after, `!` cascade. */
+export interface DiffLine {
+	sign: "-" | "+" | "!";
+	text: string;
+}
+
+function valueAt(patch: PlanePatch, plane: string, path: readonly string[]): Json | undefined {
+	let v: Json | undefined = (patch as Record<string, Json | undefined>)[plane];
+	for (const k of path) {
+		if (v === null || typeof v !== "object" || Array.isArray(v)) return undefined;
+		v = (v as Record<string, Json>)[k];
+	}
+	return v;
+}
+
+/**
+ * What one transition changed in an owner: for each written path its value before (from the
+ * stored inverse) and after; a deletion has no after line.
+ */
+export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
+	const out: DiffLine[] = [];
+	for (const leaf of patchLeaves(record.patch)) {
+		const where = `${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`;
+		const before = valueAt(record.undo, leaf.plane, leaf.path);
+		const after = valueAt(record.patch, leaf.plane, leaf.path);
+		const room = Math.max(8, width - where.length - 4);
+		const had = before !== undefined && before !== null;
+		if (after === undefined || after === null) {
+			out.push({ sign: "-", text: had ? `${where}: ${preview(before, room - 10)} (deleted)` : `${where} (deleted)` });
+			continue;
+		}
+		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
+		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
+	}
+	for (const c of record.cascades) out.push({ sign: "!", text: `cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)` });
+	return out;
+}

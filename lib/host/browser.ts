@@ -1,0 +1,268 @@
+/**
+ * The interactive `/state browse` view: a keyboard-only pi-tui component shown with
+ * `ctx.ui.custom` in place of the editor. Owners across the top (←/→), two tabs (Tab): the
+ * state as collapsible plane trees with sizes, and the history timeline with the selected
+ * transition's diff; `u` undoes the selected transition after a y/n confirmation. Every line
+ * is cut to the width pi gives, and colours come from pi's theme. Without an interactive UI
+ * `openBrowser` returns false and the command prints text instead.
+ */
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
+import type { Owner, TransitionRecord } from "../core/types.js";
+import { OWNERS } from "../core/types.js";
+import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
+import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, size, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
+import type { RenderTheme } from "./render.js";
+import type { StateFlowHost } from "./runtime.js";
+import { describeSelection } from "./selection.js";
+
+/** Rows of a list shown at once; the view scrolls to keep the selection visible. */
+export const LIST_ROWS = 12;
+/** Diff lines shown under the timeline. */
+export const DIFF_ROWS = 8;
+
+export type Tab = "state" | "history";
+
+/** What the browser needs from its surroundings (tests pass their own). */
+export interface BrowserSource {
+	title: string;
+	owners: () => OwnerView[];
+	now: () => Date;
+	/** Plan the undo of one transition, or say why not. */
+	plan: (id: string) => UndoPlan | string;
+	/** Commit a plan; returns what happened in words. */
+	undo: (plan: UndoPlan) => Promise<string>;
+}
+
+export class StateBrowser implements Component {
+	tab: Tab = "state";
+	owner: Owner;
+	cursor = 0;
+	full = false;
+	readonly expanded = new Map<Owner, Set<string>>();
+	/** A pending confirmation, or the last message (undo done, refused). */
+	confirm: { plan: UndoPlan; record: TransitionRecord } | undefined;
+	message: { text: string; level: "info" | "warning" | "error" } | undefined;
+	busy = false;
+	#views: OwnerView[];
+
+	constructor(
+		private readonly source: BrowserSource,
+		private readonly theme: RenderTheme,
+		private readonly done: () => void,
+		private readonly requestRender: () => void = () => {},
+	) {
+		this.#views = source.owners();
+		this.owner = this.#views.find((v) => v.wanted)?.owner ?? "cwd";
+	}
+
+	#view(): OwnerView {
+		return this.#views.find((v) => v.owner === this.owner) as OwnerView;
+	}
+
+	#expandedOf(owner: Owner): Set<string> {
+		let set = this.expanded.get(owner);
+		if (!set) this.expanded.set(owner, (set = new Set()));
+		return set;
+	}
+
+	#rows() {
+		const h = this.#view().history;
+		return typeof h === "string" ? [] : treeRows(h.state, this.#expandedOf(this.owner));
+	}
+
+	#records(): TransitionRecord[] {
+		const h = this.#view().history;
+		return typeof h === "string" ? [] : timeline(h);
+	}
+
+	#count(): number {
+		return this.tab === "state" ? this.#rows().length : this.#records().length;
+	}
+
+	handleInput(data: string): void {
+		if (this.busy) return;
+		if (this.confirm) return this.#answer(data);
+		this.message = undefined;
+		const count = this.#count();
+		if (matchesKey(data, "escape") || data === "q") return this.done();
+		if (matchesKey(data, "up") || data === "k") this.cursor = Math.max(0, this.cursor - 1);
+		else if (matchesKey(data, "down") || data === "j") this.cursor = Math.min(Math.max(0, count - 1), this.cursor + 1);
+		else if (matchesKey(data, "pageUp")) this.cursor = Math.max(0, this.cursor - LIST_ROWS);
+		else if (matchesKey(data, "pageDown")) this.cursor = Math.min(Math.max(0, count - 1), this.cursor + LIST_ROWS);
+		else if (matchesKey(data, "left") || matchesKey(data, "right") || data === "h" || data === "l") this.#switchOwner(matchesKey(data, "left") || data === "h" ? -1 : 1);
+		else if (matchesKey(data, "tab")) {
+			this.tab = this.tab === "state" ? "history" : "state";
+			this.cursor = 0;
+		} else if (matchesKey(data, "enter") || matchesKey(data, "space")) this.#toggle();
+		else if (data === "f") this.full = !this.full;
+		else if (data === "u" && this.tab === "history") this.#askUndo();
+		else return;
+		this.requestRender();
+	}
+
+	#switchOwner(step: number): void {
+		const i = OWNERS.indexOf(this.owner);
+		this.owner = OWNERS[(i + step + OWNERS.length) % OWNERS.length] as Owner;
+		this.cursor = 0;
+	}
+
+	#toggle(): void {
+		if (this.tab !== "state") return;
+		const row = this.#rows()[this.cursor];
+		if (!row?.branch) return;
+		const set = this.#expandedOf(this.owner);
+		const key = pathKey(row.path);
+		if (set.has(key)) set.delete(key);
+		else set.add(key);
+	}
+
+	#askUndo(): void {
+		const record = this.#records()[this.cursor];
+		if (!record) return;
+		const plan = this.source.plan(record.id);
+		if (typeof plan === "string") this.message = { text: plan, level: "warning" };
+		else this.confirm = { plan, record };
+	}
+
+	#answer(data: string): void {
+		const pending = this.confirm;
+		this.confirm = undefined;
+		if (!pending || data !== "y") {
+			this.message = { text: "undo cancelled; nothing changed.", level: "info" };
+			this.requestRender();
+			return;
+		}
+		this.busy = true;
+		this.requestRender();
+		this.source
+			.undo(pending.plan)
+			.then((text) => (this.message = { text, level: "info" }))
+			.catch((e: unknown) => (this.message = { text: (e as Error).message.split("\n")[0] ?? "undo failed", level: "error" }))
+			.finally(() => {
+				this.busy = false;
+				this.#views = this.source.owners();
+				this.cursor = 0;
+				this.requestRender();
+			});
+	}
+
+	invalidate(): void {}
+
+	render(width: number): string[] {
+		const t = this.theme;
+		const fit = (line: string) => truncateToWidth(line, width);
+		const out: string[] = [];
+		const tabs = (["state", "history"] as const).map((x) => (x === this.tab ? t.fg("accent", t.bold(`[${x}]`)) : t.fg("muted", ` ${x} `))).join(" ");
+		out.push(fit(`${t.fg("accent", t.bold("State Flow"))} ${t.fg("muted", this.source.title)}  ${tabs}`));
+		out.push(
+			fit(
+				this.#views
+					.map((v) => {
+						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
+						const bytes = typeof v.history === "string" ? "unreadable" : storeSummary(v.history).split(",")[0];
+						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
+					})
+					.join("  "),
+			),
+		);
+		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
+		const h = this.#view().history;
+		if (typeof h === "string") out.push(fit(t.fg("error", `${this.owner}: ${h}`)));
+		else if (this.tab === "state") out.push(...this.#renderTree(width));
+		else out.push(...this.#renderHistory(width));
+		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
+		if (this.busy) out.push(fit(t.fg("warning", "undoing…")));
+		else if (this.confirm) {
+			const r = this.confirm.record;
+			out.push(fit(t.fg("warning", `Undo #${r.seq} ${r.id.slice(0, 8)} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
+		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, this.message.text)));
+		out.push(fit(t.fg("dim", this.#help(width))));
+		return out;
+	}
+
+	#help(width: number): string {
+		const keys =
+			this.tab === "state"
+				? ["↑↓ move", "enter open/close", "←→ owner", "tab history", "esc close"]
+				: ["↑↓ move", "u undo", "f full ids", "←→ owner", "tab state", "esc close"];
+		return fitList(keys, width).replace(/, /g, " · ");
+	}
+
+	#window<T>(items: T[]): { shown: T[]; start: number } {
+		const start = Math.max(0, Math.min(this.cursor - Math.floor(LIST_ROWS / 2), items.length - LIST_ROWS));
+		return { shown: items.slice(start, start + LIST_ROWS), start };
+	}
+
+	#renderTree(width: number): string[] {
+		const t = this.theme;
+		const rows = this.#rows();
+		const { shown, start } = this.#window(rows);
+		return shown.map((row, i) => {
+			const selected = start + i === this.cursor;
+			const marker = row.branch ? (row.expanded ? "▾" : "▸") : " ";
+			const left = `${selected ? "›" : " "} ${"  ".repeat(row.depth)}${marker} `;
+			const sizeText = size(row.bytes).padStart(8);
+			const room = Math.max(4, width - left.length - sizeText.length - 2);
+			const body = truncateToWidth(`${row.label}  ${t.fg("muted", row.note)}`, room, "…", true);
+			const line = `${left}${selected ? t.bold(body) : body}  ${t.fg("dim", sizeText)}`;
+			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
+		});
+	}
+
+	#renderHistory(width: number): string[] {
+		const t = this.theme;
+		const records = this.#records();
+		if (records.length === 0) return [t.fg("muted", "  no retained transitions")];
+		const short = shortIdsOf([this.#view().history]);
+		const now = this.source.now();
+		const { shown, start } = this.#window(records);
+		const out = shown.map((r, i) => {
+			const selected = start + i === this.cursor;
+			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
+			const head = `${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${who(r.by, this.full)}`;
+			const room = Math.max(8, width - head.length - 1);
+			const line = `${head} ${t.fg("muted", fitList(changedKeys(r), room))}`;
+			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
+		});
+		const selected = records[this.cursor];
+		if (selected) {
+			out.push(truncateToWidth(t.fg("dim", `  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${who(selected.by, true)}`), width));
+			const diff = diffLines(selected, width - 4);
+			for (const d of diff.slice(0, DIFF_ROWS)) {
+				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";
+				out.push(truncateToWidth(t.fg(color, `  ${d.sign} ${d.text}`), width));
+			}
+			if (diff.length > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.length - DIFF_ROWS} more`));
+		}
+		return out;
+	}
+}
+
+/** The browser's data source over the live host. */
+export function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => Promise<string>): BrowserSource {
+	return {
+		title: describeSelection(host.selection()),
+		owners: () => {
+			const wanted = host.selection().owners;
+			return OWNERS.map((owner) => ({ owner, wanted: wanted.includes(owner), history: loadFor(host, owner) }));
+		},
+		now: () => host.options.now(),
+		plan: (id) => undoSelectedPlan(host, id),
+		undo,
+	};
+}
+
+/**
+ * Show the browser until the user closes it. False when there is no interactive UI (print and
+ * JSON mode have no UI; RPC mode has dialogs but no custom components, so the factory never runs).
+ */
+export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandContext, undo: (plan: UndoPlan) => Promise<string>): Promise<boolean> {
+	if (!ctx.hasUI) return false;
+	let shown = false;
+	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
+		shown = true;
+		return new StateBrowser(hostSource(host, undo), theme, () => done(undefined), () => tui.requestRender());
+	});
+	return shown;
+}

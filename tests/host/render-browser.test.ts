@@ -1,0 +1,252 @@
+/**
+ * The `/state browse` browser and the `/state` output messages, rendered with a real pi theme
+ * at 80 and 120 columns. The browser runs through the real command in a real SDK session whose
+ * interactive UI mounts the component `ctx.ui.custom` is given and feeds it keys.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { Component } from "@mariozechner/pi-tui";
+import { createStateFlow } from "../../lib/index.js";
+import { diffLines, treeRows } from "../../lib/host/browser-model.js";
+import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
+import { shownOutput } from "../helpers/output.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { draw, theme, widest } from "../helpers/render-theme.js";
+import { fauxSession, startFlow } from "./fixture.js";
+
+const WIDTHS = [80, 120] as const;
+const ESC = "\x1b";
+const DOWN = "\x1b[B";
+const RIGHT = "\x1b[C";
+const TAB = "\t";
+const ENTER = "\r";
+
+/** An interactive UI that mounts what `custom` builds; `close` is how the component ends. */
+function mountingUi(mounted: { component?: Component; closed?: Promise<unknown> }, notes: string[]): ExtensionUIContext {
+	const ui: Partial<ExtensionUIContext> = {
+		custom: ((factory: (tui: unknown, th: unknown, kb: unknown, done: (r: unknown) => void) => Component) => {
+			const closed = new Promise((resolve) => {
+				mounted.component = factory({ requestRender() {} }, theme, {}, resolve);
+			});
+			mounted.closed = closed;
+			return closed;
+		}) as ExtensionUIContext["custom"],
+		notify: (message) => void notes.push(message),
+		theme,
+	};
+	return new Proxy(ui, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
+}
+
+async function browsing(t: Parameters<typeof tempDir>[0]) {
+	const cwd = tempDir(t, "state-flow-cwd-");
+	const agentDir = tempDir(t, "state-flow-agent-");
+	let tick = 0;
+	let ids = 0;
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+	const resourceLoader = new DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		extensionFactories: [
+			createStateFlow({
+				agentDir,
+				now: () => new Date(2026, 10, 30, 9, 0, tick++),
+				newId: () => `${String(++ids).padStart(2, "0")}aa1111-2222-4333-8444-555566667777`,
+			}),
+		],
+		noExtensions: true,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+	});
+	await resourceLoader.reload();
+	const mounted: { component?: Component; closed?: Promise<unknown> } = {};
+	const notes: string[] = [];
+	const { session, faux } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, uiContext: mountingUi(mounted, notes) });
+	faux.setResponses([
+		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "write the parser", second: "test it" }, lazy: { "notes/design.md": "Design notes\nline two" } } }, { id: "call_Xq9kZ2aB7cD4eF6gH8iJ0kL" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "parser written" } }, session: { strategy: { now: "testing" } } }, { id: "call_Yr0lA3bC8dE5fG7hI9jK1mN" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage([fauxText("ok")]),
+	]);
+	await session.prompt("plan");
+	await session.agent.waitForIdle();
+	const open = async () => {
+		const running = session.prompt("/state browse");
+		while (!mounted.component) await new Promise((r) => setImmediate(r));
+		const component = mounted.component;
+		return {
+			component,
+			keys: (...ks: string[]) => {
+				for (const k of ks) component.handleInput?.(k);
+			},
+			close: async () => {
+				component.handleInput?.(ESC);
+				await mounted.closed;
+				await running;
+				mounted.component = undefined;
+			},
+		};
+	};
+	const outputs = () => shownOutput(session.messages);
+	return { session, faux, open, outputs, notes };
+}
+
+describe("/state browse", () => {
+	it("shows owners, plane trees with sizes and the lazy catalog, fitting 80 and 120 columns", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		for (const width of WIDTHS) {
+			const lines = draw(b.component, width);
+			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
+			assert.match(lines[0] ?? "", /^State Flow active cwd\+session\s+\[state\]\s+history/);
+			assert.match(lines[1] ?? "", /global\s+empty \(not wanted\)\s+\[cwd\] \d+ B\s+session\s+\d+ B/);
+			assert.match(lines.join("\n"), /^› {3}intents\s+0 keys\s+2 B$/m);
+			assert.match(lines.join("\n"), /▸ tactics\s+2 keys\s+\d+ B/);
+			assert.match(lines.join("\n"), /▸ lazy \(catalog\)\s+1 key\s/);
+		}
+		// Open tactics (third row) and the lazy catalog: keys with sizes, lazy entries as first lines.
+		b.keys(DOWN, DOWN, ENTER);
+		let text = draw(b.component, 80).join("\n");
+		assert.match(text, /› ▾ tactics\s+2 keys/);
+		assert.match(text, /first\s+parser written\s+\d+ B/);
+		b.keys(DOWN, DOWN, DOWN, DOWN, ENTER);
+		text = draw(b.component, 80).join("\n");
+		assert.match(text, /▾ lazy \(catalog\)[\s\S]*\["notes\/design\.md"\]\s+Design notes…\s+\d+ B/);
+		await b.close();
+	});
+
+	it("walks the history timeline with the selected transition's diff and full ids on demand", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		b.keys(TAB);
+		for (const width of WIDTHS) {
+			const lines = draw(b.component, width);
+			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
+			const text = lines.join("\n");
+			assert.match(text, /› #2 02aa 09:00:01 model call_Yr0lA3… tactics\.first/);
+			const keys = width === 80 ? "tactics\\.first, tactics\\.second \\+1" : 'tactics\\.first, tactics\\.second, lazy\\["notes\\/design\\.md"\\]';
+			assert.match(text, new RegExp(` {2}#1 01aa 09:00:00 model call_Xq9kZ2… ${keys}$`, "m"));
+			assert.match(text, /- tactics\.first: write the parser\n\s*\+ tactics\.first: parser written/);
+		}
+		b.keys("f");
+		assert.match(draw(b.component, 120).join("\n"), /#2 02aa1111-2222-4333-8444-555566667777 2026-11-\d\dT\d\d:\d\d:01\.000Z model call_Yr0lA3bC8dE5fG7hI9jK1mN/);
+		b.keys("f", RIGHT);
+		assert.match(draw(b.component, 80).join("\n"), /\[session\][\s\S]*#1 02aa .*strategy\.now[\s\S]*\+ strategy\.now: testing/);
+		await b.close();
+	});
+
+	it("undoes the selected transition only after y, and refuses one whose keys changed later", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		b.keys(TAB, DOWN, "u");
+		assert.match(draw(b.component, 80).join("\n"), /#2 \(02aa1111\) changed the same keys later; undo that one first/);
+		b.keys("k", "u");
+		assert.match(draw(b.component, 80).join("\n"), /Undo #2 02aa1111 in cwd\+session\? y = undo, any other key = keep/);
+		b.keys("n");
+		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing changed/);
+		b.keys("u", "y");
+		while ((draw(b.component, 80).join("\n")).includes("undoing…")) await new Promise((r) => setImmediate(r));
+		const text = draw(b.component, 80).join("\n");
+		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
+		assert.match(text, /› #3 03aa .* \/state undo cwd,session tactics\.first/);
+		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
+		await b.close();
+	});
+
+	it("falls back to text when the UI has no custom components (RPC mode)", async (t) => {
+		const cwd = tempDir(t, "state-flow-cwd-");
+		const agentDir = tempDir(t, "state-flow-agent-");
+		const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+		const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, extensionFactories: [createStateFlow({ agentDir })], noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true });
+		await resourceLoader.reload();
+		// pi's RPC mode: hasUI is true, but `custom` resolves at once without building anything.
+		const rpcUi = new Proxy({ custom: async () => undefined } as Partial<ExtensionUIContext>, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
+		const { session } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, uiContext: rpcUi });
+		await session.prompt("/state browse");
+		const shown = shownOutput(session.messages);
+		assert.deepEqual(shown.map((m) => m.details.title), ["browse"]);
+		assert.match(shown[0]?.text ?? "", /^active cwd\+session — scoped interface[\s\S]*cwd: 0 retained of 0 transitions/);
+	});
+
+	it("falls back to text without an interactive UI", async () => {
+		const flow = await startFlow();
+		try {
+			await flow.prompt("plan", [{ calls: [{ id: "c1", name: "patch_state", args: { cwd: { tactics: { t: "step" } } } }] }, { text: "ok" }]);
+			const [text] = await flow.command("/state browse");
+			assert.match(text ?? "", /^active cwd\+session — scoped interface/);
+			assert.match(text ?? "", /"t": "step"/);
+			assert.match(text ?? "", /^ {2}#1 t-00 \d\d:\d\d:\d\d model c1 tactics\.t$/m);
+		} finally {
+			flow.dispose();
+		}
+	});
+});
+
+describe("/state output messages", () => {
+	it("render with a State Flow label, keep every line, and fit 80 and 120 columns", async (t) => {
+		const s = await browsing(t);
+		await s.session.prompt("/state");
+		await s.session.prompt("/state history");
+		await s.session.prompt("/state owners nobody");
+		const out = s.outputs();
+		assert.deepEqual(out.map((o) => o.details.title), ["status", "history", "usage"]);
+		for (const o of out) {
+			const component = outputRenderer({ role: "custom", customType: OUTPUT_TYPE, content: o.text, display: true, details: o.details, timestamp: 0 }, { expanded: false }, theme);
+			assert.ok(component);
+			for (const width of WIDTHS) {
+				const lines = draw(component, width);
+				assert.equal(lines[0]?.trim(), `State Flow · ${o.details.title}`);
+				// Every line of the text is there, unwrapped: each fits 80 columns by construction.
+				for (const line of o.text.split("\n").filter((l) => !l.includes(s.session.sessionManager.getCwd()) && !l.includes("/state-flow"))) {
+					assert.ok(lines.some((l) => l.trim() === line.trim()), `${width}: ${line}`);
+					assert.ok(line.length <= 78, `${line} (${line.length})`);
+				}
+			}
+		}
+		const history = out[1]?.text ?? "";
+		assert.match(history, /^ {2}#2 02aa 09:00:01 model call_Yr0lA3… tactics\.first$/m);
+		assert.match(history, /^full ids and times: \/state history --full$/m);
+		// Output is for the user: the next request does not carry it.
+		let seen: string[] = [];
+		s.faux.setResponses([
+			(context) => {
+				seen = context.messages.map((m) => JSON.stringify(m.content));
+				return fauxAssistantMessage([fauxText("ok")]);
+			},
+		]);
+		await s.session.prompt("next");
+		assert.ok(seen.length > 0);
+		assert.ok(!seen.some((c) => c.includes("retained of") || c.includes("Usage:")), "no /state output in the model's context");
+	});
+});
+
+describe("browser model", () => {
+	it("lists planes collapsed and walks into expanded nodes with sizes", () => {
+		const state = { intents: {}, strategy: {}, tactics: { a: { b: [1, 2] } }, artifacts: {}, lazy: {} };
+		const rows = treeRows(state, new Set([JSON.stringify(["tactics"]), JSON.stringify(["tactics", "a"])]));
+		assert.deepEqual(
+			rows.map((r) => `${"  ".repeat(r.depth)}${r.label} ${r.note} ${r.bytes}`),
+			["intents 0 keys 2", "strategy 0 keys 2", "tactics 1 key 17", "  a 1 key 11", "    b 2 items 5", "artifacts 0 keys 2", "lazy (catalog) 0 keys 2"],
+		);
+	});
+
+	it("diffs a transition from its stored inverse, deletions and cascades included", () => {
+		const lines = diffLines({
+			id: "x",
+			at: "2026-11-30T09:00:00.000Z",
+			seq: 2,
+			by: { kind: "command", command: "/state undo cwd" },
+			patch: { tactics: { a: 2, gone: null } },
+			undo: { tactics: { a: 1, gone: "old" } },
+			cascades: [{ owner: "cwd", intent: "i", targets: ["cwd.tactics.t"] }],
+			owners: ["cwd"],
+		});
+		assert.deepEqual(
+			lines.map((l) => `${l.sign} ${l.text}`),
+			["- tactics.a: 1", "+ tactics.a: 2", "- tactics.gone: old (deleted)", "! cascade: intents.i took 1 target(s)"],
+		);
+	});
+});

@@ -1,0 +1,127 @@
+/**
+ * The whole State Flow flow in a real terminal: the real `pi` program in tmux (80 columns)
+ * against the scripted HTTP model, with file-backed sessions. A write, `/state`, the browser
+ * opened (state and history tabs) and closed, owners switched, Off, a prompt while Off, quit,
+ * `pi --continue`, Active, and a write again — which must find both tools declared (pi 1.6
+ * re-applies the recorded tool set on resume). Every step waits for what the screen must
+ * show, with a bounded deadline; a failure names the step and carries the screen.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { startScriptedServer } from "./scripted-server.js";
+import { makePiHome } from "./setup.js";
+import { Pane } from "./tmux.js";
+
+export interface ScenarioOptions {
+	/** The Node binary that runs pi. */
+	node: string;
+	/** pi's CLI entry (`dist/cli.js` on 0.73.1, `dist/bundle/cli.js` on 1.6). */
+	piCli: string;
+	/** Per-step progress lines. */
+	log?: (line: string) => void;
+	keep?: boolean;
+}
+
+const COLS = 80;
+const STEP_MS = 30_000;
+
+export async function runScenario(o: ScenarioOptions): Promise<void> {
+	const log = o.log ?? (() => {});
+	const server = await startScriptedServer();
+	const h = makePiHome(server.baseUrl);
+	const pane = new Pane({ cols: COLS, rows: 40, cwd: h.cwd, env: h.env });
+	const pi = (...extra: string[]) => [o.node, o.piCli, ...h.modelArgs, ...extra];
+	const status = (line: string) => new RegExp(`^state: ${line.replace(/\+/g, "\\+")}\\s*$`, "m");
+	const step = async (what: string, fn: () => Promise<unknown>) => {
+		const started = Date.now();
+		await fn();
+		log(`  ok  ${what} (${Date.now() - started} ms)`);
+	};
+	const submit = (text: string) => pane.submit(text, STEP_MS);
+	const wait = (pattern: string | RegExp, history = true) => pane.waitForText(pattern, { timeoutMs: STEP_MS, history });
+	const lastTools = () => [...(server.requests.at(-1)?.tools ?? [])].filter((t) => t.endsWith("_state")).sort();
+	try {
+		pane.start(pi());
+		await step("pi starts with State Flow listed as state-flow, Active for cwd+session", async () => {
+			const screen = await wait(status("active cwd+session"));
+			assert.match(screen, /\[Extensions\][\s\S]*state-flow/);
+			assert.doesNotMatch(screen, /^\s+lib\s*$/m, "the extension is listed as `lib`");
+		});
+		await step("a prompt writes through patch_state over HTTP", async () => {
+			await submit("remember alpha");
+			const screen = await wait("Saved alpha.");
+			assert.match(screen, /patch_state cwd\.tactics\.alpha/);
+			assert.deepEqual(lastTools(), ["patch_state", "read_state"]);
+		});
+		await step("Ctrl+O expands the tool view with each changed path once", async () => {
+			pane.press("C-o");
+			const screen = await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}-[0-9a-f]{4}/, false);
+			assert.equal(screen.split("\n").filter((l) => l.includes("/cwd/tactics/alpha")).length, 1, screen);
+			pane.press("C-o");
+			await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}\s*$/m, false);
+		});
+		await step("/state shows the status in the chat", async () => {
+			await submit("/state");
+			const screen = await wait("State Flow · status");
+			assert.match(screen, /cwd\s+wanted\s+\d+ B, 1 transition, 1 retained/);
+		});
+		await step("/state history fits 80 columns (short id, local time, short call id); the status above stays", async () => {
+			await submit("/state history");
+			const screen = await wait(/State Flow · history[\s\S]*full ids and times/);
+			assert.match(screen, /^ {3}#1 [0-9a-f]{4,} (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha\s*$/m);
+			// The earlier output is still there as it was shown, not merged into or replaced by this one.
+			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
+		});
+		await step("/state browse opens the browser on the state tab", async () => {
+			await submit("/state browse");
+			const screen = await wait(/\[state\][\s\S]*esc close/, false);
+			assert.match(screen, /▸ tactics\s+1 key/);
+		});
+		await step("Tab shows the history timeline with the selected transition's diff", async () => {
+			pane.press("Tab");
+			const screen = await wait(/\[history\][\s\S]*› #1 \w+ (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha[\s\S]*\+ tactics\.alpha: noted/, false);
+			for (const line of screen.split("\n")) assert.ok(line.trimEnd().length <= COLS, line);
+		});
+		await step("Escape closes the browser", async () => {
+			pane.press("Escape");
+			await pane.waitFor("the browser to close", (s) => !s.includes("esc close") && /state: active/.test(s), { timeoutMs: STEP_MS });
+		});
+		await step("/state owners cwd switches the owners", async () => {
+			await submit("/state owners cwd");
+			await wait(status("active cwd"), false);
+		});
+		await step("/state off withdraws both tools", async () => {
+			await submit("/state off");
+			await wait(status("off cwd"), false);
+			await submit("remember beta");
+			await wait("No state tools: beta.");
+			assert.deepEqual(lastTools(), []);
+		});
+		await step("quit", async () => {
+			await submit("/quit");
+			await pane.waitForExit(STEP_MS);
+		});
+		await step("pi --continue resumes the session, still Off for cwd", async () => {
+			pane.respawn(pi("--continue"));
+			await wait(status("off cwd"), false);
+		});
+		await step("/state active declares both tools again and a write lands", async () => {
+			await submit("/state active");
+			await wait(status("active cwd"), false);
+			await submit("remember gamma");
+			await wait("Saved gamma.");
+			assert.deepEqual(lastTools(), ["patch_state", "read_state"]);
+			const log = readFileSync(join(h.cwd, ".pi", "state-flow", "log.jsonl"), "utf8");
+			assert.match(log, /"gamma":"noted"/);
+		});
+		await step("quit again", async () => {
+			await submit("/quit");
+			await pane.waitForExit(STEP_MS);
+		});
+	} finally {
+		pane.kill();
+		await server.close();
+		if (!o.keep) rmSync(h.root, { recursive: true, force: true });
+	}
+}
