@@ -7,7 +7,6 @@
  */
 import { join } from "node:path";
 import { messageOf } from "../core/errors.js";
-import { describeProvenance } from "../core/history.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import type { CanonicalPatch, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";

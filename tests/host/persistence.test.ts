@@ -8,7 +8,6 @@ import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { type Flow, type FlowDirs, flowDirs, withFlow } from "./fixture.js";
 
-
 /** A first session that chooses `passive session` and writes one Session value. */
 async function firstSession(d: FlowDirs): Promise<string> {
 	const sm = SessionManager.create(d.cwd, d.sessionDir);
@@ -64,26 +63,20 @@ describe("file-backed sessions", () => {
 	});
 
 	it("declare both tools again when a session that ran Off is resumed and set Active", async (t) => {
-		const d = dirs(t);
-		const first = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.create(d.cwd, d.sessionDir) });
-		try {
+		const d = flowDirs(t, "state-flow-persist-");
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.create(d.cwd, d.sessionDir) }, async (first) => {
 			await first.command("/state off");
 			await first.prompt("quiet", [{ text: "ok" }]);
 			assert.deepEqual(first.seen[0]?.tools.map((x) => x.name), []);
-		} finally {
-			first.dispose();
-		}
-		const resumed = await startFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) });
-		try {
+		});
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) }, async (resumed) => {
 			await resumed.prompt("still off", [{ text: "ok" }]);
 			assert.deepEqual(resumed.seen[0]?.tools.map((x) => x.name), []);
 			await resumed.command("/state active");
 			await resumed.prompt("write", [{ calls: [{ id: "w", name: "patch_state", args: { session: { tactics: { back: true } } } }] }, { text: "ok" }]);
 			assert.deepEqual(resumed.seen[1]?.tools.map((x) => x.name).sort(), ["patch_state", "read_state"]);
 			assert.equal(resumed.results().w?.isError, false, resumed.results().w?.text);
-		} finally {
-			resumed.dispose();
-		}
+		});
 	});
 
 	it("follow /tree navigation to the state of the branch", async (t) => {
