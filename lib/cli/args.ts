@@ -40,6 +40,10 @@ export interface Parsed {
 	dryRun: boolean;
 	/** `doctor --drop-journal <id>`: give up completing that pending journal. */
 	dropJournal?: string;
+	/** `doctor --move-aside <owner>`: keep a damaged store aside and start that owner afresh. */
+	moveAside?: string;
+	/** `doctor --cut-torn <owner>`: cut bytes after the last complete record that no crashed writer explains. */
+	cutTorn?: string;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -48,7 +52,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	history: ["--owner"],
 	export: ["--owner"],
 	import: ["--owner"],
-	doctor: ["--dry-run", "--drop-journal"],
+	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -107,7 +111,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		if (arg.startsWith("-") && arg !== "-") {
 			const eq = arg.indexOf("=");
 			const name = eq < 0 ? arg : arg.slice(0, eq);
-			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner" || name === "--drop-journal";
+			const takesValue = name === "--cwd" || name === "--agent-dir" || name === "--owner" || name === "--drop-journal" || name === "--move-aside" || name === "--cut-torn";
 			if (!takesValue && !["--full", "--dry-run"].includes(name)) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
 			if (out.command !== undefined && !["--cwd", "--agent-dir"].includes(name) && !COMMAND_OPTIONS[out.command].includes(name)) {
 				throw new UsageError(`\`${out.command}\` does not take \`${name}\`.`, out.command);
@@ -130,6 +134,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			if (name === "--cwd") out.cwd = resolve(cwd, value);
 			else if (name === "--agent-dir") out.agentDir = resolve(cwd, value);
 			else if (name === "--drop-journal") out.dropJournal = value;
+			else if (name === "--move-aside") out.moveAside = value;
+			else if (name === "--cut-torn") out.cutTorn = value;
 			else out.owner = value;
 			continue;
 		}

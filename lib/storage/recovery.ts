@@ -76,10 +76,10 @@ export class Recovery {
 					if (lock === undefined) return;
 					locks.push(lock);
 				}
-				for (const p of fileParts) {
+				fileParts.forEach((p, i) => {
 					const store = this.storeFor(p);
-					applyJournaled(store, store.catchUpLocked(), p.record, this.journal.pathOf(j.id));
-				}
+					applyJournaled(store, store.catchUpLocked(locks[i]?.recoveredCrash === true), p.record, this.journal.pathOf(j.id));
+				});
 			} finally {
 				for (const l of locks.reverse()) l.release();
 			}
