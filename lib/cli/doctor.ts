@@ -253,7 +253,7 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 		const cutting = torn !== 0 && (explained || cut === o);
 		if (torn !== 0) {
 			const size = torn < 0 ? "over 1 MiB" : `${torn} bytes`;
-			if (explained) report.push(`${o}: ${store.logPath} ends in a record cut short by a crashed writer (${size}); it was never committed; ${p.dryRun ? "would cut it off" : "cutting it off"}.`);
+			if (explained) report.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${p.dryRun ? "would cut it off" : "cutting it off"}.`);
 			else if (cut === o) report.push(`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`);
 			else {
 				healthy = false;

@@ -6,7 +6,7 @@
  * input (docs/security.md): anything found where State Flow keeps a file may be a link, a
  * folder, a FIFO or a device, and is refused with a message that says what it is.
  */
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, resolve, sep } from "node:path";
@@ -30,9 +30,41 @@ export function errnoOf(e: unknown): string | undefined {
 	return (e as NodeJS.ErrnoException | undefined)?.code;
 }
 
-/** Rethrow an OS error as StateError "io" naming the file and what to do. */
+/**
+ * Rethrow an OS error as StateError "io" naming the file and what to do. ENOTDIR means
+ * something that is not a folder sits where a folder on the way belongs: that is named.
+ */
 export function ioFail(file: string, action: string, e: unknown): never {
+	if (errnoOf(e) === "ENOTDIR") {
+		const blocker = nonFolderAncestor(file);
+		if (blocker !== undefined) unsafePath(blocker.path, blocker.kind, "a folder");
+	}
 	fail("io", `Cannot ${action} \`${file}\` (${errnoOf(e) ?? String(e)}). Check permissions and free disk space; nothing was changed.`, [], e);
+}
+
+/** The first path on the way to `path` that is not a folder (nor a link to one). */
+function nonFolderAncestor(path: string): { path: string; kind: string } | undefined {
+	const parts: string[] = [];
+	for (let p = dirname(resolve(path)); dirname(p) !== p; p = dirname(p)) parts.unshift(p);
+	for (const p of parts) {
+		let st: Stats | undefined;
+		try {
+			st = lstatSync(p);
+		} catch {
+			return undefined;
+		}
+		if (st.isDirectory()) continue;
+		const followed = st.isSymbolicLink() ? statSync(p, { throwIfNoEntry: false }) : undefined;
+		if (followed?.isDirectory()) continue;
+		return { path: p, kind: folderKind(st, followed) };
+	}
+	return undefined;
+}
+
+/** In words, what sits where a folder belongs (a link is described by where it leads). */
+function folderKind(st: Stats, followed: Stats | undefined): string {
+	if (!st.isSymbolicLink()) return kindOf(st);
+	return followed === undefined ? "a symbolic link that leads nowhere" : `a symbolic link to ${kindOf(followed)}`;
 }
 
 /** What a path holds, in words (for messages). */
@@ -174,7 +206,9 @@ export function ensureDirIn(dir: string, base: string, what: string, mode = DIR_
 	for (;;) {
 		const st = lstatOrUndefined(p);
 		if (st !== undefined) {
-			if (!st.isDirectory() && !(st.isSymbolicLink() && p !== resolve(dir))) unsafePath(p, kindOf(st), "a folder");
+			// A link to a folder is fine here: where it leads is judged by `checkContained`.
+			const followed = st.isSymbolicLink() ? statSync(p, { throwIfNoEntry: false }) : undefined;
+			if (!st.isDirectory() && !followed?.isDirectory()) unsafePath(p, folderKind(st, followed), "a folder");
 			break;
 		}
 		missing.unshift(p);

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { DIR_MODE, FILE_MODE, errnoOf, kindOf, lstatOrUndefined, readRegular, unsafePath } from "./fs-util.js";
+import { DIR_MODE, FILE_MODE, errnoOf, lstatOrUndefined, readRegular } from "./fs-util.js";
 
 /** What a lock file holds. */
 export interface LockHolder {
@@ -112,7 +112,8 @@ export function holdersDir(lockPath: string): string {
 
 /**
  * Make the holders folder (not recursive: a store folder moved aside is not re-created).
- * False when it cannot exist here; anything but a real folder in its place is refused.
+ * False when it cannot exist here, or something else is in its place (a link is never
+ * followed): the lock then uses the O_EXCL path, and `state-flow doctor` reports the oddity.
  */
 export function ensureHoldersDir(lockPath: string): boolean {
 	const dir = holdersDir(lockPath);
@@ -121,10 +122,7 @@ export function ensureHoldersDir(lockPath: string): boolean {
 	} catch (e) {
 		if (errnoOf(e) !== "EEXIST") return false;
 	}
-	const st = lstatOrUndefined(dir);
-	if (st === undefined) return false;
-	if (!st.isDirectory()) unsafePath(dir, kindOf(st), "a folder");
-	return true;
+	return lstatOrUndefined(dir)?.isDirectory() === true;
 }
 
 /** Tokens are `<pid>-<hex>-<n>`; anything else is not a holder file name we made. */

@@ -10,7 +10,7 @@
  */
 import { linkSync, unlinkSync } from "node:fs";
 import { fail } from "../core/errors.js";
-import { errnoOf, kindOf, lstatOrUndefined } from "./fs-util.js";
+import { errnoOf, ioFail, kindOf, lstatOrUndefined } from "./fs-util.js";
 import {
 	createHolderFile,
 	ensureHoldersDir,
@@ -83,6 +83,7 @@ function cleanupAtExit(): void {
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
 
 function cannotCreate(path: string, e: unknown): never {
+	if (errnoOf(e) === "ENOTDIR") ioFail(path, "create the lock file", e); // names what blocks the way
 	fail("io", `Cannot create the lock file \`${path}\` (${errnoOf(e) ?? String(e)}). Check that its folder is writable.`, [], e);
 }
 
@@ -99,8 +100,9 @@ function tryLink(h: Holder, path: string): boolean | "unsupported" {
 	} catch (e) {
 		const code = errnoOf(e);
 		if (code === "EEXIST") return false;
-		if (code === "ENOENT" || NO_LINKS.has(code ?? "")) {
-			dropHolder(path, h, code !== "ENOENT");
+		// ENOENT/ENOTDIR: our holder file (or its folder) is gone; a fresh one is made next time.
+		if (code === "ENOENT" || code === "ENOTDIR" || NO_LINKS.has(code ?? "")) {
+			dropHolder(path, h, NO_LINKS.has(code ?? ""));
 			return "unsupported";
 		}
 		cannotCreate(path, e);

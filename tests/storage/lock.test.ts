@@ -152,7 +152,7 @@ describe("lock", () => {
 		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
 		assert.equal(readLockHolder(path)?.stale, true);
 		writeFileSync(path, "");
-		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record)", stale: false });
+		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record; it is treated as abandoned 2 s after its last change)", stale: false });
 		assert.ok(existsSync(path), "reading a lock never removes it");
 	});
 
