@@ -15,9 +15,10 @@ import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
-import { ensureDirIn, errnoOf, fsyncDir, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
+import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
 import { JournalDir } from "../storage/journal.js";
-import { acquireLock, crashEvidence, readLockHolder } from "../storage/lock.js";
+import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
+import { holdersDir } from "../storage/lock-holder.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome, rootOf } from "./commands.js";
@@ -177,6 +178,25 @@ export interface DoctorOptions {
 	cutTorn?: string;
 }
 
+/** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */
+function oddLockFiles(lockPath: string): string[] {
+	const out: string[] = [];
+	const odd = readLockHolder(lockPath)?.odd;
+	if (odd !== undefined) out.push(`${odd}.`);
+	const expected: Array<[string, "a folder" | "a regular file"]> = [
+		[holdersDir(lockPath), "a folder"],
+		[`${lockPath}.break`, "a regular file"],
+		[crashMarkerPath(lockPath), "a regular file"],
+	];
+	for (const [path, kind] of expected) {
+		const st = lstatOrUndefined(path);
+		if (st === undefined || (kind === "a folder" ? st.isDirectory() : st.isFile())) continue;
+		const clear = st.isDirectory() ? `rm -r '${path}'` : `rm '${path}'`;
+		out.push(`\`${path}\` is ${kindOf(st)} where State Flow keeps ${kind}; it is never followed or changed, but it may have come with the repository: remove it (\`${clear}\`) if you did not make it.`);
+	}
+	return out;
+}
+
 /** A file owner named by a doctor flag; anything else is a usage error. */
 function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
 	if (value === undefined) return undefined;
@@ -227,10 +247,6 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	if (aside !== undefined) report.push(...moveAside(files[aside], p.dryRun));
 	for (const o of FILE_OWNERS) {
 		const store = files[o];
-		if (!present(store.root)) {
-			report.push(`${o}: no store at ${store.root} (nothing written yet).`);
-			continue;
-		}
 		try {
 			store.checkRoot();
 		} catch (e) {
@@ -238,12 +254,17 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 			report.push(`${o}: UNSAFE: ${message(e)}`);
 			continue;
 		}
-		const holder = readLockHolder(store.lockPath);
-		if (holder?.odd !== undefined) {
-			healthy = false;
-			report.push(`${o}: ${holder.odd}.`);
+		if (!present(store.root)) {
+			report.push(`${o}: no store at ${store.root} (nothing written yet).`);
 			continue;
 		}
+		const odd = oddLockFiles(store.lockPath);
+		if (odd.length > 0) {
+			healthy = false;
+			report.push(...odd.map((line) => `${o}: ${line}`));
+			continue;
+		}
+		const holder = readLockHolder(store.lockPath);
 		if (holder !== undefined) {
 			report.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${p.dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
 		}

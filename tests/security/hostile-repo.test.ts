@@ -14,6 +14,8 @@ import { isStateError } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { runCli } from "../cli/run.js";
+import { startFlow } from "../host/fixture.js";
 import { AGENT_PATHS, CWD_PATHS, KINDS, assertClearRefusal, makeSentinel, plant, snapshot } from "./hostile.js";
 import type { Kind } from "./hostile.js";
 
@@ -162,3 +164,68 @@ function expectations(rel: string, kind: Kind, outcomes: string[]): void {
 		assert.match(outcomes.find((o) => o.startsWith("commit global")) ?? "", /^commit global: ok/, outcomes.join("\n"));
 	}
 }
+
+describe("hostile repository through the CLI", () => {
+	const cases: Array<[string, Kind]> = [
+		[".pi", "link-relative"],
+		[".pi/state-flow", "link-absolute"],
+		[".pi/state-flow/log.jsonl", "link-relative"],
+		[".pi/state-flow/checkpoint.json", "fifo"],
+		[".pi/state-flow/lock", "folder"],
+		[".pi/state-flow/lock", "link-dangling"],
+		[".pi/state-flow/lock.holders", "link-absolute"],
+	];
+	for (const [rel, kind] of cases) {
+		it(`${kind} at ${rel}: show, import and doctor leave the outside alone and explain`, async (t) => {
+			const w = world(t);
+			if (rel.startsWith(".pi/state-flow/")) await seed(w);
+			const before = snapshot(w.sentinel);
+			plant(join(w.proj, rel), rel, kind, w.sentinel);
+			const env = { PI_CODING_AGENT_DIR: w.agent };
+			const runs = [
+				runCli(["show", "cwd"], { cwd: w.proj, env }),
+				runCli(["import", "-", "--owner", "cwd"], { cwd: w.proj, env, input: JSON.stringify({ tactics: { imported: 1 } }) }),
+				runCli(["doctor"], { cwd: w.proj, env }),
+				runCli(["doctor", "--move-aside", "cwd"], { cwd: w.proj, env }),
+			];
+			assert.deepEqual(snapshot(w.sentinel), before);
+			for (const r of runs) {
+				assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
+				assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+			}
+			const doctor = runs[2]!;
+			assert.equal(doctor.code, 1, `doctor must not call this healthy:\n${doctor.stdout}`);
+			assert.ok(doctor.stdout.includes(join(w.proj, ".pi")), doctor.stdout);
+		});
+	}
+});
+
+describe("hostile repository through a live pi session", () => {
+	it("a store folder linking out of the project: patch_state and read_state answer with an error naming it; Global keeps working", async (t) => {
+		const w = world(t);
+		mkdirSync(join(w.proj, ".pi"));
+		symlinkSync(join(w.sentinel, "dir-state-flow"), join(w.proj, ".pi", "state-flow"));
+		const before = snapshot(w.sentinel);
+		const flow = await startFlow({ cwd: w.proj, agentDir: w.agent });
+		try {
+			await flow.command("/state owners global cwd");
+			await flow.prompt("remember", [
+				{
+					calls: [
+						{ id: "c", name: "patch_state", args: { cwd: { tactics: { x: 1 } } } },
+						{ id: "g", name: "patch_state", args: { global: { tactics: { y: 1 } } } },
+					],
+				},
+				{ text: "done" },
+			]);
+			const r = flow.results();
+			assert.equal(r.c?.isError, true, r.c?.text);
+			assert.match(r.c?.text ?? "", /outside/);
+			assert.ok(r.c?.text.includes(join(w.proj, ".pi", "state-flow")), r.c?.text);
+			assert.equal(r.g?.isError, false, r.g?.text);
+		} finally {
+			flow.dispose();
+		}
+		assert.deepEqual(snapshot(w.sentinel), before);
+	});
+});
