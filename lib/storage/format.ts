@@ -139,7 +139,7 @@ function checkVersion(file: string, value: unknown, where: string): void {
 	if (typeof v === "number" && v > FORMAT_VERSION) {
 		fail(
 			"corrupt",
-			`State store file \`${file}\` uses format version ${v} (${where}), newer than this State Flow (version ${FORMAT_VERSION}). It was left unchanged. Update the State Flow package to read it.`,
+			`State store file \`${file}\` uses format version ${v} (${where}), newer than this State Flow (version ${FORMAT_VERSION}). It was left unchanged. Update the State Flow package to read it; if no newer State Flow wrote it, it is damaged: run \`state-flow doctor\`.`,
 		);
 	}
 }
