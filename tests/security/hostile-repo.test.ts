@@ -98,6 +98,29 @@ describe("hostile repository", () => {
 		}
 	}
 
+	for (const rel of [".pi/skills", ".pi/skills/alpha", ".pi/skills/alpha/SKILL.md"]) {
+		for (const kind of KINDS) {
+			it(`${kind} at <project>/${rel}: compiling and deleting a Skill never touches the outside`, async (t) => {
+				const w = world(t);
+				const compile = createArtifactCompiler({ cwd: w.proj, agentDir: w.agent }, { parseFrontmatter });
+				const key = ".pi/skills/alpha/SKILL.md";
+				const skill = { kind: "skill", name: "alpha", description: "Formats release notes. Use when writing a changelog.", body: "# Notes" };
+				const before = snapshot(w.sentinel);
+				plant(join(w.proj, rel), rel, kind, w.sentinel);
+				const s = open(w);
+				for (const patch of [{ cwd: { artifacts: { [key]: skill } } }, { cwd: { artifacts: { [key]: null } } }]) {
+					try {
+						await s.commit(patch, { ...meta(), prepare: compile });
+					} catch (e) {
+						// An artifact refusal names the key relative to the project; a file-system one names the path.
+						assert.ok(isStateError(e) && (e.code === "artifact" || e.code === "corrupt"), `${kind} at ${rel}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+					}
+				}
+				assert.deepEqual(snapshot(w.sentinel), before);
+			});
+		}
+	}
+
 	it("a link to a folder inside the project is followed: containment is judged by real paths", async (t) => {
 		const w = world(t);
 		mkdirSync(join(w.proj, "elsewhere"));
