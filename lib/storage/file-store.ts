@@ -453,9 +453,10 @@ export class FileOwnerStore {
 
 	private openWrite(): number {
 		if (this.writeFd !== undefined) return this.writeFd;
-		this.writeFd = openFile(this.logPath, constants.O_WRONLY | constants.O_APPEND) as number;
-		if (this.writeFd === undefined) ioFail(this.logPath, "open for writing", new Error("ENOENT"));
-		return this.writeFd;
+		const fd = openFile(this.logPath, constants.O_WRONLY | constants.O_APPEND);
+		if (fd === undefined) ioFail(this.logPath, "open for writing", { code: "ENOENT" });
+		this.writeFd = fd;
+		return fd;
 	}
 
 	private refreshStat(fd: number): void {

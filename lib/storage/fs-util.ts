@@ -195,9 +195,9 @@ export function checkContained(dir: string, base: string, what: string): void {
 }
 
 /**
- * Create `dir` and its missing parents up to `base` (which must exist), refusing anything
- * on the way that is not a real folder inside `base`. `top` (default DIR_MODE) is the mode
- * of `dir` itself; parents get `parentMode`. Returns the topmost folder it created.
+ * Create `dir` and its missing parents, refusing anything
+ * on the way that is not a folder (or a link to one) inside `base`. `mode` is the mode of
+ * `dir` itself; parents get `parentMode`. Returns the topmost folder it created.
  */
 export function ensureDirIn(dir: string, base: string, what: string, mode = DIR_MODE, parentMode = DIR_MODE): string | undefined {
 	checkContained(dir, base, what);
