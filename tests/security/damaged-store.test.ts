@@ -341,3 +341,39 @@ describe("damaged stores through a live pi session", () => {
 		}
 	});
 });
+
+describe("a truncated store through a live pi session", () => {
+	it("a CWD log cut short under a running session: its tools refuse and name doctor; nothing more is written", async (t) => {
+		const dir = tempDir(t, "state-flow-truncate-pi-");
+		const { mkdirSync, truncateSync, statSync } = await import("node:fs");
+		const proj = join(dir, "proj");
+		const agent = join(dir, "agent");
+		mkdirSync(proj);
+		mkdirSync(agent);
+		const flow = await startFlow({ cwd: proj, agentDir: agent });
+		try {
+			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { a: 1, b: 2 } } } }] }, { text: "ok" }]);
+			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { cwd: { tactics: { c: 3 } } } }] }, { text: "ok" }]);
+			const log = join(proj, ".pi", "state-flow", "log.jsonl");
+			const size = statSync(log).size;
+			truncateSync(log, size - 25);
+			await flow.prompt("three", [
+				{
+					calls: [
+						{ id: "w3", name: "patch_state", args: { cwd: { tactics: { d: 4 } } } },
+						{ id: "s3", name: "patch_state", args: { session: { tactics: { s: 1 } } } },
+					],
+				},
+				{ text: "ok" },
+			]);
+			const r = flow.results();
+			assert.equal(r.w3?.isError, true, r.w3?.text);
+			assert.ok(r.w3?.text.includes(log), r.w3?.text);
+			assert.match(r.w3?.text ?? "", /shorter than|state-flow doctor/);
+			assert.equal(r.s3?.isError, false, r.s3?.text);
+			assert.equal(statSync(log).size, size - 25, "nothing was cut or appended");
+		} finally {
+			flow.dispose();
+		}
+	});
+});
