@@ -121,7 +121,7 @@ export function runFileOps(ops: readonly FileOp[]): () => void {
 		for (const op of ops) {
 			const root = checkOpFolder(op);
 			const st = lstatOrUndefined(op.abs);
-			if (st !== undefined && !st.isFile() && !st.isSymbolicLink()) unsafePath(op.abs, kindOf(st), "a regular file");
+			if (st !== undefined && !st.isFile()) unsafePath(op.abs, kindOf(st), "a regular file");
 			const previous = st?.isFile() ? readIfFile(op.abs) : undefined;
 			if (op.op === "write") {
 				const made = ensureDirIn(dirname(op.abs), root, "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);

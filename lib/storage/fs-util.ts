@@ -264,9 +264,9 @@ export interface AtomicWriteOptions {
 /**
  * THE atomic write: readers see the old or the new content, never a mix, also across a
  * crash. The temp file is created with O_EXCL|O_NOFOLLOW next to `path` (so nothing planted
- * under its name is followed), written and fsynced, renamed over `path` (rename replaces a
- * link itself, never its target; a folder at `path` makes it fail), and the folder is
- * fsynced. The temp file is removed on any failure.
+ * under its name is followed), written and fsynced, and renamed over `path` only when that
+ * is a regular file or nothing (a link, folder or FIFO there is refused, never replaced or
+ * followed); then the folder is fsynced. The temp file is removed on any failure.
  */
 export function atomicWrite(path: string, data: string | Buffer, opts: AtomicWriteOptions = {}): void {
 	const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
@@ -281,7 +281,7 @@ export function atomicWrite(path: string, data: string | Buffer, opts: AtomicWri
 		fd = undefined;
 		if (opts.midFault) fault(opts.midFault);
 		const st = lstatOrUndefined(path);
-		if (st !== undefined && !st.isFile() && !st.isSymbolicLink()) unsafePath(path, kindOf(st), "a regular file");
+		if (st !== undefined && !st.isFile()) unsafePath(path, kindOf(st), "a regular file");
 		renameSync(tmp, path);
 		created = false;
 		fsyncDir(dirname(path));
