@@ -168,7 +168,11 @@ export class FileOwnerStore {
 			if (st.size < c.offset) {
 				this.refuse(this.logPath, `it is ${st.size} bytes long, shorter than the ${c.offset} bytes of complete records this process already read (records were cut off or removed)`);
 			}
-			if (c.size === st.size && c.mtimeMs === st.mtimeMs) return c.history;
+			if (c.size === st.size && c.mtimeMs === st.mtimeMs) {
+				// Bytes after the last complete record stay explained only while a writer's lock (or crash marker) is there.
+				if (c.size > c.offset) this.checkTorn(c.size, c.offset, st.size);
+				return c.history;
+			}
 			if (this.fdIno === st.ino) {
 				this.readAppended(c, st);
 				return c.history;
@@ -362,8 +366,11 @@ export class FileOwnerStore {
 				if (createHash("sha256").update(readFrom(fd, 0, c.offset)).digest("hex") !== c.prefix.copy().digest("hex")) {
 					this.refuse(this.logPath, "bytes this process already read were changed in place (same size, new content)");
 				}
-				c.mtimeMs = st.mtimeMs;
-				return;
+				// Without torn bytes nothing else can have changed; with them, a repair plus an append may keep the size.
+				if (c.size === c.offset) {
+					c.mtimeMs = st.mtimeMs;
+					return;
+				}
 			}
 			buf = readFrom(fd, c.lastStart, st.size);
 		} catch (e) {

@@ -131,6 +131,16 @@ describe("damaged stores", () => {
 		await refusesAndPreserves(dir, log, /not a complete record[\s\S]*--cut-torn cwd/);
 	});
 
+	it("a live reader keeps refusing unexplained bytes after the last record on every read, not only the first", async (t) => {
+		const dir = tempDir(t);
+		const { log } = await seeded(dir, 2);
+		const reader = open(dir);
+		assert.equal(reader.load("cwd").seq, 2);
+		appendFileSync(log, '{"v":2,"id":"cut","at":"x"');
+		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
+		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
+	});
+
 	it("reports an unreadable log (a folder where the file should be) naming the file", async (t) => {
 		// Tests run as root, where chmod 000 does not deny reads: a folder in place of the file does.
 		const dir = tempDir(t);
