@@ -71,6 +71,7 @@ export class Recovery {
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {
+					this.storeFor(p).checkRoot();
 					const lock = acquireLockSync(this.storeFor(p).lockPath, this.lockTimeoutMs);
 					// This process holds the lock in an unfinished commit, which completes journals itself.
 					if (lock === undefined) return;

@@ -213,6 +213,8 @@ export class Stores {
 			const locks: HeldLock[] = [];
 			try {
 				for (const o of fileOwners) {
+					// The lock and its holder files are written inside the store folder: it must still lead inside its owner's folder.
+					this.files[o].checkRoot();
 					try {
 						locks.push(await acquireLock(this.files[o].lockPath, this.lockTimeoutMs));
 					} catch (e) {

@@ -7,7 +7,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
@@ -120,6 +120,29 @@ describe("hostile repository", () => {
 			});
 		}
 	}
+
+	it("a store folder swapped for a link to another store while a process runs: no lock or holder file is written there", async (t) => {
+		const w = world(t);
+		const s = open(w);
+		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
+		const root = s.identity().cwdRoot;
+		// The outside folder holds a complete store (say, another project's), so the log exists through the link.
+		cpSync(root, join(w.sentinel, "other-store"), { recursive: true });
+		rmSync(join(w.sentinel, "other-store", "lock.holders"), { recursive: true, force: true });
+		const before = snapshot(w.sentinel);
+		renameSync(root, `${root}.mine`);
+		symlinkSync(join(w.sentinel, "other-store"), root);
+		// Twice: a lock attempt leaves holder files behind until the process exits, so a second one would show.
+		for (let i = 0; i < 2; i++) {
+			await assert.rejects(s.commit({ cwd: { tactics: { b: i } } }, meta()), (e: unknown) => {
+				assertClearRefusal(e, "swapped store folder");
+				assert.match((e as Error).message, /outside/);
+				return true;
+			});
+		}
+		assert.throws(() => s.load("cwd"), /outside/);
+		assert.deepEqual(snapshot(w.sentinel), before);
+	});
 
 	it("a link to a folder inside the project is followed: containment is judged by real paths", async (t) => {
 		const w = world(t);
