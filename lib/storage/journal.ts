@@ -31,7 +31,8 @@ export class JournalDir {
 	/** The folder must lead inside the agent directory and be a folder (checked whenever it is listed). */
 	private checkDir(): void {
 		checkContained(this.dir, realOrSelf(dirname(dirname(this.dir))), "The journal folder");
-		if (!statSync(this.dir).isDirectory()) isRealDir(this.dir);
+		const st = statSync(this.dir, { throwIfNoEntry: false });
+		if (st !== undefined && !st.isDirectory()) isRealDir(this.dir);
 	}
 
 	/** Path of a transition's journal file. */
@@ -48,6 +49,7 @@ export class JournalDir {
 
 	/** Remove a fully applied journal. A lost unlink only means an idempotent roll-forward later. */
 	remove(id: string): void {
+		this.checkDir();
 		removeFile(this.pathOf(id));
 		this.byName.delete(`${id}${SUFFIX}`);
 	}
