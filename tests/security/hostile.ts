@@ -33,6 +33,7 @@ export const AGENT_PATHS = [
 	"state-flow/global/lock",
 	"state-flow/global/lock.holders",
 	"state-flow/journal",
+	"state-flow/journal/planted.json",
 	"state-flow/config.json",
 ] as const;
 
