@@ -160,6 +160,31 @@ describe("damaged stores: bytes changed in place", () => {
 		);
 	});
 
+	it("property: through the CLI, a single-byte change is refused naming the store and doctor, or shows the same state", async (t) => {
+		const s = await seeded(t, 3);
+		const env = { PI_CODING_AGENT_DIR: s.agent };
+		const original = runCli(["show", "cwd"], { cwd: s.proj, env });
+		assert.equal(original.code, 0, original.stderr);
+		fc.assert(
+			fc.property(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, delta) => {
+				const changed = Buffer.from(s.bytes);
+				changed[at] = (changed[at]! + delta) & 0xff;
+				writeFileSync(s.log, changed);
+				try {
+					const r = runCli(["show", "cwd"], { cwd: s.proj, env });
+					if (r.code === 0) assert.equal(r.stdout, original.stdout, `byte ${at} changed by ${delta}: not detected and not harmless`);
+					else {
+						assert.equal(r.code, 1, r.stderr);
+						assert.ok(r.stderr.includes(s.log) && r.stderr.includes("state-flow doctor"), r.stderr);
+					}
+				} finally {
+					writeFileSync(s.log, s.bytes);
+				}
+			}),
+			{ numRuns: 15 },
+		);
+	});
+
 	it("a live process notices a record changed in place (same size) and stops writing to that store", async (t) => {
 		const s = await seeded(t);
 		const stores = open(s);
