@@ -16,6 +16,7 @@ import { isRef } from "../../lib/core/refs.js";
 import { evaluate } from "../../lib/core/query.js";
 import type { Json, JsonObject, Owner } from "../../lib/core/types.js";
 import { renderHead } from "../../lib/model/head.js";
+import { patchResult } from "../../lib/model/results.js";
 import { presentValue, toCanonicalLocator, toCanonicalPatch } from "../../lib/model/interface.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -108,4 +109,67 @@ describe("a reference is a reference, for arbitrary keys", () => {
 			assert.ok(refusedOther > 10, `only ${refusedOther} other spellings were refused`);
 		});
 	}
+});
+
+function refusal(fn: () => unknown): StateError {
+	try {
+		fn();
+	} catch (e) {
+		assert.ok(e instanceof StateError, String(e));
+		return e;
+	}
+	return assert.fail("expected a refusal");
+}
+
+describe("reference refusals speak the model's spelling", () => {
+	const issue = { lazy: { "plans/api-v2.md": "the plan" }, intents: { m: { goal: "migrate", owns: [{ $ref: "lazy.plans/api-v2.md" }] } } };
+
+	it("flat: names the field and shows the quoted segment form, relative", () => {
+		const e = refusal(() => toCanonicalPatch(issue, ["cwd"]));
+		assert.equal(e.code, "invalid_input");
+		assert.deepEqual(e.path, ["intents", "m", "owns", 0, "$ref"]);
+		assert.equal(
+			e.message,
+			'`intents.m.owns[0].$ref` is `lazy.plans/api-v2.md`, which is not a locator: a key that is not a plain name (letters, digits, _ $ -) is quoted; write {"$ref":"lazy[\\"plans/api-v2.md\\"]"}',
+		);
+		// The spelling it shows is accepted and stored canonical.
+		const fixed = toCanonicalPatch({ ...issue, intents: { m: { goal: "migrate", owns: [{ $ref: 'lazy["plans/api-v2.md"]' }] } } }, ["cwd"]);
+		assert.deepEqual((fixed.cwd?.intents?.["m"] as JsonObject)["owns"], [{ $ref: 'cwd.lazy["plans/api-v2.md"]' }]);
+	});
+
+	it("scoped: the same rule, owner-qualified", () => {
+		const e = refusal(() => toCanonicalPatch({ cwd: { intents: { m: { owns: [{ $ref: "cwd.lazy.plans/api-v2.md" }] } } } }, ["cwd", "session"]));
+		assert.match(e.message, /^`cwd\.intents\.m\.owns\[0\]\.\$ref` is `cwd\.lazy\.plans\/api-v2\.md`, which is not a locator: .* write \{"\$ref":"cwd\.lazy\[\\"plans\/api-v2\.md\\"\]"\}$/);
+	});
+
+	it("a dotted spelling of an existing key is refused with its quoted form, using the current state", () => {
+		const state = { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: { "plan.md": "x" } };
+		const e = refusal(() => toCanonicalPatch({ intents: { m: { $ref: "lazy.plan.md" } } }, ["cwd"], () => state));
+		assert.equal(e.message, '`intents.m.$ref` is `lazy.plan.md`, which names the key `plan` (missing), not the existing key `plan.md`; quote keys that are not plain names: write {"$ref":"lazy[\\"plan.md\\"]"}');
+		// A bare key held by exactly one plane is pointed to that plane.
+		const bare = refusal(() => toCanonicalPatch({ intents: { m: { $ref: "plan.md" } } }, ["cwd"], () => state));
+		assert.match(bare.message, /write \{"\$ref":"lazy\[\\"plan\.md\\"\]"\}$/);
+	});
+
+	it("other members beside `$ref` are refused, never kept as data", () => {
+		const e = refusal(() => toCanonicalPatch({ intents: { m: { owns: [{ $ref: "tactics.a", why: "first" }] } } }, ["cwd"]));
+		assert.equal(e.message, '`intents.m.owns[0]` has `$ref` beside other members (`why`): a reference is {"$ref":"<locator>"} alone in its object; put it under its own key (e.g. {"ref":{"$ref":"tactics.a"}}) or rename `$ref`');
+	});
+});
+
+describe("dropping a dangling reference", () => {
+	it("the patch result names the one patch that drops them, in the model's form", () => {
+		const report = {
+			scopes: ["cwd" as const],
+			changed: ["/cwd/tactics/a"],
+			missingDeletions: [],
+			cascades: [],
+			danglingRefs: [{ owner: "cwd" as const, intent: "m", ref: "cwd.tactics.a", drop: { owns: [{ $ref: 'cwd.lazy["n.md"]' }] } }],
+		};
+		const flat = patchResult({ transitionId: "t-1", report, wanted: ["cwd"] }).content[0]?.text ?? "";
+		assert.match(flat, /^dangling refs \(target is gone; update or drop the ref\): intents\.m -> tactics\.a$/m);
+		assert.match(flat, /^to drop them: patch_state \{"intents":\{"m":\{"owns":\[\{"\$ref":"lazy\[\\"n\.md\\"\]"\}\]\}\}\}$/m);
+		const scoped = patchResult({ transitionId: "t-1", report, wanted: ["cwd", "session"] }).content[0]?.text ?? "";
+		assert.match(scoped, /^to drop them: patch_state \{"cwd":\{"intents":\{"m":\{"owns":\[\{"\$ref":"cwd\.lazy\[\\"n\.md\\"\]"\}\]\}\}\}\}$/m);
+	});
 });
