@@ -4,7 +4,7 @@
  * Pure: the captured wanted owners are an argument and grant nothing by themselves.
  */
 import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
-import { detach, isPlainObject } from "../core/json.js";
+import { detach, isPlainObject, setOwn } from "../core/json.js";
 import { formatLocator, type Locator, parseLocator } from "../core/locator.js";
 import type { Projection } from "../core/query.js";
 import { anchorRefs, anchorRevealedRefs, checkScopedRefs, checkWrittenRefs, presentRef, presentRefs } from "../core/refs.js";
@@ -45,6 +45,13 @@ function planesOf(value: JsonObject, path: string[]): PlanePatch {
 		}
 		out[key] = plane;
 	}
+	return out;
+}
+
+/** A plane patch is a map of entries, never a value: an entry named `$ref` is just an entry. */
+function entryWise(plane: JsonObject, f: (v: Json) => Json): JsonObject {
+	const out: JsonObject = {};
+	for (const key of Object.keys(plane)) setOwn(out, key, f(plane[key] as Json));
 	return out;
 }
 
@@ -97,7 +104,7 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 		}
 		const planes = planesOf(value, []);
 		const anchored: PlanePatch = {};
-		for (const plane of PLANES) if (planes[plane] !== undefined) anchored[plane] = anchorRefs(planes[plane], owner) as JsonObject;
+		for (const plane of PLANES) if (planes[plane] !== undefined) anchored[plane] = entryWise(planes[plane], (v) => anchorRefs(v, owner));
 		checkRefs(owner, anchored, [], stateOf, (ref) => presentRef(ref, owner));
 		return { [owner]: anchored };
 	}
@@ -110,7 +117,10 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 		const planes = value[owner] as Json;
 		if (!isPlainObject(planes)) fail("invalid_input", `\`${owner}\` must be an object of planes, e.g. { "${owner}": { "tactics": { ... } } }`, [owner]);
 		const checked = planesOf(planes, [owner]);
-		for (const plane of PLANES) if (checked[plane] !== undefined) checkScopedRefs(checked[plane], [owner, plane], wanted);
+		for (const plane of PLANES) {
+			const p = checked[plane];
+			if (p !== undefined) for (const key of Object.keys(p)) checkScopedRefs(p[key] as Json, [owner, plane, key], wanted);
+		}
 		checkRefs(owner, checked, [owner], stateOf, (ref) => ref);
 		out[owner] = checked;
 	}

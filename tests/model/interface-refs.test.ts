@@ -151,6 +151,11 @@ describe("reference refusals speak the model's spelling", () => {
 		assert.match(bare.message, /write \{"\$ref":"lazy\[\\"plan\.md\\"\]"\}$/);
 	});
 
+	it("an entry named `$ref` is an entry: its value is stored as written, in flat and scoped form", () => {
+		assert.deepEqual(toCanonicalPatch({ intents: { $ref: "tactics.a" } }, ["cwd"]), { cwd: { intents: { $ref: "tactics.a" } } });
+		assert.deepEqual(toCanonicalPatch({ cwd: { intents: { $ref: "tactics.a" } } }, ["cwd", "session"]), { cwd: { intents: { $ref: "tactics.a" } } });
+	});
+
 	it("other members beside `$ref` are refused, never kept as data", () => {
 		const e = refusal(() => toCanonicalPatch({ intents: { m: { owns: [{ $ref: "tactics.a", why: "first" }] } } }, ["cwd"]));
 		assert.equal(e.message, '`intents.m.owns[0]` has `$ref` beside other members (`why`): a reference is {"$ref":"<locator>"} alone in its object; put it under its own key (e.g. {"ref":{"$ref":"tactics.a"}}) or rename `$ref`');
