@@ -28,7 +28,7 @@ describe("a `$ref` beside other members", () => {
 			assert.match(p0.text, /`intents\.ship\.owns` has `\$ref` beside other members \(`note`\)/);
 			for (const r of [p1, p2, r1, p3]) assert.equal(r.isError, false, r.text);
 			// p0 wrote nothing: p1 still creates both entries.
-			assert.deepEqual([...p1.details.changed].sort(), ["/cwd/intents/ship", "/cwd/lazy/plan"]);
+			assert.deepEqual([...(p1.details.changed as string[])].sort(), ["/cwd/intents/ship", "/cwd/lazy/plan"]);
 			assert.deepEqual(JSON.parse(r1.text.split("\n").at(-1) as string), { owns: { $ref: "lazy.plan" } });
 			assert.deepEqual(p3.details.cascades, [{ owner: "cwd", intent: "ship", targets: ["cwd.lazy.plan"] }]);
 			assert.match(bytesUnder(join(flow.harness.cwd, ".pi", "state-flow")), /"\$ref":"cwd\.lazy\.plan"/);
