@@ -228,9 +228,9 @@ const ROOTED_KEY = new RegExp(`^(?:(${OWNERS.join("|")})\\.)?(${PLANES.join("|")
 function checkRefObject(input: WrittenRefs, obj: JsonObject, path: (string | number)[]): void {
 	const at = [...path, "$ref"];
 	const ref = obj["$ref"] as Json;
-	const example = input.spell(formatLocator({ kind: "state", scope: input.owner, offset: 0, plane: "tactics", path: ["t1"] }));
+	const example = (): string => input.spell(formatLocator({ kind: "state", scope: input.owner, offset: 0, plane: "tactics", path: ["t1"] }));
 	if (typeof ref !== "string") {
-		fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. {"$ref":"${example}"}`, at);
+		fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. {"$ref":"${example()}"}`, at);
 	}
 	const others = Object.keys(obj).filter((k) => k !== "$ref");
 	if (others.length > 0) {
@@ -248,7 +248,7 @@ function checkRefObject(input: WrittenRefs, obj: JsonObject, path: (string | num
 			"invalid_input",
 			`\`${formatPath(at)}\` is \`${input.spell(ref)}\`, which is not a locator` +
 				(fix === undefined
-					? `; a reference names a plane and keys, e.g. {"$ref":"${example}"}, with keys that are not plain names quoted: ["notes/a.md"]`
+					? `; a reference names a plane and keys, e.g. {"$ref":"${example()}"}, with keys that are not plain names quoted: ["notes/a.md"]`
 					: `: a key that is not a plain name (letters, digits, _ $ -) is quoted; write {"$ref":${JSON.stringify(input.spell(fix))}}`),
 			at,
 		);
