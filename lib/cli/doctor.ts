@@ -10,7 +10,7 @@
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
-import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
+import { DEFAULT_RETENTION, type OwnerHistory, isOneOf } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -200,7 +200,7 @@ function oddLockFiles(lockPath: string): string[] {
 /** A file owner named by a doctor flag; anything else is a usage error. */
 function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
 	if (value === undefined) return undefined;
-	if ((FILE_OWNERS as readonly string[]).includes(value)) return value as FileOwner;
+	if (isOneOf(FILE_OWNERS, value)) return value;
 	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
 }
 

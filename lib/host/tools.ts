@@ -173,7 +173,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const receipt = admit(host, "patch_state", toolCallId, ctx);
 			checkSignal(signal);
 			const wanted: Owner[] = [...receipt.wanted];
-			const patch = toCanonicalPatch(params, wanted);
+			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
+			const patch = toCanonicalPatch(params, wanted, (owner) => host.histories([owner])[owner]?.state);
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;

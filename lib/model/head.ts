@@ -6,6 +6,7 @@
  */
 
 import { findDanglingRefs } from "../core/ownership.js";
+import { presentRef } from "../core/refs.js";
 import { isEmptyState } from "../core/state.js";
 import { OWNERS, PLANES } from "../core/types.js";
 import type { Json, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
@@ -49,7 +50,7 @@ export function isBootstrap(histories: Partial<Record<Owner, OwnerHistory>>, wan
 
 /** Turn a canonical locator into the model's spelling (flat drops the sole owner's prefix). */
 function presentLoc(canonical: string, soleOwner: Owner | undefined): string {
-	return soleOwner !== undefined && canonical.startsWith(`${soleOwner}.`) ? canonical.slice(soleOwner.length + 1) : canonical;
+	return presentRef(canonical, soleOwner);
 }
 
 /** Render the head block. Never throws for valid histories; exceeds the budget only when even the skeleton does not fit. */
