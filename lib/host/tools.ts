@@ -33,17 +33,23 @@ function checkSignal(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The call was cancelled before it committed; nothing was written.");
 }
 
-/** Shared owners changed by other processes since this run's head (SPEC §6.4), as result lines. */
-function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
+/**
+ * The result's courtesy lines: shared owners changed by other processes since this run's head
+ * (SPEC §6.4), then source-change hints. Both look at the same histories, loaded once.
+ */
+function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): string[] {
 	const run = host.run;
 	if (!run) return [];
+	let histories: Partial<Record<Owner, OwnerHistory>>;
+	let text: string | undefined;
 	try {
-		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
-		return text === undefined ? [] : [text];
+		histories = loaded ?? host.histories(wanted);
+		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
 	}
+	return [...(text === undefined ? [] : [text]), ...staleHints(host, wanted, histories, ctx)];
 }
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
@@ -101,11 +107,10 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
  * file changed since it was recorded and that this run has not shown yet. Bounded by
  * `checkStaleWindow`.
  */
-function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): string[] {
+function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Partial<Record<Owner, OwnerHistory>>, ctx: ExtensionContext): string[] {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const histories = host.histories(wanted);
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
 		const fresh: Array<StaleHint & { sig: string }> = [];
 		for (const s of stale) {
@@ -151,7 +156,8 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				batch: request.batch,
 				projection: request.projection,
 				wanted,
-				notices: [...notices(host, wanted), ...staleHints(host, wanted, ctx)],
+				// Nothing was written since `histories` was loaded: the notices look at the same state.
+				notices: courtesyLines(host, wanted, ctx, histories),
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -199,7 +205,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
 				}
 			}
-			const lines = [...(effects?.notes ?? []), ...notices(host, wanted), ...staleHints(host, wanted, ctx)];
+			const lines = [...(effects?.notes ?? []), ...courtesyLines(host, wanted, ctx)];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),
