@@ -111,8 +111,8 @@ function tacticsHistory(count: number, size: number): OwnerHistory {
 
 /** p50 of the default-budget head (Active, CWD only) over a state at the 4 MiB per-owner limit, and its size. */
 function headAtLimit(): { p50: number; stateBytes: number; headBytes: number } {
-	// ~23,000 tactics of ~180 B: just under 4 MiB of state (the per-owner limit).
-	const cwd = tacticsHistory(23_000, 180);
+	// 21,000 tactics of ~180 B: just under 4 MiB of state (the per-owner limit).
+	const cwd = tacticsHistory(21_000, 180);
 	const input = { mode: "active" as const, wanted: ["cwd" as const], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET };
 	const first = renderHead(input);
 	const xs: number[] = [];
