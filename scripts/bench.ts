@@ -2,8 +2,11 @@
  * `npm run bench`: the single-owner commit path against its physical floor (one append +
  * fsync of the same bytes in the same folder), warm reads, 8 concurrent writer processes,
  * the head renderer at the per-owner size limit, and the two tools inside a real pi session
- * (faux model), timed between `tool_execution_start` and `_end`. Prints a table and writes
- * `bench-results.json`.
+ * (faux model), timed between `tool_execution_start` and `_end`. `tool_vs_commit` divides the
+ * 2 MB patch by a store commit of the same size interleaved with the tool calls
+ * (`tool_commit_p50_ms_2mb`): fsync latency drifts with the machine's load, so a commit measured
+ * in another phase of the run would make the ratio mostly noise. `tool_noop_p50_ms` is pi's own
+ * cost for a tool that does nothing. Prints a table and writes `bench-results.json`.
  */
 import { spawn } from "node:child_process";
 import { closeSync, constants, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
@@ -12,6 +15,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { type AssistantMessage, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 import { Stores } from "../lib/storage/stores.js";
 import { recordLine } from "../lib/storage/format.js";
 import type { JsonObject, OwnerHistory } from "../lib/core/types.js";
@@ -134,20 +138,32 @@ function headFill(): number {
 /**
  * `patch_state` and `read_state` in a real pi session (faux model, State Flow loaded as an
  * extension) over a CWD state of `entries` entries: p50 between `tool_execution_start` and
- * `tool_execution_end` of one call per model reply.
+ * `tool_execution_end` of one call per model reply. Between the calls (inside the scripted
+ * model replies) the same commit goes straight to a store of the same size on the same disk, so
+ * the tool and its commit are compared under the same fsync conditions; a tool that does
+ * nothing gives pi's own floor for a call.
  */
-async function toolTimes(dir: string, entries: number): Promise<{ patch: number; read: number }> {
+async function toolTimes(dir: string, entries: number): Promise<{ patch: number; read: number; commit: number; noop: number }> {
 	const agentDir = join(dir, "agent");
 	const cwd = join(dir, "proj");
 	await seeded(dir, entries);
+	const reference = await seeded(join(dir, "reference"), entries);
 	const started = new Map<string, bigint>();
 	const took = new Map<string, number>();
+	const commits: number[] = [];
 	const timer = (pi: ExtensionAPI): void => {
 		pi.on("tool_execution_start", (e) => {
 			started.set(e.toolCallId, process.hrtime.bigint());
 		});
 		pi.on("tool_execution_end", (e) => {
 			took.set(e.toolCallId, ms(started.get(e.toolCallId) as bigint));
+		});
+		pi.registerTool({
+			name: "noop",
+			label: "noop",
+			description: "Does nothing (bench floor).",
+			parameters: Type.Object({}),
+			execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
 		});
 	};
 	let ids = 0;
@@ -158,17 +174,26 @@ async function toolTimes(dir: string, entries: number): Promise<{ patch: number;
 		for (let i = 0; i < ITER + 20; i++) {
 			calls.push({ id: `p${i}`, name: "patch_state", args: { cwd: { tactics: { [`k${(i * 7919) % entries}`]: value(i + 2_000_000) } } } });
 			calls.push({ id: `r${i}`, name: "read_state", args: { path: `cwd.tactics.k${(i * 31) % entries}` } });
+			calls.push({ id: `n${i}`, name: "noop", args: {} });
 		}
+		const at = "2026-01-01T00:00:00.000Z";
 		harness.faux.setResponses([
-			...calls.map((c) => (): AssistantMessage => fauxAssistantMessage([fauxToolCall(c.name, c.args, { id: c.id })], { stopReason: "toolUse" })),
+			...calls.map((c, i) => async (): Promise<AssistantMessage> => {
+				if (c.name === "patch_state") {
+					const t0 = process.hrtime.bigint();
+					await reference.commit({ cwd: { tactics: { [`k${(i * 7919) % entries}`]: value(i + 3_000_000) } } }, { by: BY, id: newId(), at });
+					if (i >= 60) commits.push(ms(t0));
+				}
+				return fauxAssistantMessage([fauxToolCall(c.name, c.args, { id: c.id })], { stopReason: "toolUse" });
+			}),
 			() => fauxAssistantMessage(fauxText("done")),
 		]);
 		await harness.session.prompt("bench");
 		await harness.session.agent.waitForIdle();
 		const errors = harness.session.messages.filter((m) => m.role === "toolResult" && m.isError);
 		if (errors.length > 0 || took.size !== calls.length) throw new Error(`bench tool calls failed: ${errors.length} errors, ${took.size}/${calls.length} timed`);
-		const of = (prefix: string): number[] => calls.slice(40).filter((c) => c.id.startsWith(prefix)).map((c) => took.get(c.id) as number);
-		return { patch: p50(of("p")), read: p50(of("r")) };
+		const of = (prefix: string): number[] => calls.slice(60).filter((c) => c.id.startsWith(prefix)).map((c) => took.get(c.id) as number);
+		return { patch: p50(of("p")), read: p50(of("r")), commit: p50(commits), noop: p50(of("n")) };
 	} finally {
 		harness.dispose();
 	}
@@ -236,7 +261,9 @@ async function main(): Promise<void> {
 			tool_patch_p50_ms_20kb: round(toolSmall.patch),
 			tool_patch_p50_ms_2mb: round(toolBig.patch),
 			tool_read_p50_ms_2mb: round(toolBig.read),
-			tool_vs_commit: round(toolBig.patch / cmp.big),
+			tool_commit_p50_ms_2mb: round(toolBig.commit),
+			tool_noop_p50_ms: round(toolBig.noop),
+			tool_vs_commit: round(toolBig.patch / toolBig.commit),
 			tool_growth: round(toolBig.patch / toolSmall.patch),
 		};
 		const targets: Record<string, string> = {
