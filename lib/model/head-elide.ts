@@ -209,7 +209,7 @@ interface Shown {
 }
 
 /** What a value starts as while names are placed: at most this many bytes unless it is atomic. */
-export const PREVIEW_BYTES = 48;
+const PREVIEW_BYTES = 48;
 /** Candidates that do not fit may be skipped for later, smaller ones; this many misses end the search. */
 const MAX_MISSES = 32;
 const ELLIPSIS_BYTES = 3;
@@ -242,7 +242,7 @@ function previewString(s: string, allowance: number): Shown {
  * container; atomic values (numbers, booleans, null, references) are always whole. `size` is
  * the stored value's UTF-8 size (the presented one is never larger, and never less than half).
  */
-export function fitValue(value: Json, size: number, allowance: number, path: (string | number)[], sp: Spelling): Shown {
+function fitValue(value: Json, size: number, allowance: number, path: (string | number)[], sp: Spelling): Shown {
 	const atomic = typeof value !== "string" && (typeof value !== "object" || value === null || isRef(value));
 	let whole: Shown | undefined;
 	// Small values are spelled out even past the allowance: a shortened form must be shorter.
@@ -263,7 +263,7 @@ export function fitValue(value: Json, size: number, allowance: number, path: (st
 }
 
 /** One key or item that may be shown. */
-export interface Candidate {
+interface Candidate {
 	key: string | number;
 	value: Json;
 	/** Stored UTF-8 bytes of the value. */
