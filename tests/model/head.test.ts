@@ -14,7 +14,7 @@ import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
-import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
 
 type Histories = Partial<Record<Owner, OwnerHistory>>;
@@ -215,15 +215,43 @@ describe("head budget", () => {
 		assert.ok(skeleton.includes('tactics: {"…":"2 keys, '));
 	});
 
-	it("renders the same bytes from a cold and an incrementally kept index", () => {
-		const histories = build(["cwd"], []);
-		const input = (): Parameters<typeof renderHead>[0] => ({ mode: "active", wanted: ["cwd"], histories, budget: 2000 });
-		for (let i = 0; i < 40; i++) {
-			const patch: CanonicalPatch = { cwd: { tactics: { [`s${(i * 7) % 13}`]: i % 5 === 4 ? null : `value ${i} `.repeat(i % 9) } } };
-			const h = histories.cwd as OwnerHistory;
-			commitStaged(histories, stage(histories, patch, { id: `x${i}`, at: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString(), by: { kind: "system", reason: "test" } }));
-			assert.equal(renderHead(input()), renderHead({ ...input(), histories: { cwd: structuredClone(h) } }), `after commit ${i}`);
+	it("renders the same bytes from a cold and an incrementally kept index, also after the tail was folded past it", () => {
+		// Every commit rendered (the index follows the tail), and every 25th (retention 20: rebuilt).
+		for (const every of [1, 25]) {
+			const histories = build(["cwd"], []);
+			const input = (): Parameters<typeof renderHead>[0] => ({ mode: "active", wanted: ["cwd"], histories, budget: 2000 });
+			for (let i = 0; i < 80; i++) {
+				const patch: CanonicalPatch = { cwd: { tactics: { [`s${(i * 7) % 13}`]: i % 5 === 4 ? null : `value ${i} `.repeat(i % 9) }, lazy: { [`n${i % 4}`]: i % 6 === 5 ? null : "b".repeat(i) } } };
+				commitStaged(histories, stage(histories, patch, { id: `x${i}`, at: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString(), by: { kind: "system", reason: "test" } }));
+				if (i % every !== every - 1) continue;
+				const cold = structuredClone(histories.cwd as OwnerHistory);
+				assert.equal(renderHead(input()), renderHead({ ...input(), histories: { cwd: cold } }), `after commit ${i}, rendering every ${every}`);
+			}
 		}
+	});
+
+	it("never shows a stored key named like the marker in a partial object (it is counted instead)", () => {
+		const tactics = { ...steps(40, 100), [MARKER_KEY]: "a stored key" };
+		const histories = build(["cwd"], [{ cwd: { tactics } }]);
+		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 1200 });
+		const line = head.split("\n").find((l) => l.startsWith("tactics: ")) as string;
+		assert.equal(line.split(`"${MARKER_KEY}":`).length, 2, "one marker entry only");
+		const shownTactics = planeLines(head).get("tactics") as JsonObject;
+		const m = MARKER_TEXT.exec(shownTactics[MARKER_KEY] as string) as RegExpExecArray;
+		assert.equal(Number(m[1]) + Object.keys(shownTactics).length - 1, 41);
+	});
+
+	it("orders keys naturally: a total order where digit runs compare as numbers", () => {
+		assert.deepEqual(["s10", "s2", "s1", "2-fix", "10-test", "1-reproduce", "s01", "b", "a"].sort(naturalCompare), ["1-reproduce", "2-fix", "10-test", "a", "b", "s01", "s1", "s2", "s10"]);
+		const key = fc.string({ unit: fc.constantFrom("0", "1", "2", "9", "a", "b", "-", " "), maxLength: 6 });
+		fc.assert(
+			fc.property(key, key, key, (a, b, c) => {
+				assert.equal(Math.sign(naturalCompare(a, b)) + Math.sign(naturalCompare(b, a)), 0, "antisymmetric");
+				assert.equal(naturalCompare(a, b) === 0, a === b);
+				if (naturalCompare(a, b) < 0 && naturalCompare(b, c) < 0) assert.ok(naturalCompare(a, c) < 0, "transitive");
+			}),
+			{ numRuns: 2000 },
+		);
 	});
 
 	it("fits the budget, fills it, shows every non-empty plane, and every marker and preview reads back (any state)", () => {
