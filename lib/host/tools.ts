@@ -9,7 +9,7 @@ import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { modelLocator } from "../model/head-elide.js";
+import { modelLocator, planeIndex } from "../model/head-elide.js";
 import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
@@ -67,20 +67,33 @@ export function checkStaleWindow(
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
 ): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
-	const all: Array<{ owner: Owner; key: string }> = [];
+	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
+	// call costs its window, not a listing of every tracked artifact.
+	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
 	const unchecked: Partial<Record<Owner, number>> = {};
+	let total = 0;
 	for (const owner of wanted) {
-		const keys = Object.keys(histories[owner]?.state.artifacts ?? {});
-		for (const key of keys) all.push({ owner, key });
-		if (keys.length > 0) unchecked[owner] = keys.length;
+		const h = histories[owner];
+		const keys = h === undefined ? [] : planeIndex(h, "artifacts").keys;
+		if (keys.length === 0) continue;
+		lists.push({ owner, keys });
+		unchecked[owner] = keys.length;
+		total += keys.length;
 	}
-	if (all.length === 0) return { stale: [], unchecked };
-	const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
-	const start = host.staleCursor % all.length;
+	if (total === 0) return { stale: [], unchecked };
+	const count = Math.min(STALE_CHECKS_PER_CALL, total);
+	const start = host.staleCursor % total;
 	host.staleCursor = start + count;
+	const at = (n: number): { owner: Owner; key: string } => {
+		for (const { owner, keys } of lists) {
+			if (n < keys.length) return { owner, key: keys[n] as string };
+			n -= keys.length;
+		}
+		throw new Error("unreachable: the window lies within the listed artifacts");
+	};
 	const picked = new Map<Owner, OwnerState>();
 	for (let i = 0; i < count; i++) {
-		const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
+		const { owner, key } = at((start + i) % total);
 		const sub = picked.get(owner) ?? emptyState();
 		setOwn(sub.artifacts, key, (histories[owner] as OwnerHistory).state.artifacts[key] as Json);
 		picked.set(owner, sub);
