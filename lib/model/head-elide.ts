@@ -3,7 +3,8 @@
  * as fit — names first: every shown value starts as a short preview, keys are dropped only when
  * even previews do not fit — then the leftover bytes lengthen previews back to whole values in
  * priority order. Every partial object or array ends with one `"…"` entry counting what it
- * does not show (keys and bytes) and naming its `read_state` locator.
+ * does not show (keys and bytes); a plane's also names its `read_state` locator and the `keys`
+ * projection, a nested one is read at its own path.
  *
  * Cost is bounded by the budget, not the state: per plane a size index (key order and value
  * sizes) is kept next to the stored plane object and brought up to date from the retained
@@ -307,9 +308,10 @@ export class Box {
 	/** The marker for `count` entries of `bytes` not shown; `some` when entries are shown before it. */
 	#marker(count: number, bytes: number, some: boolean): string {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
-		const loc = modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.path);
-		const how = this.planeLevel ? `read_state ${loc} with projection keys` : `read_state ${loc}`;
-		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}: ${how}`);
+		// A nested marker's locator is its own path (the head's shortened line says so): spelling
+		// it out would cost more than most of the values a small budget can show.
+		const how = this.planeLevel ? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, [])} with projection keys` : "";
+		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
 
@@ -342,10 +344,12 @@ export class Box {
 			if (this.kind === "object" && cand.key === MARKER_KEY) continue;
 			const name = this.kind === "object" ? `${JSON.stringify(cand.key)}:` : "";
 			const nameBytes = utf8Bytes(name);
-			const shown = fitValue(cand.value, cand.size, PREVIEW_BYTES, [...this.path, cand.key], this.sp);
-			const entryBytes = this.#entryBytes + nameBytes + shown.bytes;
 			const n = this.#entries.length + 1;
-			if (this.#size(entryBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight) <= allowance) {
+			// The value gets what is left once the name and the marker are placed, at most a preview.
+			const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
+			const shown = fitValue(cand.value, cand.size, Math.min(PREVIEW_BYTES, room), [...this.path, cand.key], this.sp);
+			const entryBytes = this.#entryBytes + nameBytes + shown.bytes;
+			if (shown.bytes <= room) {
 				this.#entries.push({ cand, name, nameBytes, shown });
 				this.#entryBytes = entryBytes;
 				this.#remainingCount--;

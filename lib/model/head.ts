@@ -151,7 +151,7 @@ function recentLines(input: HeadInput, owners: readonly Owner[], sole: Owner | u
 
 /** The line that says the head was shortened, and how to read what it does not show. */
 function shortenedLine(budget: number): string {
-	return `shortened to the ${formatSize(budget)} head budget: a string ending in … is a preview (read_state its locator for the whole value); each "${MARKER_KEY}" entry counts what is not shown and names where to read it`;
+	return `shortened to the ${formatSize(budget)} head budget: a string ending in … is a preview, and a "${MARKER_KEY}" entry counts what its object or array does not show; read_state a value's locator for all of it`;
 }
 
 /**

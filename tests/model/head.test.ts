@@ -13,8 +13,8 @@ import { jsonEqual } from "../../lib/core/json.js";
 import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
-import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } from "../../lib/core/types.js";
+import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
 
 type Histories = Partial<Record<Owner, OwnerHistory>>;
@@ -118,7 +118,8 @@ describe("isBootstrap", () => {
 /** A shortened head says so on this line; its absence means every value is shown whole. */
 const SHORTENED = /\nshortened to the [\d.]+ K?B head budget: /;
 /** A marker: what is not shown and where to read it. */
-const MARKER_TEXT = /^(\d+) (more )?(keys?|items?), [\d.]+ K?B: read_state (.+?)( with projection keys)?$/;
+/** A marker: what is not shown; a plane's also names its locator (group 4) and the keys projection. */
+const MARKER_TEXT = /^(\d+) (more )?(keys?|items?), [\d.]+ K?B(?:: read_state (.+) with projection keys)?$/;
 
 /** Tactics `step-0` … of about `size` bytes each, committed at once. */
 function steps(count: number, size: number): JsonObject {
@@ -149,7 +150,6 @@ describe("head budget", () => {
 		assert.ok(m, String(tactics[MARKER_KEY]));
 		assert.equal(Number(m[1]), 250 - shown.length);
 		assert.equal(m[4], "tactics");
-		assert.equal(m[5], " with projection keys");
 		assert.equal(Object.keys(tactics).at(-1), MARKER_KEY, "the marker comes last");
 	});
 
@@ -178,12 +178,15 @@ describe("head budget", () => {
 		assert.deepEqual(Object.keys(tactics), ["deep", "flat"], "both keys stay, no marker for the plane");
 		const shownDeep = tactics.deep as JsonObject;
 		assert.ok((shownDeep.goal as string).endsWith("…"));
-		const marker = Object.values(shownDeep).find((v) => typeof v === "string" && MARKER_TEXT.test(v)) ?? (Array.isArray(shownDeep.notes) ? (shownDeep.notes.at(-1) as JsonObject)?.[MARKER_KEY] : undefined);
-		assert.ok(typeof marker === "string", JSON.stringify(shownDeep));
-		const loc = (MARKER_TEXT.exec(marker) as RegExpExecArray)[4] as string;
+		// The nested marker is read at its own path.
+		const notes = shownDeep.notes as Json[];
+		const loc = typeof shownDeep[MARKER_KEY] === "string" ? "tactics.deep" : "tactics.deep.notes";
+		const marker = loc === "tactics.deep" ? shownDeep[MARKER_KEY] : (notes.at(-1) as JsonObject)[MARKER_KEY];
+		const m = MARKER_TEXT.exec(marker as string);
+		assert.ok(m !== null && m[4] === undefined, String(marker));
 		const [read] = evaluate({ wanted: ["cwd"], histories }, [toCanonicalLocator(loc, ["cwd"])]);
-		assert.ok(loc === "tactics.deep" || loc === "tactics.deep.notes", loc);
 		assert.deepEqual(read?.value, loc === "tactics.deep" ? deep : deep.notes);
+		assert.equal(Number(m[1]) + (loc === "tactics.deep" ? Object.keys(shownDeep).length - 1 : notes.length - 1), loc === "tactics.deep" ? 3 : 2);
 	});
 
 	it("shows a lazy catalog that does not fit as names with sizes and a marker pointing at the keys projection", () => {
@@ -287,7 +290,7 @@ describe("head budget", () => {
 					return presentValue(result.value, wanted);
 				};
 				/** Check a displayed value against the original; returns whether anything was left out. */
-				const check = (displayed: Json, original: Json, catalog: boolean): boolean => {
+				const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
 					if (jsonEqual(displayed, original)) return false;
 					assert.ok(shortened, "a value is shown whole unless the head says it was shortened");
 					if (typeof original === "string") {
@@ -312,20 +315,23 @@ describe("head budget", () => {
 					if (typeof markerText === "string") {
 						const m = MARKER_TEXT.exec(markerText);
 						assert.ok(m, markerText);
-						const value = read(m[4] as string);
+						// A plane's marker names its locator; a nested one is read at its own path.
+						const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
+						assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
+						const value = read(loc);
 						// A catalog marker reads the bodies; the catalog is their keys.
 						if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
-						else assert.ok(jsonEqual(value, original), `marker ${m[4]} reads the value`);
+						else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
 						const total = isArray ? (original as Json[]).length : Object.keys(original).length;
 						assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
 					}
 					shownItems.forEach((item, i) => {
-						if (isArray) check(item as Json, (original as Json[])[i] as Json, false);
+						if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
 						else {
 							const [k, v] = item as [string, Json];
 							assert.ok(Object.hasOwn(original, k), `shown key ${k} exists`);
 							if (catalog) assert.equal(v, (original as JsonObject)[k]);
-							else check(v, (original as JsonObject)[k] as Json, false);
+							else check(v, (original as JsonObject)[k] as Json, false, { ...at, path: [...at.path, k] });
 						}
 					});
 					return true;
@@ -341,7 +347,7 @@ describe("head budget", () => {
 						}
 						assert.ok(displayed !== undefined, `${name} is shown`);
 						const original = p === "lazy" ? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))])) : presentValue(state, wanted);
-						check(displayed, original, p === "lazy");
+						check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
 					}
 				}
 			}),
