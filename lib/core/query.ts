@@ -20,7 +20,9 @@ export interface QueryView {
 	present?: (loc: Locator) => string;
 }
 
-export type Projection = "value" | "keys" | "history";
+/** Projections `read_state` accepts, in documentation order. */
+export const PROJECTIONS = ["value", "keys", "history"] as const;
+export type Projection = (typeof PROJECTIONS)[number];
 
 export interface QueryResult {
 	/** Canonical locator text. */

@@ -145,3 +145,11 @@ export interface StageReport {
 	cascades: Cascade[];
 	danglingRefs: DanglingRef[];
 }
+
+/** A tracked artifact whose file no longer matches what was recorded (docs/spec.md §9). */
+export interface StaleArtifact {
+	owner: Owner;
+	key: string;
+	/** Why, in words, e.g. `file changed since it was recorded (size 10 → 12)`. */
+	note: string;
+}

@@ -11,8 +11,9 @@ import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tu
 import type { Owner, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
+import { formatSize } from "../model/head.js";
 import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
-import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, size, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
+import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection } from "./selection.js";
@@ -203,7 +204,7 @@ export class StateBrowser implements Component {
 			const selected = start + i === this.cursor;
 			const marker = row.branch ? (row.expanded ? "▾" : "▸") : " ";
 			const left = `${selected ? "›" : " "} ${"  ".repeat(row.depth)}${marker} `;
-			const sizeText = size(row.bytes).padStart(8);
+			const sizeText = formatSize(row.bytes).padStart(8);
 			const room = Math.max(4, width - left.length - sizeText.length - 2);
 			const body = truncateToWidth(`${row.label}  ${t.fg("muted", row.note)}`, room, "…", true);
 			const line = `${left}${selected ? t.bold(body) : body}  ${t.fg("dim", sizeText)}`;

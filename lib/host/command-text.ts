@@ -11,16 +11,13 @@ import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import type { CanonicalPatch, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
+import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
 /** Columns every line of command output fits in (unless `--full` asks for whole ids). */
 export const TEXT_WIDTH = 80;
-
-export function size(bytes: number): string {
-	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
 
 /** Shortest prefix (at least `min` characters) that tells each id apart from the others. */
 export function uniquePrefixes(ids: readonly string[], min = 4): Map<string, string> {
@@ -117,7 +114,7 @@ export function selectionSource(host: StateFlowHost): string {
 export function storeSummary(h: OwnerHistory | string): string {
 	if (typeof h === "string") return h;
 	if (h.seq === 0) return "empty";
-	return `${size(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
+	return `${formatSize(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
 }
 
 /** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
@@ -140,7 +137,7 @@ export function describeState(host: StateFlowHost, owners: readonly Owner[]): st
 	return owners
 		.map((owner) => {
 			const h = loadFor(host, owner);
-			return typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${size(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`;
+			return typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`;
 		})
 		.join("\n");
 }

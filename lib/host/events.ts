@@ -9,12 +9,14 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { messageOf } from "../core/errors.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
+import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
+import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
-import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
+import { checkStaleWindow, ensureShape, staleSignature } from "./tools.js";
 
 /** Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
@@ -97,7 +99,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 				staleUnchecked: unchecked,
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
-			for (const s of stale) if (head.includes(staleMention(s, sel.owners))) shown.push(staleSignature(s, histories[s.owner]?.state));
+			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}

@@ -8,13 +8,13 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { modelLocator, planeIndex } from "../model/head-elide.js";
+import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact, TransitionRecord } from "../core/types.js";
+import { planeIndex } from "../model/head-elide.js";
 import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
-import { MAX_STALE_HINTS, patchResult, readResult, type StaleHint, staleHintLines } from "../model/results.js";
+import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
@@ -66,7 +66,7 @@ export function checkStaleWindow(
 	wanted: readonly Owner[],
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
-): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
+): { stale: StaleArtifact[]; unchecked: Partial<Record<Owner, number>> } {
 	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
 	// call costs its window, not a listing of every tracked artifact.
 	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
@@ -104,15 +104,10 @@ export function checkStaleWindow(
 }
 
 /** Identity of one stale finding: the same file, recorded value and note is hinted once per run. */
-export function staleSignature(s: StaleHint, state: OwnerState | undefined): string {
+export function staleSignature(s: StaleArtifact, state: OwnerState | undefined): string {
 	const v = state?.artifacts[s.key];
 	const rec = isPlainObject(v) ? [v.fingerprint ?? null, v.compiledHash ?? null, v.sourceHash ?? null] : null;
 	return JSON.stringify([s.owner, s.key, s.note, rec]);
-}
-
-/** How the head names a stale artifact (`artifacts["a.ts"]: file changed…`), to tell what it already showed. */
-export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
-	return `${modelLocator(wanted.length === 1 ? undefined : s.owner, "artifacts", [s.key])}: ${s.note}`;
 }
 
 /**
@@ -125,7 +120,7 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 	if (!run) return [];
 	try {
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
-		const fresh: Array<StaleHint & { sig: string }> = [];
+		const fresh: Array<StaleArtifact & { sig: string }> = [];
 		for (const s of stale) {
 			const sig = staleSignature(s, histories[s.owner]?.state);
 			if (!run.hinted.has(sig)) fresh.push({ ...s, sig });

@@ -14,11 +14,11 @@ import { getAgentDir } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { COMMANDS, defaultAgentDir, parseArgs, UsageError } from "../../lib/cli/args.js";
 import { main } from "../../lib/cli/main.js";
-import { importPatch, mergeDiff, parseImport } from "../../lib/cli/transfer.js";
+import { importPatch, parseImport } from "../../lib/cli/transfer.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { jsonEqual } from "../../lib/core/json.js";
 import { runCli } from "./run.js";
-import { applyMergePatch } from "../../lib/core/merge.js";
+import { applyMergePatch, mergeDiff } from "../../lib/core/merge.js";
 import type { Json, JsonObject, OwnerState } from "../../lib/core/types.js";
 
 const usage = (argv: string[]) => {
