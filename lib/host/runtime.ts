@@ -86,7 +86,8 @@ export class StateFlowHost {
 	#lastKey: string | undefined;
 	/** Session id seen last (the session manager may switch sessions in place). */
 	#sessionId: string | undefined;
-	#openError: Error | undefined;
+	/** Why the stores could not be opened (whatever was thrown). */
+	#openError: { cause: unknown } | undefined;
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
 	#realCwd: { cwd: string; real: string } | undefined;
 
@@ -142,7 +143,7 @@ export class StateFlowHost {
 		try {
 			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
-			this.#openError = e as Error;
+			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
 		}
 		try {
@@ -181,7 +182,7 @@ export class StateFlowHost {
 
 	/** The stores, or a clear error (not opened yet, or opening failed and why). */
 	requireStores(): Stores {
-		if (this.#openError) fail("io", `State Flow could not open its stores: ${this.#openError.message}`, [], this.#openError);
+		if (this.#openError) fail("io", `State Flow could not open its stores: ${messageOf(this.#openError.cause)}`, [], this.#openError.cause);
 		if (!this.stores) fail("io", "State Flow has no session yet; try again after the session has started.");
 		return this.stores;
 	}

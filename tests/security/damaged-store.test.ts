@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { isStateError } from "../../lib/core/errors.js";
+import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { sumOf } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -257,7 +257,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 			const edited = edit(rec);
 			lines[1] = JSON.stringify({ ...edited, sum: sumOf(edited) });
 			writeFileSync(s.log, lines.join("\n"));
-			assert.throws(() => open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test((e as Error).message));
+			assert.throws(() => open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test(messageOf(e)));
 		});
 	}
 });
