@@ -153,3 +153,6 @@ export interface StaleArtifact {
 	/** Why, in words, e.g. `file changed since it was recorded (size 10 → 12)`. */
 	note: string;
 }
+
+/** A value, or why there is none (in words for the user): failure as data, not as a thrown error. */
+export type Result<T> = { ok: true; value: T } | { ok: false; why: string };

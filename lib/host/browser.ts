@@ -8,7 +8,7 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
-import type { Owner, TransitionRecord } from "../core/types.js";
+import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
 import { formatSize } from "../model/head.js";
@@ -31,7 +31,7 @@ export interface BrowserSource {
 	owners: () => OwnerView[];
 	now: () => Date;
 	/** Plan the undo of one transition, or say why not. */
-	plan: (id: string) => UndoPlan | string;
+	plan: (id: string) => Result<UndoPlan>;
 	/** Commit a plan; returns what happened in words. */
 	undo: (plan: UndoPlan) => Promise<string>;
 }
@@ -70,12 +70,12 @@ export class StateBrowser implements Component {
 
 	#rows() {
 		const h = this.#view().history;
-		return typeof h === "string" ? [] : treeRows(h.state, this.#expandedOf(this.owner));
+		return h.ok ? treeRows(h.value.state, this.#expandedOf(this.owner)) : [];
 	}
 
 	#records(): TransitionRecord[] {
 		const h = this.#view().history;
-		return typeof h === "string" ? [] : timeline(h);
+		return h.ok ? timeline(h.value) : [];
 	}
 
 	#count(): number {
@@ -123,8 +123,8 @@ export class StateBrowser implements Component {
 		const record = this.#records()[this.cursor];
 		if (!record) return;
 		const plan = this.source.plan(record.id);
-		if (typeof plan === "string") this.message = { text: plan, level: "warning" };
-		else this.confirm = { plan, record };
+		if (plan.ok) this.confirm = { plan: plan.value, record };
+		else this.message = { text: plan.why, level: "warning" };
 	}
 
 	#answer(data: string): void {
@@ -162,7 +162,7 @@ export class StateBrowser implements Component {
 				this.#views
 					.map((v) => {
 						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
-						const bytes = typeof v.history === "string" ? "unreadable" : storeSummary(v.history).split(",")[0];
+						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : "unreadable";
 						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
 					})
 					.join("  "),
@@ -170,7 +170,7 @@ export class StateBrowser implements Component {
 		);
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		const h = this.#view().history;
-		if (typeof h === "string") out.push(fit(t.fg("error", `${this.owner}: ${h}`)));
+		if (!h.ok) out.push(fit(t.fg("error", `${this.owner}: ${h.why}`)));
 		else if (this.tab === "state") out.push(...this.#renderTree(width));
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));

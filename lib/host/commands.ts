@@ -124,8 +124,8 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			if (verb === "show") return show("show", describeState(host, owners));
 			if (verb === "history") return show("history", describeHistory(host, owners, { now: host.options.now(), full }));
 			const plan = undoPlan(host, owners, owner !== undefined);
-			if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
-			const text = await commitUndo(host, plan, ctx);
+			if (!plan.ok) return host.say(`State Flow: ${plan.why}`, "warning", ctx);
+			const text = await commitUndo(host, plan.value, ctx);
 			return show("undo", text);
 		}
 		case "browse":
