@@ -107,7 +107,7 @@ export function whereIs(host: StateFlowHost, owner: Owner): string {
 
 /** Where the effective selection comes from. */
 export function selectionSource(host: StateFlowHost): string {
-	return host.sessionChoice ? "this session's /state choice" : host.flagLayer.mode || host.flagLayer.owners ? "CLI flags" : "defaults and config";
+	return { session: "this session's /state choice", flags: "CLI flags", config: "defaults and config" }[host.selectionSource()];
 }
 
 /** One store's size line: `1.2 KB, 2 transitions, 2 retained`. */

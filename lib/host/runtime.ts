@@ -42,46 +42,59 @@ export const TOOL_NAMES = ["read_state", "patch_state"] as const;
 export const MODE_FLAG = "state-mode";
 export const OWNERS_FLAG = "state-owners";
 
-/** What one agent run froze and observed. */
+/** What one agent run froze and observed; changed only through the host's run methods. */
 export interface RunState {
 	/** The head rendered in `before_agent_start`, sent unchanged on every request of the run. */
-	head: string | undefined;
+	readonly head: string | undefined;
 	/** Timestamp of the run's user prompt message, found on the first request. */
-	promptTimestamp: number | undefined;
+	readonly promptTimestamp: number | undefined;
 	/** Started by a user prompt, retries included (false once the reconciliation follow-up runs). */
-	fromPrompt: boolean;
+	readonly fromPrompt: boolean;
 	/** A file-changing built-in tool (`write`, `edit`, `bash`) ran. */
-	fileChanged: boolean;
+	readonly fileChanged: boolean;
 	/** Something was committed to state by a tool call. */
-	committed: boolean;
+	readonly committed: boolean;
 	/** The reconciliation follow-up for this user prompt was already sent. */
-	reconcileSent: boolean;
+	readonly reconcileSent: boolean;
 	/** Shared owners' seq when the head was rendered (for concurrent-change notices). */
-	seqAtHead: Partial<Record<Owner, number>>;
+	readonly seqAtHead: Readonly<Partial<Record<Owner, number>>>;
 	/** Per-owner seqs this run committed (acknowledged in their own results, not as notices). */
-	ownSeqs: Partial<Record<Owner, Set<number>>>;
+	readonly ownSeqs: Readonly<Partial<Record<Owner, ReadonlySet<number>>>>;
 	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
+	readonly hinted: ReadonlySet<string>;
+}
+
+/** The host's own, writable view of the current run. */
+interface Run {
+	head: string | undefined;
+	promptTimestamp: number | undefined;
+	fromPrompt: boolean;
+	fileChanged: boolean;
+	committed: boolean;
+	reconcileSent: boolean;
+	seqAtHead: Partial<Record<Owner, number>>;
+	ownSeqs: Partial<Record<Owner, Set<number>>>;
 	hinted: Set<string>;
 }
 
 export class StateFlowHost {
 	readonly admission = new Admission();
-	config: StateFlowConfig = {};
+	#config: StateFlowConfig = {};
 	/** The session's own `/state` choice (highest precedence), restored from the branch. */
-	sessionChoice: Selection | undefined;
-	flagLayer: Partial<Selection> = {};
-	stores: Stores | undefined;
+	#sessionChoice: Selection | undefined;
+	#flagLayer: Partial<Selection> = {};
+	#stores: Stores | undefined;
 	/** Shape of the `patch_state` declaration currently registered. */
-	registeredShape: Shape | undefined;
-	run: RunState | undefined;
+	#registeredShape: Shape | undefined;
+	#run: Run | undefined;
 	/** Where the next bounded stale-artifact check (head or tool call) starts; walks the tracked artifacts over checks. */
-	staleCursor = 0;
+	#staleCursor = 0;
 	/**
 	 * Set when the reconciliation follow-up is sent, consumed by the next `agent_start`: that run
 	 * is not a prompt run. Other runs pi starts without `before_agent_start` (a retry after a
 	 * provider error, the continuation after an overflow compaction) still belong to the prompt.
 	 */
-	reconcilePending = false;
+	#reconcilePending = false;
 	#ctx: ExtensionContext | undefined;
 	#lastKey: string | undefined;
 	/** Session id seen last (the session manager may switch sessions in place). */
@@ -95,6 +108,87 @@ export class StateFlowHost {
 		readonly pi: ExtensionAPI,
 		readonly options: StateFlowOptions,
 	) {}
+
+	/** Settings from the config file (read at load, again at each session start). */
+	get config(): StateFlowConfig {
+		return this.#config;
+	}
+
+	/** Where the effective selection comes from. */
+	selectionSource(): "session" | "flags" | "config" {
+		return this.#sessionChoice ? "session" : this.#flagLayer.mode || this.#flagLayer.owners ? "flags" : "config";
+	}
+
+	/** Shape of the `patch_state` declaration currently registered. */
+	get registeredShape(): Shape | undefined {
+		return this.#registeredShape;
+	}
+
+	/** The tools were registered again for `shape`. */
+	declared(shape: Shape): void {
+		this.#registeredShape = shape;
+	}
+
+	/** The current agent run, if one started in this session. */
+	get run(): RunState | undefined {
+		return this.#run;
+	}
+
+	/**
+	 * A user prompt's run starts (`before_agent_start`): its frozen head, the shared owners' seqs
+	 * it showed, and the stale hints it already named. A reconciliation follow-up delivered
+	 * inside this prompt never started a run of its own.
+	 */
+	startRun(head: string | undefined, seqAtHead: Partial<Record<Owner, number>> = {}, hinted: readonly string[] = []): void {
+		this.#reconcilePending = false;
+		this.#run = { head, promptTimestamp: undefined, fromPrompt: true, fileChanged: false, committed: false, reconcileSent: false, seqAtHead, ownSeqs: {}, hinted: new Set(hinted) };
+	}
+
+	/** pi started a run (`agent_start`): the one our reconciliation follow-up triggered is not a prompt run. */
+	agentStarted(): void {
+		if (this.#run && this.#reconcilePending) this.#run.fromPrompt = false;
+		this.#reconcilePending = false;
+	}
+
+	/** The first request of the run found its user prompt. */
+	notePrompt(timestamp: number): void {
+		if (this.#run) this.#run.promptTimestamp ??= timestamp;
+	}
+
+	/** A file-changing built-in tool ran in this run. */
+	noteFileChange(): void {
+		if (this.#run) this.#run.fileChanged = true;
+	}
+
+	/** A tool call of this run committed these per-owner transitions (its own writes are not "concurrent"). */
+	recordOwnWrite(records: Partial<Record<Owner, { seq: number }>>): void {
+		const run = this.#run;
+		if (!run) return;
+		run.committed = true;
+		for (const [owner, record] of Object.entries(records) as Array<[Owner, { seq: number }]>) (run.ownSeqs[owner] ??= new Set()).add(record.seq);
+	}
+
+	/** The model was shown these stale-artifact hints (by `staleSignature`). */
+	markHinted(signatures: Iterable<string>): void {
+		for (const sig of signatures) this.#run?.hinted.add(sig);
+	}
+
+	/** The run's reconciliation follow-up is decided: at most one per prompt. */
+	reconcileDecided(): void {
+		if (this.#run) this.#run.reconcileSent = true;
+	}
+
+	/** The follow-up is being sent: the run it triggers is not a prompt run. */
+	reconcileSending(): void {
+		this.#reconcilePending = true;
+	}
+
+	/** Where a stale check of `count` of `total` tracked artifacts starts; the next check continues after it. */
+	takeStaleWindow(total: number, count: number): number {
+		const start = this.#staleCursor % total;
+		this.#staleCursor = start + count;
+		return start;
+	}
 
 	/** The latest context pi handed us; pi creates a new one per event. */
 	get ctx(): ExtensionContext {
@@ -111,8 +205,8 @@ export class StateFlowHost {
 		const previous = this.#sessionId;
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
-		if (previous !== undefined && previous !== this.#sessionId && this.stores) {
-			this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		if (previous !== undefined && previous !== this.#sessionId && this.#stores) {
+			this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
 			this.#resetSession();
 		}
 		this.#noteKey();
@@ -120,15 +214,21 @@ export class StateFlowHost {
 
 	/** Effective selection: defaults < config < flags < the session's choice. */
 	selection(): Selection {
-		return resolveSelection(this.config, this.flagLayer, this.sessionChoice);
+		return resolveSelection(this.#config, this.#flagLayer, this.#sessionChoice);
+	}
+
+	/** At extension load: the config file alone (pi parses flags later; each session start reads both). */
+	loadConfig(): StateFlowConfig {
+		this.#config = readConfig(this.options.agentDir).config;
+		return this.#config;
 	}
 
 	/** Read config and flags again; returns the problems to report. */
 	loadSettings(): string[] {
 		const { config, problems } = readConfig(this.options.agentDir);
-		this.config = config;
+		this.#config = config;
 		const flags = selectionFromFlags(this.pi.getFlag(MODE_FLAG), this.pi.getFlag(OWNERS_FLAG));
-		this.flagLayer = flags.layer;
+		this.#flagLayer = flags.layer;
 		return [...problems, ...flags.problems];
 	}
 
@@ -136,12 +236,12 @@ export class StateFlowHost {
 	openSession(ctx: ExtensionContext): void {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
-		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
-		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.config.retention, limits: limitsOf(this.config) };
-		this.stores = undefined;
+		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.#config.retention, limits: limitsOf(this.#config) };
+		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
@@ -149,11 +249,11 @@ export class StateFlowHost {
 		try {
 			// The Session store keeps damage and reports it on every Session access (Global and CWD
 			// keep working from the same stores); say so now too, not only at the first write.
-			this.stores?.load("session");
+			this.#stores?.load("session");
 		} catch (e) {
 			this.say(`State Flow: cannot open Session state: ${messageOf(e)}`, "error", ctx);
 		}
-		this.run = undefined;
+		this.#run = undefined;
 		this.admission.bump();
 		this.#noteKey();
 	}
@@ -161,7 +261,7 @@ export class StateFlowHost {
 	/** After `/tree` navigation: the branch has its own selection and Session state. */
 	followBranch(ctx: ExtensionContext): void {
 		this.#ctx = ctx;
-		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
 		this.#resetSession();
 		this.admission.bump();
 		this.#noteKey();
@@ -169,7 +269,7 @@ export class StateFlowHost {
 
 	/** A `/state` command's choice: recorded on the branch, effective for admission at once. */
 	choose(next: Selection): void {
-		this.sessionChoice = { mode: next.mode, owners: [...next.owners] };
+		this.#sessionChoice = { mode: next.mode, owners: [...next.owners] };
 		const data: SelectionEntryData = { mode: next.mode, owners: [...next.owners] };
 		this.pi.appendEntry(SELECTION_ENTRY, data);
 		this.#noteKey();
@@ -183,15 +283,15 @@ export class StateFlowHost {
 	/** The stores, or a clear error (not opened yet, or opening failed and why). */
 	requireStores(): Stores {
 		if (this.#openError) fail("io", `State Flow could not open its stores: ${messageOf(this.#openError.cause)}`, [], this.#openError.cause);
-		if (!this.stores) fail("io", "State Flow has no session yet; try again after the session has started.");
-		return this.stores;
+		if (!this.#stores) fail("io", "State Flow has no session yet; try again after the session has started.");
+		return this.#stores;
 	}
 
 	/** Rebuild Session state from the current branch; damage is reported, never thrown at pi. */
 	#resetSession(): void {
-		this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
+		this.#stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
 		try {
-			this.stores?.load("session");
+			this.#stores?.load("session");
 		} catch (e) {
 			// Kept and reported on every Session access; Global and CWD keep working.
 			this.say(`State Flow: cannot read Session state on this branch: ${messageOf(e)}`, "error");
@@ -205,7 +305,7 @@ export class StateFlowHost {
 		if (this.#realCwd?.cwd !== ctx.cwd) this.#realCwd = { cwd: ctx.cwd, real: realOrSelf(ctx.cwd) };
 		const cwd = this.#realCwd.real;
 		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
-		const roots = this.stores?.identity();
+		const roots = this.#stores?.identity();
 		return {
 			sessionId: ctx.sessionManager.getSessionId(),
 			cwd,

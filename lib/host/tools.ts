@@ -8,7 +8,7 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact, TransitionRecord } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
 import { planeIndex } from "../model/head-elide.js";
 import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
@@ -82,8 +82,7 @@ export function checkStaleWindow(
 	}
 	if (total === 0) return { stale: [], unchecked };
 	const count = Math.min(STALE_CHECKS_PER_CALL, total);
-	const start = host.staleCursor % total;
-	host.staleCursor = start + count;
+	const start = host.takeStaleWindow(total, count);
 	const at = (n: number): { owner: Owner; key: string } => {
 		for (const { owner, keys } of lists) {
 			if (n < keys.length) return { owner, key: keys[n] as string };
@@ -126,7 +125,7 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 			if (!run.hinted.has(sig)) fresh.push({ ...s, sig });
 		}
 		// Only what a line names counts as shown; the counted rest is named by later calls.
-		for (const s of fresh.slice(0, MAX_STALE_HINTS)) run.hinted.add(s.sig);
+		host.markHinted(fresh.slice(0, MAX_STALE_HINTS).map((s) => s.sig));
 		return staleHintLines(fresh, wanted);
 	} catch {
 		// A hint is a courtesy; a store that cannot be read now is reported by the call itself.
@@ -208,12 +207,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				},
 			});
 			const artifacts = effects?.artifacts ?? [];
-			if (!outcome.noop && host.run) {
-				host.run.committed = true;
-				for (const [owner, record] of Object.entries(outcome.records) as Array<[Owner, TransitionRecord]>) {
-					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
-				}
-			}
+			if (!outcome.noop) host.recordOwnWrite(outcome.records);
 			const lines = [...(effects?.notes ?? []), ...courtesyLines(host, wanted, ctx)];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
@@ -221,7 +215,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 		renderResult: (result, options, theme, context) => renderPatchResult(result, options, theme, context),
 	};
 	host.pi.registerTool(tool);
-	host.registeredShape = shape;
+	host.declared(shape);
 }
 
 /** Register both tools again only when the shape changed (docs/spec.md §5); `read_state` for its description. */
