@@ -10,13 +10,13 @@ import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fa
 import {
 	AuthStorage,
 	createAgentSession,
-	type DefaultResourceLoader,
+	DefaultResourceLoader,
 	type ExtensionAPI,
 	type ExtensionFactory,
 	type ExtensionUIContext,
 	ModelRegistry,
 	SessionManager,
-	type SettingsManager,
+	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { type Captured, createHarness, snapshot } from "../helpers/pi-harness.js";
@@ -214,4 +214,29 @@ export async function fauxSession(
 	const errors: string[] = [];
 	await session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
 	return { session, faux, errors };
+}
+
+/**
+ * `fauxSession` over pi's own resource loading, limited to the given extension factories (no
+ * skills, prompt templates, themes or context files), with compaction and retries off.
+ */
+export async function extensionSession(
+	t: { after(fn: () => void): void },
+	opts: { cwd: string; agentDir: string; factories: ExtensionFactory[]; tools?: string[]; uiContext?: ExtensionUIContext },
+) {
+	const { cwd, agentDir } = opts;
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+	const resourceLoader = new DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		extensionFactories: opts.factories,
+		noExtensions: true,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+	});
+	await resourceLoader.reload();
+	return fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
 }
