@@ -10,6 +10,7 @@
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
+import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory, isOneOf } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
@@ -40,19 +41,10 @@ function tornBytes(logPath: string): number {
 		readSync(fd, buf, 0, chunk, size - chunk);
 		const nl = buf.lastIndexOf(10);
 		const torn = nl < 0 ? (chunk === size ? size : -1) : chunk - nl - 1;
-		if (torn > 0 && isJson(buf.toString("utf8", chunk - torn))) return 0; // A record whose line end was dropped: kept.
+		if (torn > 0 && isJsonText(buf.toString("utf8", chunk - torn))) return 0; // A record whose line end was dropped: kept.
 		return torn;
 	} finally {
 		closeSync(fd);
-	}
-}
-
-function isJson(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
 	}
 }
 
