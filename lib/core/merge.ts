@@ -196,7 +196,6 @@ export function patchLeaves(patch: PlanePatch): PatchLeaf[] {
 	return out;
 }
 
-
 /**
  * The RFC 7386 merge patch that turns `from` into `to`: deletions as `null`, objects
  * recursed, everything else replaced (values cloned). Empty when two objects are equal.

@@ -42,40 +42,34 @@ export const TOOL_NAMES = ["read_state", "patch_state"] as const;
 export const MODE_FLAG = "state-mode";
 export const OWNERS_FLAG = "state-owners";
 
-/** What one agent run froze and observed; changed only through the host's run methods. */
-export interface RunState {
-	/** The head rendered in `before_agent_start`, sent unchanged on every request of the run. */
-	readonly head: string | undefined;
-	/** Timestamp of the run's user prompt message, found on the first request. */
-	readonly promptTimestamp: number | undefined;
-	/** Started by a user prompt, retries included (false once the reconciliation follow-up runs). */
-	readonly fromPrompt: boolean;
-	/** A file-changing built-in tool (`write`, `edit`, `bash`) ran. */
-	readonly fileChanged: boolean;
-	/** Something was committed to state by a tool call. */
-	readonly committed: boolean;
-	/** The reconciliation follow-up for this user prompt was already sent. */
-	readonly reconcileSent: boolean;
-	/** Shared owners' seq when the head was rendered (for concurrent-change notices). */
-	readonly seqAtHead: Readonly<Partial<Record<Owner, number>>>;
-	/** Per-owner seqs this run committed (acknowledged in their own results, not as notices). */
-	readonly ownSeqs: Readonly<Partial<Record<Owner, ReadonlySet<number>>>>;
-	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
-	readonly hinted: ReadonlySet<string>;
-}
-
-/** The host's own, writable view of the current run. */
+/** What one agent run froze and observed: the host's own, writable record of it. */
 interface Run {
+	/** The head rendered in `before_agent_start`, sent unchanged on every request of the run. */
 	head: string | undefined;
+	/** Timestamp of the run's user prompt message, found on the first request. */
 	promptTimestamp: number | undefined;
+	/** Started by a user prompt, retries included (false once the reconciliation follow-up runs). */
 	fromPrompt: boolean;
+	/** A file-changing built-in tool (`write`, `edit`, `bash`) ran. */
 	fileChanged: boolean;
+	/** Something was committed to state by a tool call. */
 	committed: boolean;
+	/** The reconciliation follow-up for this user prompt was already sent. */
 	reconcileSent: boolean;
+	/** Shared owners' seq when the head was rendered (for concurrent-change notices). */
 	seqAtHead: Partial<Record<Owner, number>>;
+	/** Per-owner seqs this run committed (acknowledged in their own results, not as notices). */
 	ownSeqs: Partial<Record<Owner, Set<number>>>;
+	/** Stale-artifact hints the model already saw in this run (head or an earlier result), by `staleSignature`. */
 	hinted: Set<string>;
 }
+
+/** The current run as everyone else sees it: changed only through the host's run methods. */
+export type RunState = Readonly<Omit<Run, "seqAtHead" | "ownSeqs" | "hinted">> & {
+	readonly seqAtHead: Readonly<Run["seqAtHead"]>;
+	readonly ownSeqs: Readonly<Partial<Record<Owner, ReadonlySet<number>>>>;
+	readonly hinted: ReadonlySet<string>;
+};
 
 export class StateFlowHost {
 	readonly admission = new Admission();
