@@ -5,13 +5,10 @@
  * exactly one follow-up after file changes without a state update, and never in Passive.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
-import { type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
+import { agentDirWithConfig, type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
 
 const HEAD = /<state_flow_head>[\s\S]*<\/state_flow_head>/;
 
@@ -221,17 +218,11 @@ describe("active reconciliation", () => {
 		}
 	});
 
-	it("stays quiet when the config turns reconciliation off", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ reconcile: false }));
-			await withFlow({ builtinTools: true, agentDir }, async (flow) => {
-				await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
-				assert.equal(reconcileMessages(flow), 0);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("stays quiet when the config turns reconciliation off", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ reconcile: false }));
+		await withFlow({ builtinTools: true, agentDir }, async (flow) => {
+			await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
+			assert.equal(reconcileMessages(flow), 0);
+		});
 	});
 });

@@ -3,7 +3,7 @@
  * State Flow with temp folders, a fixed clock, predictable ids, a notify tap and a count of
  * `registerTool` calls per tool name (the factory gets a thin wrapper around the real `pi`).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
@@ -19,6 +19,7 @@ import {
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
+import { configPath } from "../../lib/storage/config.js";
 import { type Captured, createHarness, snapshot } from "../helpers/pi-harness.js";
 
 export interface Flow {
@@ -239,4 +240,13 @@ export async function extensionSession(
 	});
 	await resourceLoader.reload();
 	return fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
+}
+
+/** An agent directory whose State Flow config file holds `text`, removed after the test. */
+export function agentDirWithConfig(t: { after(fn: () => void): void }, text: string): string {
+	const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+	t.after(() => rmSync(agentDir, { recursive: true, force: true }));
+	mkdirSync(join(agentDir, "state-flow"));
+	writeFileSync(configPath(agentDir), text);
+	return agentDir;
 }
