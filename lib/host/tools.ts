@@ -34,11 +34,11 @@ function checkSignal(signal: AbortSignal | undefined): void {
 }
 
 /** Shared owners changed by other processes since this run's head (docs/spec.md §6.4), as result lines. */
-function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
+async function notices(host: StateFlowHost, wanted: readonly Owner[]): Promise<string[]> {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
+		const text = concurrentNotice({ wanted, histories: await host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
 		return text === undefined ? [] : [text];
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
@@ -101,11 +101,11 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
  * file changed since it was recorded and that this run has not shown yet. Bounded by
  * `checkStaleWindow`.
  */
-function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): string[] {
+async function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): Promise<string[]> {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const histories = host.histories(wanted);
+		const histories = await host.histories(wanted);
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
 		const fresh: Array<StaleHint & { sig: string }> = [];
 		for (const s of stale) {
@@ -134,7 +134,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const wanted = receipt.wanted;
 			const request = toReadRequest(params, wanted);
 			const stores = host.requireStores();
-			const histories = host.histories(wanted);
+			const histories = await host.histories(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
 			// Errors spell locators the way the model writes them (relative for a sole owner).
 			const view = { wanted, histories, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
@@ -151,7 +151,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				batch: request.batch,
 				projection: request.projection,
 				wanted,
-				notices: [...notices(host, wanted), ...staleHints(host, wanted, ctx)],
+				notices: [...(await notices(host, wanted)), ...(await staleHints(host, wanted, ctx))],
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -199,7 +199,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
 				}
 			}
-			const lines = [...(effects?.notes ?? []), ...notices(host, wanted), ...staleHints(host, wanted, ctx)];
+			const lines = [...(effects?.notes ?? []), ...(await notices(host, wanted)), ...(await staleHints(host, wanted, ctx))];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),

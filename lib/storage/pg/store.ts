@@ -271,6 +271,7 @@ export class PgDatabase implements AtomicOwners {
 				return staged.value;
 			}, () => phase !== "commit");
 		} catch (e) {
+			if (phase !== "commit") staged?.abandon?.();
 			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
 			await this.resolveLostCommit(label, written, e);
 			return staged.value;

@@ -1,0 +1,40 @@
+/**
+ * Where State Flow keeps its files: the one place that decides store folders, the journal
+ * folder and the owners that live in files. Everything else asks here.
+ *
+ *   <agentDir>/state-flow/global/   the Global owner
+ *   <agentDir>/state-flow/journal/  multi-owner commit points
+ *   <cwd>/.pi/state-flow/           the CWD owner
+ */
+import { join } from "node:path";
+import { SHARED_OWNERS } from "../core/types.js";
+import type { SharedOwner } from "../core/types.js";
+import { realOrSelf } from "./fs-util.js";
+
+/** The owners kept in files (Global, CWD), in lock order; Session lives in pi's session file. */
+export const FILE_OWNERS = SHARED_OWNERS;
+export type FileOwner = SharedOwner;
+
+export interface StorePaths {
+	/** `<agentDir>/state-flow` (real path): Global store and journals. */
+	base: string;
+	globalRoot: string;
+	cwdRoot: string;
+	journalDir: string;
+}
+
+/** The store folders of an agent directory and a project, through real paths (links resolved). */
+export function storePaths(agentDir: string, cwd: string): StorePaths {
+	const base = join(realOrSelf(agentDir), "state-flow");
+	return { base, globalRoot: join(base, "global"), cwdRoot: cwdRootOf(cwd), journalDir: join(base, "journal") };
+}
+
+/** The CWD store folder of a project: `<cwd>/.pi/state-flow`. */
+export function cwdRootOf(cwd: string): string {
+	return join(realOrSelf(cwd), ".pi", "state-flow");
+}
+
+/** A file owner's store folder. */
+export function rootOf(paths: StorePaths, owner: FileOwner): string {
+	return owner === "global" ? paths.globalRoot : paths.cwdRoot;
+}
