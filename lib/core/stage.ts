@@ -10,7 +10,7 @@ import { checkKeyLength, checkLimits, detach, hasOwn, isPlainObject, setOwn } fr
 import { planPatch } from "./merge.js";
 import { commitRecord } from "./history.js";
 import { planCascades } from "./ownership.js";
-import { anchorRevealedRefs } from "./refs.js";
+import { anchorRevealedRefs, checkWrittenRefs } from "./refs.js";
 import { DEFAULT_LIMITS, OWNERS, PLANES } from "./types.js";
 import type {
 	CanonicalPatch,
@@ -126,6 +126,7 @@ export function stage(
 		}
 		// An exact delta (undo) is applied as it is; otherwise revealed references are anchored and cascades added.
 		const anchored = meta.exact ? part : anchorRevealedRefs(owner, h.state, part);
+		if (!meta.exact) checkWrittenRefs({ owner, state: h.state, patch: anchored, base: [owner], spell: (ref) => ref });
 		const plan0 = meta.exact ? { cascades: [], extraDeletions: {}, danglingRefs: [] } : planCascades(owner, h.state, anchored);
 		const cascades: Cascade[] = plan0.cascades;
 		const dangling: DanglingRef[] = plan0.danglingRefs;

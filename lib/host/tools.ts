@@ -9,8 +9,8 @@ import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { modelLocator } from "../model/head-elide.js";
-import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
+import { modelLocator, planeIndex } from "../model/head-elide.js";
+import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
@@ -33,17 +33,44 @@ function checkSignal(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The call was cancelled before it committed; nothing was written.");
 }
 
-/** Shared owners changed by other processes since this run's head (docs/spec.md §6.4), as result lines. */
-async function notices(host: StateFlowHost, wanted: readonly Owner[]): Promise<string[]> {
+/**
+ * The result's courtesy lines: shared owners changed by other processes since this run's head
+ * (docs/spec.md §6.4), then source-change hints. Both look at the same histories, loaded once.
+ */
+async function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): Promise<string[]> {
 	const run = host.run;
 	if (!run) return [];
+	let histories: Partial<Record<Owner, OwnerHistory>>;
+	let text: string | undefined;
 	try {
-		const text = concurrentNotice({ wanted, histories: await host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
-		return text === undefined ? [] : [text];
+		histories = loaded ?? (await host.histories(wanted));
+		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
 	}
+	return [...(text === undefined ? [] : [text]), ...staleHints(host, wanted, histories, ctx)];
+}
+
+/**
+ * The wanted owners' current states for phrasing reference refusals: loaded up front (the
+ * stores answer asynchronously), but a store that cannot be read throws only when its state
+ * is asked for, as a lazy load would.
+ */
+async function statesOf(host: StateFlowHost, wanted: readonly Owner[]): Promise<StateOf> {
+	const loaded = new Map<Owner, { state: OwnerState | undefined } | { error: unknown }>();
+	for (const owner of wanted) {
+		try {
+			loaded.set(owner, { state: (await host.histories([owner]))[owner]?.state });
+		} catch (error) {
+			loaded.set(owner, { error });
+		}
+	}
+	return (owner) => {
+		const got = loaded.get(owner);
+		if (got !== undefined && "error" in got) throw got.error;
+		return got?.state;
+	};
 }
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
@@ -61,20 +88,33 @@ export function checkStaleWindow(
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
 ): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
-	const all: Array<{ owner: Owner; key: string }> = [];
+	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
+	// call costs its window, not a listing of every tracked artifact.
+	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
 	const unchecked: Partial<Record<Owner, number>> = {};
+	let total = 0;
 	for (const owner of wanted) {
-		const keys = Object.keys(histories[owner]?.state.artifacts ?? {});
-		for (const key of keys) all.push({ owner, key });
-		if (keys.length > 0) unchecked[owner] = keys.length;
+		const h = histories[owner];
+		const keys = h === undefined ? [] : planeIndex(h, "artifacts").keys;
+		if (keys.length === 0) continue;
+		lists.push({ owner, keys });
+		unchecked[owner] = keys.length;
+		total += keys.length;
 	}
-	if (all.length === 0) return { stale: [], unchecked };
-	const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
-	const start = host.staleCursor % all.length;
+	if (total === 0) return { stale: [], unchecked };
+	const count = Math.min(STALE_CHECKS_PER_CALL, total);
+	const start = host.staleCursor % total;
 	host.staleCursor = start + count;
+	const at = (n: number): { owner: Owner; key: string } => {
+		for (const { owner, keys } of lists) {
+			if (n < keys.length) return { owner, key: keys[n] as string };
+			n -= keys.length;
+		}
+		throw new Error("unreachable: the window lies within the listed artifacts");
+	};
 	const picked = new Map<Owner, OwnerState>();
 	for (let i = 0; i < count; i++) {
-		const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
+		const { owner, key } = at((start + i) % total);
 		const sub = picked.get(owner) ?? emptyState();
 		setOwn(sub.artifacts, key, (histories[owner] as OwnerHistory).state.artifacts[key] as Json);
 		picked.set(owner, sub);
@@ -101,11 +141,10 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
  * file changed since it was recorded and that this run has not shown yet. Bounded by
  * `checkStaleWindow`.
  */
-async function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): Promise<string[]> {
+function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Partial<Record<Owner, OwnerHistory>>, ctx: ExtensionContext): string[] {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const histories = await host.histories(wanted);
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
 		const fresh: Array<StaleHint & { sig: string }> = [];
 		for (const s of stale) {
@@ -151,7 +190,8 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				batch: request.batch,
 				projection: request.projection,
 				wanted,
-				notices: [...(await notices(host, wanted)), ...(await staleHints(host, wanted, ctx))],
+				// Nothing was written since `histories` was loaded: the notices look at the same state.
+				notices: await courtesyLines(host, wanted, ctx, histories),
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -173,7 +213,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const receipt = admit(host, "patch_state", toolCallId, ctx);
 			checkSignal(signal);
 			const wanted: Owner[] = [...receipt.wanted];
-			const patch = toCanonicalPatch(params, wanted);
+			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
+			const patch = toCanonicalPatch(params, wanted, await statesOf(host, wanted));
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -199,7 +240,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
 				}
 			}
-			const lines = [...(effects?.notes ?? []), ...(await notices(host, wanted)), ...(await staleHints(host, wanted, ctx))];
+			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),

@@ -146,7 +146,7 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 		text = readRegular(file)?.toString("utf8");
 	} catch (e) {
 		if (isStateError(e)) throw e;
-		fail("io", `Cannot read ${file}: ${(e as Error).message}.`, [], e);
+		fail("io", `Cannot read ${file}: ${messageOf(e)}.`, [], e);
 	}
 	if (text !== undefined) {
 		let parsed: unknown;
