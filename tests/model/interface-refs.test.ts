@@ -14,7 +14,7 @@ import { StateError } from "../../lib/core/errors.js";
 import { formatLocator, tryParseLocator } from "../../lib/core/locator.js";
 import { isRef } from "../../lib/core/refs.js";
 import { evaluate } from "../../lib/core/query.js";
-import type { Json, JsonObject, Owner, OwnerState } from "../../lib/core/types.js";
+import type { Json, JsonObject, Owner } from "../../lib/core/types.js";
 import { renderHead } from "../../lib/model/head.js";
 import { patchResult } from "../../lib/model/results.js";
 import { presentValue, toCanonicalLocator, toCanonicalPatch } from "../../lib/model/interface.js";
@@ -53,9 +53,9 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					let stores = open();
 					let n = 0;
 					const commit = async (input: JsonObject) => {
-						const states = new Map<Owner, OwnerState>();
-						for (const o of wanted) states.set(o, (await stores.load(o)).state);
-						const patch = toCanonicalPatch(input, wanted, (o) => states.get(o));
+						// The patches write the CWD owner only (these stores have no Session).
+						const cwd = (await stores.load("cwd")).state;
+						const patch = toCanonicalPatch(input, wanted, (o) => (o === "cwd" ? cwd : undefined));
 						return stores.commit(patch, { id: `t${++n}`, at: "2026-12-01T00:00:00.000Z", by: { kind: "system", reason: "property" } });
 					};
 					// The documented spelling: the locator of the key, relative in flat form, owner-qualified in scoped.
