@@ -5,7 +5,6 @@
  * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
  * the revert is exact.
  */
-import { join } from "node:path";
 import { messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
@@ -98,9 +97,8 @@ export async function loadFor(host: StateFlowHost, owner: Owner): Promise<OwnerH
 export function whereIs(host: StateFlowHost, owner: Owner): string {
 	switch (owner) {
 		case "global":
-			return join(host.options.agentDir, "state-flow", "global");
 		case "cwd":
-			return join(host.ctx.cwd, ".pi", "state-flow");
+			return host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"];
 		case "session":
 			return host.ctx.sessionManager.getSessionFile() !== undefined ? "entries in the session file" : "memory only (in-memory session)";
 		default:

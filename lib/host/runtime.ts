@@ -4,13 +4,13 @@
  * now", so events, tools and commands cannot disagree.
  * A selection or identity change always bumps the admission epoch at once.
  */
-import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail, messageOf } from "../core/errors.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
+import { cwdStoreIn, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { Admission, type Identity } from "./admission.js";
 import {
@@ -211,8 +211,8 @@ export class StateFlowHost {
 		return {
 			sessionId: ctx.sessionManager.getSessionId(),
 			cwd,
-			globalRoot: roots?.globalRoot ?? join(realOrSelf(this.options.agentDir), "state-flow", "global"),
-			cwdRoot: roots?.cwdRoot ?? join(cwd, ".pi", "state-flow"),
+			globalRoot: roots?.globalRoot ?? storePaths(this.options.agentDir, cwd).globalRoot,
+			cwdRoot: roots?.cwdRoot ?? cwdStoreIn(cwd),
 		};
 	}
 

@@ -23,15 +23,20 @@ export interface StorePaths {
 	journalDir: string;
 }
 
-/** The store folders of an agent directory and a project, through real paths (links resolved). */
-export function storePaths(agentDir: string, cwd: string): StorePaths {
-	const base = join(realOrSelf(agentDir), "state-flow");
-	return { base, globalRoot: join(base, "global"), cwdRoot: cwdRootOf(cwd), journalDir: join(base, "journal") };
+/** State Flow's folder in an agent directory (Global store, journals, config file). */
+export function stateFlowDir(agentDir: string): string {
+	return join(agentDir, "state-flow");
 }
 
-/** The CWD store folder of a project: `<cwd>/.pi/state-flow`. */
-export function cwdRootOf(cwd: string): string {
-	return join(realOrSelf(cwd), ".pi", "state-flow");
+/** The CWD store folder of a project folder whose links are already resolved. */
+export function cwdStoreIn(realCwd: string): string {
+	return join(realCwd, ".pi", "state-flow");
+}
+
+/** The store folders of an agent directory and a project, through real paths (links resolved). */
+export function storePaths(agentDir: string, cwd: string): StorePaths {
+	const base = stateFlowDir(realOrSelf(agentDir));
+	return { base, globalRoot: join(base, "global"), cwdRoot: cwdStoreIn(realOrSelf(cwd)), journalDir: join(base, "journal") };
 }
 
 /** A file owner's store folder. */
