@@ -106,7 +106,12 @@ export class Stores {
 
 	/** Physical identity of the owners' storage (for admission checks). */
 	identity(): { globalRoot: string; cwdRoot: string; sessionId: string | undefined } {
-		return { globalRoot: placeOf(this.shared.global.location()), cwdRoot: placeOf(this.shared.cwd.location()), sessionId: this.session?.log.sessionId() };
+		const session = this.session?.location();
+		return {
+			globalRoot: placeOf(this.shared.global.location()),
+			cwdRoot: placeOf(this.shared.cwd.location()),
+			sessionId: session?.backend === "session" ? session.sessionId : undefined,
+		};
 	}
 
 	/** Rebuild the Session view from the branch (session_start / session_tree); its next load completes its journal part. */
