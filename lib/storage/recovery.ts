@@ -16,6 +16,14 @@ import { acquireLockUnlessMine } from "./lock.js";
 import type { HeldLock } from "./lock.js";
 import type { SessionStore } from "./session-store.js";
 
+/**
+ * Roll-forwards of this process, one at a time: while one waits for its next lock, another
+ * (a second `Stores`) would find the first lock held by this process and read around a
+ * transition that is being completed. Serialised, it waits and then sees it complete. The
+ * chain never waits for a lock of this process (those are stepped around), so it cannot deadlock.
+ */
+let completing: Promise<unknown> = Promise.resolve();
+
 export class Recovery {
 	/** Journals whose file parts this process has seen complete (the Session part may still wait). */
 	private readonly settled = new Set<string>();
@@ -64,7 +72,13 @@ export class Recovery {
 		return s;
 	}
 
-	private async complete(j: Journal, session: SessionStore | undefined): Promise<void> {
+	private complete(j: Journal, session: SessionStore | undefined): Promise<void> {
+		const run = completing.then(() => this.completeNow(j, session));
+		completing = run.catch(() => undefined);
+		return run;
+	}
+
+	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
 			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
 			const fileParts = j.parts.filter((p) => p.owner !== "session" && existsSync(p.root as string)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));

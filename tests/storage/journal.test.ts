@@ -69,6 +69,15 @@ describe("journal roll-forward", () => {
 		assert.equal((await reader.load("cwd")).seq, 3, "the next commit continues after the rolled-forward seq");
 	});
 
+	it("two Stores of one process reading at once both see the journaled transition", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = await journaledPair(dir, "proj");
+		const open = () => new Stores({ agentDir, cwd: join(dir, "proj") });
+		const [a, b] = [open(), open()];
+		const [ha, hb] = await Promise.all([a.load("cwd"), b.load("cwd")]);
+		assert.deepEqual([ha.seq, ha.state.tactics.c1, hb.seq, hb.state.tactics.c1], [2, 1, 2, 1]);
+	});
+
 	it("completes the CWD part of another project when a Global-only process loads Global", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "other-project");
