@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
-import type { JsonObject, Owner } from "../core/types.js";
+import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
 import { SHARED_DIR_MODE, SHARED_FILE_MODE, atomicWrite, checkContained, ensureDirIn, inside, kindOf, lstatOrUndefined, readFrom, realOrSelf, removeFile, unsafePath } from "./fs-util.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
@@ -24,7 +24,7 @@ export function ownerRoot(owner: Owner, roots: ArtifactRoots): string {
 }
 
 /** The owner whose territory an absolute path lies in (the most specific root), if any. */
-export function territoryOf(absPath: string, roots: ArtifactRoots): "global" | "cwd" | undefined {
+export function territoryOf(absPath: string, roots: ArtifactRoots): SharedOwner | undefined {
 	const real = realOrSelf(absPath);
 	const g = realOrSelf(resolve(roots.agentDir));
 	const c = realOrSelf(resolve(roots.cwd));

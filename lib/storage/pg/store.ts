@@ -15,14 +15,14 @@ import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES } from "../../core/types.js";
-import type { OwnerHistory, OwnerState, TransitionRecord } from "../../core/types.js";
+import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
 import type { AtomicOwners, CommitOutcome, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import { checkSchemaName, ensureSchema } from "./schema.js";
 import { redactUrl, scrubber } from "./url.js";
 
-export type PgOwnerKind = "global" | "cwd";
+export type PgOwnerKind = SharedOwner;
 
 export interface PgDatabaseOptions {
 	/** `postgres://user:password@host:port/database?sslmode=…` (TLS and the rest come from the URL). */
