@@ -214,7 +214,9 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			checkSignal(signal);
 			const wanted: Owner[] = [...receipt.wanted];
 			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
-			const patch = toCanonicalPatch(params, wanted, await statesOf(host, wanted));
+			// Only a patch that writes a `$ref` asks for them: a cheap superset test spares every other call the loads.
+			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
+			const patch = toCanonicalPatch(params, wanted, states);
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
