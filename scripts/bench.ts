@@ -88,12 +88,12 @@ async function commitVsRaw(small: Stores, big: Stores, rawPath: string): Promise
 	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw) };
 }
 
-function readP50(stores: Stores, entries: number): number {
+async function readP50(stores: Stores, entries: number): Promise<number> {
 	const xs: number[] = [];
 	let sink = 0;
 	for (let i = 0; i < 2000; i++) {
 		const t0 = process.hrtime.bigint();
-		const v = stores.load("cwd").state.tactics[`k${(i * 31) % entries}`];
+		const v = (await stores.load("cwd")).state.tactics[`k${(i * 31) % entries}`];
 		xs.push(ms(t0));
 		if (typeof v === "string") sink += v.length;
 	}
@@ -221,7 +221,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 	await Promise.all(Array.from({ length: CONC_PROCS }, (_, p) => run(["--child", dir, `p${p}`, String(CONC_COMMITS)])));
 	const secs = ms(t0) / 1000;
 	const fresh = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
-	const h = fresh.load("cwd");
+	const h = (await fresh.load("cwd"));
 	let lost = 0;
 	for (let p = 0; p < CONC_PROCS; p++) for (let i = 0; i < CONC_COMMITS; i++) if (h.state.tactics[`p${p}-${i}`] !== i) lost++;
 	if (h.seq !== CONC_PROCS * CONC_COMMITS + 1) lost = Math.max(lost, CONC_PROCS * CONC_COMMITS + 1 - h.seq);
@@ -236,9 +236,9 @@ async function main(): Promise<void> {
 	try {
 		const small = await seeded(join(root, "small"), 100);
 		const big = await seeded(join(root, "big"), 10_000);
-		const bytes = big.load("cwd").bytes;
+		const bytes = (await big.load("cwd")).bytes;
 		const cmp = await commitVsRaw(small, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
-		const read = readP50(big, 10_000);
+		const read = await readP50(big, 10_000);
 		const conc = await concurrent(join(root, "conc"));
 		const head = headAtLimit();
 		const fill = headFill();

@@ -11,7 +11,7 @@ import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } fr
 import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
 import { isJsonText } from "../core/json.js";
-import { DEFAULT_RETENTION, type OwnerHistory, isOneOf } from "../core/types.js";
+import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -20,10 +20,11 @@ import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, rea
 import { JournalDir } from "../storage/journal.js";
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
+import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
-import { checkCwd, type Outcome, rootOf } from "./commands.js";
-import { FILE_OWNERS, type FileOwner } from "./transfer.js";
+import { checkCwd, type Outcome } from "./commands.js";
+import { FILE_OWNERS, type FileOwner, isFileOwner } from "./transfer.js";
 
 /** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */
 function tornBytes(logPath: string): number {
@@ -93,7 +94,7 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	if (!present(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
 	let h: OwnerHistory;
 	try {
-		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
+		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).read();
 	} catch (e) {
 		return { text: `${where} (BLOCKED: the store is damaged: ${messageOf(e)})`, blocks: true, missing: true };
 	}
@@ -160,16 +161,6 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 	return [...lines, `journal: moved ${target.file} to ${dest}.`];
 }
 
-/** Options beyond the common command line. */
-export interface DoctorOptions {
-	/** `--drop-journal <id>`: move that pending journal aside. */
-	dropJournal?: string;
-	/** `--move-aside <owner>`: rename that owner's store folder and start it afresh. */
-	moveAside?: string;
-	/** `--cut-torn <owner>`: cut the unexplained bytes after the last complete record. */
-	cutTorn?: string;
-}
-
 /** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */
 function oddLockFiles(lockPath: string): string[] {
 	const out: string[] = [];
@@ -192,7 +183,7 @@ function oddLockFiles(lockPath: string): string[] {
 /** A file owner named by a doctor flag; anything else is a usage error. */
 function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
 	if (value === undefined) return undefined;
-	if (isOneOf(FILE_OWNERS, value)) return value;
+	if (isFileOwner(value)) return value;
 	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
 }
 
@@ -218,25 +209,25 @@ interface Report {
 }
 
 /** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */
-export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
+export async function runDoctor(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const report: Report = { lines: [], healthy: true };
 	const { config, problems } = readConfig(p.agentDir);
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
 	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(config.retention !== undefined ? { retention } : {}) });
-	const journalDir = join(stores.identity().globalRoot, "..", "journal");
-	const files = Object.fromEntries(
-		FILE_OWNERS.map((o) => [o, new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention, gitignore: false })]),
-	) as Record<FileOwner, FileOwnerStore>;
+	const paths = storePaths(p.agentDir, p.cwd);
+	const journalDir = paths.journalDir;
+	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });
+	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
 
 	reviewJournals(report, journalDir, retention, p);
 	const aside = flagOwner("--move-aside", p.moveAside);
 	const cut = flagOwner("--cut-torn", p.cutTorn);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
 	for (const o of FILE_OWNERS) await repairStore(report, files[o], cut === o, p.dryRun);
-	if (!p.dryRun) rollForward(report, stores, new JournalDir(journalDir));
-	for (const o of FILE_OWNERS) verifyStore(report, new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention, gitignore: false }));
+	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
+	for (const o of FILE_OWNERS) verifyStore(report, fileStore(o));
 	report.lines.push(
 		report.healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.",
 	);
@@ -244,7 +235,7 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 }
 
 /** Pending journals and what blocks each; `--drop-journal` first moves the named one aside. */
-function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed & DoctorOptions): void {
+function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed): void {
 	let listed = listJournals(journalDir);
 	if (p.dropJournal !== undefined) {
 		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun));
@@ -315,16 +306,16 @@ async function repairStore(report: Report, store: FileOwnerStore, cutTorn: boole
 }
 
 /** Loading rolls pending journals forward under the locks (Stores' own recovery path); what still waits is listed. */
-function rollForward(report: Report, stores: Stores, journal: JournalDir): void {
+async function rollForward(report: Report, stores: Stores, paths: StorePaths, journal: JournalDir): Promise<void> {
 	for (const o of FILE_OWNERS) {
 		try {
-			stores.load(o);
+			await stores.load(o);
 		} catch {
 			// Reported by the verification after it.
 		}
 	}
 	for (const j of safePending(journal)) {
-		const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== rootOf(stores, "global") && part.root !== rootOf(stores, "cwd")));
+		const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
 		if (waiting.length === 0) continue; // Blocked here: reported with the journal listing.
 		report.lines.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
 	}
@@ -335,7 +326,7 @@ function verifyStore(report: Report, store: FileOwnerStore): void {
 	const o = store.owner;
 	if (!present(store.root)) return;
 	try {
-		const h = store.load();
+		const h = store.read();
 		report.lines.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
 	} catch (e) {
 		report.healthy = false;

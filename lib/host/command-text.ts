@@ -5,7 +5,6 @@
  * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
  * the revert is exact.
  */
-import { join } from "node:path";
 import { messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
@@ -84,9 +83,9 @@ export function fitList(items: readonly string[], width: number): string {
 }
 
 /** Load an owner's history for display; a damaged store is described, not thrown. */
-export function loadFor(host: StateFlowHost, owner: Owner): Result<OwnerHistory> {
+export async function loadFor(host: StateFlowHost, owner: Owner): Promise<Result<OwnerHistory>> {
 	try {
-		return { ok: true, value: host.requireStores().load(owner) };
+		return { ok: true, value: await host.requireStores().load(owner) };
 	} catch (e) {
 		return { ok: false, why: `unreadable: ${messageOf(e)}` };
 	}
@@ -95,9 +94,8 @@ export function loadFor(host: StateFlowHost, owner: Owner): Result<OwnerHistory>
 export function whereIs(host: StateFlowHost, owner: Owner): string {
 	switch (owner) {
 		case "global":
-			return join(host.options.agentDir, "state-flow", "global");
 		case "cwd":
-			return join(host.ctx.cwd, ".pi", "state-flow");
+			return host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"];
 		case "session":
 			return host.ctx.sessionManager.getSessionFile() !== undefined ? "entries in the session file" : "memory only (in-memory session)";
 		default:
@@ -119,12 +117,12 @@ export function storeSummary(loaded: Result<OwnerHistory>): string {
 }
 
 /** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
-export function describeStatus(host: StateFlowHost, browsable = false): string {
+export async function describeStatus(host: StateFlowHost, browsable = false): Promise<string> {
 	const sel = host.selection();
 	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, "stores:"];
 	for (const owner of OWNERS) {
 		const wanted = sel.owners.includes(owner) ? "wanted" : "not wanted";
-		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(loadFor(host, owner))}`);
+		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(await loadFor(host, owner))}`);
 		lines.push(`  ${"".padEnd(8)} ${whereIs(host, owner)}`);
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
@@ -134,15 +132,18 @@ export function describeStatus(host: StateFlowHost, browsable = false): string {
 }
 
 /** `/state show [owner]`: the full state of each owner as JSON. */
-export function describeState(host: StateFlowHost, owners: readonly Owner[]): string {
-	return owners
-		.map((owner) => {
-			const loaded = loadFor(host, owner);
-			if (!loaded.ok) return `${owner}: ${loaded.why}`;
-			const h = loaded.value;
-			return `${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`;
-		})
-		.join("\n");
+export async function describeState(host: StateFlowHost, owners: readonly Owner[]): Promise<string> {
+	const out: string[] = [];
+	for (const owner of owners) {
+		const loaded = await loadFor(host, owner);
+		if (!loaded.ok) {
+			out.push(`${owner}: ${loaded.why}`);
+			continue;
+		}
+		const h = loaded.value;
+		out.push(`${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
+	}
+	return out.join("\n");
 }
 
 /** Options of a history listing. */
@@ -172,8 +173,9 @@ export function shortIdsOf(histories: ReadonlyArray<Result<OwnerHistory>>): Map<
 }
 
 /** `/state history [owner] [--full]`: retained transitions, newest first. */
-export function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): string {
-	const loaded = owners.map((o) => [o, loadFor(host, o)] as const);
+export async function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): Promise<string> {
+	const loaded: Array<readonly [Owner, Result<OwnerHistory>]> = [];
+	for (const o of owners) loaded.push([o, await loadFor(host, o)]);
 	const short = shortIdsOf(loaded.map(([, h]) => h));
 	const lines: string[] = [];
 	for (const [owner, result] of loaded) {
@@ -211,10 +213,10 @@ function overlaps(a: readonly string[], b: readonly string[]): boolean {
  * several owners is reverted in every touched owner where it is still the latest, unless the
  * user named one owner explicitly.
  */
-export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Result<UndoPlan> {
+export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<Result<UndoPlan>> {
 	let latest: { owner: Owner; record: TransitionRecord } | undefined;
 	for (const owner of owners) {
-		const h = loadFor(host, owner);
+		const h = await loadFor(host, owner);
 		if (!h.ok) return { ok: false, why: `cannot undo ${owner}: ${h.why}` };
 		const record = h.value.tail[h.value.tail.length - 1];
 		if (record && (!latest || record.at > latest.record.at)) latest = { owner, record };
@@ -224,7 +226,7 @@ export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit
 	const patch: CanonicalPatch = {};
 	const touched: Owner[] = [];
 	for (const owner of explicit ? [latest.owner] : record.owners) {
-		const h = loadFor(host, owner);
+		const h = await loadFor(host, owner);
 		const last = h.ok ? h.value.tail[h.value.tail.length - 1] : undefined;
 		if (last?.id !== record.id) continue;
 		patch[owner] = last.undo;
@@ -238,12 +240,12 @@ export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit
  * that still retains it, provided no later transition changed a path it changed — otherwise
  * the inverse would overwrite that later work, so the plan names the later transition instead.
  */
-export function undoSelectedPlan(host: StateFlowHost, id: string): Result<UndoPlan> {
+export function undoSelectedPlan(histories: Readonly<Partial<Record<Owner, Result<OwnerHistory>>>>, id: string): Result<UndoPlan> {
 	const patch: CanonicalPatch = {};
 	const owners: Owner[] = [];
 	for (const owner of OWNERS) {
-		const loaded = loadFor(host, owner);
-		if (!loaded.ok) continue;
+		const loaded = histories[owner];
+		if (!loaded?.ok) continue;
 		const h = loaded.value;
 		const at = h.tail.findIndex((r) => r.id === id);
 		if (at < 0) continue;

@@ -37,17 +37,17 @@ function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unk
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
 function onSession(host: StateFlowHost, output: CommandOutput): void {
-	host.pi.on("session_start", (_event, ctx) => {
+	host.pi.on("session_start", async (_event, ctx) => {
 		output.reset();
 		const problems = host.loadSettings();
-		host.openSession(ctx);
+		await host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
 		ensureShape(host);
 		host.applyActivation();
 		host.showStatus();
 	});
-	host.pi.on("session_tree", (_event, ctx) => {
-		host.followBranch(ctx);
+	host.pi.on("session_tree", async (_event, ctx) => {
+		await host.followBranch(ctx);
 		host.applyActivation();
 		host.showStatus();
 	});
@@ -55,7 +55,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 
 /** Before each user prompt: declarations, activation, protocol and the frozen head. */
 function onBeforeAgentStart(host: StateFlowHost): void {
-	host.pi.on("before_agent_start", (event, ctx) => {
+	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
 		const sel = host.selection();
 		ensureShape(host, shapeOf(sel.owners));
@@ -70,7 +70,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		const seqAtHead: Partial<Record<Owner, number>> = {};
 		const shown: string[] = [];
 		try {
-			const histories = host.histories(sel.owners);
+			const histories = await host.histories(sel.owners);
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
@@ -169,14 +169,14 @@ function runEnding(messages: AgentMessage[]): { text: string; interrupted: boole
 
 /** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (docs/spec.md §9). */
 function onReadResult(host: StateFlowHost): void {
-	host.pi.on("tool_result", (event, ctx) => {
+	host.pi.on("tool_result", async (event, ctx) => {
 		if (event.toolName !== "read" || event.isError || typeof event.input.path !== "string") return undefined;
 		host.bind(ctx);
 		const sel = host.selection();
 		if (sel.mode === "off") return undefined;
 		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
 		try {
-			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: host.histories(wanted) });
+			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: await host.histories(wanted) });
 			return hint === undefined ? undefined : { content: [...event.content, { type: "text" as const, text: `\n${hint}` }] };
 		} catch {
 			return undefined;
