@@ -6,8 +6,9 @@
  */
 
 import { cloneJson, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
-import { PLANES } from "./types.js";
-import type { Json, JsonObject, Owner, OwnerState, Plane, PlanePatch, Pointer } from "./types.js";
+import { ROOTS_MEMBER_BYTES } from "./state.js";
+import { PLANES, SECTIONS } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerState, PlanePatch, Pointer, Section } from "./types.js";
 
 /**
  * Own-key counts of objects that `planPatch` has measured, kept current by `mergeInPlace`
@@ -53,12 +54,13 @@ export function applyMergePatch(target: Json | undefined, patch: Json): Json {
 	return out;
 }
 
-/** Apply a per-plane merge patch to `state` in place. Idempotent. */
+/** Apply a per-plane merge patch to `state` in place. Idempotent. A `roots` patch creates the namespace. */
 export function applyPatch(state: OwnerState, patch: PlanePatch): void {
 	for (const plane of PLANES) {
 		const p = patch[plane];
 		if (p !== undefined) mergeInPlace(state[plane], p);
 	}
+	if (patch.roots !== undefined) mergeInPlace((state.roots ??= {}), patch.roots);
 }
 
 /** The dry run of one owner's patch against its current state. */
@@ -165,6 +167,12 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 		const u = planObject(state[plane], p, [owner, plane], acc);
 		if (Object.keys(u).length > 0) undo[plane] = u;
 	}
+	if (patch.roots !== undefined) {
+		const u = planObject(state.roots ?? {}, patch.roots, [owner, "roots"], acc);
+		if (Object.keys(u).length > 0) undo.roots = u;
+		// `applyPatch` creates the namespace for any roots patch of a transition that changes something.
+		if (state.roots === undefined && acc.changed.length > 0) acc.bytes += ROOTS_MEMBER_BYTES;
+	}
 	return {
 		noop: acc.changed.length === 0,
 		changed: acc.changed,
@@ -176,7 +184,7 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 
 /** One leaf a merge patch sets or deletes: objects with keys merge (recursed into), anything else is a leaf. */
 export interface PatchLeaf {
-	plane: Plane;
+	plane: Section;
 	path: string[];
 	deleted: boolean;
 }
@@ -184,12 +192,12 @@ export interface PatchLeaf {
 /** Every leaf of a per-owner patch, in plane order then key order (for history and notices). */
 export function patchLeaves(patch: PlanePatch): PatchLeaf[] {
 	const out: PatchLeaf[] = [];
-	const walk = (plane: Plane, value: Json, path: string[]): void => {
+	const walk = (plane: Section, value: Json, path: string[]): void => {
 		if (isPlainObject(value) && Object.keys(value).length > 0) {
 			for (const key of Object.keys(value)) walk(plane, value[key] as Json, [...path, key]);
 		} else if (path.length > 0) out.push({ plane, path, deleted: value === null });
 	};
-	for (const plane of PLANES) {
+	for (const plane of SECTIONS) {
 		const p = patch[plane];
 		if (p !== undefined) walk(plane, p, []);
 	}

@@ -62,6 +62,8 @@ export function who(by: Provenance, full = false): string {
 			return `import ${full ? by.source : clipText(by.source.split("/").pop() ?? by.source, 20)}`;
 		case "system":
 			return `system ${clipText(by.reason, full ? 200 : 20)}`;
+		case "extension":
+			return `extension ${full ? by.extension : clipText(by.extension, 20)}`;
 		default:
 			return "unknown";
 	}

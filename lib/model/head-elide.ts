@@ -5,10 +5,10 @@
  * state costs one sort plus O(depth) per elided value.
  */
 
-import { type Locator, formatLocator } from "../core/locator.js";
+import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
 import { OWNERS } from "../core/types.js";
-import type { Json, JsonObject, Owner, Plane } from "../core/types.js";
+import type { Json, JsonObject, Owner, Section } from "../core/types.js";
 
 /** The key of every elision marker object. */
 export const MARKER_KEY = "…";
@@ -37,9 +37,9 @@ export function formatSize(bytes: number): string {
 }
 
 /** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */
-export function modelLocator(owner: Owner | undefined, plane: Plane, path: readonly (string | number)[]): string {
+export function modelLocator(owner: Owner | undefined, plane: Section, path: readonly (string | number)[]): string {
 	const loc: Locator = { kind: "state", scope: owner ?? null, offset: 0, plane, path: [...path] };
-	return formatLocator(loc);
+	return formatModelLocator(loc);
 }
 
 interface Node {
@@ -65,7 +65,9 @@ interface Node {
 /** One shown plane line: `prefix` then the (possibly elided) JSON of the plane. */
 export interface PlaneTree {
 	owner: Owner;
-	plane: Plane;
+	plane: Section;
+	/** Path of the shown value below the section: `[name]` for a registered root, else empty. */
+	base: string[];
 	prefix: string;
 	/** The stored plane value (for the lazy plane: its catalog, key -> body size). */
 	value: Json;
@@ -129,8 +131,8 @@ function build(value: Json, parent: Node | undefined, seg: string | number | und
 }
 
 /** A shown plane; its size tree is built on demand. */
-export function planeTree(owner: Owner, plane: Plane, prefix: string, value: Json, sole: Owner | undefined, catalog: boolean): PlaneTree {
-	return { owner, plane, prefix, value, root: undefined, text: undefined, sole, catalog };
+export function planeTree(owner: Owner, plane: Section, prefix: string, value: Json, sole: Owner | undefined, catalog: boolean, base: string[] = []): PlaneTree {
+	return { owner, plane, base, prefix, value, root: undefined, text: undefined, sole, catalog };
 }
 
 /** The plane's JSON as currently shown (refs relative in flat form). */
@@ -157,7 +159,7 @@ function pathOf(node: Node): (string | number)[] {
 }
 
 function markerFor(tree: PlaneTree, node: Node): string {
-	const loc = modelLocator(tree.sole === undefined ? tree.owner : undefined, tree.plane, pathOf(node));
+	const loc = modelLocator(tree.sole === undefined ? tree.owner : undefined, tree.plane, [...tree.base, ...pathOf(node)]);
 	const n = node.children.length;
 	let what: string;
 	if (tree.catalog) what = `catalog of ${n} key${n === 1 ? "" : "s"} (use projection keys)`;
@@ -172,7 +174,8 @@ function hiddenByAncestor(node: Node): boolean {
 	return false;
 }
 
-const PLANE_RANK: Record<Plane, number> = { lazy: 0, artifacts: 1, tactics: 2, strategy: 3, intents: 4 };
+// Registered roots are elided after artifacts and before the model's own tactics.
+const PLANE_RANK: Record<Section, number> = { lazy: 0, artifacts: 1, roots: 1.5, tactics: 2, strategy: 3, intents: 4 };
 
 /**
  * Elide until the trees' total shown size is at most `limit`, in this order: strings larger

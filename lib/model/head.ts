@@ -7,7 +7,8 @@
 
 import { findDanglingRefs } from "../core/ownership.js";
 import { isEmptyState } from "../core/state.js";
-import { OWNERS, PLANES } from "../core/types.js";
+import { isPlainObject } from "../core/json.js";
+import { OWNERS, PLANES, ROOTS } from "../core/types.js";
 import type { Json, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { type ElisionStats, type PlaneTree, elide, formatSize, modelLocator, planeText, planeTree, utf8Bytes } from "./head-elide.js";
 
@@ -37,6 +38,8 @@ export interface HeadInput {
 	staleArtifacts?: Array<{ owner: Owner; key: string; note: string }>;
 	/** Per owner, tracked artifacts the host did not check for source changes (its check is bounded). */
 	staleUnchecked?: Partial<Record<Owner, number>>;
+	/** Registered roots shown after the planes, in this order; dormant roots are never shown. */
+	roots?: readonly string[];
 }
 
 /** True when every wanted owner has no entry in any of its five planes (history and `response` do not count). */
@@ -77,6 +80,11 @@ export function renderHead(input: HeadInput): string {
 			} else {
 				trees.push(planeTree(owner, plane, `${prefix}: `, planeValue, sole, false));
 			}
+		}
+		for (const name of input.roots ?? []) {
+			const value = h.state.roots?.[name];
+			if (value === undefined || (isPlainObject(value) && Object.keys(value).length === 0)) continue;
+			trees.push(planeTree(owner, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, value, sole, false, [name]));
 		}
 		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0));
 	}
@@ -128,6 +136,11 @@ function recentLines(input: HeadInput, owners: readonly Owner[], sole: Owner | u
 			const p = rec.patch[plane];
 			if (p === undefined) continue;
 			for (const key of Object.keys(p)) (p[key] === null ? del : set).push(modelLocator(scope, plane, [key]));
+		}
+		for (const name of input.roots ?? []) {
+			const p = rec.patch.roots?.[name];
+			if (!isPlainObject(p)) continue;
+			for (const key of Object.keys(p)) (p[key] === null ? del : set).push(modelLocator(scope, ROOTS, [name, key]));
 		}
 		const list = (label: string, locs: string[]): string =>
 			locs.length === 0 ? "" : ` ${label} ${locs.slice(0, MAX_RECENT_KEYS).join(", ")}${locs.length > MAX_RECENT_KEYS ? ` +${locs.length - MAX_RECENT_KEYS} more` : ""};`;
