@@ -133,8 +133,24 @@ export function describeStatus(host: StateFlowHost, browsable = false): string {
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
+	lines.push(...describeRoots(host));
 	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
+}
+
+/** Registered roots and dormant root data (docs/spec.md §12): one line each, none when there are none. */
+export function describeRoots(host: StateFlowHost): string[] {
+	const lines: string[] = [];
+	for (const r of host.roots.entries()) {
+		if (r.dormant === undefined) lines.push(`root ${r.name}: extension ${r.extension}, in ${r.owners.join(", ")}`);
+	}
+	const histories: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const owner of OWNERS) {
+		const h = loadFor(host, owner);
+		if (typeof h !== "string") histories[owner] = h;
+	}
+	for (const d of host.roots.dormantNames(histories)) lines.push(`root ${d.name}: dormant in ${d.owners.join(", ")}, data kept: ${d.why}`);
+	return lines;
 }
 
 /** `/state show [owner]`: the full state of each owner as JSON. */

@@ -6,7 +6,7 @@
 import AjvModule from "ajv";
 import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
-import { OWNERS, PLANES } from "../core/types.js";
+import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
 
 /** Version written into every record line, checkpoint and journal. */
@@ -19,7 +19,7 @@ const obj = { type: "object" } as const;
 const provenance = {
 	type: "object",
 	required: ["kind"],
-	properties: { kind: { enum: ["tool", "command", "import", "system"] } },
+	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
 } as const;
 const recordProps = {
 	v: { const: FORMAT_VERSION },
@@ -41,7 +41,8 @@ const recordSchema = {
 const stateSchema = {
 	type: "object",
 	required: [...PLANES],
-	properties: Object.fromEntries(PLANES.map((p) => [p, obj])),
+	// `roots`: the namespace of registered roots (docs/spec.md §12), present once one was written.
+	properties: Object.fromEntries(SECTIONS.map((p) => [p, obj])),
 	additionalProperties: false,
 } as const;
 const checkpointSchema = {

@@ -9,7 +9,7 @@ import { join, resolve } from "node:path";
 import { fail } from "../core/errors.js";
 import { stage, commitStaged } from "../core/stage.js";
 import { DEFAULT_LIMITS, DEFAULT_RETENTION, MAX_RETENTION, OWNERS } from "../core/types.js";
-import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, StageReport, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, RootGate, StageReport, TransitionRecord } from "../core/types.js";
 import { fault } from "./fault.js";
 import type { FaultPoint } from "./fault.js";
 import { FileOwnerStore } from "./file-store.js";
@@ -44,6 +44,8 @@ export interface CommitOptions {
 	at: string;
 	/** An exact state delta (undo): staged without ownership cascades. */
 	exact?: boolean;
+	/** Which registered roots may be written, and their schemas (absent: none). */
+	roots?: RootGate;
 	/** Checked again right before the durable write; aborted -> "aborted", nothing written. */
 	signal?: AbortSignal;
 	/** Admission re-check under the locks right before the durable write; throws to refuse. */
@@ -250,7 +252,7 @@ export class Stores {
 		const prepared = opts.prepare ? await opts.prepare(patch, histories) : undefined;
 		// The hook ran asynchronously: the files are locked, but re-read the in-process caches.
 		if (prepared) histories = this.histories(touched, true);
-		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}) }, this.limits);
+		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) }, this.limits);
 		if (result.noop) {
 			// The state already says it all, but a compiled file it describes may be missing
 			// (deleted by hand): restore it without a transition.
