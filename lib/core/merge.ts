@@ -157,6 +157,54 @@ function planObject(cur: JsonObject, patch: JsonObject, path: (string | number)[
 	return undo;
 }
 
+/**
+ * Plan the roots namespace like planes: each root is an object the patch merges into, so
+ * changes are reported inside it (`/cwd/roots/todos/a`), not as the root as a whole. A root
+ * that does not exist yet is created by the merge (even when its patch only deletes), so
+ * its size is counted and its undo removes it again.
+ */
+function planRoots(owner: Owner, roots: JsonObject, patch: JsonObject, acc: Acc): JsonObject {
+	const undo: JsonObject = {};
+	let added = 0;
+	let removed = 0;
+	for (const name of Object.keys(patch)) {
+		const pv = patch[name] as Json;
+		const exists = hasOwn(roots, name);
+		const cur = exists ? (roots[name] as Json) : undefined;
+		const path = [owner, "roots", name];
+		if (pv === null) {
+			if (!exists) {
+				acc.missing.push(toPointer(path));
+				continue;
+			}
+			acc.changed.push(toPointer(path));
+			setOwn(undo, name, cloneJson(cur as Json));
+			acc.bytes -= memberHead(name) + jsonBytes(cur as Json);
+			removed++;
+		} else if (isPlainObject(cur) && isPlainObject(pv)) {
+			const u = planObject(cur, pv, path, acc);
+			if (Object.keys(u).length > 0) setOwn(undo, name, u);
+		} else {
+			// A new root (or a damaged non-object one): the merge creates it, even when its patch only deletes.
+			if (isPlainObject(pv)) {
+				planObject({}, pv, path, acc);
+				acc.bytes += 2;
+			} else {
+				acc.changed.push(toPointer(path));
+				acc.bytes += jsonBytes(pv);
+			}
+			acc.bytes += exists ? -jsonBytes(cur as Json) : memberHead(name);
+			if (!exists) added++;
+			setOwn(undo, name, exists ? cloneJson(cur as Json) : null);
+		}
+	}
+	if (added + removed > 0) {
+		const before = keyCount(roots);
+		acc.bytes += Math.max(before + added - removed - 1, 0) - Math.max(before - 1, 0);
+	}
+	return undo;
+}
+
 /** Pure dry run of `patch` on `owner`'s `state`; see PatchPlan. */
 export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): PatchPlan {
 	const acc: Acc = { changed: [], missing: [], bytes: 0 };
@@ -168,7 +216,7 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 		if (Object.keys(u).length > 0) undo[plane] = u;
 	}
 	if (patch.roots !== undefined) {
-		const u = planObject(state.roots ?? {}, patch.roots, [owner, "roots"], acc);
+		const u = planRoots(owner, state.roots ?? {}, patch.roots, acc);
 		if (Object.keys(u).length > 0) undo.roots = u;
 		// `applyPatch` creates the namespace for any roots patch of a transition that changes something.
 		if (state.roots === undefined && acc.changed.length > 0) acc.bytes += ROOTS_MEMBER_BYTES;

@@ -5,7 +5,7 @@
  */
 import { fail } from "./errors.js";
 import { historyOf, newHistory, patchAt, valueAt } from "./history.js";
-import { cloneJson, getOwn, isPlainObject, setOwn } from "./json.js";
+import { cloneJson, getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { emptyState } from "./state.js";
 import { formatLocator, type Locator, type Segment } from "./locator.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type OwnerHistory, type OwnerState, type Section } from "./types.js";
@@ -30,11 +30,14 @@ function sectionOf(state: OwnerState, plane: Section): JsonObject {
 	return plane === ROOTS ? (state.roots ?? {}) : state[plane];
 }
 
-/** A whole owner state as `view` shows it: the planes, then each registered root by name. */
-function shownState(view: QueryView, state: Json): Json {
+/**
+ * A whole owner state (or a stored patch, `partial`) as `view` shows it: the planes, then each
+ * registered root by name beside them; the `roots` namespace and dormant roots are left out.
+ */
+function shownState(view: QueryView, state: Json, partial = false): Json {
 	if (view.roots === undefined || !isPlainObject(state)) return state;
 	const out: JsonObject = {};
-	for (const p of PLANES) setOwn(out, p, state[p] ?? {});
+	for (const p of PLANES) if (!partial || hasOwn(state, p)) setOwn(out, p, state[p] ?? {});
 	const roots = state[ROOTS];
 	for (const name of view.roots) {
 		const v = isPlainObject(roots) ? getOwn(roots, name) : undefined;
@@ -94,7 +97,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 	if (loc.kind === "patches") {
 		const owner = loc.owner ?? soleOwner(view, loc, show);
 		const record = patchAt(historyFor(view, owner), loc.index);
-		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(record.patch as JsonObject) };
+		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(shownState(view, record.patch as JsonObject, true)) };
 		return { value: walk(entry, loc.path, loc, show, 0), transitionId: record.id };
 	}
 	const scope = loc.scope ?? soleOwner(view, loc, show);

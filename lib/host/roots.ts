@@ -93,6 +93,11 @@ export class RootRegistry {
 		} catch (e) {
 			const status: RootStatus = { state: "refused", message: `State Flow refused root registration: ${messageOf(e)}` };
 			this.#host?.say(status.message as string, "warning");
+			try {
+				listener.status?.(status);
+			} catch {
+				// The extension's callback failed; State Flow keeps running.
+			}
 			return refusedHandle(status);
 		}
 		this.#entries.set(entry.spec.name, entry);
