@@ -1,16 +1,29 @@
 /**
  * `npm run bench`: the single-owner commit path against its physical floor (one append +
- * fsync of the same bytes in the same folder), warm reads, and 8 concurrent writer
- * processes. Prints a table and writes `bench-results.json`.
+ * fsync of the same bytes in the same folder), warm reads, 8 concurrent writer processes,
+ * the head renderer at the per-owner size limit, and the two tools inside a real pi session
+ * (faux model), timed between `tool_execution_start` and `_end`. `tool_vs_commit` divides the
+ * 2 MB patch by a store commit of the same size interleaved with the tool calls
+ * (`tool_commit_p50_ms_2mb`): fsync latency drifts with the machine's load, so a commit measured
+ * in another phase of the run would make the ratio mostly noise. `tool_noop_p50_ms` is pi's own
+ * cost for a tool that does nothing. Prints a table and writes `bench-results.json`.
  */
 import { spawn } from "node:child_process";
 import { closeSync, constants, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { type AssistantMessage, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import { Type } from "typebox";
 import { Stores } from "../lib/storage/stores.js";
 import { recordLine } from "../lib/storage/format.js";
-import type { JsonObject } from "../lib/core/types.js";
+import type { JsonObject, OwnerHistory } from "../lib/core/types.js";
+import { newHistory } from "../lib/core/history.js";
+import { commitStaged, stage } from "../lib/core/stage.js";
+import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../lib/model/head.js";
+import { createStateFlow } from "../lib/index.js";
+import { createHarness } from "../tests/helpers/pi-harness.js";
 
 const SELF = fileURLToPath(import.meta.url);
 const BY = { kind: "system", reason: "bench" } as const;
@@ -88,6 +101,104 @@ function readP50(stores: Stores, entries: number): number {
 	return p50(xs.slice(200));
 }
 
+/** A CWD history of `count` tactics of about `size` bytes each, committed through the engine in batches of 500. */
+function tacticsHistory(count: number, size: number): OwnerHistory {
+	const histories = { cwd: newHistory("cwd", 100) };
+	for (let i = 0; i < count; i += 500) {
+		const tactics: JsonObject = {};
+		for (let k = i; k < Math.min(count, i + 500); k++) tactics[`step-${k}`] = `step ${k}: `.padEnd(size, "x");
+		const at = new Date(Date.UTC(2026, 0, 1, 0, 0, i / 500)).toISOString();
+		commitStaged(histories, stage(histories, { cwd: { tactics } }, { id: `h${i}`, at, by: BY }));
+	}
+	return histories.cwd;
+}
+
+/** p50 of the default-budget head (Active, CWD only) over a state at the 4 MiB per-owner limit, and its size. */
+function headAtLimit(): { p50: number; stateBytes: number; headBytes: number } {
+	// 21,000 tactics of ~180 B: just under 4 MiB of state (the per-owner limit).
+	const cwd = tacticsHistory(21_000, 180);
+	const input = { mode: "active" as const, wanted: ["cwd" as const], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET };
+	const first = renderHead(input);
+	const xs: number[] = [];
+	for (let i = 0; i < 60; i++) {
+		const t0 = process.hrtime.bigint();
+		if (renderHead(input) !== first) throw new Error("the head changed between renders of the same state");
+		xs.push(ms(t0));
+	}
+	return { p50: p50(xs), stateBytes: cwd.bytes, headBytes: utf8Bytes(first) };
+}
+
+/** Used ÷ budget of the default head for 250 tactics of ~170 B (about 42 KB, five times the budget). */
+function headFill(): number {
+	const cwd = tacticsHistory(250, 170);
+	const head = renderHead({ mode: "active", wanted: ["cwd"], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET });
+	return utf8Bytes(head) / DEFAULT_HEAD_BUDGET;
+}
+
+/**
+ * `patch_state` and `read_state` in a real pi session (faux model, State Flow loaded as an
+ * extension) over a CWD state of `entries` entries: p50 between `tool_execution_start` and
+ * `tool_execution_end` of one call per model reply. Between the calls (inside the scripted
+ * model replies) the same commit goes straight to a store of the same size on the same disk, so
+ * the tool and its commit are compared under the same fsync conditions; a tool that does
+ * nothing gives pi's own floor for a call.
+ */
+async function toolTimes(dir: string, entries: number): Promise<{ patch: number; read: number; commit: number; noop: number }> {
+	const agentDir = join(dir, "agent");
+	const cwd = join(dir, "proj");
+	await seeded(dir, entries);
+	const reference = await seeded(join(dir, "reference"), entries);
+	const started = new Map<string, bigint>();
+	const took = new Map<string, number>();
+	const commits: number[] = [];
+	const timer = (pi: ExtensionAPI): void => {
+		pi.on("tool_execution_start", (e) => {
+			started.set(e.toolCallId, process.hrtime.bigint());
+		});
+		pi.on("tool_execution_end", (e) => {
+			took.set(e.toolCallId, ms(started.get(e.toolCallId) as bigint));
+		});
+		pi.registerTool({
+			name: "noop",
+			label: "noop",
+			description: "Does nothing (bench floor).",
+			parameters: Type.Object({}),
+			execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+		});
+	};
+	let ids = 0;
+	const flow = createStateFlow({ agentDir, now: () => new Date(), newId: () => `bench-${process.pid}-${++ids}` });
+	const harness = await createHarness({ extensionFactories: [flow, timer], cwd, agentDir });
+	try {
+		const calls: Array<{ id: string; name: string; args: Record<string, unknown> }> = [];
+		for (let i = 0; i < ITER + 20; i++) {
+			calls.push({ id: `p${i}`, name: "patch_state", args: { cwd: { tactics: { [`k${(i * 7919) % entries}`]: value(i + 2_000_000) } } } });
+			calls.push({ id: `r${i}`, name: "read_state", args: { path: `cwd.tactics.k${(i * 31) % entries}` } });
+			calls.push({ id: `n${i}`, name: "noop", args: {} });
+		}
+		const at = "2026-01-01T00:00:00.000Z";
+		harness.faux.setResponses([
+			...calls.map((c, i) => async (): Promise<AssistantMessage> => {
+				if (c.name === "patch_state") {
+					const t0 = process.hrtime.bigint();
+					await reference.commit({ cwd: { tactics: { [`k${(i * 7919) % entries}`]: value(i + 3_000_000) } } }, { by: BY, id: newId(), at });
+					if (i >= 60) commits.push(ms(t0));
+				}
+				return fauxAssistantMessage([fauxToolCall(c.name, c.args, { id: c.id })], { stopReason: "toolUse" });
+			}),
+			() => fauxAssistantMessage(fauxText("done")),
+		]);
+		await harness.session.prompt("bench");
+		await harness.session.agent.waitForIdle();
+		const errors = harness.session.messages.filter((m) => m.role === "toolResult" && m.isError);
+		if (errors.length > 0 || took.size !== calls.length) throw new Error(`bench tool calls failed: ${errors.length} errors, ${took.size}/${calls.length} timed`);
+		const of = (prefix: string): number[] => calls.slice(60).filter((c) => c.id.startsWith(prefix)).map((c) => took.get(c.id) as number);
+		return { patch: p50(of("p")), read: p50(of("r")), commit: p50(commits), noop: p50(of("n")) };
+	} finally {
+		harness.dispose();
+	}
+}
+
 async function child(dir: string, tag: string, n: number): Promise<void> {
 	const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	for (let i = 0; i < n; i++) {
@@ -120,6 +231,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
+	if (argv[0] === "--tools" || argv[0] === "--head") return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -128,6 +240,10 @@ async function main(): Promise<void> {
 		const cmp = await commitVsRaw(small, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
 		const read = readP50(big, 10_000);
 		const conc = await concurrent(join(root, "conc"));
+		const head = headAtLimit();
+		const fill = headFill();
+		const toolSmall = await toolTimes(join(root, "tool-small"), 100);
+		const toolBig = await toolTimes(join(root, "tool-big"), 10_000);
 		const results = {
 			commit_p50_ms_20kb: round(cmp.small),
 			commit_p50_ms_2mb: round(cmp.big),
@@ -138,12 +254,48 @@ async function main(): Promise<void> {
 			commit_vs_raw: round(cmp.big / cmp.raw),
 			growth: round(cmp.big / cmp.small),
 			state_bytes_2mb: bytes,
+			head_render_p50_ms_4mb: round(head.p50),
+			head_state_bytes_4mb: head.stateBytes,
+			head_bytes_4mb: head.headBytes,
+			head_fill_ratio: round(fill),
+			tool_patch_p50_ms_20kb: round(toolSmall.patch),
+			tool_patch_p50_ms_2mb: round(toolBig.patch),
+			tool_read_p50_ms_2mb: round(toolBig.read),
+			tool_commit_p50_ms_2mb: round(toolBig.commit),
+			tool_noop_p50_ms: round(toolBig.noop),
+			tool_vs_commit: round(toolBig.patch / toolBig.commit),
+			tool_growth: round(toolBig.patch / toolSmall.patch),
 		};
-		const targets: Record<string, string> = { commit_vs_raw: "<= 3", growth: "<= 1.3", read_p50_ms_2mb: "<= 0.2", lost_commits: "= 0" };
+		const targets: Record<string, string> = {
+			commit_vs_raw: "<= 3",
+			growth: "<= 1.3",
+			read_p50_ms_2mb: "<= 0.2",
+			lost_commits: "= 0",
+			head_render_p50_ms_4mb: "<= 5",
+			head_bytes_4mb: `<= ${DEFAULT_HEAD_BUDGET}`,
+			head_fill_ratio: ">= 0.85",
+			tool_read_p50_ms_2mb: "<= 0.15",
+			tool_vs_commit: "<= 1.3",
+			tool_growth: "<= 1.3",
+		};
 		console.log("metric                      value      target");
 		for (const [k, v] of Object.entries(results)) console.log(`${k.padEnd(28)}${String(v).padEnd(11)}${targets[k] ?? ""}`);
 		writeFileSync("bench-results.json", `${JSON.stringify(results, null, 2)}\n`);
 		console.log("results written to bench-results.json");
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+/** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
+async function part(which: "--tools" | "--head"): Promise<void> {
+	if (which === "--head") {
+		console.log({ ...headAtLimit(), fill: headFill() });
+		return;
+	}
+	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
+	try {
+		console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}

@@ -41,6 +41,10 @@ export interface Parsed {
 	dryRun: boolean;
 	/** `doctor --drop-journal <id>`: give up completing that pending journal. */
 	dropJournal?: string;
+	/** `doctor --move-aside <owner>`: keep a damaged store aside and start that owner afresh. */
+	moveAside?: string;
+	/** `doctor --cut-torn <owner>`: cut bytes after the last complete record that no crashed writer explains. */
+	cutTorn?: string;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -49,7 +53,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	history: ["--owner"],
 	export: ["--owner"],
 	import: ["--owner"],
-	doctor: ["--dry-run", "--drop-journal"],
+	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -81,6 +85,8 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--agent-dir": { takesValue: true, set: (out, value, cwd) => (out.agentDir = resolve(cwd, value)) },
 	"--owner": { takesValue: true, set: (out, value) => (out.owner = value) },
 	"--drop-journal": { takesValue: true, set: (out, value) => (out.dropJournal = value) },
+	"--move-aside": { takesValue: true, set: (out, value) => (out.moveAside = value) },
+	"--cut-torn": { takesValue: true, set: (out, value) => (out.cutTorn = value) },
 	"--full": { takesValue: false, set: (out) => (out.full = true) },
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
 };

@@ -3,37 +3,62 @@
  * (a dead writer's lock, a torn last record, a committed journal not yet on every owner)
  * through Storage's own repair paths. Damage is reported, never rewritten. Pending journals
  * are listed with what blocks each; `--drop-journal <id>` moves one aside (never deletes it).
+ * It never reports a damaged store healthy and never deletes: `--move-aside <owner>` keeps a
+ * damaged store in a renamed folder, `--cut-torn <owner>` cuts only bytes that cannot be a
+ * complete record. Everything is read through Storage's own checks (no link is followed).
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, readdirSync, renameSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
-import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
+import { DEFAULT_RETENTION, type OwnerHistory, isOneOf } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
-import { ensureDir, errnoOf, fsyncDir } from "../storage/fs-util.js";
+import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
 import { JournalDir } from "../storage/journal.js";
-import { acquireLock, readLockHolder } from "../storage/lock.js";
+import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
+import { holdersDir } from "../storage/lock-holder.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome, rootOf } from "./commands.js";
 import { FILE_OWNERS, type FileOwner } from "./transfer.js";
 
-/** Bytes after the last newline of a log: a record cut short by a crash (0 when whole). */
+/** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */
 function tornBytes(logPath: string): number {
-	if (!existsSync(logPath)) return 0;
-	const fd = openSync(logPath, "r");
+	let fd: number | undefined;
+	try {
+		fd = openFile(logPath, constants.O_RDONLY);
+	} catch {
+		return 0; // Not a regular file: reported by the store's own load.
+	}
+	if (fd === undefined) return 0;
 	try {
 		const size = fstatSync(fd).size;
 		const chunk = Math.min(size, 1 << 20);
 		const buf = Buffer.alloc(chunk);
 		readSync(fd, buf, 0, chunk, size - chunk);
 		const nl = buf.lastIndexOf(10);
-		return nl < 0 ? (chunk === size ? size : -1) : chunk - nl - 1;
+		const torn = nl < 0 ? (chunk === size ? size : -1) : chunk - nl - 1;
+		if (torn > 0 && isJson(buf.toString("utf8", chunk - torn))) return 0; // A record whose line end was dropped: kept.
+		return torn;
 	} finally {
 		closeSync(fd);
 	}
+}
+
+function isJson(text: string): boolean {
+	try {
+		JSON.parse(text);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/** True when something (anything, also a dangling link) is at `path`. */
+function present(path: string): boolean {
+	return lstatOrUndefined(path) !== undefined;
 }
 
 /** A journal file as doctor lists it: parsed, or the reason it cannot be. */
@@ -57,7 +82,7 @@ function listJournals(dir: string): ListedJournal[] {
 		const file = join(dir, name);
 		const id = name.slice(0, -".json".length);
 		try {
-			return { id, file, journal: parseJournal(readFileSync(file, "utf8"), file) };
+			return { id, file, journal: parseJournal((readRegular(file) ?? Buffer.alloc(0)).toString("utf8"), file) };
 		} catch (e) {
 			return { id, file, error: messageOf(e) };
 		}
@@ -73,7 +98,7 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	}
 	const where = `${part.owner} ${part.root}`;
 	const root = part.root as string;
-	if (!existsSync(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
+	if (!present(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
 	let h: OwnerHistory;
 	try {
 		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
@@ -134,9 +159,9 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 		`journal: dropping ${id} gives up completing transition ${id} on: ${lost.length === 0 ? "no owner (every owner has it)" : lost.join("; ")}. Owners that already have it keep it.`,
 	];
 	if (dryRun) return [...lines, `journal: would move ${target.file} to ${droppedDir}/.`];
-	ensureDir(droppedDir);
+	ensureDirIn(droppedDir, realOrSelf(dirname(dirname(droppedDir))), "The dropped-journal folder");
 	let dest = join(droppedDir, `${id}.json`);
-	if (existsSync(dest)) dest = join(droppedDir, `${id}-${Date.now()}.json`);
+	if (present(dest)) dest = join(droppedDir, `${id}-${Date.now()}.json`);
 	renameSync(target.file, dest);
 	fsyncDir(droppedDir);
 	fsyncDir(dir);
@@ -147,6 +172,51 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 export interface DoctorOptions {
 	/** `--drop-journal <id>`: move that pending journal aside. */
 	dropJournal?: string;
+	/** `--move-aside <owner>`: rename that owner's store folder and start it afresh. */
+	moveAside?: string;
+	/** `--cut-torn <owner>`: cut the unexplained bytes after the last complete record. */
+	cutTorn?: string;
+}
+
+/** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */
+function oddLockFiles(lockPath: string): string[] {
+	const out: string[] = [];
+	const odd = readLockHolder(lockPath)?.odd;
+	if (odd !== undefined) out.push(`${odd}.`);
+	const expected: Array<[string, "a folder" | "a regular file"]> = [
+		[holdersDir(lockPath), "a folder"],
+		[`${lockPath}.break`, "a regular file"],
+		[crashMarkerPath(lockPath), "a regular file"],
+	];
+	for (const [path, kind] of expected) {
+		const st = lstatOrUndefined(path);
+		if (st === undefined || (kind === "a folder" ? st.isDirectory() : st.isFile())) continue;
+		const clear = st.isDirectory() ? `rm -r '${path}'` : `rm '${path}'`;
+		out.push(`\`${path}\` is ${kindOf(st)} where State Flow keeps ${kind}; it is never followed or changed, but it may have come with the repository: remove it (\`${clear}\`) if you did not make it.`);
+	}
+	return out;
+}
+
+/** A file owner named by a doctor flag; anything else is a usage error. */
+function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
+	if (value === undefined) return undefined;
+	if (isOneOf(FILE_OWNERS, value)) return value;
+	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
+}
+
+/** `--move-aside`: rename the store folder to `<root>.damaged-<time>`; refused while a live writer holds its lock. */
+function moveAside(store: FileOwnerStore, dryRun: boolean): string[] {
+	const o = store.owner;
+	if (!present(store.root)) return [`${o}: no store at ${store.root}; nothing to move aside.`];
+	const holder = readLockHolder(store.lockPath);
+	if (holder !== undefined && !holder.stale && holder.odd === undefined) {
+		return [`${o}: not moved aside: ${store.lockPath} is held by ${holder.who}, which is writing; retry when it is done.`];
+	}
+	const dest = `${store.root}.damaged-${new Date().toISOString().replace(/[:.]/g, "-")}`;
+	if (dryRun) return [`${o}: would move ${store.root} to ${dest} (kept, not deleted); the owner would start afresh.`];
+	renameSync(store.root, dest);
+	fsyncDir(dirname(store.root));
+	return [`${o}: moved ${store.root} to ${dest} (kept, not deleted); the owner starts afresh at its next write.`];
 }
 
 /** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */
@@ -172,10 +242,26 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	const journals = describeJournals(listed, retention ?? DEFAULT_RETENTION, p.dryRun);
 	report.push(...journals.lines);
 	if (journals.blocked) healthy = false;
+	const aside = flagOwner("--move-aside", p.moveAside);
+	const cut = flagOwner("--cut-torn", p.cutTorn);
+	if (aside !== undefined) report.push(...moveAside(files[aside], p.dryRun));
 	for (const o of FILE_OWNERS) {
 		const store = files[o];
-		if (!existsSync(store.root)) {
+		try {
+			store.checkRoot();
+		} catch (e) {
+			healthy = false;
+			report.push(`${o}: UNSAFE: ${messageOf(e)}`);
+			continue;
+		}
+		if (!present(store.root)) {
 			report.push(`${o}: no store at ${store.root} (nothing written yet).`);
+			continue;
+		}
+		const odd = oddLockFiles(store.lockPath);
+		if (odd.length > 0) {
+			healthy = false;
+			report.push(...odd.map((line) => `${o}: ${line}`));
 			continue;
 		}
 		const holder = readLockHolder(store.lockPath);
@@ -183,15 +269,26 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 			report.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${p.dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
 		}
 		const torn = tornBytes(store.logPath);
+		const logTime = lstatOrUndefined(store.logPath)?.mtimeMs ?? 0;
+		const explained = holder !== undefined || crashEvidence(store.lockPath, logTime);
+		const cutting = torn !== 0 && (explained || cut === o);
 		if (torn !== 0) {
-			report.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${torn < 0 ? "over 1 MiB" : `${torn} bytes`}); it was never committed; ${p.dryRun ? "would cut it off" : "cutting it off"}.`);
+			const size = torn < 0 ? "over 1 MiB" : `${torn} bytes`;
+			if (explained) report.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${p.dryRun ? "would cut it off" : "cutting it off"}.`);
+			else if (cut === o) report.push(`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`);
+			else {
+				healthy = false;
+				report.push(
+					`${o}: DAMAGED: ${store.logPath} ends in ${size} that are not a complete record, and no crashed writer left them: the file was cut short (a transition may be lost) or the machine lost power during a write. Nothing was changed. Restore the file from a backup, or run \`state-flow doctor --cut-torn ${o}\` to cut those bytes (complete records stay), or \`state-flow doctor --move-aside ${o}\` to keep the store aside and start afresh.`,
+				);
+			}
 		}
-		if (!p.dryRun && (torn !== 0 || holder !== undefined)) {
+		if (!p.dryRun && (cutting || holder !== undefined)) {
 			// acquireLock breaks a dead holder's lock and waits (bounded) for a live one.
 			try {
 				const lock = await acquireLock(store.lockPath, 10_000);
 				try {
-					store.catchUpLocked();
+					store.catchUpLocked(lock.recoveredCrash || cutting);
 				} finally {
 					lock.release();
 				}
@@ -219,13 +316,13 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	}
 	for (const o of FILE_OWNERS) {
 		const store = new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false });
-		if (!existsSync(store.root)) continue;
+		if (!present(store.root)) continue;
 		try {
 			const h = store.load();
 			report.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
 		} catch (e) {
 			healthy = false;
-			report.push(`${o}: DAMAGED: ${messageOf(e)}`);
+			report.push(`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`);
 		}
 	}
 	report.push(healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.");

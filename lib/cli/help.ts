@@ -70,17 +70,23 @@ references); a refused import writes nothing. \`-\` reads standard input.
                     import only that owner
 
 ${COMMON}`,
-	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>]
+	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>] [--move-aside <owner>] [--cut-torn <owner>]
 
 Verify the global and cwd stores and repair what a crash can leave behind:
-  - a torn last line of a log (a write cut short): cut off; the transition was never committed
+  - the lock of a writer that died: broken
+  - a torn last line left by that writer (a write cut short): cut off; it was never committed
   - a pending multi-owner journal: rolled forward, so the transition lands on every owner
-Damaged data (a corrupt record or checkpoint) is reported with its file and never rewritten.
-Exit code 0 when every store is healthy after the repairs, 1 otherwise.
+Damage (a record failing its integrity check, a checkpoint that does not match its log, a
+log cut short, links or folders where files belong) is reported with its path and never
+rewritten or deleted. Exit code 0 when every store is healthy after the repairs, 1 otherwise.
 
   --dry-run             report what would be repaired, change nothing
   --drop-journal <id>   give up completing that pending journal (one a restored or moved
                         store blocks): move it to state-flow/journal-dropped/, never deleted
+  --move-aside <owner>  keep a damaged global or cwd store: rename its folder to
+                        <folder>.damaged-<time> (named in the output) and start that owner afresh
+  --cut-torn <owner>    cut the bytes after the last complete record of that owner's log that
+                        no crashed writer explains (after a power loss); complete records stay
 
 ${COMMON}`,
 };

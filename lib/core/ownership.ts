@@ -4,10 +4,10 @@
  * intent deletes the entries it owned that no remaining intent references. Work is
  * proportional to the patch plus the intents plane, and zero for ordinary writes.
  */
-import { getOwn, hasOwn, setOwn } from "./json.js";
+import { getOwn, hasOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
 import { formatLocator, tryParseLocator } from "./locator.js";
 import { applyMergePatch } from "./merge.js";
-import { refsIn } from "./refs.js";
+import { isRef, refsIn } from "./refs.js";
 import { OWNABLE_PLANES, type Cascade, type DanglingRef, type Json, type JsonObject, type Owner, type OwnerState, type PlanePatch } from "./types.js";
 
 type OwnablePlane = (typeof OWNABLE_PLANES)[number];
@@ -114,8 +114,10 @@ export function planCascades(
 			if (!written.has(intent) && !removed.has(target.id)) continue;
 			if (exists(target) || seen.has(ref)) continue;
 			seen.add(ref);
-			danglingRefs.push({ owner, intent, ref });
 		}
+		if (seen.size === 0) continue;
+		const drop = dropRefsPatch(written.has(intent) ? (written.get(intent) as Json) : (state.intents[intent] as Json), seen);
+		for (const ref of seen) danglingRefs.push({ owner, intent, ref, ...(drop !== undefined ? { drop } : {}) });
 	}
 	return { cascades, extraDeletions, danglingRefs };
 }
@@ -132,4 +134,37 @@ export function findDanglingRefs(owner: Owner, state: OwnerState): DanglingRef[]
 		}
 	}
 	return out;
+}
+
+/**
+ * The merge patch of an intent value that removes each reference to one of `refs` and
+ * nothing else: an object member holding one becomes `null`; an array holding one (at any
+ * depth) is resent without it, since a merge patch replaces arrays whole. Undefined when the
+ * value is not an object or is itself such a reference.
+ */
+export function dropRefsPatch(value: Json, refs: ReadonlySet<string>): JsonObject | undefined {
+	const dangling = (v: Json): boolean => isRef(v) && refs.has(v.$ref);
+	const strip = (v: Json): Json => {
+		if (Array.isArray(v)) return v.filter((item) => !dangling(item)).map(strip);
+		if (!isPlainObject(v)) return v;
+		const out: JsonObject = {};
+		for (const key of Object.keys(v)) if (!dangling(v[key] as Json)) setOwn(out, key, strip(v[key] as Json));
+		return out;
+	};
+	const patchOf = (obj: JsonObject): JsonObject => {
+		const out: JsonObject = {};
+		for (const key of Object.keys(obj)) {
+			const v = obj[key] as Json;
+			if (dangling(v)) setOwn(out, key, null);
+			else if (Array.isArray(v)) {
+				const next = strip(v);
+				if (!jsonEqual(next, v)) setOwn(out, key, next);
+			} else if (isPlainObject(v)) {
+				const sub = patchOf(v);
+				if (Object.keys(sub).length > 0) setOwn(out, key, sub);
+			}
+		}
+		return out;
+	};
+	return isPlainObject(value) && !dangling(value) ? patchOf(value) : undefined;
 }

@@ -6,8 +6,9 @@
  */
 import { fail, formatPath } from "./errors.js";
 import { getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
-import { type Locator, tryParseLocator } from "./locator.js";
-import { OWNERS, PLANES, type Json, type JsonObject, type Owner, type OwnerState, type PlanePatch } from "./types.js";
+import { formatLocator, type Locator, tryParseLocator } from "./locator.js";
+import { applyMergePatch } from "./merge.js";
+import { OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch } from "./types.js";
 
 /** A structured reference: an object with exactly one own key `$ref` holding a string. */
 export function isRef(v: unknown): v is { $ref: string } {
@@ -86,13 +87,20 @@ export function anchorRefs(value: Json, owner: Owner): Json {
 	return mapRefs(value, (ref) => (anchorable(ref, owner) ? `${owner}.${ref}` : ref));
 }
 
+/**
+ * One canonical locator as the model writes it: relative (`lazy["a.md"]`) when `soleOwner`
+ * is the only wanted owner and the rest anchors back to it, as it is otherwise. The one
+ * presentation of references for the head, reads and results.
+ */
+export function presentRef(ref: string, soleOwner: Owner | undefined): string {
+	if (soleOwner === undefined || !ref.startsWith(`${soleOwner}.`)) return ref;
+	const rest = ref.slice(soleOwner.length + 1);
+	return anchorable(rest, soleOwner) ? rest : ref;
+}
+
 /** Canonical → flat presentation, the inverse of anchoring: `<owner>.lazy.plan` is shown as `lazy.plan`. */
 export function presentRefs(value: Json, soleOwner: Owner): Json {
-	const prefix = `${soleOwner}.`;
-	return mapRefs(value, (ref) => {
-		const rest = ref.startsWith(prefix) ? ref.slice(prefix.length) : undefined;
-		return rest !== undefined && anchorable(rest, soleOwner) ? rest : ref;
-	});
+	return mapRefs(value, (ref) => presentRef(ref, soleOwner));
 }
 
 /**
@@ -161,4 +169,122 @@ function anchorRevealed(owner: Owner, cur: JsonObject, patch: JsonObject): JsonO
 	const out: JsonObject = { ...patch };
 	setOwn(out, "$ref", `${owner}.${ref}`);
 	return out;
+}
+
+/** What `checkWrittenRefs` needs: one owner's patch, the state it merges into, and how the writer spells locators. */
+export interface WrittenRefs {
+	owner: Owner;
+	state: OwnerState;
+	/** The owner's plane patch, references already anchored. */
+	patch: PlanePatch;
+	/** Message path prefix: `[]` for flat input, `[owner]` for scoped or canonical input. */
+	base: readonly (string | number)[];
+	/** A canonical locator as the writer spells it (relative for a sole owner). */
+	spell: (canonical: string) => string;
+}
+
+/**
+ * A reference is a reference (docs/spec.md §3.3): every object with a `$ref` member that the patch
+ * writes or merges into must, once merged, be exactly `{ "$ref": "<locator>" }` with a locator
+ * the grammar parses; otherwise the patch is refused, naming the field and the spelling to
+ * send. A dotted spelling that names a missing key while the whole dotted text is an existing
+ * key (`lazy.plan.md` with the key `plan.md`) is refused too: one spelling per key, never a
+ * meaning that depends on which keys exist. Walks only the patch and the stored objects it
+ * merges into; stored data the patch does not touch is not judged.
+ */
+export function checkWrittenRefs(input: WrittenRefs): void {
+	for (const plane of PLANES) {
+		const p = input.patch[plane];
+		if (p === undefined) continue;
+		for (const key of Object.keys(p)) {
+			checkPatched(input, getOwn(input.state[plane], key), p[key] as Json, [...input.base, plane, key]);
+		}
+	}
+}
+
+/** A merge-patch value `pv` over the stored `cur`. */
+function checkPatched(input: WrittenRefs, cur: Json | undefined, pv: Json, path: (string | number)[]): void {
+	if (pv === null) return;
+	if (!isPlainObject(pv)) return checkLiteral(input, pv, path);
+	const old = isPlainObject(cur) ? cur : undefined;
+	if (hasOwn(pv, "$ref") || (old !== undefined && hasOwn(old, "$ref"))) {
+		const merged = applyMergePatch(cur, pv);
+		if (isPlainObject(merged) && hasOwn(merged, "$ref")) return checkRefObject(input, merged, path);
+	}
+	for (const key of Object.keys(pv)) checkPatched(input, old === undefined ? undefined : getOwn(old, key), pv[key] as Json, [...path, key]);
+}
+
+/** A value stored as written (array items, or what replaces a non-object). */
+function checkLiteral(input: WrittenRefs, v: Json, path: (string | number)[]): void {
+	if (Array.isArray(v)) v.forEach((item, i) => checkLiteral(input, item, [...path, i]));
+	else if (isPlainObject(v)) {
+		if (hasOwn(v, "$ref")) checkRefObject(input, v, path);
+		else for (const key of Object.keys(v)) checkLiteral(input, v[key] as Json, [...path, key]);
+	}
+}
+
+const ROOTED_KEY = new RegExp(`^(?:(${OWNERS.join("|")})\\.)?(${PLANES.join("|")})\\.(.+)$`, "s");
+
+function checkRefObject(input: WrittenRefs, obj: JsonObject, path: (string | number)[]): void {
+	const at = [...path, "$ref"];
+	const ref = obj["$ref"] as Json;
+	const example = (): string => input.spell(formatLocator({ kind: "state", scope: input.owner, offset: 0, plane: "tactics", path: ["t1"] }));
+	if (typeof ref !== "string") {
+		fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. {"$ref":"${example()}"}`, at);
+	}
+	const others = Object.keys(obj).filter((k) => k !== "$ref");
+	if (others.length > 0) {
+		fail(
+			"invalid_input",
+			`\`${formatPath(path)}\` has \`$ref\` beside other members (${others.map((k) => `\`${k}\``).join(", ")}): a reference is {"$ref":"<locator>"} alone in its object; ` +
+				`put it under its own key (e.g. {"ref":{"$ref":${JSON.stringify(input.spell(ref))}}}) or rename \`$ref\``,
+			path,
+		);
+	}
+	const loc = tryParseLocator(ref, "canonical");
+	if (loc === undefined) {
+		const fix = spellingOf(input, ref);
+		fail(
+			"invalid_input",
+			`\`${formatPath(at)}\` is \`${input.spell(ref)}\`, which is not a locator` +
+				(fix === undefined
+					? `; a reference names a plane and keys, e.g. {"$ref":"${example()}"}, with keys that are not plain names quoted: ["notes/a.md"]`
+					: `: a key that is not a plain name (letters, digits, _ $ -) is quoted; write {"$ref":${JSON.stringify(input.spell(fix))}}`),
+			at,
+		);
+	}
+	// A dotted spelling of an existing key with dots in it: refuse rather than guess.
+	if (loc.kind !== "state" || loc.scope !== input.owner || loc.offset !== 0 || loc.plane === null || loc.plane === ROOTS) return;
+	const first = loc.path[0];
+	const prefix = `${input.owner}.${loc.plane}.`;
+	if (typeof first !== "string" || loc.path.length < 2 || !ref.startsWith(prefix)) return;
+	const whole = ref.slice(prefix.length);
+	if (exists(input, loc.plane, first) || !exists(input, loc.plane, whole)) return;
+	const fix = formatLocator({ ...loc, path: [whole] });
+	fail(
+		"invalid_input",
+		`\`${formatPath(at)}\` is \`${input.spell(ref)}\`, which names the key \`${first}\` (missing), not the existing key \`${whole}\`; ` +
+			`quote keys that are not plain names: write {"$ref":${JSON.stringify(input.spell(fix))}}`,
+		at,
+	);
+}
+
+/** Whether `plane.key` of the owner exists once the patch is applied. */
+function exists(input: WrittenRefs, plane: Plane, key: string): boolean {
+	const p = input.patch[plane];
+	const pv = p === undefined ? undefined : getOwn(p, key);
+	return pv !== undefined ? pv !== null : hasOwn(input.state[plane], key);
+}
+
+/** The canonical spelling an unparsable reference most likely meant: `lazy.plans/a.md` → `<owner>.lazy["plans/a.md"]`. */
+function spellingOf(input: WrittenRefs, ref: string): string | undefined {
+	const m = ROOTED_KEY.exec(ref);
+	if (m !== null) {
+		const [, owner, plane, key] = m as unknown as [string, Owner | undefined, Plane, string];
+		return formatLocator({ kind: "state", scope: owner ?? input.owner, offset: 0, plane, path: [key] });
+	}
+	// A bare key: the one plane that holds it.
+	const planes = PLANES.filter((plane) => exists(input, plane, ref));
+	if (planes.length !== 1) return undefined;
+	return formatLocator({ kind: "state", scope: input.owner, offset: 0, plane: planes[0] as Plane, path: [ref] });
 }

@@ -9,7 +9,7 @@ import { fail, formatPath } from "./errors.js";
 import { checkKeyLength, checkLimits, detach, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { commitRecord } from "./history.js";
 import { planCascades } from "./ownership.js";
-import { anchorRevealedRefs } from "./refs.js";
+import { anchorRevealedRefs, checkWrittenRefs } from "./refs.js";
 import { applyMergePatch, planPatch } from "./merge.js";
 import { DEFAULT_LIMITS, OWNERS, PLANES, ROOTS } from "./types.js";
 import type {
@@ -145,6 +145,7 @@ export function stage(
 		if (part.roots !== undefined) checkRoots(owner, h, part.roots, meta.roots);
 		// An exact delta (undo) is applied as it is; otherwise revealed references are anchored and cascades added.
 		const anchored = meta.exact ? part : anchorRevealedRefs(owner, h.state, part);
+		if (!meta.exact) checkWrittenRefs({ owner, state: h.state, patch: anchored, base: [owner], spell: (ref) => ref });
 		const plan0 = meta.exact ? { cascades: [], extraDeletions: {}, danglingRefs: [] } : planCascades(owner, h.state, anchored);
 		const cascades: Cascade[] = plan0.cascades;
 		const dangling: DanglingRef[] = plan0.danglingRefs;

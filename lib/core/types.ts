@@ -78,6 +78,11 @@ export interface DanglingRef {
 	intent: string;
 	/** The canonical locator it points to. */
 	ref: string;
+	/**
+	 * The intent's merge patch that drops every reference this transition reported dangling
+	 * in it (the same for each of them); absent when the intent is itself a reference.
+	 */
+	drop?: JsonObject;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
 import type { Owner, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
+import { messageOf } from "../core/errors.js";
 import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
 import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, size, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
@@ -138,7 +139,7 @@ export class StateBrowser implements Component {
 		this.source
 			.undo(pending.plan)
 			.then((text) => (this.message = { text, level: "info" }))
-			.catch((e: unknown) => (this.message = { text: (e as Error).message.split("\n")[0] ?? "undo failed", level: "error" }))
+			.catch((e: unknown) => (this.message = { text: messageOf(e).split("\n")[0] ?? "undo failed", level: "error" }))
 			.finally(() => {
 				this.busy = false;
 				this.#views = this.source.owners();

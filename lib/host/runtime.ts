@@ -93,6 +93,8 @@ export class StateFlowHost {
 	/** Session id seen last (the session manager may switch sessions in place). */
 	#sessionId: string | undefined;
 	#openError: Error | undefined;
+	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
+	#realCwd: { cwd: string; real: string } | undefined;
 
 	constructor(
 		readonly pi: ExtensionAPI,
@@ -233,7 +235,10 @@ export class StateFlowHost {
 
 	/** Where the state physically lives right now. */
 	identity(ctx: ExtensionContext = this.ctx): Identity {
-		const cwd = realOrSelf(ctx.cwd);
+		// pi keeps one cwd per session; a new cwd string is resolved again. Re-pointing a symlink
+		// under a running session is not followed (the stores opened on the old target anyway).
+		if (this.#realCwd?.cwd !== ctx.cwd) this.#realCwd = { cwd: ctx.cwd, real: realOrSelf(ctx.cwd) };
+		const cwd = this.#realCwd.real;
 		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
 		const roots = this.stores?.identity();
 		return {

@@ -9,7 +9,7 @@ import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { modelLocator } from "../model/head-elide.js";
+import { modelLocator, planeIndex } from "../model/head-elide.js";
 import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
@@ -33,17 +33,23 @@ function checkSignal(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The call was cancelled before it committed; nothing was written.");
 }
 
-/** Shared owners changed by other processes since this run's head (docs/spec.md §6.4), as result lines. */
-function notices(host: StateFlowHost, wanted: readonly Owner[]): string[] {
+/**
+ * The result's courtesy lines: shared owners changed by other processes since this run's head
+ * (docs/spec.md §6.4), then source-change hints. Both look at the same histories, loaded once.
+ */
+function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): string[] {
 	const run = host.run;
 	if (!run) return [];
+	let histories: Partial<Record<Owner, OwnerHistory>>;
+	let text: string | undefined;
 	try {
-		const text = concurrentNotice({ wanted, histories: host.histories(wanted), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
-		return text === undefined ? [] : [text];
+		histories = loaded ?? host.histories(wanted);
+		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
 	}
+	return [...(text === undefined ? [] : [text]), ...staleHints(host, wanted, histories, ctx)];
 }
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
@@ -61,20 +67,33 @@ export function checkStaleWindow(
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
 ): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
-	const all: Array<{ owner: Owner; key: string }> = [];
+	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
+	// call costs its window, not a listing of every tracked artifact.
+	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
 	const unchecked: Partial<Record<Owner, number>> = {};
+	let total = 0;
 	for (const owner of wanted) {
-		const keys = Object.keys(histories[owner]?.state.artifacts ?? {});
-		for (const key of keys) all.push({ owner, key });
-		if (keys.length > 0) unchecked[owner] = keys.length;
+		const h = histories[owner];
+		const keys = h === undefined ? [] : planeIndex(h, "artifacts").keys;
+		if (keys.length === 0) continue;
+		lists.push({ owner, keys });
+		unchecked[owner] = keys.length;
+		total += keys.length;
 	}
-	if (all.length === 0) return { stale: [], unchecked };
-	const count = Math.min(STALE_CHECKS_PER_CALL, all.length);
-	const start = host.staleCursor % all.length;
+	if (total === 0) return { stale: [], unchecked };
+	const count = Math.min(STALE_CHECKS_PER_CALL, total);
+	const start = host.staleCursor % total;
 	host.staleCursor = start + count;
+	const at = (n: number): { owner: Owner; key: string } => {
+		for (const { owner, keys } of lists) {
+			if (n < keys.length) return { owner, key: keys[n] as string };
+			n -= keys.length;
+		}
+		throw new Error("unreachable: the window lies within the listed artifacts");
+	};
 	const picked = new Map<Owner, OwnerState>();
 	for (let i = 0; i < count; i++) {
-		const { owner, key } = all[(start + i) % all.length] as { owner: Owner; key: string };
+		const { owner, key } = at((start + i) % total);
 		const sub = picked.get(owner) ?? emptyState();
 		setOwn(sub.artifacts, key, (histories[owner] as OwnerHistory).state.artifacts[key] as Json);
 		picked.set(owner, sub);
@@ -101,11 +120,10 @@ export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
  * file changed since it was recorded and that this run has not shown yet. Bounded by
  * `checkStaleWindow`.
  */
-function staleHints(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): string[] {
+function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Partial<Record<Owner, OwnerHistory>>, ctx: ExtensionContext): string[] {
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const histories = host.histories(wanted);
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
 		const fresh: Array<StaleHint & { sig: string }> = [];
 		for (const s of stale) {
@@ -152,7 +170,8 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				batch: request.batch,
 				projection: request.projection,
 				wanted,
-				notices: [...notices(host, wanted), ...staleHints(host, wanted, ctx)],
+				// Nothing was written since `histories` was loaded: the notices look at the same state.
+				notices: courtesyLines(host, wanted, ctx, histories),
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -174,7 +193,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const receipt = admit(host, "patch_state", toolCallId, ctx);
 			checkSignal(signal);
 			const wanted: Owner[] = [...receipt.wanted];
-			const patch = toCanonicalPatch(params, wanted, host.declaredRootNames());
+			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
+			const patch = toCanonicalPatch(params, wanted, (owner) => host.histories([owner])[owner]?.state, host.declaredRootNames());
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -202,7 +222,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
 				}
 			}
-			const lines = [...(effects?.notes ?? []), ...notices(host, wanted), ...staleHints(host, wanted, ctx)];
+			const lines = [...(effects?.notes ?? []), ...courtesyLines(host, wanted, ctx)];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),

@@ -1,16 +1,22 @@
 /**
- * Budgeted elision for the head. Each shown plane becomes a tree of sizes; elision replaces
- * whole values (never part of a string) with `{"…":"elided …: read_state <locator>"}` markers,
- * deepest and oldest first, until the state fits. Sizes are tracked incrementally so a large
- * state costs one sort plus O(depth) per elided value.
+ * Budgeted rendering of the head's planes. A plane that does not fit shows as many of its keys
+ * as fit — names first: every shown value starts as a short preview, keys are dropped only when
+ * even previews do not fit — then the leftover bytes lengthen previews back to whole values in
+ * priority order. Every partial object or array ends with one `"…"` entry counting what it
+ * does not show (keys and bytes); a plane's also names its `read_state` locator and the `keys`
+ * projection, a nested one is read at its own path.
+ *
+ * Cost is bounded by the budget, not the state: per plane a size index (key order and value
+ * sizes) is kept next to the stored plane object and brought up to date from the retained
+ * transitions, so a render walks only the keys it shows, however large the plane.
  */
 
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
-import { OWNERS } from "../core/types.js";
-import type { Json, JsonObject, Owner, Section } from "../core/types.js";
+import { ROOTS } from "../core/types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
-/** The key of every elision marker object. */
+/** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
 
 /** UTF-8 length of a string without allocating (what providers bill). */
@@ -42,191 +48,465 @@ export function modelLocator(owner: Owner | undefined, plane: Section, path: rea
 	return formatModelLocator(loc);
 }
 
-interface Node {
-	parent: Node | undefined;
-	/** Key or index under the parent; undefined for the plane root. */
-	seg: string | number | undefined;
-	depth: number;
-	/** Document order within the plane, a stand-in for age (merge patches append new keys). */
-	order: number;
-	kind: "object" | "array" | "leaf";
-	keys: string[];
-	children: Node[];
-	/** Compact JSON of a leaf. */
-	text: string;
-	/** Current serialized size, UTF-8 bytes. */
-	size: number;
-	/** Size before any elision. */
-	fullSize: number;
-	marker: string | undefined;
-	isString: boolean;
-}
-
-/** One shown plane line: `prefix` then the (possibly elided) JSON of the plane. */
-export interface PlaneTree {
-	owner: Owner;
+/** A section the head shows: a plane, or one registered root (`roots` + its name). */
+export interface SectionRef {
 	plane: Section;
-	/** Path of the shown value below the section: `[name]` for a registered root, else empty. */
-	base: string[];
-	prefix: string;
-	/** The stored plane value (for the lazy plane: its catalog, key -> body size). */
-	value: Json;
-	/** The size tree, built only when the head needs elision. */
-	root: Node | undefined;
-	/** The unelided JSON text, computed once. */
-	text: string | undefined;
-	/** The sole owner in flat form (locators and refs relative), undefined in scoped form. */
-	sole: Owner | undefined;
-	/** The lazy catalog: only the whole catalog can be elided. */
-	catalog: boolean;
+	/** The root's name when `plane` is `roots`. */
+	root?: string;
 }
 
-/** What elision removed: top-most elided values and their full size. */
-export interface ElisionStats {
-	count: number;
-	bytes: number;
+const EMPTY: JsonObject = {};
+
+/** The stored object of a shown section (a root's value, `{}` while it has none). */
+function sectionValue(h: OwnerHistory, s: SectionRef): JsonObject {
+	if (s.plane !== ROOTS) return h.state[s.plane];
+	const v = s.root === undefined ? undefined : h.state.roots?.[s.root];
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : EMPTY;
 }
 
-/** A subtree this small can never be replaced by a shorter marker, so it is never split into nodes. */
-const MIN_MARKER_BYTES = utf8Bytes(JSON.stringify({ [MARKER_KEY]: "elided value, 0 B: read_state x" }));
-
-/** JSON text of a structured reference as the model sees it (relative in flat form). */
-function refText(value: Json, sole: Owner | undefined): string {
-	return JSON.stringify(sole === undefined ? value : presentRefs(value, sole));
+/** A record's patch of a shown section. */
+function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined {
+	if (s.plane !== ROOTS) return patch[s.plane];
+	const v = s.root === undefined ? undefined : patch.roots?.[s.root];
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
 }
 
-function build(value: Json, parent: Node | undefined, seg: string | number | undefined, depth: number, ctx: { order: number; sole: Owner | undefined }): Node {
-	const node: Node = { parent, seg, depth, order: ctx.order++, kind: "leaf", keys: [], children: [], text: "", size: 0, fullSize: 0, marker: undefined, isString: typeof value === "string" };
-	if (typeof value === "object" && value !== null && !isRef(value)) {
-		if (Array.isArray(value)) {
-			node.kind = "array";
-			value.forEach((item, i) => node.children.push(build(item, node, i, depth + 1, ctx)));
-			node.size = 2 + Math.max(0, value.length - 1) + node.children.reduce((n, c) => n + c.size, 0);
-		} else {
-			node.kind = "object";
-			const obj = value as JsonObject;
-			node.keys = Object.keys(obj);
-			let size = 2 + Math.max(0, node.keys.length - 1);
-			for (const key of node.keys) {
-				const child = build(obj[key] as Json, node, key, depth + 1, ctx);
-				node.children.push(child);
-				size += utf8Bytes(JSON.stringify(key)) + 1 + child.size;
-			}
-			node.size = size;
-		}
-	} else {
-		// Structured references stay atomic: a ref is shown whole or elided with its holder.
-		node.text = isRef(value) ? refText(value, ctx.sole) : JSON.stringify(value);
-		node.size = utf8Bytes(node.text);
-	}
-	node.fullSize = node.size;
-	if (node.kind !== "leaf" && node.size <= MIN_MARKER_BYTES) {
-		// Too small to ever elide: keep it as one leaf so elision does not walk it again.
-		node.text = serialize(node);
-		node.kind = "leaf";
-		node.children = [];
-		node.keys = [];
-	}
-	return node;
-}
-
-/** A shown plane; its size tree is built on demand. */
-export function planeTree(owner: Owner, plane: Section, prefix: string, value: Json, sole: Owner | undefined, catalog: boolean, base: string[] = []): PlaneTree {
-	return { owner, plane, base, prefix, value, root: undefined, text: undefined, sole, catalog };
-}
-
-/** The plane's JSON as currently shown (refs relative in flat form). */
-export function planeText(tree: PlaneTree): string {
-	if (tree.root !== undefined) return serialize(tree.root);
-	const sole = tree.sole;
-	if (sole === undefined || tree.catalog) tree.text ??= JSON.stringify(tree.value);
-	else tree.text ??= JSON.stringify(tree.value, (_key, v: Json) => (isRef(v) ? presentRefs(v, sole) : v));
-	return tree.text;
-}
-
-/** Compact JSON of a node as currently shown. */
-function serialize(node: Node): string {
-	if (node.marker !== undefined) return node.marker;
-	if (node.kind === "leaf") return node.text;
-	if (node.kind === "array") return `[${node.children.map(serialize).join(",")}]`;
-	return `{${node.keys.map((k, i) => `${JSON.stringify(k)}:${serialize(node.children[i] as Node)}`).join(",")}}`;
-}
-
-function pathOf(node: Node): (string | number)[] {
-	const path: (string | number)[] = [];
-	for (let n: Node | undefined = node; n?.seg !== undefined; n = n.parent) path.unshift(n.seg);
-	return path;
-}
-
-function markerFor(tree: PlaneTree, node: Node): string {
-	const loc = modelLocator(tree.sole === undefined ? tree.owner : undefined, tree.plane, [...tree.base, ...pathOf(node)]);
-	const n = node.children.length;
-	let what: string;
-	if (tree.catalog) what = `catalog of ${n} key${n === 1 ? "" : "s"} (use projection keys)`;
-	else if (node.kind === "object") what = `${n} key${n === 1 ? "" : "s"}, ${formatSize(node.fullSize)}`;
-	else if (node.kind === "array") what = `${n} item${n === 1 ? "" : "s"}, ${formatSize(node.fullSize)}`;
-	else what = `${node.isString ? "string" : "value"}, ${formatSize(node.fullSize)}`;
-	return JSON.stringify({ [MARKER_KEY]: `elided ${what}: read_state ${loc}` });
-}
-
-function hiddenByAncestor(node: Node): boolean {
-	for (let n = node.parent; n !== undefined; n = n.parent) if (n.marker !== undefined) return true;
-	return false;
-}
-
-// Registered roots are elided after artifacts and before the model's own tactics.
-const PLANE_RANK: Record<Section, number> = { lazy: 0, artifacts: 1, roots: 1.5, tactics: 2, strategy: 3, intents: 4 };
+const isDigit = (c: number): boolean => c >= 48 && c <= 57;
 
 /**
- * Elide until the trees' total shown size is at most `limit`, in this order: strings larger
- * than a quarter of the limit (a value that would crowd out everything else), deepest first;
- * then every value, deepest first, then by plane (intents last), owner and document order.
- * Returns what was elided; the trees are changed in place.
+ * Natural key order, the order the head lists a plane's keys in: runs of digits compare as
+ * numbers (`s2` before `s10`, `1-reproduce` before `2-fix`), everything else by code unit; a
+ * total order (ties such as `s01`/`s1` fall back to plain code-unit order).
  */
-export function elide(trees: readonly PlaneTree[], limit: number): ElisionStats {
-	const roots = trees.map((tree) => (tree.root ??= build(tree.value, undefined, undefined, 0, { order: 0, sole: tree.sole })));
-	let total = roots.reduce((n, r) => n + r.size, 0);
-	const candidates: Array<{ tree: PlaneTree; node: Node }> = [];
-	for (const [i, tree] of trees.entries()) {
-		const stack: Node[] = [roots[i] as Node];
-		while (stack.length > 0) {
-			const node = stack.pop() as Node;
-			if (node.fullSize > MIN_MARKER_BYTES && (node.depth > 0 || node.kind !== "leaf")) candidates.push({ tree, node });
-			// Catalog entries are a key and a number: only the catalog as a whole can go.
-			if (!tree.catalog) for (const child of node.children) stack.push(child);
+export function naturalCompare(a: string, b: string): number {
+	let i = 0;
+	let j = 0;
+	while (i < a.length && j < b.length) {
+		const ca = a.charCodeAt(i);
+		const cb = b.charCodeAt(j);
+		if (isDigit(ca) && isDigit(cb)) {
+			let ie = i;
+			while (ie < a.length && isDigit(a.charCodeAt(ie))) ie++;
+			let je = j;
+			while (je < b.length && isDigit(b.charCodeAt(je))) je++;
+			let is = i;
+			while (is < ie - 1 && a.charCodeAt(is) === 48) is++;
+			let js = j;
+			while (js < je - 1 && b.charCodeAt(js) === 48) js++;
+			const byLength = ie - is - (je - js);
+			if (byLength !== 0) return byLength;
+			for (let k = 0; k < ie - is; k++) {
+				const d = a.charCodeAt(is + k) - b.charCodeAt(js + k);
+				if (d !== 0) return d;
+			}
+			i = ie;
+			j = je;
+			continue;
+		}
+		if (ca !== cb) return ca - cb;
+		i++;
+		j++;
+	}
+	const rest = a.length - i - (b.length - j);
+	if (rest !== 0) return rest;
+	return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** Bytes of the JSON text of a key plus its colon (`"k":`). */
+function memberNameBytes(key: string): number {
+	return utf8Bytes(JSON.stringify(key)) + 1;
+}
+
+/** UTF-8 bytes of a stored value's compact JSON. */
+function storedBytes(v: Json): number {
+	return Buffer.byteLength(JSON.stringify(v), "utf8");
+}
+
+/** A plane's keys in natural order and each value's stored size, valid for one `seq`. */
+interface PlaneIndex {
+	seq: number;
+	bytes: number;
+	keys: string[];
+	sizes: Map<string, number>;
+	/** Sum over keys of `"k":` + value bytes (the plane's JSON minus braces and commas). */
+	members: number;
+	/** Sum over keys of `"k":` + the digits of the value's size (the lazy catalog's members). */
+	catalogMembers: number;
+	/** Sum of the values' sizes (the lazy bodies' bytes). */
+	valueBytes: number;
+}
+
+/** Indexes by the stored plane object: merges mutate it in place, a reload replaces it. */
+const indexes = new WeakMap<JsonObject, PlaneIndex>();
+
+function searchKey(keys: readonly string[], key: string): number {
+	let lo = 0;
+	let hi = keys.length;
+	while (lo < hi) {
+		const mid = (lo + hi) >>> 1;
+		if (naturalCompare(keys[mid] as string, key) < 0) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo;
+}
+
+function indexSet(idx: PlaneIndex, key: string, value: Json): void {
+	const before = idx.sizes.get(key);
+	const size = storedBytes(value);
+	const name = memberNameBytes(key);
+	if (before === undefined) {
+		idx.keys.splice(searchKey(idx.keys, key), 0, key);
+		idx.members += name;
+		idx.catalogMembers += name;
+	} else {
+		idx.members -= before;
+		idx.catalogMembers -= String(before).length;
+		idx.valueBytes -= before;
+	}
+	idx.sizes.set(key, size);
+	idx.valueBytes += size;
+	idx.members += size;
+	idx.catalogMembers += String(size).length;
+}
+
+function indexDelete(idx: PlaneIndex, key: string): void {
+	const before = idx.sizes.get(key);
+	if (before === undefined) return;
+	const at = searchKey(idx.keys, key);
+	if (idx.keys[at] === key) idx.keys.splice(at, 1);
+	const name = memberNameBytes(key);
+	idx.members -= name + before;
+	idx.catalogMembers -= name + String(before).length;
+	idx.valueBytes -= before;
+	idx.sizes.delete(key);
+}
+
+/**
+ * The plane's index at the history's current `seq`: reused when unchanged, brought forward by
+ * the keys the retained transitions since then touched (work proportional to those patches),
+ * rebuilt when the index is missing or older than the retained tail.
+ */
+export function planeIndex(h: OwnerHistory, plane: Section, root?: string): PlaneIndex {
+	const s: SectionRef = root === undefined ? { plane } : { plane, root };
+	const value = sectionValue(h, s);
+	let idx = indexes.get(value);
+	if (idx !== undefined && idx.seq === h.seq && idx.bytes === h.bytes) return idx;
+	if (idx !== undefined && idx.seq < h.seq && idx.seq >= h.checkpointSeq) {
+		const touched = new Set<string>();
+		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(sectionPatch(rec.patch, s) ?? {})) touched.add(key);
+		for (const key of touched) {
+			if (Object.hasOwn(value, key)) indexSet(idx, key, value[key] as Json);
+			else indexDelete(idx, key);
+		}
+	} else {
+		idx = { seq: 0, bytes: 0, keys: Object.keys(value).sort(naturalCompare), sizes: new Map(), members: 0, catalogMembers: 0, valueBytes: 0 };
+		for (const key of idx.keys) {
+			const size = storedBytes(value[key] as Json);
+			const name = memberNameBytes(key);
+			idx.sizes.set(key, size);
+			idx.valueBytes += size;
+			idx.members += name + size;
+			idx.catalogMembers += name + String(size).length;
+		}
+		indexes.set(value, idx);
+	}
+	idx.seq = h.seq;
+	idx.bytes = h.bytes;
+	return idx;
+}
+
+/** How a value is spelled for the model: same-owner refs relative in flat form. */
+interface Spelling {
+	/** Marker locators and relative refs: the sole owner in flat form, undefined in scoped form. */
+	sole: Owner | undefined;
+	owner: Owner;
+	plane: Section;
+	/** Path of the section below `plane`: `[name]` for a registered root. */
+	base: string[];
+}
+
+function presentedText(value: Json, sp: Spelling): string {
+	return JSON.stringify(sp.sole === undefined ? value : presentRefs(value, sp.sole));
+}
+
+/** A rendered value: its text, UTF-8 bytes, and whether it is the whole value. */
+interface Shown {
+	text: string;
+	bytes: number;
+	full: boolean;
+}
+
+/** What a value starts as while names are placed: at most this many bytes unless it is atomic. */
+const PREVIEW_BYTES = 48;
+/** Candidates that do not fit may be skipped for later, smaller ones; this many misses end the search. */
+const MAX_MISSES = 32;
+const ELLIPSIS_BYTES = 3;
+/** Values up to this size are always measured whole, so that no marker replaces a shorter value. */
+const SMALL_BYTES = 256;
+
+/** The longest `"prefix…"` of a string within `allowance` bytes (at least `"…"`), never splitting a character. */
+function previewString(s: string, allowance: number): Shown {
+	let room = allowance - 2 - ELLIPSIS_BYTES;
+	let end = 0;
+	let text = "";
+	while (end < s.length && room > 0) {
+		const c = s.charCodeAt(end);
+		const pair = c >= 0xd800 && c <= 0xdbff && end + 1 < s.length;
+		const ch = s.slice(end, end + (pair ? 2 : 1));
+		const piece = c >= 0x20 && c < 0x7f && c !== 34 && c !== 92 ? ch : JSON.stringify(ch).slice(1, -1);
+		const b = utf8Bytes(piece);
+		if (b > room) break;
+		text += piece;
+		room -= b;
+		end += ch.length;
+	}
+	text = text.replace(/ +$/, "");
+	const out = `"${text}…"`;
+	return { text: out, bytes: utf8Bytes(out), full: false };
+}
+
+/**
+ * A value within `allowance` bytes: whole when it fits, else a string preview or a partial
+ * container; atomic values (numbers, booleans, null, references) are always whole. `size` is
+ * the stored value's UTF-8 size (the presented one is never larger, and never less than half).
+ */
+function fitValue(value: Json, size: number, allowance: number, path: (string | number)[], sp: Spelling): Shown {
+	const atomic = typeof value !== "string" && (typeof value !== "object" || value === null || isRef(value));
+	let whole: Shown | undefined;
+	// Small values are spelled out even past the allowance: a shortened form must be shorter.
+	if (atomic || size <= 2 * allowance + SMALL_BYTES) {
+		const text = presentedText(value, sp);
+		whole = { text, bytes: utf8Bytes(text), full: true };
+		if (atomic || whole.bytes <= allowance) return whole;
+	}
+	let short: Shown;
+	if (typeof value === "string") short = previewString(value, allowance);
+	else {
+		const box = Array.isArray(value) ? arrayBox(value, size, path, sp) : objectBox(value as JsonObject, size, path, sp);
+		box.fillNames(allowance);
+		box.upgrade(allowance);
+		short = { text: box.text(), bytes: box.bytes(), full: false };
+	}
+	return whole !== undefined && whole.bytes <= short.bytes ? whole : short;
+}
+
+/** One key or item that may be shown. */
+interface Candidate {
+	key: string | number;
+	value: Json;
+	/** Stored UTF-8 bytes of the value. */
+	size: number;
+	/** What the candidate counts for in its container's marker while not shown. */
+	weight: number;
+}
+
+interface Entry {
+	cand: Candidate;
+	/** `"k":` (objects) or nothing (arrays). */
+	name: string;
+	nameBytes: number;
+	shown: Shown;
+}
+
+/**
+ * One object or array being fitted: candidates arrive in priority order; shown ones are listed
+ * in `display` order, then one marker counting the rest.
+ */
+export class Box {
+	readonly #entries: Entry[] = [];
+	#remainingCount: number;
+	#remainingBytes: number;
+	#entryBytes = 0;
+	#done = false;
+
+	constructor(
+		private readonly kind: "object" | "array",
+		private readonly path: (string | number)[],
+		total: { count: number; bytes: number },
+		private readonly next: () => Candidate | undefined,
+		private readonly sp: Spelling,
+		/** Plane level: the marker also names the `keys` projection, entries sort naturally. */
+		private readonly planeLevel: boolean,
+	) {
+		this.#remainingCount = total.count;
+		this.#remainingBytes = total.bytes;
+	}
+
+	/** The marker for `count` entries of `bytes` not shown; `some` when entries are shown before it. */
+	#marker(count: number, bytes: number, some: boolean): string {
+		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
+		// A nested marker's locator is its own path (the head's shortened line says so): spelling
+		// it out would cost more than most of the values a small budget can show.
+		const how = this.planeLevel ? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys` : "";
+		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
+		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
+	}
+
+	#size(entryBytes: number, shown: number, remainingCount: number, remainingBytes: number): number {
+		const parts = shown + (remainingCount > 0 ? 1 : 0);
+		const marker = remainingCount > 0 ? utf8Bytes(this.#marker(remainingCount, remainingBytes, shown > 0)) : 0;
+		return 2 + entryBytes + marker + Math.max(0, parts - 1);
+	}
+
+	/** Current rendered size in bytes. */
+	bytes(): number {
+		return this.#size(this.#entryBytes, this.#entries.length, this.#remainingCount, this.#remainingBytes);
+	}
+
+	/**
+	 * Place as many candidates as fit in `allowance` bytes, each as a preview of at most
+	 * `PREVIEW_BYTES` (or whole when smaller). Arrays stop at the first item that does not fit
+	 * (indices must stay true); objects skip it and try later, smaller ones.
+	 */
+	fillNames(allowance: number): void {
+		let misses = 0;
+		while (!this.#done) {
+			if (allowance - this.bytes() < 4) return;
+			const cand = this.next();
+			if (cand === undefined) {
+				this.#done = true;
+				return;
+			}
+			// A stored key named like the marker would read as one: it is only ever counted.
+			if (this.kind === "object" && cand.key === MARKER_KEY) continue;
+			const name = this.kind === "object" ? `${JSON.stringify(cand.key)}:` : "";
+			const nameBytes = utf8Bytes(name);
+			const n = this.#entries.length + 1;
+			// The value gets what is left once the name and the marker are placed, at most a preview.
+			const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
+			const shown = fitValue(cand.value, cand.size, Math.min(PREVIEW_BYTES, room), [...this.path, cand.key], this.sp);
+			const entryBytes = this.#entryBytes + nameBytes + shown.bytes;
+			if (shown.bytes <= room) {
+				this.#entries.push({ cand, name, nameBytes, shown });
+				this.#entryBytes = entryBytes;
+				this.#remainingCount--;
+				this.#remainingBytes -= cand.weight;
+				misses = 0;
+			} else if (this.kind === "array" || ++misses >= MAX_MISSES) {
+				this.#done = true;
+			}
 		}
 	}
-	const byDepth = (a: { tree: PlaneTree; node: Node }, b: { tree: PlaneTree; node: Node }): number =>
-		b.node.depth - a.node.depth ||
-		PLANE_RANK[a.tree.plane] - PLANE_RANK[b.tree.plane] ||
-		OWNERS.indexOf(a.tree.owner) - OWNERS.indexOf(b.tree.owner) ||
-		a.node.order - b.node.order;
-	candidates.sort(byDepth);
-	const tryElide = (tree: PlaneTree, node: Node): void => {
-		if (node.marker !== undefined || hiddenByAncestor(node)) return;
-		const marker = markerFor(tree, node);
-		const delta = utf8Bytes(marker) - node.size;
-		if (delta >= 0) return;
-		node.marker = marker;
-		for (let n: Node | undefined = node; n !== undefined; n = n.parent) n.size += delta;
-		total += delta;
-	};
-	const quarter = Math.max(0, limit) / 4;
-	for (const { tree, node } of candidates) {
-		if (total <= limit) break;
-		if (node.isString && node.size > quarter) tryElide(tree, node);
+
+	/** Lengthen shown values, in priority order, while the box stays within `allowance` bytes. */
+	upgrade(allowance: number): void {
+		for (const e of this.#entries) {
+			if (e.shown.full) continue;
+			const extra = allowance - this.bytes();
+			if (extra <= 0) return;
+			const longer = fitValue(e.cand.value, e.cand.size, e.shown.bytes + extra, [...this.path, e.cand.key], this.sp);
+			if (longer.bytes > e.shown.bytes && longer.bytes <= e.shown.bytes + extra) {
+				this.#entryBytes += longer.bytes - e.shown.bytes;
+				e.shown = longer;
+			}
+		}
 	}
-	for (const { tree, node } of candidates) {
-		if (total <= limit) break;
-		tryElide(tree, node);
+
+	/** Whether every candidate is shown whole (then the box is the whole value). */
+	complete(): boolean {
+		return this.#remainingCount === 0 && this.#entries.every((e) => e.shown.full);
 	}
-	const stats: ElisionStats = { count: 0, bytes: 0 };
-	const count = (node: Node): void => {
-		if (node.marker !== undefined) {
-			stats.count++;
-			stats.bytes += node.fullSize;
-		} else for (const c of node.children) count(c);
+
+	text(): string {
+		const entries = this.planeLevel ? [...this.#entries].sort((a, b) => naturalCompare(String(a.cand.key), String(b.cand.key))) : this.#entries;
+		const parts = entries.map((e) => e.name + e.shown.text);
+		if (this.#remainingCount > 0) parts.push(this.#marker(this.#remainingCount, this.#remainingBytes, entries.length > 0));
+		return this.kind === "object" ? `{${parts.join(",")}}` : `[${parts.join(",")}]`;
+	}
+}
+
+/** Nested object: keys in document order; sizes measured as they are considered. */
+function objectBox(value: JsonObject, size: number, path: (string | number)[], sp: Spelling): Box {
+	const keys = Object.keys(value);
+	let i = 0;
+	const next = (): Candidate | undefined => {
+		const key = keys[i++];
+		if (key === undefined) return undefined;
+		const v = value[key] as Json;
+		const s = storedBytes(v);
+		return { key, value: v, size: s, weight: memberNameBytes(key) + s };
 	};
-	for (const root of roots) count(root);
-	return stats;
+	// The members' bytes follow from the whole value's size: braces and commas are all the rest.
+	return new Box("object", path, { count: keys.length, bytes: size - 2 - Math.max(0, keys.length - 1) }, next, sp, false);
+}
+
+/** Nested array: items in order (a shown prefix, so indices stay true). */
+function arrayBox(value: Json[], size: number, path: (string | number)[], sp: Spelling): Box {
+	let i = 0;
+	const next = (): Candidate | undefined => {
+		if (i >= value.length) return undefined;
+		const v = value[i] as Json;
+		const s = storedBytes(v);
+		return { key: i++, value: v, size: s, weight: s };
+	};
+	return new Box("array", path, { count: value.length, bytes: size - 2 - Math.max(0, value.length - 1) }, next, sp, false);
+}
+
+/** One shown plane: its full text when it fits, else a box filled within the budget. */
+export interface PlaneView {
+	owner: Owner;
+	plane: Section;
+	prefix: string;
+	/** Stored UTF-8 size of the plane's (catalog's) JSON. */
+	fullBytes: number;
+	/** The whole plane, keys in natural order (computed only when it can fit). */
+	fullText(): string;
+	/** A fresh box showing nothing yet (its marker counts every key). */
+	box(): Box;
+}
+
+/**
+ * A plane of one owner. Keys are offered recently changed first (newest transition first),
+ * then in natural key order; the lazy plane is shown as its catalog (key → body bytes).
+ */
+export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole: Owner | undefined, root?: string): PlaneView {
+	const s: SectionRef = root === undefined ? { plane } : { plane, root };
+	const idx = planeIndex(h, plane, root);
+	const value = sectionValue(h, s);
+	const catalog = plane === "lazy";
+	const sp: Spelling = { sole, owner: h.owner, plane, base: root === undefined ? [] : [root] };
+	const n = idx.keys.length;
+	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
+	const candidate = (key: string): Candidate => {
+		const size = idx.sizes.get(key) as number;
+		return catalog ? { key, value: size, size: String(size).length, weight: size } : { key, value: value[key] as Json, size, weight: memberNameBytes(key) + size };
+	};
+	return {
+		owner: h.owner,
+		plane,
+		prefix,
+		fullBytes,
+		fullText() {
+			const parts = idx.keys.map((key) => `${JSON.stringify(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(value[key] as Json, sp)}`);
+			return `{${parts.join(",")}}`;
+		},
+		box() {
+			const seen = new Set<string>();
+			let t = h.tail.length - 1;
+			let pending: string[] = [];
+			let k = 0;
+			const next = (): Candidate | undefined => {
+				// Recently changed keys first: the keys each retained transition set, newest first.
+				for (;;) {
+					const key = pending.pop();
+					if (key !== undefined) {
+						if (!seen.has(key) && Object.hasOwn(value, key)) {
+							seen.add(key);
+							return candidate(key);
+						}
+						continue;
+					}
+					if (t < 0) break;
+					const patch = sectionPatch((h.tail[t--] as OwnerHistory["tail"][number]).patch, s);
+					if (patch !== undefined) pending = Object.keys(patch).filter((key) => patch[key] !== null).reverse();
+				}
+				while (k < n) {
+					const key = idx.keys[k++] as string;
+					if (!seen.has(key)) return candidate(key);
+				}
+				return undefined;
+			};
+			return new Box("object", [], { count: n, bytes: catalog ? idx.valueBytes : idx.members }, next, sp, true);
+		},
+	};
 }

@@ -2,17 +2,17 @@
  * The head: one frozen view of the wanted owners' state, rendered once per agent run and
  * sent as `<state_flow_head>…</state_flow_head>`. Deterministic (same input, same bytes) so
  * provider prompt caches keep hitting. A byte budget (UTF-8) covers the whole block; when the
- * state does not fit, whole values are replaced by markers that carry a `read_state` locator.
+ * state does not fit, planes show as many keys as fit with previews and one marker each that
+ * counts the rest and carries its `read_state` locator (`head-elide.ts`).
  */
 
 import { findDanglingRefs } from "../core/ownership.js";
-import { isEmptyState } from "../core/state.js";
-import { isPlainObject } from "../core/json.js";
-import { OWNERS, PLANES, ROOTS } from "../core/types.js";
-import type { Json, Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
-import { type ElisionStats, type PlaneTree, elide, formatSize, modelLocator, planeText, planeTree, utf8Bytes } from "./head-elide.js";
+import { presentRef } from "../core/refs.js";
+import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
+import type { Owner, OwnerHistory, Plane, Section, TransitionRecord } from "../core/types.js";
+import { type Box, MARKER_KEY, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
 
-export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
+export { MARKER_KEY, formatSize, modelLocator, naturalCompare, utf8Bytes } from "./head-elide.js";
 
 /** Delimiters of the head block; tests and the host find the head by them. */
 export const HEAD_OPEN = "<state_flow_head>";
@@ -38,7 +38,7 @@ export interface HeadInput {
 	staleArtifacts?: Array<{ owner: Owner; key: string; note: string }>;
 	/** Per owner, tracked artifacts the host did not check for source changes (its check is bounded). */
 	staleUnchecked?: Partial<Record<Owner, number>>;
-	/** Registered roots shown after the planes, in this order; dormant roots are never shown. */
+	/** Registered roots shown after the planes, in this order; dormant roots are never shown (docs/spec.md §12). */
 	roots?: readonly string[];
 }
 
@@ -46,50 +46,56 @@ export interface HeadInput {
 export function isBootstrap(histories: Partial<Record<Owner, OwnerHistory>>, wanted: readonly Owner[]): boolean {
 	return wanted.every((o) => {
 		const h = histories[o];
-		return h === undefined || isEmptyState(h.state);
+		return h === undefined || isEmptyOwner(h);
 	});
 }
 
 /** Turn a canonical locator into the model's spelling (flat drops the sole owner's prefix). */
 function presentLoc(canonical: string, soleOwner: Owner | undefined): string {
-	return soleOwner !== undefined && canonical.startsWith(`${soleOwner}.`) ? canonical.slice(soleOwner.length + 1) : canonical;
+	return presentRef(canonical, soleOwner);
 }
 
 /** Render the head block. Never throws for valid histories; exceeds the budget only when even the skeleton does not fit. */
 export function renderHead(input: HeadInput): string {
 	const owners = OWNERS.filter((o) => input.wanted.includes(o));
 	const sole = owners.length === 1 ? owners[0] : undefined;
-	const trees: PlaneTree[] = [];
+	const views: PlaneView[] = [];
 	const ownerLines = new Map<Owner, string>();
 	const notices = new Map<Owner, string[]>();
 	for (const owner of owners) {
 		const h = input.histories[owner];
 		const seq = h?.seq ?? 0;
-		const empty = h === undefined || isEmptyState(h.state);
+		const empty = h === undefined || isEmptyOwner(h);
 		ownerLines.set(owner, `# ${owner} seq ${seq}${empty ? " (empty)" : ""}`);
 		if (h === undefined) continue;
 		for (const plane of PLANES) {
-			const planeValue = h.state[plane];
-			if (Object.keys(planeValue).length === 0) continue;
-			const prefix = modelLocator(sole === undefined ? owner : undefined, plane, []);
-			if (plane === "lazy") {
-				// The catalog: key -> size of the body. Bodies are read on demand, never shown.
-				const catalog: Record<string, Json> = Object.create(null) as Record<string, Json>;
-				for (const key of Object.keys(planeValue)) catalog[key] = utf8Bytes(JSON.stringify(planeValue[key]));
-				trees.push(planeTree(owner, plane, `${prefix} (catalog, bytes): `, catalog as Json, sole, true));
-			} else {
-				trees.push(planeTree(owner, plane, `${prefix}: `, planeValue, sole, false));
-			}
+			if (isEmptyPlane(h, plane)) continue;
+			const loc = modelLocator(sole === undefined ? owner : undefined, plane, []);
+			// The lazy plane is a catalog: key -> size of the body. Bodies are read on demand, never shown.
+			views.push(planeView(h, plane, plane === "lazy" ? `${loc} (catalog, bytes): ` : `${loc}: `, sole));
 		}
+		// Registered roots after the planes, under the same budget; dormant ones are never shown.
 		for (const name of input.roots ?? []) {
-			const value = h.state.roots?.[name];
-			if (value === undefined || (isPlainObject(value) && Object.keys(value).length === 0)) continue;
-			trees.push(planeTree(owner, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, value, sole, false, [name]));
+			if (planeIndex(h, ROOTS, name).keys.length === 0) continue;
+			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name));
 		}
 		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0));
 	}
 	const recent = input.mode === "active" ? recentLines(input, owners, sole) : [];
-	return layout(input.budget, owners, ownerLines, trees, notices, recent);
+	return layout(input.budget, owners, ownerLines, views, notices, recent);
+}
+
+/**
+ * Whether a plane has no key. Asked through the plane's index: even `for…in` lists every key
+ * of a large object first, which would make each head cost as much as the state.
+ */
+function isEmptyPlane(h: OwnerHistory, plane: Plane): boolean {
+	return planeIndex(h, plane).keys.length === 0;
+}
+
+/** Whether an owner has no entry in any plane (see `isEmptyState`), through the plane indexes. */
+function isEmptyOwner(h: OwnerHistory): boolean {
+	return PLANES.every((p) => isEmptyPlane(h, p));
 }
 
 /** Dangling references and stale artifacts of one owner, capped. */
@@ -130,40 +136,56 @@ function recentLines(input: HeadInput, owners: readonly Owner[], sole: Owner | u
 	all.sort((a, b) => (a.rec.at === b.rec.at ? OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner) || b.rec.seq - a.rec.seq : a.rec.at < b.rec.at ? 1 : -1));
 	return all.slice(0, input.recent ?? DEFAULT_RECENT).map(({ owner, rec, back }) => {
 		const scope = sole === undefined ? owner : undefined;
-		const set: string[] = [];
-		const del: string[] = [];
+		// Counted in full, spelled only as far as shown: one transition may touch thousands of keys.
+		const set: Array<[Section, string[]]> = [];
+		const del: Array<[Section, string[]]> = [];
 		for (const plane of PLANES) {
 			const p = rec.patch[plane];
 			if (p === undefined) continue;
-			for (const key of Object.keys(p)) (p[key] === null ? del : set).push(modelLocator(scope, plane, [key]));
+			for (const key of Object.keys(p)) (p[key] === null ? del : set).push([plane, [key]]);
 		}
 		for (const name of input.roots ?? []) {
 			const p = rec.patch.roots?.[name];
-			if (!isPlainObject(p)) continue;
-			for (const key of Object.keys(p)) (p[key] === null ? del : set).push(modelLocator(scope, ROOTS, [name, key]));
+			if (p === null || typeof p !== "object" || Array.isArray(p)) continue;
+			for (const key of Object.keys(p)) (p[key] === null ? del : set).push([ROOTS, [name, key]]);
 		}
-		const list = (label: string, locs: string[]): string =>
-			locs.length === 0 ? "" : ` ${label} ${locs.slice(0, MAX_RECENT_KEYS).join(", ")}${locs.length > MAX_RECENT_KEYS ? ` +${locs.length - MAX_RECENT_KEYS} more` : ""};`;
+		const list = (label: string, keys: Array<[Section, string[]]>): string =>
+			keys.length === 0
+				? ""
+				: ` ${label} ${keys
+						.slice(0, MAX_RECENT_KEYS)
+						.map(([plane, path]) => modelLocator(scope, plane, path))
+						.join(", ")}${keys.length > MAX_RECENT_KEYS ? ` +${keys.length - MAX_RECENT_KEYS} more` : ""};`;
 		const who = sole === undefined ? `${owner}#${rec.seq}` : `#${rec.seq}`;
 		const body = `${list("set", set)}${list("del", del)}`.replace(/;$/, "");
 		return { text: `- ${who} ${rec.at}${body === "" ? " no change" : body}`, locator: sole === undefined ? `${owner}.patches[${back}]` : `patches[${back}]` };
 	});
 }
 
-/** Assemble the block and apply the budget: recent transitions go first (oldest first), then state detail. */
+/** The line that says the head was shortened, and how to read what it does not show. */
+function shortenedLine(budget: number): string {
+	return `shortened to the ${formatSize(budget)} head budget: a string ending in … is a preview, and a "${MARKER_KEY}" entry counts what its object or array does not show; read_state a value's locator for all of it`;
+}
+
+/**
+ * Assemble the block within the budget. When the whole state does not fit: the skeleton (owner
+ * lines, notices, every non-empty plane as one marker) first, then as many recent transitions as
+ * fit, then state detail — every plane's names before any plane's values (intents, strategy,
+ * tactics, artifacts, lazy; global, cwd, session), then the leftover lengthens previews.
+ */
 function layout(
 	budget: number,
 	owners: readonly Owner[],
 	ownerLines: Map<Owner, string>,
-	trees: PlaneTree[],
+	views: PlaneView[],
 	notices: Map<Owner, string[]>,
 	recent: RecentLine[],
 ): string {
-	const compose = (shownRecent: number, summary: string | undefined, planeLine: (t: PlaneTree) => string): string[] => {
+	const compose = (shownRecent: number, summary: string | undefined, planeText: (v: PlaneView) => string): string[] => {
 		const lines = [HEAD_OPEN];
 		for (const owner of owners) {
 			lines.push(ownerLines.get(owner) as string);
-			for (const t of trees) if (t.owner === owner) lines.push(planeLine(t));
+			for (const v of views) if (v.owner === owner) lines.push(v.prefix + planeText(v));
 			lines.push(...(notices.get(owner) ?? []));
 		}
 		if (recent.length > 0) {
@@ -176,21 +198,30 @@ function layout(
 		lines.push(HEAD_CLOSE);
 		return lines;
 	};
-	const shownLine = (t: PlaneTree): string => t.prefix + planeText(t);
 	const bytes = (lines: string[]): number => lines.reduce((n, l) => n + utf8Bytes(l) + 1, -1);
-	// Plane lines can be megabytes: measure them once, and everything else per candidate layout.
-	const planeBytes = trees.reduce((n, t) => n + utf8Bytes(shownLine(t)), 0);
-	const measure = (shownRecent: number): number => bytes(compose(shownRecent, undefined, () => "")) + planeBytes;
 
-	// Drop recent transitions oldest first; each stays readable through `patches[N]`.
-	for (let shown = recent.length; shown >= 0; shown--) {
-		if (measure(shown) <= budget) return compose(shown, undefined, shownLine).join("\n");
+	// The whole state, when it can fit: presented values are never larger than stored ones, so
+	// only a state within twice the budget is spelled out and measured.
+	const storedTotal = views.reduce((n, v) => n + v.fullBytes, 0);
+	if (storedTotal <= 2 * budget) {
+		const full = new Map(views.map((v) => [v, v.fullText()]));
+		const lines = compose(recent.length, undefined, (v) => full.get(v) as string);
+		if (bytes(lines) <= budget) return lines.join("\n");
 	}
-	// Then elide state: reserve room for the summary line at its largest plausible length.
-	const summaryLine = (s: ElisionStats): string =>
-		`elided ${s.count} value${s.count === 1 ? "" : "s"} (${formatSize(s.bytes)}) to fit the ${formatSize(budget)} head budget; each {"…"} marker names its read_state locator`;
-	const reserve = utf8Bytes(summaryLine({ count: 9_999_999, bytes: 9_999_999_999 })) + 1;
-	const fixed = bytes(compose(0, undefined, (t) => t.prefix));
-	const stats = elide(trees, budget - reserve - fixed);
-	return compose(0, stats.count > 0 ? summaryLine(stats) : undefined, shownLine).join("\n");
+
+	const summary = shortenedLine(budget);
+	const boxes = new Map(views.map((v) => [v, v.box()]));
+	const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
+	// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
+	let shown = recent.length;
+	while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
+	const fixed = bytes(compose(shown, summary, () => ""));
+	const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+	for (const step of ["fillNames", "upgrade"] as const) {
+		for (const v of byRank) {
+			const box = boxes.get(v) as Box;
+			box[step](budget - fixed - planeBytes() + box.bytes());
+		}
+	}
+	return compose(shown, summary, (v) => (boxes.get(v) as Box).text()).join("\n");
 }

@@ -7,8 +7,9 @@ import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
 import { detach, isPlainObject, setOwn } from "../core/json.js";
 import { formatLocator, formatModelLocator, type Locator, parseLocator } from "../core/locator.js";
 import type { Projection } from "../core/query.js";
-import { anchorRefs, checkScopedRefs, presentRefs } from "../core/refs.js";
-import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type Plane, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
+import { anchorRefs, anchorRevealedRefs, checkScopedRefs, checkWrittenRefs, presentRef, presentRefs } from "../core/refs.js";
+import { emptyState } from "../core/state.js";
+import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
 
 const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
 
@@ -59,8 +60,37 @@ function eachSection(patch: PlanePatch, path: string[], f: (value: JsonObject, a
 	return out;
 }
 
+/** A plane patch is a map of entries, never a value: an entry named `$ref` is just an entry. */
+function entryWise(plane: JsonObject, f: (v: Json) => Json): JsonObject {
+	const out: JsonObject = {};
+	for (const key of Object.keys(plane)) setOwn(out, key, f(plane[key] as Json));
+	return out;
+}
+
+/** An owner's current state, loaded only when asked for. */
+export type StateOf = (owner: Owner) => OwnerState | undefined;
+
+/** Whether any object inside `v` has a `$ref` member. */
+function mentionsRef(v: Json): boolean {
+	if (typeof v !== "object" || v === null) return false;
+	if (Array.isArray(v)) return v.some(mentionsRef);
+	return Object.keys(v).some((k) => k === "$ref" || mentionsRef(v[k] as Json));
+}
+
+/**
+ * Refuse malformed references here, in the model's own spelling; the engine checks again
+ * when it stages (canonical spelling). `stateOf` (the owner's current state) lets the refusal
+ * of a dotted spelling of an existing key speak the model's form too; it is loaded only for a
+ * patch that writes a `$ref`, and without it only keys the patch itself writes are known.
+ */
+function checkRefs(owner: Owner, patch: PlanePatch, base: readonly string[], stateOf: StateOf | undefined, spell: (ref: string) => string): void {
+	if (!mentionsRef(patch as JsonObject)) return;
+	const state = stateOf?.(owner) ?? emptyState();
+	checkWrittenRefs({ owner, state, patch: anchorRevealedRefs(owner, state, patch), base, spell });
+}
+
 /** The model's `patch_state` arguments → the canonical patch, or a precise refusal. */
-export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], roots: readonly string[] = []): CanonicalPatch {
+export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], stateOf?: StateOf, roots: readonly string[] = []): CanonicalPatch {
 	checkWanted(wanted);
 	// Detach first: later mutation or getters of the caller's object cannot change what is checked.
 	const value = detach(input, []);
@@ -86,7 +116,9 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], roots
 			fail("invalid_input", `this session has one owner (${owner}): send planes at the top level, e.g. { "tactics": { ... } } instead of { "${ownerKeys[0]}": { "tactics": { ... } } }`, [ownerKeys[0] as string]);
 		}
 		const planes = planesOf(value, [], roots);
-		return { [owner]: eachSection(planes, [], (v) => anchorRefs(v, owner) as JsonObject) };
+		const anchored = eachSection(planes, [], (v) => entryWise(v, (x) => anchorRefs(x, owner)));
+		checkRefs(owner, anchored, [], stateOf, (ref) => presentRef(ref, owner));
+		return { [owner]: anchored };
 	}
 	if (planeKeys.length > 0) {
 		fail("invalid_input", `this session has several owners (${wanted.join(", ")}): wrap planes in an owner, e.g. { "${wanted[0]}": { "${planeKeys[0]}": { ... } } }`, [planeKeys[0] as string]);
@@ -98,9 +130,10 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], roots
 		if (!isPlainObject(planes)) fail("invalid_input", `\`${owner}\` must be an object of planes, e.g. { "${owner}": { "tactics": { ... } } }`, [owner]);
 		const checked = planesOf(planes, [owner], roots);
 		eachSection(checked, [owner], (v, at) => {
-			checkScopedRefs(v, at, wanted);
+			for (const key of Object.keys(v)) checkScopedRefs(v[key] as Json, [...at, key], wanted);
 			return v;
 		});
+		checkRefs(owner, checked, [owner], stateOf, (ref) => ref);
 		out[owner] = checked;
 	}
 	return out;

@@ -23,7 +23,7 @@ export const PROTOCOL_CLOSE = "</state_flow_protocol>";
 
 const OWNER_NOTES: Record<Owner, string> = {
 	global: "Global (the user, every project)",
-	cwd: "CWD (this project directory, shared by every pi session in it)",
+	cwd: "CWD (this project, shared by its pi sessions)",
 	session: "Session (this conversation and its branch)",
 };
 
@@ -53,27 +53,29 @@ export function renderProtocol(opts: ProtocolOptions): string {
 	const lines: string[] = [PROTOCOL_OPEN];
 	lines.push(
 		"State Flow is your durable working memory. Tools: `read_state` reads it, `patch_state` changes it (JSON merge patch: null deletes). " +
-			"<state_flow_head> shows it at the start of each user prompt and stays frozen for that run; your writes are acknowledged in tool results.",
+			"<state_flow_head> shows it before each user prompt, frozen for that run; tool results acknowledge your writes.",
 	);
 	if (scoped) {
 		lines.push(
-			`Owners: ${owners.map((o) => OWNER_NOTES[o]).join("; ")}. ` +
+			`Owners of this session (others are refused): ${owners.map((o) => OWNER_NOTES[o]).join("; ")}. ` +
 				`Every patch key and locator names its owner: ${wrap('{"tactics":{…}}')}, \`${ex}.tactics\`.`,
 		);
 	} else {
-		lines.push(`Owner: ${OWNER_NOTES[ex]}. Patch keys and locators start at the plane.`);
+		lines.push(`Owner: ${OWNER_NOTES[ex]}, the only one of this session. Patch keys and locators start at the plane.`);
 	}
 	lines.push(
 		"Planes:",
-		`- intents: what the user wants: goals, requirements, decisions, status. An intent owns the tactics and lazy entries it references ({"$ref":"${q("tactics.t1")}"}); deleting the intent deletes them.`,
-		"- strategy: the accepted approach, rationale, rejected alternatives.",
+		"- intents: what the user asks for: goals, requirements, decisions, status.",
+		"- strategy: the approach taken, standing rules (they outlive intents), rationale, rejected options.",
 		"- tactics: concrete next steps.",
-		"- artifacts: files and Skills the work depends on or produced, keyed by exact path.",
+		"- artifacts: files and Skills the work uses or produced, keyed by exact path.",
 		"- lazy: large bodies (notes, logs, plans); the head lists only key and size.",
+		`A reference is {"$ref":"${q("tactics.t1")}"} (a read_state locator) alone in its object; quote keys that are not plain names: {"$ref":${JSON.stringify(q('lazy["notes/plan.md"]'))}}. ` +
+			"An intent owns the tactics and lazy entries it references; deleting the intent deletes them.",
 	);
 	if (opts.mode === "active") {
 		lines.push(
-			"When the user asks for something, record it as an intent in the same turn. Keep tactics honest: add steps before you work, " +
+			"When the user asks for something, record it as an intent in the same turn; a plain question needs none. Keep tactics honest: add steps before you work, " +
 				"update or delete them as you go. When an intent is done, delete it (null) or set its status to done. Put long text in lazy.",
 		);
 		if (opts.bootstrap) {
@@ -93,7 +95,7 @@ export function renderProtocol(opts: ProtocolOptions): string {
 		`Read: \`${q('lazy["notes/plan.md"]')}\` returns a lazy body; \`${temporal}\` is the state one transition back; ` +
 			`\`${latest}\` is the latest change; projection "keys" lists keys, "history" lists the changes of a path. ` +
 			"Values elided from the head name the locator to read." +
-			(scoped ? " `effective.tactics` overlays session over cwd over global." : ""),
+			(scoped ? ` \`effective.tactics\` overlays ${[...owners].reverse().join(" over ")}.` : ""),
 		PROTOCOL_CLOSE,
 	);
 	return lines.join("\n");

@@ -3,7 +3,9 @@
  * never echoes the whole state, paths relative to the sole owner for the flat interface, and
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
-import type { Cascade, DanglingRef, Json, Owner, Pointer, StageReport } from "../core/types.js";
+import { setOwn } from "../core/json.js";
+import { presentRef } from "../core/refs.js";
+import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
 import { presentLocator, presentPointer, presentValue } from "./interface.js";
 
@@ -41,8 +43,30 @@ export interface ToolText<D> {
 
 /** Canonical locator (`cwd.tactics.t1`) as the model knows it: relative for a sole owner. */
 function presentCanonicalLocator(locator: string, wanted: readonly Owner[]): string {
-	const sole = wanted.length === 1 ? wanted[0] : undefined;
-	return sole !== undefined && locator.startsWith(`${sole}.`) ? locator.slice(sole.length + 1) : locator;
+	return presentRef(locator, wanted.length === 1 ? wanted[0] : undefined);
+}
+
+/** Longest drop patch spelled out in a result; a longer one is described instead. */
+const MAX_DROP_CHARS = 1200;
+
+/**
+ * The one patch that drops every dangling reference the transition reported, in the model's
+ * form, so deleting an owned target and tidying its intent is two exact calls, never a guess.
+ */
+function dropLine(dangling: readonly DanglingRef[], wanted: readonly Owner[]): string | undefined {
+	const perOwner: Partial<Record<Owner, JsonObject>> = {};
+	for (const d of dangling) if (d.drop !== undefined) setOwn((perOwner[d.owner] ??= {}), d.intent, d.drop);
+	const owners = Object.keys(perOwner) as Owner[];
+	if (owners.length === 0) return undefined;
+	const patch: JsonObject = {};
+	for (const owner of owners) {
+		const intents = presentValue({ intents: perOwner[owner] as JsonObject }, wanted);
+		if (wanted.length === 1) Object.assign(patch, intents);
+		else setOwn(patch, owner, intents);
+	}
+	const text = JSON.stringify(patch);
+	if (text.length <= MAX_DROP_CHARS) return `to drop them: patch_state ${text}`;
+	return `to drop them: resend ${owners.flatMap((o) => Object.keys(perOwner[o] as JsonObject).map((i) => intentLocator(o, i, wanted))).join(", ")} without those refs`;
 }
 
 /** `intents.login` (flat) or `cwd.intents.login` (scoped): where an intent lives, as the model writes it. */
@@ -85,6 +109,7 @@ export function patchResult(input: {
 			"dangling refs (target is gone; update or drop the ref)",
 			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${presentCanonicalLocator(d.ref, wanted)}`),
 		),
+		dropLine(report.danglingRefs, wanted),
 	];
 	for (const line of extra) if (line !== undefined) lines.push(line);
 	lines.push(...notices);

@@ -88,13 +88,15 @@ function basePatchDescription(shape: "flat" | "scoped"): string {
 			return (
 				"Change your State Flow state with a JSON merge patch (RFC 7386): objects merge, null deletes a key, " +
 				"arrays and scalars replace. Top-level keys are planes: intents, strategy, tactics, artifacts, lazy. " +
+				'A ref is {"$ref":"<read_state locator>"} alone in its object; quote keys that are not plain names: {"$ref":"lazy[\\"a/b.md\\"]"}. ' +
 				'Example: {"intents":{"login":{"goal":"fix login","owns":[{"$ref":"tactics.t1"}]}},"tactics":{"t1":"reproduce bug"}}'
 			);
 		case "scoped":
 			return (
 				"Change your State Flow state with a JSON merge patch (RFC 7386): objects merge, null deletes a key, " +
-				"arrays and scalars replace. Top-level keys are owners (only the wanted ones), each holding planes: " +
-				"intents, strategy, tactics, artifacts, lazy. All owners in one call commit atomically. Refs are owner-qualified. " +
+				"arrays and scalars replace. Top-level keys are owners (this session's only, see the protocol), each holding planes: " +
+				"intents, strategy, tactics, artifacts, lazy. All owners in one call commit atomically. " +
+				'A ref is {"$ref":"<read_state locator>"} alone in its object, owner-qualified; quote keys that are not plain names: {"$ref":"cwd.lazy[\\"a/b.md\\"]"}. ' +
 				'Example: {"cwd":{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"cwd.tactics.t1"}]}},"tactics":{"t1":"reproduce bug"}},"session":{"strategy":{"now":"login first"}}}'
 			);
 		default:

@@ -4,23 +4,13 @@
  * written atomically (temp file, fsync, rename) and undone in reverse on failure.
  */
 import { createHash } from "node:crypto";
-import {
-	closeSync,
-	fsyncSync,
-	mkdirSync,
-	openSync,
-	readdirSync,
-	readFileSync,
-	realpathSync,
-	renameSync,
-	rmdirSync,
-	statSync,
-	unlinkSync,
-	writeSync,
-} from "node:fs";
-import { basename, dirname, isAbsolute, resolve, sep } from "node:path";
-import { fail } from "../core/errors.js";
+import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
+import { dirname, isAbsolute, resolve } from "node:path";
+import { fail, isStateError } from "../core/errors.js";
 import type { JsonObject, Owner } from "../core/types.js";
+import { SHARED_DIR_MODE, SHARED_FILE_MODE, atomicWrite, checkContained, ensureDirIn, inside, kindOf, lstatOrUndefined, readFrom, realOrSelf, removeFile, unsafePath } from "./fs-util.js";
+
+export { inside, realOrSelf } from "./fs-util.js";
 
 /** The folders artifact keys are relative to: CWD (and Session) → `cwd`, Global → `agentDir`. */
 export interface ArtifactRoots {
@@ -31,28 +21,6 @@ export interface ArtifactRoots {
 /** The root an owner's artifact keys are relative to. */
 export function ownerRoot(owner: Owner, roots: ArtifactRoots): string {
 	return owner === "global" ? roots.agentDir : roots.cwd;
-}
-
-/** The real path of `path`, or of its nearest existing ancestor joined with the rest. */
-export function realOrSelf(path: string): string {
-	// Resolve symlinks through the nearest existing ancestor, so a new file below a link is judged by the link's target.
-	let p = path;
-	const rest: string[] = [];
-	for (;;) {
-		try {
-			return resolve(realpathSync(p), ...rest);
-		} catch {
-			const parent = dirname(p);
-			if (parent === p) return path;
-			rest.unshift(basename(p));
-			p = parent;
-		}
-	}
-}
-
-/** True when `path` is `root` or below it (both absolute, already resolved). */
-export function inside(path: string, root: string): boolean {
-	return path === root || path.startsWith(root.endsWith(sep) ? root : root + sep);
 }
 
 /** The owner whose territory an absolute path lies in (the most specific root), if any. */
@@ -101,29 +69,39 @@ export function fingerprintOf(abs: string): JsonObject {
 	}
 }
 
-/** The bytes of a regular file, or undefined when there is none. */
+/** The bytes of a regular file, or undefined when there is none (a FIFO or device is never opened for long: O_NONBLOCK). */
 export function readIfFile(abs: string): Buffer | undefined {
+	let fd: number;
 	try {
-		return statSync(abs).isFile() ? readFileSync(abs) : undefined;
+		fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
 	} catch {
 		return undefined;
 	}
-}
-
-/** One planned file effect of a commit. */
-export type FileOp = { op: "write"; abs: string; bytes: Buffer } | { op: "delete"; abs: string; removeEmptyDir: boolean };
-
-/** Write through a temp file, fsync and rename, so pi never discovers a half-written Skill. */
-function atomicWrite(abs: string, bytes: Buffer): void {
-	const tmp = `${abs}.${process.pid}.${Date.now()}.tmp`;
-	const fd = openSync(tmp, "w");
 	try {
-		writeSync(fd, bytes);
-		fsyncSync(fd);
+		return fstatSync(fd).isFile() ? readFrom(fd, 0) : undefined;
+	} catch {
+		return undefined;
 	} finally {
 		closeSync(fd);
 	}
-	renameSync(tmp, abs);
+}
+
+/** One planned file effect of a commit; `root` is the owner's folder the file must stay in (checked again when it runs). */
+export type FileOp = { op: "write"; abs: string; root: string; bytes: Buffer } | { op: "delete"; abs: string; root: string; removeEmptyDir: boolean };
+
+/** Write a Skill file through the one atomic-write primitive, so pi never discovers a half-written Skill. */
+function writeSkill(abs: string, bytes: Buffer): void {
+	atomicWrite(abs, bytes, { mode: SHARED_FILE_MODE });
+}
+
+/**
+ * The folder of a file effect must still lead inside the owner's folder when the effect
+ * runs (a link planted since staging would otherwise send a write or a delete elsewhere).
+ */
+function checkOpFolder(op: FileOp): string {
+	const root = realOrSelf(op.root);
+	checkContained(dirname(op.abs), root, "The Skill folder");
+	return root;
 }
 
 /** Run the file operations in order; on failure undo what ran and rethrow. Returns the undo. */
@@ -141,32 +119,36 @@ export function runFileOps(ops: readonly FileOp[]): () => void {
 	};
 	try {
 		for (const op of ops) {
-			const previous = readIfFile(op.abs);
+			const root = checkOpFolder(op);
+			const st = lstatOrUndefined(op.abs);
+			if (st !== undefined && !st.isFile()) unsafePath(op.abs, kindOf(st), "a regular file");
+			const previous = st?.isFile() ? readIfFile(op.abs) : undefined;
 			if (op.op === "write") {
-				const made = mkdirSync(dirname(op.abs), { recursive: true });
+				const made = ensureDirIn(dirname(op.abs), root, "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
 				if (made !== undefined) undos.push(() => removeEmptyDirs(dirname(op.abs), made));
-				atomicWrite(op.abs, op.bytes);
-				undos.push(() => (previous === undefined ? unlinkSync(op.abs) : atomicWrite(op.abs, previous)));
+				writeSkill(op.abs, op.bytes);
+				undos.push(() => (previous === undefined ? removeFile(op.abs) : writeSkill(op.abs, previous)));
 			} else if (previous !== undefined) {
-				unlinkSync(op.abs);
+				removeFile(op.abs);
 				undos.push(() => {
-					mkdirSync(dirname(op.abs), { recursive: true });
-					atomicWrite(op.abs, previous);
+					ensureDirIn(dirname(op.abs), root, "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
+					writeSkill(op.abs, previous);
 				});
 				if (op.removeEmptyDir) removeEmptyDirs(dirname(op.abs), dirname(op.abs));
 			}
 		}
 	} catch (e) {
 		undoAll();
+		if (isStateError(e) && e.code === "corrupt") throw e;
 		fail("io", `Could not write the compiled Skill files (${e instanceof Error ? e.message : String(e)}); nothing was committed.`, [], e);
 	}
 	return undoAll;
 }
 
-/** Remove `dir` and its parents up to and including `top` while they are empty. */
+/** Remove `dir` and its parents up to and including `top` while they are empty real folders. */
 function removeEmptyDirs(dir: string, top: string): void {
 	for (let d = dir; inside(d, top); d = dirname(d)) {
-		if (readdirSync(d).length > 0) return;
+		if (!lstatOrUndefined(d)?.isDirectory() || readdirSync(d).length > 0) return;
 		rmdirSync(d);
 		if (d === top) return;
 	}

@@ -85,6 +85,8 @@ export function diffValue(current: Json | undefined, desired: Json): Json {
 interface Compiled {
 	abs: string;
 	hash: string;
+	/** The owner's folder the compiled file must stay in. */
+	root: string;
 }
 
 function compiledOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots): Compiled | undefined {
@@ -95,7 +97,7 @@ function compiledOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots)
 	// Recompute the place from the owner's Skill folder: a forged `compiledTo` can never point elsewhere.
 	const m = /^(?:\.pi\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
 	if (!m || to !== skillKey(owner, m[1] as string)) return undefined;
-	return { abs: resolve(ownerRoot(owner, roots), to), hash };
+	return { abs: resolve(ownerRoot(owner, roots), to), hash, root: ownerRoot(owner, roots) };
 }
 
 /** Per-commit planning context: the file operations and the Skill targets already claimed. */
@@ -181,7 +183,7 @@ function removeCompiled(c: Compiled, plan: Plan): boolean {
 	if (bytes === undefined) return false;
 	// Only delete what State Flow wrote: an edited or foreign file stays.
 	if (sha256(bytes) === c.hash) {
-		plan.ops.push({ op: "delete", abs: c.abs, removeEmptyDir: true });
+		plan.ops.push({ op: "delete", abs: c.abs, root: c.root, removeEmptyDir: true });
 		return true;
 	}
 	plan.notes.push(`Left ${c.abs} in place: it changed after State Flow compiled it.`);
@@ -308,7 +310,7 @@ function claimTarget(e: Entry, target: string, bytes: Buffer): void {
 		);
 	if (existsSync(target) && existing === undefined) fail("artifact", `${field}: \`${rel}\` exists and is not a file; move it away first.`, path);
 	e.plan.claimed.set(target, e.key);
-	if (existing === undefined || !existing.equals(bytes)) e.plan.ops.push({ op: "write", abs: target, bytes });
+	if (existing === undefined || !existing.equals(bytes)) e.plan.ops.push({ op: "write", abs: target, root: ownerRoot(e.owner, e.roots), bytes });
 }
 
 /** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */

@@ -4,11 +4,10 @@
  * Writing (only `/state default …`) is atomic (temp + rename), preserves unknown keys and
  * refuses to replace a file it cannot parse, so a hand-edited file is never lost.
  */
-import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fail, messageOf } from "../core/errors.js";
+import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
+import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -77,9 +76,10 @@ export function readConfig(agentDir: string): ConfigRead {
 	const file = configPath(agentDir);
 	let text: string;
 	try {
-		text = readFileSync(file, "utf8");
+		const bytes = readRegular(file);
+		if (bytes === undefined) return { config: {}, problems: [] };
+		text = bytes.toString("utf8");
 	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code === "ENOENT") return { config: {}, problems: [] };
 		return { config: {}, problems: [`cannot read ${file}: ${messageOf(e)}; using defaults.`] };
 	}
 	let raw: unknown;
@@ -143,9 +143,10 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 	let current: Record<string, unknown> = {};
 	let text: string | undefined;
 	try {
-		text = readFileSync(file, "utf8");
+		text = readRegular(file)?.toString("utf8");
 	} catch (e) {
-		if ((e as NodeJS.ErrnoException).code !== "ENOENT") fail("io", `Cannot read ${file}: ${(e as Error).message}.`, [], e);
+		if (isStateError(e)) throw e;
+		fail("io", `Cannot read ${file}: ${messageOf(e)}.`, [], e);
 	}
 	if (text !== undefined) {
 		let parsed: unknown;
@@ -164,13 +165,6 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 		if (value !== undefined) next[key] = value;
 	}
 	// Global files are private to the user (docs/spec.md §8): folders 0700, files 0600.
-	mkdirSync(join(agentDir, "state-flow"), { recursive: true, mode: 0o700 });
-	const temp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-	try {
-		writeFileSync(temp, `${JSON.stringify(next, null, 2)}\n`, { flush: true, mode: 0o600 });
-		renameSync(temp, file);
-	} catch (e) {
-		rmSync(temp, { force: true });
-		fail("io", `Cannot write ${file}: ${(e as Error).message}.`, [], e);
-	}
+	ensureDirIn(join(agentDir, "state-flow"), realOrSelf(agentDir), "The State Flow folder");
+	atomicWrite(file, `${JSON.stringify(next, null, 2)}\n`, { mode: FILE_MODE });
 }

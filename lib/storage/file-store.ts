@@ -1,12 +1,18 @@
 /**
  * One file owner (Global or CWD): an append-only log of transition records plus a
- * checkpoint, read through an in-process cache validated by `stat` (only bytes appended
+ * checkpoint, read through an in-process cache validated by `lstat` (only bytes appended
  * by other processes are read). Write methods (`*Locked`) must run under the owner lock.
- * Damaged files are reported, never rewritten; a torn trailing line is ignored by readers
- * and cut off by the next writer.
+ * The store's folder must lie inside its owner's territory (the project, the agent
+ * directory) and only regular files are opened in it, never through a link.
+ * Damage is reported, never rewritten: a log shorter than this process has read, earlier
+ * bytes that changed, a checkpoint that does not fit the log, a record that fails its
+ * integrity check. Only bytes that cannot be a complete valid record are cut, and only by
+ * a writer that recovered the lock of a writer that died (a crash), never on a guess.
  */
-import { closeSync, constants, existsSync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readFileSync, readSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync } from "node:fs";
 import type { Stats } from "node:fs";
+import { createHash } from "node:crypto";
+import type { Hash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { isStateError } from "../core/errors.js";
 import { commitRecord, historyFrom, newHistory } from "../core/history.js";
@@ -14,8 +20,27 @@ import { planPatch } from "../core/merge.js";
 import { emptyState } from "../core/state.js";
 import type { OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { crashNow, fault, faultDue } from "./fault.js";
-import { checkpointText, damaged, parseCheckpoint, parseRecordLine, recordLine } from "./format.js";
-import { FILE_MODE, atomicReplace, ensureDir, errnoOf, fsyncDir, ioFail, writeAll } from "./fs-util.js";
+import { crashEvidence } from "./lock.js";
+import { checkpointText, damaged, parseCheckpoint, parseLogLine, recordLine } from "./format.js";
+import {
+	FILE_MODE,
+	SHARED_DIR_MODE,
+	SHARED_FILE_MODE,
+	atomicWrite,
+	checkContained,
+	ensureDirIn,
+	fsyncDir,
+	ioFail,
+	isRealDir,
+	kindOf,
+	lstatOrUndefined,
+	openFile,
+	readFrom,
+	readRegular,
+	realOrSelf as realOrSelfOf,
+	unsafePath,
+	writeAll,
+} from "./fs-util.js";
 
 export type FileOwner = "global" | "cwd";
 
@@ -30,7 +55,7 @@ export function compactionSlack(retention: number): number {
 
 export interface FileStoreOptions {
 	owner: FileOwner;
-	/** The owner's folder. */
+	/** The owner's folder: `<base>/.pi/state-flow` (CWD) or `<base>/state-flow/global` (Global). */
 	root: string;
 	retention: number;
 	/** Write a `.gitignore` of `*` when the folder is first created (CWD). */
@@ -42,16 +67,38 @@ interface Cache {
 	ino: number;
 	size: number;
 	mtimeMs: number;
-	/** Bytes of complete lines consumed; bytes past it are a torn or in-flight line. */
+	/** Bytes of complete records consumed; bytes past it are a torn or in-flight line. */
 	offset: number;
+	/** Start of the last complete record and its bytes: re-checked when the log grows. */
+	lastStart: number;
+	lastLine: Buffer;
+	/** SHA-256 of bytes [0, offset): tells an in-place change (same size, new mtime) from a touch. */
+	prefix: Hash;
+	/** The last complete record lacks its newline (a dropped line end): the next append writes it first. */
+	missingNewline: boolean;
 	/** Seq of the checkpoint file on disk (records <= it in the log are skipped). */
 	diskCheckpointSeq: number;
+	/** Some of the files are in the 0.1.0 format: the next writer rewrites them (migration). */
+	legacy: boolean;
 	history: OwnerHistory;
 }
+
+/** What `parseLines` consumed. */
+interface Parsed {
+	records: TransitionRecord[];
+	offset: number;
+	lastStart: number;
+	missingNewline: boolean;
+	legacy: boolean;
+}
+
+const OWNER_NAME: Record<FileOwner, string> = { global: "The Global store folder", cwd: "The CWD store folder" };
 
 export class FileOwnerStore {
 	readonly owner: FileOwner;
 	readonly root: string;
+	/** The owner's territory (real path): the store folder must lie inside it. */
+	readonly base: string;
 	readonly logPath: string;
 	readonly checkpointPath: string;
 	readonly lockPath: string;
@@ -61,10 +108,13 @@ export class FileOwnerStore {
 	private readFd: number | undefined;
 	private writeFd: number | undefined;
 	private fdIno = 0;
+	/** Damage this process saw that the files alone no longer show (they went back): refused until the folder is replaced. */
+	private broken: { error: unknown; rootIno: number } | undefined;
 
 	constructor(opts: FileStoreOptions) {
 		this.owner = opts.owner;
 		this.root = opts.root;
+		this.base = dirname(dirname(opts.root));
 		this.retention = opts.retention;
 		this.gitignore = opts.gitignore;
 		this.logPath = join(opts.root, LOG_FILE);
@@ -74,7 +124,7 @@ export class FileOwnerStore {
 
 	/** True once the owner has been written (its log exists). */
 	exists(): boolean {
-		return existsSync(this.logPath);
+		return lstatOrUndefined(this.logPath) !== undefined;
 	}
 
 	/** Cheap variant for the commit path: the cache already saw the log. */
@@ -86,28 +136,49 @@ export class FileOwnerStore {
 	diskBytes(): number {
 		let n = 0;
 		for (const p of [this.logPath, this.checkpointPath]) {
-			const st = statSync(p, { throwIfNoEntry: false });
+			const st = lstatOrUndefined(p);
 			if (st?.isFile()) n += st.size;
 		}
 		return n;
 	}
 
-	/** Current history; never creates anything. Throws "corrupt"/"io" for damaged stores. */
+	/** Refuse the owner when its folder leads outside its territory, or is not a folder. */
+	checkRoot(): void {
+		checkContained(this.root, realOrSelfOf(this.base), OWNER_NAME[this.owner]);
+		isRealDirOrLink(this.root);
+	}
+
+	/** Current history; never creates anything. Throws "corrupt"/"io" for damaged or unsafe stores. */
 	load(): OwnerHistory {
+		this.checkBroken();
+		this.checkRoot();
 		const st = this.statLog();
 		const c = this.cache;
 		if (st === undefined) {
-			if (c !== undefined && c.ino === 0) return c.history;
+			if (c === undefined) return this.loadWithoutLog();
+			if (c.ino === 0) return c.history;
+			// A removed folder is a deliberate fresh start (`git clean -X`); a log gone from its folder is not.
+			if (lstatOrUndefined(this.root) !== undefined) {
+				this.refuse(this.logPath, `it is gone although this process read ${c.history.seq} transition(s) from it`);
+			}
+			this.reset();
 			return this.loadWithoutLog();
 		}
 		if (c !== undefined && c.ino === st.ino) {
-			if (c.size === st.size && c.mtimeMs === st.mtimeMs) return c.history;
-			if (st.size >= c.offset && this.fdIno === st.ino) {
+			if (st.size < c.offset) {
+				this.refuse(this.logPath, `it is ${st.size} bytes long, shorter than the ${c.offset} bytes of complete records this process already read (records were cut off or removed)`);
+			}
+			if (c.size === st.size && c.mtimeMs === st.mtimeMs) {
+				// Bytes after the last complete record stay explained only while a writer's lock (or crash marker) is there.
+				if (c.size > c.offset) this.checkTorn(c.size, c.offset, st.size);
+				return c.history;
+			}
+			if (this.fdIno === st.ino) {
 				this.readAppended(c, st);
 				return c.history;
 			}
 		}
-		return this.fullLoad();
+		return this.fullLoad(c);
 	}
 
 	/** The cached history without touching the disk (undefined before the first load). */
@@ -115,34 +186,44 @@ export class FileOwnerStore {
 		return this.cache?.history;
 	}
 
-	private statLog(): Stats | undefined {
-		let st: Stats | undefined;
+	/** Damage seen earlier stays until the store folder is replaced (moved aside by `state-flow doctor`, or deleted). */
+	private checkBroken(): void {
+		const b = this.broken;
+		if (b === undefined) return;
+		const st = lstatOrUndefined(this.root);
+		if (st !== undefined && st.ino === b.rootIno) throw b.error;
+		this.broken = undefined;
+		this.reset();
+	}
+
+	/** Report damage that the files may no longer show by themselves, and refuse the owner from now on. */
+	private refuse(file: string, what: string): never {
 		try {
-			st = statSync(this.logPath, { throwIfNoEntry: false });
+			damaged(file, what);
 		} catch (e) {
-			ioFail(this.logPath, "read", e);
+			this.broken = { error: e, rootIno: lstatOrUndefined(this.root)?.ino ?? 0 };
+			this.closeFds();
+			throw e;
 		}
-		if (st !== undefined && !st.isFile()) damaged(this.logPath, "it is not a regular file");
+	}
+
+	private statLog(): Stats | undefined {
+		const st = lstatOrUndefined(this.logPath);
+		if (st !== undefined && !st.isFile()) unsafePath(this.logPath, kindOf(st), "a regular file");
 		return st;
 	}
 
-	private readCheckpoint(): { seq: number; state: OwnerState } {
-		let text: string;
-		try {
-			text = readFileSync(this.checkpointPath, "utf8");
-		} catch (e) {
-			if (errnoOf(e) === "ENOENT") return { seq: 0, state: emptyState() };
-			if (errnoOf(e) === "EISDIR") damaged(this.checkpointPath, "it is not a regular file");
-			ioFail(this.checkpointPath, "read", e);
-		}
-		return parseCheckpoint(text, this.checkpointPath, this.owner);
+	private readCheckpoint(): { seq: number; state: OwnerState; legacy?: boolean } {
+		const bytes = readRegular(this.checkpointPath);
+		if (bytes === undefined) return { seq: 0, state: emptyState() };
+		return parseCheckpoint(bytes.toString("utf8"), this.checkpointPath, this.owner);
 	}
 
 	private loadWithoutLog(): OwnerHistory {
 		const cp = this.readCheckpoint();
 		const history = cp.seq === 0 ? newHistory(this.owner, this.retention) : this.build(cp, []);
 		this.closeFds();
-		this.cache = { ino: 0, size: 0, mtimeMs: 0, offset: 0, diskCheckpointSeq: cp.seq, history };
+		this.cache = { ...emptyCache(), diskCheckpointSeq: cp.seq, legacy: cp.legacy === true, history };
 		return history;
 	}
 
@@ -156,75 +237,156 @@ export class FileOwnerStore {
 	}
 
 	/** Read the log first, then the checkpoint: compaction writes them in the opposite order, so the pair is always consistent. */
-	private fullLoad(): OwnerHistory {
+	private fullLoad(prev: Cache | undefined): OwnerHistory {
 		this.closeFds();
-		let fd: number;
-		try {
-			fd = openSync(this.logPath, "r");
-		} catch (e) {
-			if (errnoOf(e) === "ENOENT") return this.loadWithoutLog();
-			ioFail(this.logPath, "read", e);
-		}
+		const fd = openFile(this.logPath, constants.O_RDONLY);
+		if (fd === undefined) return this.loadWithoutLog();
 		let st: Stats;
 		let buf: Buffer;
 		try {
 			st = fstatSync(fd);
-			buf = Buffer.allocUnsafe(st.size);
-			let got = 0;
-			while (got < st.size) {
-				const n = readSync(fd, buf, got, st.size - got, got);
-				if (n === 0) break;
-				got += n;
-			}
-			buf = buf.subarray(0, got);
+			buf = readFrom(fd, 0, st.size);
 		} catch (e) {
 			closeSync(fd);
 			ioFail(this.logPath, "read", e);
 		}
-		const cp = this.readCheckpoint();
-		const { records, offset } = this.parseLines(buf, 0);
-		const after = records.filter((r) => r.seq > cp.seq);
-		const history = this.build(cp, after);
+		let history: OwnerHistory;
+		let parsed: Parsed;
+		let cp: { seq: number; state: OwnerState; legacy?: boolean };
+		try {
+			cp = this.readCheckpoint();
+			parsed = this.parseLines(buf, 0);
+			this.checkTorn(buf.length, parsed.offset, st.size);
+			history = this.build(cp, this.afterCheckpoint(parsed.records, cp.seq));
+		} catch (e) {
+			closeSync(fd);
+			throw e;
+		}
+		if (prev !== undefined && prev.ino !== 0) this.checkNotBehind(prev.history, history);
 		this.readFd = fd;
 		this.fdIno = st.ino;
-		this.cache = { ino: st.ino, size: buf.length, mtimeMs: st.mtimeMs, offset, diskCheckpointSeq: cp.seq, history };
+		const prefix = createHash("sha256").update(buf.subarray(0, parsed.offset));
+		this.cache = {
+			ino: st.ino,
+			size: buf.length,
+			mtimeMs: st.mtimeMs,
+			offset: parsed.offset,
+			lastStart: parsed.lastStart,
+			lastLine: Buffer.from(buf.subarray(parsed.lastStart, parsed.offset)),
+			prefix,
+			missingNewline: parsed.missingNewline,
+			diskCheckpointSeq: cp.seq,
+			legacy: parsed.legacy || cp.legacy === true,
+			history,
+		};
 		return history;
 	}
 
-	/** Parse complete lines of `buf`; `base` is the file offset of buf[0]. */
-	private parseLines(buf: Buffer, base: number): { records: TransitionRecord[]; offset: number } {
+	/** The log's records after the checkpoint; the log must reach the checkpoint and continue without gaps. */
+	private afterCheckpoint(records: TransitionRecord[], cpSeq: number): TransitionRecord[] {
+		records.forEach((r, i) => {
+			if (i > 0 && r.seq !== records[i - 1]!.seq + 1) damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${records[i - 1]!.seq + 1} was expected`);
+		});
+		const last = records[records.length - 1];
+		if (last !== undefined && last.seq < cpSeq) {
+			damaged(this.logPath, `its last record has seq ${last.seq}, behind checkpoint \`${this.checkpointPath}\` at seq ${cpSeq} (the checkpoint does not match the log)`);
+		}
+		if (records.length > 0 && records[0]!.seq > cpSeq + 1) {
+			damaged(this.logPath, `its first record has seq ${records[0]!.seq} but checkpoint \`${this.checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`);
+		}
+		return records.filter((r) => r.seq > cpSeq);
+	}
+
+	/** A history re-read from the files must not lose what this process already saw. */
+	private checkNotBehind(seen: OwnerHistory, now: OwnerHistory): void {
+		if (now.seq < seen.seq) this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
+		const last = seen.tail[seen.tail.length - 1];
+		const same = last === undefined ? undefined : now.tail.find((r) => r.seq === last.seq);
+		if (last !== undefined && same !== undefined && same.id !== last.id) {
+			this.refuse(this.logPath, `seq ${last.seq} now holds transition \`${same.id}\`, but this process read \`${last.id}\` there (the store was replaced)`);
+		}
+	}
+
+	/**
+	 * Bytes after the last complete record are a writer's line in flight, or what a crashed
+	 * writer left: either way its lock file is there. Without one they are damage (a record
+	 * cut short by a truncation), unless the log grew meanwhile (the writer just finished).
+	 */
+	private checkTorn(size: number, offset: number, statSize: number): void {
+		if (size === offset) return;
+		if (lstatOrUndefined(this.lockPath) !== undefined) return;
+		const now = lstatOrUndefined(this.logPath);
+		if (now !== undefined && (now.size !== statSize || crashEvidence(this.lockPath, now.mtimeMs))) return;
+		damaged(
+			this.logPath,
+			`it ends in ${size - offset} byte(s) after its last complete record that are not a complete record, and no writer holds or left its lock: the file was cut short (a transition may be lost) or the machine lost power during a write. \`state-flow doctor --cut-torn ${this.owner}\` cuts those bytes if you know pi crashed`,
+		);
+	}
+
+	/**
+	 * Parse complete records of `buf`; `base` is the file offset of buf[0]. The bytes after
+	 * the last newline are a record only when they are one complete, valid record (a dropped
+	 * line end); otherwise they are a line in flight or torn, and stay unread.
+	 */
+	private parseLines(buf: Buffer, base: number): Parsed {
 		const records: TransitionRecord[] = [];
 		let start = 0;
+		let lastStart = 0;
+		let legacy = false;
+		const take = (text: string, at: number) => {
+			const { record, legacy: old } = parseLogLine(text, this.logPath, `the record at byte ${base + at}`);
+			if (!record.owners.includes(this.owner)) damaged(this.logPath, `the record at byte ${base + at} belongs to owners ${record.owners.join(", ")}`);
+			records.push(record);
+			legacy ||= old;
+			lastStart = at;
+		};
 		for (;;) {
 			const nl = buf.indexOf(10, start);
 			if (nl < 0) break;
-			const text = buf.toString("utf8", start, nl);
-			const rec = parseRecordLine(text, this.logPath, `the record at byte ${base + start}`);
-			if (!rec.owners.includes(this.owner)) damaged(this.logPath, `the record at byte ${base + start} belongs to owners ${rec.owners.join(", ")}`);
-			records.push(rec);
+			take(buf.toString("utf8", start, nl), start);
 			start = nl + 1;
 		}
-		return { records, offset: base + start };
+		if (start < buf.length && buf[buf.length - 1] === 0x7d /* } */ && completeJson(buf.toString("utf8", start))) {
+			take(buf.toString("utf8", start), start);
+			return { records, offset: base + buf.length, lastStart: base + lastStart, missingNewline: true, legacy };
+		}
+		return { records, offset: base + start, lastStart: base + (records.length > 0 ? lastStart : start), missingNewline: false, legacy };
 	}
 
-	/** Apply only what another process appended since the cached offset. O(appended bytes). */
+	/**
+	 * Apply only what another process appended since the cached offset: O(appended bytes)
+	 * plus the last record this process read, which is checked to be unchanged. The same
+	 * size with a new mtime is a change in place: the bytes already read are verified.
+	 */
 	private readAppended(c: Cache, st: Stats): void {
-		const len = st.size - c.offset;
-		const buf = Buffer.allocUnsafe(len);
-		let got = 0;
+		const fd = this.readFd as number;
+		let buf: Buffer;
 		try {
-			while (got < len) {
-				const n = readSync(this.readFd as number, buf, got, len - got, c.offset + got);
-				if (n === 0) break;
-				got += n;
+			if (st.size === c.size) {
+				if (createHash("sha256").update(readFrom(fd, 0, c.offset)).digest("hex") !== c.prefix.copy().digest("hex")) {
+					this.refuse(this.logPath, "bytes this process already read were changed in place (same size, new content)");
+				}
+				// Without torn bytes nothing else can have changed; with them, a repair plus an append may keep the size.
+				if (c.size === c.offset) {
+					c.mtimeMs = st.mtimeMs;
+					return;
+				}
 			}
+			buf = readFrom(fd, c.lastStart, st.size);
 		} catch (e) {
+			if (isStateError(e)) throw e;
 			ioFail(this.logPath, "read", e);
 		}
-		const { records, offset } = this.parseLines(buf.subarray(0, got), c.offset);
+		const seen = c.offset - c.lastStart;
+		if (!buf.subarray(0, seen).equals(c.lastLine)) this.refuse(this.logPath, `the record at byte ${c.lastStart}, which this process already read, was changed`);
+		let from = seen;
+		// The line end a dropped-newline repair (or the writer of an in-flight line) wrote after the last record.
+		if (c.missingNewline && buf[from] === 10) from++;
+		const appended = buf.subarray(from);
+		const parsed = this.parseLines(appended, c.offset + (from - seen));
 		const h = c.history;
 		try {
-			for (const r of records) {
+			for (const r of parsed.records) {
 				if (r.seq !== h.seq + 1) damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${h.seq + 1} was expected`);
 				applyDurable(h, r);
 			}
@@ -233,49 +395,75 @@ export class FileOwnerStore {
 			this.reset();
 			throw e;
 		}
-		c.offset = offset;
+		const old = c.lastStart;
+		c.prefix.update(buf.subarray(seen, parsed.offset - old));
+		if (parsed.records.length > 0) {
+			c.lastStart = parsed.lastStart;
+			c.lastLine = Buffer.from(buf.subarray(parsed.lastStart - old, parsed.offset - old));
+			c.missingNewline = parsed.missingNewline;
+		} else if (from > seen) c.missingNewline = false;
+		c.offset = parsed.offset;
 		c.size = st.size;
 		c.mtimeMs = st.mtimeMs;
+		this.checkTorn(old + buf.length, c.offset, st.size);
 	}
 
-	/** Under the lock: catch up, cut a torn trailing line left by a crashed writer. */
-	catchUpLocked(): OwnerHistory {
+	/**
+	 * Under the lock: catch up; cut bytes after the last complete record only when this
+	 * lock was recovered from a writer that died (`recoveredCrash`), which is what leaves
+	 * them; migrate 0.1.0 files to the current format.
+	 */
+	catchUpLocked(recoveredCrash = false): OwnerHistory {
 		const h = this.load();
 		const c = this.cache as Cache;
 		if (c.ino !== 0 && c.size > c.offset) {
-			const fd = this.openWrite();
-			try {
-				ftruncateSync(fd, c.offset);
-				fsyncSync(fd);
-			} catch (e) {
-				ioFail(this.logPath, "repair the torn last record of", e);
+			if (!recoveredCrash && !crashEvidence(this.lockPath, c.mtimeMs)) {
+				damaged(
+					this.logPath,
+					`it ends in ${c.size - c.offset} byte(s) after its last complete record that are not a complete record, and no crashed writer left them: the file was cut short (a transition may be lost) or the machine lost power during a write. \`state-flow doctor --cut-torn ${this.owner}\` cuts those bytes if you know pi crashed`,
+				);
 			}
-			this.refreshStat(fd);
+			this.cutTornLocked();
 		}
+		if (c.legacy) this.rewriteLocked(h);
 		return h;
+	}
+
+	/** Under the lock: cut the bytes after the last complete record (they cannot be a complete valid record). */
+	cutTornLocked(): void {
+		const c = this.cache as Cache;
+		const fd = this.openWrite();
+		try {
+			ftruncateSync(fd, c.offset);
+			fsyncSync(fd);
+		} catch (e) {
+			ioFail(this.logPath, "repair the torn last record of", e);
+		}
+		this.refreshStat(fd);
+	}
+
+	/** Bytes after the last complete record of the log (0 when it ends in a whole record). Reads the cache: call `load()` first. */
+	tornBytes(): number {
+		const c = this.cache;
+		return c === undefined || c.ino === 0 ? 0 : c.size - c.offset;
 	}
 
 	/** Create the owner's folder (and `.gitignore`) on the first write. */
 	ensureRoot(): void {
-		if (existsSync(this.root)) return;
-		if (this.gitignore) ensureDirPlain(dirname(this.root));
-		ensureDir(this.root);
-		if (this.gitignore) {
-			const path = join(this.root, ".gitignore");
-			const tmp = `${path}.tmp-${process.pid}`;
-			writeFileSync(tmp, "# State Flow's local store: never commit it by accident.\n*\n", { mode: 0o644 });
-			renameSync(tmp, path);
-		}
+		this.checkRoot();
+		if (isRealDirOrLink(this.root)) return;
+		const base = realOrSelfOf(this.base);
+		if (this.gitignore) ensureDirIn(dirname(this.root), base, OWNER_NAME[this.owner], SHARED_DIR_MODE, SHARED_DIR_MODE);
+		ensureDirIn(this.root, base, OWNER_NAME[this.owner]);
+		if (this.gitignore) atomicWrite(join(this.root, ".gitignore"), "# State Flow's local store: never commit it by accident.\n*\n", { mode: SHARED_FILE_MODE });
 	}
 
 	private openWrite(): number {
 		if (this.writeFd !== undefined) return this.writeFd;
-		try {
-			this.writeFd = openSync(this.logPath, constants.O_WRONLY | constants.O_APPEND);
-		} catch (e) {
-			ioFail(this.logPath, "open for writing", e);
-		}
-		return this.writeFd;
+		const fd = openFile(this.logPath, constants.O_WRONLY | constants.O_APPEND);
+		if (fd === undefined) ioFail(this.logPath, "open for writing", { code: "ENOENT" });
+		this.writeFd = fd;
+		return fd;
 	}
 
 	private refreshStat(fd: number): void {
@@ -288,21 +476,21 @@ export class FileOwnerStore {
 
 	/** Create the log on the first write (under the lock): the folder must exist. */
 	private createLog(): void {
-		let fd: number;
+		const fd = openFile(this.logPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, FILE_MODE) as number;
 		try {
-			fd = openSync(this.logPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, FILE_MODE);
 			fsyncDir(this.root);
 		} catch (e) {
+			closeSync(fd);
 			ioFail(this.logPath, "create", e);
 		}
 		const st = fstatSync(fd);
 		const prev = this.cache;
 		this.closeFds();
 		this.writeFd = fd;
-		this.readFd = openSync(this.logPath, "r");
+		this.readFd = openFile(this.logPath, constants.O_RDONLY);
 		this.fdIno = st.ino;
 		const history = prev?.history ?? newHistory(this.owner, this.retention);
-		this.cache = { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, offset: st.size, diskCheckpointSeq: prev?.diskCheckpointSeq ?? 0, history };
+		this.cache = { ...emptyCache(), ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, offset: st.size, diskCheckpointSeq: prev?.diskCheckpointSeq ?? 0, legacy: prev?.legacy ?? false, history };
 	}
 
 	/**
@@ -313,7 +501,8 @@ export class FileOwnerStore {
 		if (this.cache === undefined || this.cache.ino === 0) this.createLog();
 		const c = this.cache as Cache;
 		const fd = this.openWrite();
-		const buf = Buffer.from(`${recordLine(record)}\n`);
+		const line = Buffer.from(`${recordLine(record)}\n`);
+		const buf = c.missingNewline ? Buffer.concat([NEWLINE, line]) : line;
 		if (faultDue("mid-append")) {
 			writeAll(fd, buf.subarray(0, buf.length >> 1));
 			crashNow();
@@ -326,10 +515,14 @@ export class FileOwnerStore {
 			try {
 				ftruncateSync(fd, c.offset);
 			} catch {
-				// The next writer cuts any torn remainder.
+				// What stays is refused as a cut-short record until `state-flow doctor` cuts it.
 			}
 			ioFail(this.logPath, "append to", e);
 		}
+		c.prefix.update(buf);
+		c.lastStart = c.offset + buf.length - line.length;
+		c.lastLine = line;
+		c.missingNewline = false;
 		this.refreshStat(fd);
 	}
 
@@ -343,17 +536,36 @@ export class FileOwnerStore {
 		if (c === undefined || c.ino === 0) return false;
 		const h = c.history;
 		if (h.seq - c.diskCheckpointSeq <= this.retention + compactionSlack(this.retention)) return false;
-		atomicReplace(this.checkpointPath, checkpointText(this.owner, h.checkpointSeq, h.checkpoint));
+		this.rewriteLocked(h);
+		return true;
+	}
+
+	/** Under the lock: write checkpoint then log from the history, in the current format (compaction and migration). */
+	private rewriteLocked(h: OwnerHistory): void {
+		atomicWrite(this.checkpointPath, checkpointText(this.owner, h.checkpointSeq, h.checkpoint));
 		fault("mid-compaction");
-		const lines = h.tail.map((r) => `${recordLine(r)}\n`).join("");
-		atomicReplace(this.logPath, lines, "mid-compaction-log");
+		const lines = h.tail.map((r) => `${recordLine(r)}\n`);
+		const bytes = Buffer.from(lines.join(""));
+		atomicWrite(this.logPath, bytes, { midFault: "mid-compaction-log" });
 		this.closeFds();
-		const fd = openSync(this.logPath, "r");
+		const fd = openFile(this.logPath, constants.O_RDONLY) as number;
 		const st = fstatSync(fd);
 		this.readFd = fd;
 		this.fdIno = st.ino;
-		this.cache = { ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, offset: st.size, diskCheckpointSeq: h.checkpointSeq, history: h };
-		return true;
+		const last = Buffer.from(lines[lines.length - 1] ?? "");
+		this.cache = {
+			ino: st.ino,
+			size: st.size,
+			mtimeMs: st.mtimeMs,
+			offset: st.size,
+			lastStart: st.size - last.length,
+			lastLine: last,
+			prefix: createHash("sha256").update(bytes),
+			missingNewline: false,
+			diskCheckpointSeq: h.checkpointSeq,
+			legacy: false,
+			history: h,
+		};
 	}
 
 	/** Drop the cache and file handles (tests, and after an unexpected error). */
@@ -378,13 +590,29 @@ export class FileOwnerStore {
 	}
 }
 
-/** Create pi's own `.pi` folder with ordinary permissions if missing; only our folder is private. */
-function ensureDirPlain(dir: string): void {
+const NEWLINE = Buffer.from("\n");
+
+function emptyCache(): Omit<Cache, "history" | "diskCheckpointSeq" | "legacy"> {
+	return { ino: 0, size: 0, mtimeMs: 0, offset: 0, lastStart: 0, lastLine: Buffer.alloc(0), prefix: createHash("sha256"), missingNewline: false };
+}
+
+/** True when `text` is one complete JSON value (a record whose line end was dropped), not a line cut short. */
+function completeJson(text: string): boolean {
 	try {
-		mkdirSync(dir, { recursive: true, mode: 0o755 });
-	} catch (e) {
-		ioFail(dir, "create the folder", e);
+		JSON.parse(text);
+		return true;
+	} catch {
+		return false;
 	}
+}
+
+/** True when `dir` is a folder (a link to one is judged by `checkContained`); false when absent; refused otherwise. */
+function isRealDirOrLink(dir: string): boolean {
+	const st = lstatOrUndefined(dir);
+	if (st === undefined) return false;
+	if (st.isSymbolicLink()) return isRealDir(realOrSelfOf(dir));
+	if (!st.isDirectory()) unsafePath(dir, kindOf(st), "a folder");
+	return true;
 }
 
 /** Apply a record already durable on disk to an in-memory history, keeping `bytes` O(patch). */

@@ -1,8 +1,13 @@
 /**
- * On-disk shapes of the file stores and the journal, with their format version and ajv
- * validation. Schemas are compiled once; record validation checks the envelope only
- * (field types, seq, owners), so catching up on appended records stays O(record).
+ * On-disk shapes of the file stores and the journal, with their format version, integrity
+ * check and ajv validation. Every record, checkpoint and journal of format 2 carries `sum`:
+ * the first 64 bits of the SHA-256 of its own JSON text without `sum`, so any changed byte
+ * of a stored value is detected (or did not change the value). Format 1 (State Flow 0.1.0)
+ * is read as it is and rewritten as format 2 by the first writer. Schemas are compiled once;
+ * record validation checks the envelope and the plane names of `patch`/`undo`, so catching
+ * up on appended records stays O(record).
  */
+import { createHash } from "node:crypto";
 import AjvModule from "ajv";
 import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
@@ -10,7 +15,11 @@ import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
 
 /** Version written into every record line, checkpoint and journal. */
-export const FORMAT_VERSION = 1;
+export const FORMAT_VERSION = 2;
+/** Format of State Flow 0.1.0: no `sum`; still read, rewritten as FORMAT_VERSION by the next writer. */
+export const LEGACY_VERSION = 1;
+const VERSIONS = [LEGACY_VERSION, FORMAT_VERSION];
+const SUM = { type: "string", pattern: "^[0-9a-f]{16}$" } as const;
 
 const Ajv = AjvModule.default;
 const ajv = new Ajv({ allErrors: false, strict: true });
@@ -21,14 +30,17 @@ const provenance = {
 	required: ["kind"],
 	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
 } as const;
+/** A merge patch per plane: only known plane names, each an object of entries. */
+const planePatch = { type: "object", propertyNames: { enum: [...PLANES] }, additionalProperties: obj } as const;
 const recordProps = {
-	v: { const: FORMAT_VERSION },
+	v: { enum: VERSIONS },
+	sum: SUM,
 	id: { type: "string", minLength: 1 },
 	at: { type: "string" },
 	seq: { type: "integer", minimum: 1 },
 	by: provenance,
-	patch: obj,
-	undo: obj,
+	patch: planePatch,
+	undo: planePatch,
 	cascades: { type: "array", items: obj },
 	owners: { type: "array", minItems: 1, items: { enum: [...OWNERS] } },
 } as const;
@@ -50,7 +62,8 @@ const checkpointSchema = {
 	required: ["format", "v", "owner", "seq", "state"],
 	properties: {
 		format: { const: "state-flow/checkpoint" },
-		v: { const: FORMAT_VERSION },
+		v: { enum: VERSIONS },
+		sum: SUM,
 		owner: { enum: [...OWNERS] },
 		seq: { type: "integer", minimum: 0 },
 		state: stateSchema,
@@ -62,7 +75,8 @@ const journalSchema = {
 	required: ["format", "v", "id", "parts"],
 	properties: {
 		format: { const: "state-flow/journal" },
-		v: { const: FORMAT_VERSION },
+		v: { enum: VERSIONS },
+		sum: SUM,
 		id: { type: "string", minLength: 1 },
 		parts: {
 			type: "array",
@@ -126,7 +140,7 @@ function checkVersion(file: string, value: unknown, where: string): void {
 	if (typeof v === "number" && v > FORMAT_VERSION) {
 		fail(
 			"corrupt",
-			`State store file \`${file}\` uses format version ${v} (${where}), newer than this State Flow (version ${FORMAT_VERSION}). It was left unchanged. Update the State Flow package to read it.`,
+			`State store file \`${file}\` uses format version ${v} (${where}), newer than this State Flow (version ${FORMAT_VERSION}). It was left unchanged. Update the State Flow package to read it; if no newer State Flow wrote it, it is damaged: run \`state-flow doctor\`.`,
 		);
 	}
 }
@@ -136,9 +150,29 @@ function firstError(errors: ValidateFunction["errors"]): string {
 	return e ? `\`${e.instancePath || "/"}\` ${e.message ?? "is invalid"}` : "invalid shape";
 }
 
-/** A record as stored data: the record plus the format version. */
-export function recordValue(record: TransitionRecord): TransitionRecord & { v: number } {
-	return { v: FORMAT_VERSION, ...record };
+/** The integrity check of a stored value: SHA-256 of its JSON text without `sum`, first 64 bits. */
+export function sumOf(value: object): string {
+	return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+}
+
+/** `value` with its integrity check as the last key. */
+function sealed<T extends object>(value: T): T & { sum: string } {
+	return { ...value, sum: sumOf(value) };
+}
+
+/**
+ * Check the integrity of a parsed value of format 2 (format 1 has none). A value whose
+ * JSON text was changed anywhere either parses to the same value (harmless) or fails here.
+ */
+function checkSum(value: { v?: unknown; sum?: unknown }, file: string, where: string, report: (file: string, what: string) => never): void {
+	if (value.v !== FORMAT_VERSION) return;
+	const { sum, ...rest } = value;
+	if (typeof sum !== "string" || sumOf(rest) !== sum) report(file, `${where} fails its integrity check (its bytes were changed after it was written)`);
+}
+
+/** A record as stored data: the record plus the format version and its integrity check. */
+export function recordValue(record: TransitionRecord): TransitionRecord & { v: number; sum: string } {
+	return sealed({ v: FORMAT_VERSION, ...withoutVersion(record as TransitionRecord & { v?: number }) });
 }
 
 /** Serialise a record as one log line (without the newline). O(size of the record). */
@@ -146,15 +180,27 @@ export function recordLine(record: TransitionRecord): string {
 	return JSON.stringify(recordValue(record));
 }
 
+/** A parsed log line: the record, and whether it was written in the 0.1.0 format. */
+export interface ParsedRecord {
+	record: TransitionRecord;
+	legacy: boolean;
+}
+
 /** Parse and validate one complete log line; `where` names the line for messages. */
-export function parseRecordLine(text: string, file: string, where: string): TransitionRecord {
+export function parseLogLine(text: string, file: string, where: string): ParsedRecord {
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
 	} catch {
 		damaged(file, `${where} is not valid JSON`);
 	}
-	return checkRecord(value, file, where);
+	const record = checkRecord(value, file, where);
+	return { record, legacy: versionOf(value) === LEGACY_VERSION };
+}
+
+/** Parse and validate one complete log line; `where` names the line for messages. */
+export function parseRecordLine(text: string, file: string, where: string): TransitionRecord {
+	return parseLogLine(text, file, where).record;
 }
 
 /** Validate a record value that was stored as data (a Session entry); `report` says what damage means where it lives. */
@@ -162,15 +208,16 @@ export function checkRecord(value: unknown, file: string, where: string, report:
 	checkVersion(file, value, where);
 	const recordOk = validateRecord();
 	if (!recordOk(value)) report(file, `${where} is not a transition record (${firstError(recordOk.errors)})`);
+	checkSum(value as { v: number }, file, where, report);
 	return withoutVersion(value as TransitionRecord & { v: number });
 }
 
 /** Serialise a checkpoint file body. */
 export function checkpointText(owner: Owner, seq: number, state: OwnerState): string {
-	return JSON.stringify({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state });
+	return JSON.stringify(sealed({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state }));
 }
 
-/** Parse a whole-file JSON document, check its version and shape; `report` says what damage means for it. */
+/** Parse a whole-file JSON document, check its version, shape and integrity; `report` says what damage means for it. */
 function parseDocument(text: string, file: string, what: string, validate: () => ValidateFunction<unknown>, report: (file: string, what: string) => never): unknown {
 	let value: unknown;
 	try {
@@ -181,24 +228,27 @@ function parseDocument(text: string, file: string, what: string, validate: () =>
 	checkVersion(file, value, what);
 	const ok = validate();
 	if (!ok(value)) report(file, `${what} has an invalid shape (${firstError(ok.errors)})`);
+	checkSum(value as { v: number }, file, what, report);
 	return value;
 }
 
-/** Parse and validate a checkpoint file body. */
-export function parseCheckpoint(text: string, file: string, owner: Owner): { seq: number; state: OwnerState } {
-	const cp = parseDocument(text, file, "the checkpoint", validateCheckpoint, damaged) as { owner: Owner; seq: number; state: OwnerState };
+/** Parse and validate a checkpoint file body; `legacy` when it was written by State Flow 0.1.0. */
+export function parseCheckpoint(text: string, file: string, owner: Owner): { seq: number; state: OwnerState; legacy?: boolean } {
+	const cp = parseDocument(text, file, "the checkpoint", validateCheckpoint, damaged) as { owner: Owner; seq: number; state: OwnerState; v: number };
 	if (cp.owner !== owner) damaged(file, `the checkpoint belongs to owner \`${cp.owner}\`, not \`${owner}\``);
-	return { seq: cp.seq, state: cp.state };
+	return cp.v === LEGACY_VERSION ? { seq: cp.seq, state: cp.state, legacy: true } : { seq: cp.seq, state: cp.state };
 }
 
 /** Serialise a journal. */
 export function journalText(journal: Journal): string {
-	return JSON.stringify({
-		format: "state-flow/journal",
-		v: FORMAT_VERSION,
-		id: journal.id,
-		parts: journal.parts.map((p) => ({ ...p, record: { v: FORMAT_VERSION, ...p.record } })),
-	});
+	return JSON.stringify(
+		sealed({
+			format: "state-flow/journal",
+			v: FORMAT_VERSION,
+			id: journal.id,
+			parts: journal.parts.map((p) => ({ ...p, record: recordValue(p.record) })),
+		}),
+	);
 }
 
 /** What to tell the user about a damaged journal: it blocks the stores of its agent directory. */
@@ -213,10 +263,10 @@ function damagedJournal(file: string, what: string): never {
 export function parseJournal(text: string, file: string): Journal {
 	// The schema validates every part's record (its envelope and `v`) too.
 	const j = parseDocument(text, file, "the journal", validateJournal, damagedJournal) as { id: string; parts: (JournalPart & { record: TransitionRecord & { v?: number } })[] };
-	return { id: j.id, parts: j.parts.map((p) => ({ ...p, record: withoutVersion(p.record) })) };
+	return { id: j.id, parts: j.parts.map((p, i) => ({ ...p, record: checkRecord(p.record, file, `part ${i} of the journal`, damagedJournal) })) };
 }
 
-function withoutVersion(value: TransitionRecord & { v?: number }): TransitionRecord {
-	const { v: _v, ...record } = value;
+function withoutVersion(value: TransitionRecord & { v?: number; sum?: string }): TransitionRecord {
+	const { v: _v, sum: _sum, ...record } = value;
 	return record;
 }

@@ -4,13 +4,13 @@
  * fsync) before any owner changes. Pending journals are listed through a cache validated
  * by one `stat` of the folder, so the common "nothing pending" check is nearly free.
  */
-import { readFileSync, readdirSync, statSync, unlinkSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fault } from "./fault.js";
 import { journalText, parseJournal } from "./format.js";
 import type { Journal } from "./format.js";
-import { atomicReplace, ensureDir, errnoOf, ioFail } from "./fs-util.js";
+import { atomicWrite, checkContained, ensureDirIn, ioFail, isRealDir, readRegular, realOrSelf, removeFile } from "./fs-util.js";
 
 const SUFFIX = ".json";
 /**
@@ -26,7 +26,15 @@ export class JournalDir {
 	private listedAt = 0;
 	private byName = new Map<string, Journal>();
 
+	/** `dir` is `<agentDir>/state-flow/journal`: it must lie inside the agent directory. */
 	constructor(readonly dir: string) {}
+
+	/** The folder must lead inside the agent directory and be a folder (checked whenever it is listed). */
+	private checkDir(): void {
+		checkContained(this.dir, realOrSelf(dirname(dirname(this.dir))), "The journal folder");
+		const st = statSync(this.dir, { throwIfNoEntry: false });
+		if (st !== undefined && !st.isDirectory()) isRealDir(this.dir);
+	}
 
 	/** Path of a transition's journal file. */
 	pathOf(id: string): string {
@@ -35,18 +43,15 @@ export class JournalDir {
 
 	/** Make the journal durable: after this returns, the transition is committed. */
 	write(journal: Journal): void {
-		ensureDir(this.dir);
-		atomicReplace(this.pathOf(journal.id), journalText(journal), "mid-journal");
+		ensureDirIn(this.dir, realOrSelf(dirname(dirname(this.dir))), "The journal folder");
+		atomicWrite(this.pathOf(journal.id), journalText(journal), { midFault: "mid-journal" });
 		fault("after-journal");
 	}
 
 	/** Remove a fully applied journal. A lost unlink only means an idempotent roll-forward later. */
 	remove(id: string): void {
-		try {
-			unlinkSync(this.pathOf(id));
-		} catch (e) {
-			if (errnoOf(e) !== "ENOENT") ioFail(this.pathOf(id), "remove", e);
-		}
+		this.checkDir();
+		removeFile(this.pathOf(id));
 		this.byName.delete(`${id}${SUFFIX}`);
 	}
 
@@ -65,6 +70,7 @@ export class JournalDir {
 		}
 		const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
 		if (stamp === this.stamp && this.listedAt - st.mtimeMs > RACY_MS) return [...this.byName.values()];
+		this.checkDir();
 		const listedAt = Date.now();
 		let names: string[];
 		try {
@@ -80,14 +86,9 @@ export class JournalDir {
 				continue;
 			}
 			const path = join(this.dir, name);
-			let text: string;
-			try {
-				text = readFileSync(path, "utf8");
-			} catch (e) {
-				if (errnoOf(e) === "ENOENT") continue; // removed by its writer meanwhile
-				ioFail(path, "read", e);
-			}
-			next.set(name, parseJournal(text, path));
+			const bytes = readRegular(path);
+			if (bytes === undefined) continue; // removed by its writer meanwhile
+			next.set(name, parseJournal(bytes.toString("utf8"), path));
 		}
 		this.byName = next;
 		this.stamp = stamp;

@@ -1,99 +1,39 @@
 /**
- * Cross-process write lock. Each process keeps one holder file per lock,
- * `<lock>.holders/<token>`, holding `{pid, host, ns, boot, token, startedAt}`, and takes the
- * lock with `link(holder, lock)`: the lock appears complete or not at all (EEXIST = held).
- * Release unlinks the lock only while it is still our holder's inode. A holder that died is
- * detected (same host: its pid is gone or it ran before this boot; other hosts: age) and its
- * lock is broken under a second `O_EXCL` lock. Where `link()` is refused, the lock file is
- * created with `O_CREAT|O_EXCL` and then written (git's `index.lock` pattern).
+ * Cross-process write lock: acquisition, release and breaking. Each process keeps one
+ * holder file per lock (`lock-holder.ts`) and takes the lock with `link(holder, lock)`: the
+ * lock appears complete or not at all (EEXIST = held). Release unlinks the lock only while
+ * it is still our holder's inode. A holder that can never release its lock (`lock-stale.ts`)
+ * is broken under a second `O_EXCL` lock. Where `link()` is refused, the lock file is
+ * created with `O_CREAT|O_EXCL` and then written (git's `index.lock` pattern). Anything at
+ * the lock path that State Flow cannot have made (a folder, a link, a FIFO) is refused at
+ * once with a message saying what it is and how to clear it: nothing waits on it.
  */
-import { randomBytes } from "node:crypto";
-import {
-	closeSync,
-	fstatSync,
-	linkSync,
-	lstatSync,
-	mkdirSync,
-	openSync,
-	readFileSync,
-	readdirSync,
-	readlinkSync,
-	statSync,
-	unlinkSync,
-	writeSync,
-} from "node:fs";
-import type { Stats } from "node:fs";
-import { hostname, uptime } from "node:os";
+import { linkSync, unlinkSync } from "node:fs";
 import { fail } from "../core/errors.js";
+import { errnoOf, ioFail, kindOf, lstatOrUndefined } from "./fs-util.js";
+import {
+	createHolderFile,
+	ensureHoldersDir,
+	holderFileOf,
+	holderRecord,
+	holdersDir,
+	mine,
+	readHolder,
+	sweep,
+	unlinkQuiet,
+} from "./lock-holder.js";
+import type { Holder, LockHolder, ReadHolder } from "./lock-holder.js";
+import { EMPTY_STALE_MS, FOREIGN_STALE_MS, ageMs, deadHolderFile, describeHolder, isStale, isStaleBreak } from "./lock-stale.js";
 
-/** What a lock file holds. */
-export interface LockHolder {
-	pid: number;
-	host: string;
-	startedAt: number;
-	token: string;
-	/** The holder's pid namespace (Linux): containers that share a hostname do not share pids. */
-	ns?: string;
-	/** The holder machine's boot id (Linux): a lock from an earlier boot is stale. */
-	boot?: string;
-}
+export type { LockHolder } from "./lock-holder.js";
+export { FOREIGN_STALE_MS } from "./lock-stale.js";
 
-/** How long a lock held by another host may live before it is considered stale. */
-export const FOREIGN_STALE_MS = 60_000;
-/** A lock file that stays empty/unparsable this long was left by a crash between open and write. */
-const EMPTY_STALE_MS = 2_000;
-/** A break lock older than this was left by a breaker that crashed. */
-const BREAK_STALE_MS = 5_000;
-
-const HOST = hostname();
-const PID_NS = orUndefined(() => readlinkSync("/proc/self/ns/pid"));
-const BOOT = orUndefined(() => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim());
-
-function orUndefined(read: () => string): string | undefined {
-	try {
-		return read();
-	} catch {
-		return undefined;
-	}
-}
-
-/** Same host and pid namespace: the holder's pid can be checked here. A record without `ns` counts as ours. */
-function local(holder: LockHolder): boolean {
-	return holder.host === HOST && (holder.ns === undefined || holder.ns === PID_NS);
-}
-
-function holderRecord(token = newToken()): LockHolder {
-	return { pid: process.pid, host: HOST, startedAt: Date.now(), token, ...(PID_NS === undefined ? {} : { ns: PID_NS }), ...(BOOT === undefined ? {} : { boot: BOOT }) };
-}
-let counter = 0;
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
-
-/** Random once per process, a counter per lock: unique tokens without a crypto call on the hot path. */
-const TOKEN_PREFIX = `${process.pid}-${randomBytes(6).toString("hex")}`;
-function newToken(): string {
-	counter++;
-	return `${TOKEN_PREFIX}-${counter}`;
-}
-
-function errno(e: unknown): string | undefined {
-	return (e as NodeJS.ErrnoException | undefined)?.code;
-}
-
-/** This process's holder file for one lock path; `held` while it is linked as the lock. */
-interface Holder {
-	file: string;
-	ino: number;
-	dev: number;
-	token: string;
-	held: boolean;
-}
 
 /** Per lock path: our holder file, or "unsupported" where `link()` is refused (O_EXCL fallback). */
 const holders = new Map<string, Holder | "unsupported">();
-
-function holdersDir(path: string): string {
-	return `${path}.holders`;
-}
+/** Lock paths whose stale lock this process broke: the next holder here recovers a crashed writer's leftovers. */
+const recovered = new Set<string>();
 
 /**
  * Our holder file for `path`, created on first use (the first use also sweeps holder files
@@ -104,29 +44,20 @@ function holdersDir(path: string): string {
 function holderFor(path: string): Holder | undefined {
 	const known = holders.get(path);
 	if (known !== undefined) return known === "unsupported" ? undefined : known;
+	if (!ensureHoldersDir(path)) return undefined;
 	const dir = holdersDir(path);
+	sweep(dir, deadHolderFile);
+	const record = holderRecord();
+	const file = `${dir}/${record.token}`;
+	let made: ReturnType<typeof createHolderFile>;
 	try {
-		mkdirSync(dir, { mode: 0o700 }); // Not recursive: a store folder moved aside is not re-created.
-	} catch (e) {
-		if (errno(e) !== "EEXIST") return undefined;
-	}
-	sweep(dir);
-	const token = newToken();
-	const file = `${dir}/${token}`;
-	let st: Stats;
-	try {
-		const fd = openSync(file, "wx", 0o600);
-		try {
-			writeSync(fd, JSON.stringify(holderRecord(token)));
-			st = fstatSync(fd);
-		} finally {
-			closeSync(fd);
-		}
+		made = createHolderFile(file, record);
 	} catch {
-		safeUnlinkQuiet(file);
+		unlinkQuiet(file);
 		return undefined;
 	}
-	const h: Holder = { file, ino: st.ino, dev: st.dev, token, held: false };
+	if (made === false) return undefined;
+	const h: Holder = { file, ino: made.ino, dev: made.dev, token: record.token, held: false };
 	holders.set(path, h);
 	cleanupAtExit();
 	return h;
@@ -134,7 +65,7 @@ function holderFor(path: string): Holder | undefined {
 
 /** Forget our holder file for `path` (removed); `unsupported` keeps later attempts on O_EXCL. */
 function dropHolder(path: string, h: Holder, unsupported: boolean): void {
-	safeUnlinkQuiet(h.file);
+	unlinkQuiet(h.file);
 	if (unsupported) holders.set(path, "unsupported");
 	else holders.delete(path);
 }
@@ -144,12 +75,17 @@ function cleanupAtExit(): void {
 	if (exitHook) return;
 	exitHook = true;
 	process.once("exit", () => {
-		for (const h of holders.values()) if (h !== "unsupported") safeUnlinkQuiet(h.file);
+		for (const h of holders.values()) if (h !== "unsupported") unlinkQuiet(h.file);
 	});
 }
 
 /** link() errors that mean "this file system has no hard links": use the O_EXCL path. */
 const NO_LINKS = new Set(["EPERM", "ENOTSUP", "EOPNOTSUPP", "ENOSYS", "EXDEV", "EMLINK"]);
+
+function cannotCreate(path: string, e: unknown): never {
+	if (errnoOf(e) === "ENOTDIR") ioFail(path, "create the lock file", e); // names what blocks the way
+	fail("io", `Cannot create the lock file \`${path}\` (${errnoOf(e) ?? String(e)}). Check that its folder is writable.`, [], e);
+}
 
 /**
  * Link our holder file as the lock: the lock is complete the moment it exists. The holder
@@ -162,13 +98,14 @@ function tryLink(h: Holder, path: string): boolean | "unsupported" {
 		linkSync(h.file, path);
 		return true;
 	} catch (e) {
-		const code = errno(e);
+		const code = errnoOf(e);
 		if (code === "EEXIST") return false;
-		if (code === "ENOENT" || NO_LINKS.has(code ?? "")) {
-			dropHolder(path, h, code !== "ENOENT");
+		// ENOENT/ENOTDIR: our holder file (or its folder) is gone; a fresh one is made next time.
+		if (code === "ENOENT" || code === "ENOTDIR" || NO_LINKS.has(code ?? "")) {
+			dropHolder(path, h, NO_LINKS.has(code ?? ""));
 			return "unsupported";
 		}
-		fail("io", `Cannot create the lock file \`${path}\` (${code ?? String(e)}). Check that its folder is writable.`, [], e);
+		cannotCreate(path, e);
 	}
 }
 
@@ -179,10 +116,11 @@ function tryLink(h: Holder, path: string): boolean | "unsupported" {
  */
 function sameFile(path: string, h: Holder): boolean {
 	try {
-		const st = lstatSync(path);
+		const st = lstatOrUndefined(path);
+		if (st === undefined || !st.isFile()) return false;
 		if (st.ino === h.ino && st.dev === h.dev) return true;
-		const now = statSync(h.file);
-		if (now.ino !== st.ino || now.dev !== st.dev) return false;
+		const now = lstatOrUndefined(h.file);
+		if (now === undefined || now.ino !== st.ino || now.dev !== st.dev) return false;
 		h.ino = now.ino;
 		h.dev = now.dev;
 		return true;
@@ -191,122 +129,12 @@ function sameFile(path: string, h: Holder): boolean {
 	}
 }
 
-/** Tokens are `<pid>-<hex>-<n>`; anything else is not a holder file name we made. */
-function removeHolderFile(path: string, token: string): void {
-	if (/^[\w-]+$/.test(token)) safeUnlinkQuiet(`${holdersDir(path)}/${token}`);
-}
-
-/**
- * Remove holder files that can never be used again: of a dead pid on this host (or of an
- * earlier boot / an earlier process with our pid), and unreadable ones older than
- * FOREIGN_STALE_MS (a creator that died between create and write). Holder files of other
- * hosts are left alone: their age cannot be judged here.
- */
-function sweep(dir: string): void {
-	let names: string[];
-	try {
-		names = readdirSync(dir);
-	} catch {
-		return;
-	}
-	for (const name of names) {
-		const file = `${dir}/${name}`;
-		const h = readHolder(file);
-		if (h === "missing") continue;
-		const dead = h === "unreadable" ? ageMs(file) > FOREIGN_STALE_MS : local(h) && isStale(file, h);
-		if (dead) safeUnlinkQuiet(file);
-	}
-}
-
-function safeUnlinkQuiet(path: string): void {
-	try {
-		unlinkSync(path);
-	} catch {
-		// Gone already, or not ours to remove: it is only garbage.
-	}
-}
-
 /** Create `path` exclusively and write the holder record; false when it already exists. */
 function tryCreate(path: string, holder: LockHolder): boolean {
-	let fd: number;
 	try {
-		fd = openSync(path, "wx", 0o600);
+		return createHolderFile(path, holder) !== false;
 	} catch (e) {
-		if (errno(e) === "EEXIST") return false;
-		fail("io", `Cannot create the lock file \`${path}\` (${errno(e) ?? String(e)}). Check that its folder is writable.`, [], e);
-	}
-	try {
-		writeSync(fd, JSON.stringify(holder));
-	} finally {
-		closeSync(fd);
-	}
-	return true;
-}
-
-function readHolder(path: string): LockHolder | "missing" | "unreadable" {
-	let text: string;
-	try {
-		text = readFileSync(path, "utf8");
-	} catch (e) {
-		return errno(e) === "ENOENT" ? "missing" : "unreadable";
-	}
-	try {
-		const v = JSON.parse(text) as Partial<LockHolder>;
-		if (typeof v.pid === "number" && typeof v.host === "string" && typeof v.token === "string" && typeof v.startedAt === "number") {
-			return v as LockHolder;
-		}
-	} catch {
-		// An empty or half-written lock file: judged by age below.
-	}
-	return "unreadable";
-}
-
-function pidAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (e) {
-		return errno(e) !== "ESRCH";
-	}
-}
-
-function ageMs(path: string): number {
-	try {
-		return Date.now() - statSync(path).mtimeMs;
-	} catch {
-		return 0;
-	}
-}
-
-/** A lock of this very process (not of an earlier process that had the same pid). */
-function mine(holder: LockHolder | "unreadable" | "missing"): boolean {
-	return typeof holder === "object" && local(holder) && holder.pid === process.pid && holder.token.startsWith(`${TOKEN_PREFIX}-`);
-}
-
-/** A lock taken before this machine booted: its pid may be reused, its holder is gone. Slack covers clock adjustments. */
-function beforeBoot(holder: LockHolder): boolean {
-	return holder.startedAt < Date.now() - uptime() * 1000 - FOREIGN_STALE_MS;
-}
-
-/** Is the lock at `path` held by someone who can never release it? */
-function isStale(path: string, holder: LockHolder | "unreadable"): boolean {
-	if (holder === "unreadable") return ageMs(path) > EMPTY_STALE_MS;
-	if (local(holder)) {
-		// Our own pid with a foreign token: an earlier process with this pid (a restarted container) died holding it.
-		if (holder.pid === process.pid) return !mine(holder);
-		if (holder.boot !== undefined && BOOT !== undefined && holder.boot !== BOOT) return true;
-		return !pidAlive(holder.pid) || beforeBoot(holder);
-	}
-	return lockAgeMs(path, holder) > FOREIGN_STALE_MS;
-}
-
-/** How long the lock has been held: a linked holder file was linked at its ctime; an O_EXCL lock was taken at `startedAt`. */
-function lockAgeMs(path: string, holder: LockHolder): number {
-	try {
-		const st = statSync(path);
-		return Date.now() - (st.nlink > 1 ? st.ctimeMs : holder.startedAt);
-	} catch {
-		return 0;
+		cannotCreate(path, e);
 	}
 }
 
@@ -314,18 +142,31 @@ function lockAgeMs(path: string, holder: LockHolder): number {
 export interface LockStatus {
 	/** The holder record; absent when the file is empty or unparsable (a crash between create and write). */
 	holder?: LockHolder;
-	/** "pid N on host", or a description of an unreadable lock file. */
+	/** "pid N on host", or a description of an unreadable or odd lock file. */
 	who: string;
 	/** True when the next writer breaks the lock (its holder died). */
 	stale: boolean;
+	/** Set when the lock path holds something State Flow never makes there (a folder, a link, a FIFO): it must be cleared by hand. */
+	odd?: string;
+}
+
+/** What is odd about the lock path, with how to clear it; undefined for a regular file or nothing. */
+function oddLock(path: string): string | undefined {
+	const st = lstatOrUndefined(path);
+	if (st === undefined || st.isFile()) return undefined;
+	const what = kindOf(st);
+	const clear = st.isDirectory() ? `rm -r '${path}'` : `rm '${path}'`;
+	return `the lock path \`${path}\` is ${what}, which State Flow never creates there (it may have come with the repository); no writer can take this lock until it is removed: if you did not make it, remove it (\`${clear}\`) and retry`;
 }
 
 /** The state of the lock file at `path`; undefined when nobody holds it. Reads only. */
 export function readLockHolder(path: string): LockStatus | undefined {
+	const odd = oddLock(path);
+	if (odd !== undefined) return { who: odd, stale: false, odd };
 	const h = readHolder(path);
 	if (h === "missing") return undefined;
-	if (h === "unreadable") return { who: "an unknown process (the lock file holds no readable holder record)", stale: isStale(path, h) };
-	return { holder: h, who: `pid ${h.pid} on ${h.host}`, stale: isStale(path, h) };
+	if (h === "unreadable") return { who: describeHolder(path, h), stale: isStale(path, h) };
+	return { holder: h, who: describeHolder(path, h), stale: isStale(path, h) };
 }
 
 /**
@@ -337,8 +178,9 @@ export function readLockHolder(path: string): LockStatus | undefined {
  */
 function breakStale(path: string, judged: LockHolder | "unreadable"): void {
 	const breakPath = `${path}.break`;
-	const me = holderRecord();
-	if (!tryCreate(breakPath, me)) {
+	const oddBreak = oddLock(breakPath);
+	if (oddBreak !== undefined) fail("busy", `Cannot break the abandoned lock \`${path}\`: ${oddBreak}.`);
+	if (!tryCreate(breakPath, holderRecord())) {
 		const other = readHolder(breakPath);
 		if (other !== "missing" && isStaleBreak(breakPath, other)) safeUnlink(breakPath);
 		return;
@@ -352,23 +194,49 @@ function breakStale(path: string, judged: LockHolder | "unreadable"): void {
 				: now !== "missing" && judged !== "unreadable" && now.token === judged.token;
 		if (same) {
 			safeUnlink(path);
-			if (judged !== "unreadable") removeHolderFile(path, judged.token);
+			recovered.add(path);
+			markCrash(path, now);
+			const file = judged === "unreadable" ? undefined : holderFileOf(path, judged.token);
+			if (file !== undefined) unlinkQuiet(file);
 		}
 	} finally {
 		safeUnlink(breakPath);
 	}
 }
 
-function isStaleBreak(path: string, holder: LockHolder | "unreadable"): boolean {
-	if (holder !== "unreadable" && local(holder) && holder.pid !== process.pid && !pidAlive(holder.pid)) return true;
-	return ageMs(path) > BREAK_STALE_MS;
+/** Where a breaker records that a writer died holding the lock (read by `crashEvidence`). */
+export function crashMarkerPath(lockPath: string): string {
+	return `${lockPath}.broken`;
+}
+
+/**
+ * Record that the lock's holder died: bytes it left after the last complete record of its
+ * log (older than this marker) are a crashed write, not a truncation. Best effort: without
+ * the marker such bytes are reported as damage instead of being cut.
+ */
+function markCrash(path: string, holder: ReadHolder): void {
+	try {
+		const marker = crashMarkerPath(path);
+		const st = lstatOrUndefined(marker);
+		if (st !== undefined && !st.isFile()) return;
+		unlinkQuiet(marker);
+		createHolderFile(marker, typeof holder === "object" ? holder : holderRecord());
+	} catch {
+		// Only evidence for a later repair; the lock itself is broken.
+	}
+}
+
+/** Did a writer die holding this lock after `sinceMs` (the time of the bytes in question)? */
+export function crashEvidence(lockPath: string, sinceMs: number): boolean {
+	const st = lstatOrUndefined(crashMarkerPath(lockPath));
+	return st !== undefined && st.isFile() && st.mtimeMs >= sinceMs;
 }
 
 function safeUnlink(path: string): void {
 	try {
 		unlinkSync(path);
 	} catch (e) {
-		if (errno(e) !== "ENOENT") throw e;
+		if (errnoOf(e) !== "ENOENT") throw e;
 	}
 }
 
@@ -380,6 +248,8 @@ export class HeldLock {
 		readonly path: string,
 		readonly token: string,
 		private readonly holder?: Holder,
+		/** This process broke the lock of a holder that died: what it left half-done may be repaired now. */
+		readonly recoveredCrash = false,
 	) {}
 
 	release(): void {
@@ -393,7 +263,7 @@ export class HeldLock {
 		}
 		// Nobody breaks a live same-host holder, and other hosts wait FOREIGN_STALE_MS: a short hold needs no re-check.
 		if (Date.now() - this.since < FOREIGN_STALE_MS / 2) {
-			safeUnlink(this.path);
+			if (lstatOrUndefined(this.path)?.isFile()) safeUnlink(this.path);
 			return;
 		}
 		const holder = readHolder(this.path);
@@ -402,18 +272,20 @@ export class HeldLock {
 	}
 }
 
-/** One attempt: take the lock, or break it when stale and report false. */
+/** One attempt: take the lock, or break it when stale and report false. Odd lock paths are refused at once. */
 function attempt(path: string): HeldLock | undefined {
+	const odd = oddLock(path);
+	if (odd !== undefined) fail("busy", `The state store cannot be locked: ${odd}.`);
 	const h = holderFor(path);
 	if (h?.held) return undefined; // Another `Stores` of this process holds it.
 	const linked = h === undefined ? "unsupported" : tryLink(h, path);
 	if (linked === true && h !== undefined) {
 		h.held = true;
-		return new HeldLock(path, h.token, h);
+		return new HeldLock(path, h.token, h, recovered.delete(path));
 	}
 	if (linked === "unsupported") {
 		const holder = holderRecord();
-		if (tryCreate(path, holder)) return new HeldLock(path, holder.token);
+		if (tryCreate(path, holder)) return new HeldLock(path, holder.token, undefined, recovered.delete(path));
 	}
 	const current = readHolder(path);
 	if (current !== "missing" && isStale(path, current)) breakStale(path, current);
@@ -424,7 +296,7 @@ function busy(path: string, timeoutMs: number): never {
 	const who = readLockHolder(path)?.who ?? "another process";
 	fail(
 		"busy",
-		`The state store is locked by ${who}: lock file \`${path}\` was not released within ${timeoutMs} ms. Retry shortly; if no pi process is writing, delete the lock file.`,
+		`The state store is locked by ${who}: lock file \`${path}\` was not released within ${timeoutMs} ms. Retry shortly; if no pi process is writing, delete the lock file (\`state-flow doctor\` shows who holds it).`,
 	);
 }
 
@@ -456,7 +328,7 @@ export function acquireLockSync(path: string, timeoutMs: number): HeldLock | und
 	for (let tries = 0; ; tries++) {
 		const got = attempt(path);
 		if (got) return got;
-		if (mine(readHolder(path))) return undefined;
+		if (mine(readHolder(path) as ReadHolder)) return undefined;
 		if (Date.now() > deadline) busy(path, timeoutMs);
 		Atomics.wait(sleepCell, 0, 0, backoff(tries));
 	}

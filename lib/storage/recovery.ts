@@ -71,15 +71,16 @@ export class Recovery {
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {
+					this.storeFor(p).checkRoot();
 					const lock = acquireLockSync(this.storeFor(p).lockPath, this.lockTimeoutMs);
 					// This process holds the lock in an unfinished commit, which completes journals itself.
 					if (lock === undefined) return;
 					locks.push(lock);
 				}
-				for (const p of fileParts) {
+				fileParts.forEach((p, i) => {
 					const store = this.storeFor(p);
-					applyJournaled(store, store.catchUpLocked(), p.record, this.journal.pathOf(j.id));
-				}
+					applyJournaled(store, store.catchUpLocked(locks[i]?.recoveredCrash === true), p.record, this.journal.pathOf(j.id));
+				});
 			} finally {
 				for (const l of locks.reverse()) l.release();
 			}

@@ -8,7 +8,7 @@ import { historyFrom } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { fail } from "../core/errors.js";
-import { FORMAT_VERSION, checkRecord, recordValue } from "./format.js";
+import { FORMAT_VERSION, LEGACY_VERSION, checkRecord, recordValue } from "./format.js";
 
 /** Custom entry type of one Session transition. */
 export const TRANSITION_ENTRY = "state-flow/transition";
@@ -63,7 +63,7 @@ export class SessionStore {
 				this.ids.add(r.id);
 			} else if (e.customType === RESPONSE_ENTRY) {
 				const d = e.data as { v?: unknown; last?: { text?: unknown; at?: unknown } } | undefined;
-				if (d?.v === FORMAT_VERSION && typeof d.last?.text === "string" && typeof d.last.at === "string") {
+				if ((d?.v === FORMAT_VERSION || d?.v === LEGACY_VERSION) && typeof d.last?.text === "string" && typeof d.last.at === "string") {
 					this.last = { last: { text: d.last.text, at: d.last.at } };
 				}
 			}

@@ -215,6 +215,8 @@ export class Stores {
 			const locks: HeldLock[] = [];
 			try {
 				for (const o of fileOwners) {
+					// The lock and its holder files are written inside the store folder: it must still lead inside its owner's folder.
+					this.files[o].checkRoot();
 					try {
 						locks.push(await acquireLock(this.files[o].lockPath, this.lockTimeoutMs));
 					} catch (e) {
@@ -230,28 +232,31 @@ export class Stores {
 					if (attempt >= 5) fail("busy", "Pending journals in `state-flow/journal` could not be completed; retry, or run `state-flow doctor`.");
 					continue;
 				}
-				return await this.commitLocked(touched, patch, opts);
+				// A lock recovered from a writer that died: the bytes it left after its last record may be cut.
+				const crashed = new Set<FileOwner>(fileOwners.filter((_, i) => locks[i]?.recoveredCrash === true));
+				return await this.commitLocked(touched, patch, opts, crashed);
 			} finally {
 				for (const l of locks.reverse()) l.release();
 			}
 		}
 	}
 
-	private histories(owners: readonly Owner[], locked: boolean): Partial<Record<Owner, OwnerHistory>> {
+	/** Histories of `owners`: loaded, or (with `locked`) caught up under their locks, `crashed` ones repaired. */
+	private histories(owners: readonly Owner[], locked: false | ReadonlySet<FileOwner>): Partial<Record<Owner, OwnerHistory>> {
 		const out: Partial<Record<Owner, OwnerHistory>> = {};
 		for (const o of owners) {
 			if (o === "session") {
 				if (this.session) out.session = this.session.history();
-			} else out[o] = locked ? this.files[o].catchUpLocked() : this.files[o].load();
+			} else out[o] = locked ? this.files[o].catchUpLocked(locked.has(o)) : this.files[o].load();
 		}
 		return out;
 	}
 
-	private async commitLocked(touched: readonly Owner[], patch: CanonicalPatch, opts: CommitOptions): Promise<CommitResult> {
-		let histories = this.histories(touched, true);
+	private async commitLocked(touched: readonly Owner[], patch: CanonicalPatch, opts: CommitOptions, crashed: ReadonlySet<FileOwner>): Promise<CommitResult> {
+		let histories = this.histories(touched, crashed);
 		const prepared = opts.prepare ? await opts.prepare(patch, histories) : undefined;
 		// The hook ran asynchronously: the files are locked, but re-read the in-process caches.
-		if (prepared) histories = this.histories(touched, true);
+		if (prepared) histories = this.histories(touched, crashed);
 		const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) }, this.limits);
 		if (result.noop) {
 			// The state already says it all, but a compiled file it describes may be missing

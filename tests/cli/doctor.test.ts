@@ -117,3 +117,41 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		assert.equal(readFileSync(join(e.dropped, "broken.json"), "utf8"), "{ not json");
 	});
 });
+
+describe("doctor on odd and damaged stores", () => {
+	it("--move-aside with --dry-run only says what it would move; without it the folder is renamed, never deleted", async (t) => {
+		const root = tempDir(t, "state-flow-doctor-aside-");
+		const cwd = join(root, "project");
+		const agent = join(root, "agent");
+		mkdirSync(cwd);
+		const stores = new Stores({ agentDir: agent, cwd });
+		await stores.commit({ cwd: { tactics: { a: 1 } } }, { by, id: "a1", at: "2026-11-30T00:00:00.000Z" });
+		const store = stores.identity().cwdRoot;
+		const dry = runCli(["doctor", "--dry-run", "--move-aside", "cwd"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
+		assert.match(dry.stdout, /would move .* \(kept, not deleted\)/);
+		assert.ok(existsSync(join(store, "log.jsonl")));
+		const log = readFileSync(join(store, "log.jsonl"));
+		const moved = runCli(["doctor", "--move-aside", "cwd"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
+		const dest = /moved \S+ to (\S+) \(kept/.exec(moved.stdout)?.[1];
+		assert.ok(dest, moved.stdout);
+		assert.deepEqual(readFileSync(join(dest, "log.jsonl")), log);
+		assert.ok(!existsSync(store));
+		const bad = runCli(["doctor", "--move-aside", "session"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
+		assert.equal(bad.code, 2, bad.stderr);
+	});
+
+	it("reports a folder at the lock path with how to clear it, and never calls the store healthy", async (t) => {
+		const root = tempDir(t, "state-flow-doctor-odd-");
+		const cwd = join(root, "project");
+		const agent = join(root, "agent");
+		mkdirSync(cwd);
+		const stores = new Stores({ agentDir: agent, cwd });
+		await stores.commit({ cwd: { tactics: { a: 1 } } }, { by, id: "o1", at: "2026-11-30T00:00:00.000Z" });
+		const lock = join(stores.identity().cwdRoot, "lock");
+		mkdirSync(lock);
+		const r = runCli(["doctor"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
+		assert.equal(r.code, 1, r.stdout);
+		assert.ok(r.stdout.includes(`rm -r '${lock}'`), r.stdout);
+		assert.ok(existsSync(lock), "doctor removes nothing by itself");
+	});
+});

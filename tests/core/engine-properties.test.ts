@@ -59,19 +59,37 @@ function snap(s: OwnerState): OwnerState {
 	return cloneJson(s as unknown as JsonObject) as unknown as OwnerState;
 }
 
-/** Commit each patch through stage; returns the history and the state after each commit. */
-function build(patches: PlanePatch[], retention: number): { h: OwnerHistory; snaps: OwnerState[]; ids: string[] } {
+/** Whether staging `p` is refused because it would store a `$ref` object that is no reference (docs/spec.md §3.3). */
+function refusedAsRef(h: OwnerHistory, p: PlanePatch, i: number): boolean {
+	try {
+		stage({ cwd: h }, { cwd: p }, meta(i));
+		return false;
+	} catch (e) {
+		assert.ok(e instanceof StateError && e.code === "invalid_input" && e.message.includes("$ref"), String(e));
+		return true;
+	}
+}
+
+/**
+ * Commit each patch through stage; returns the history, the state after each commit and
+ * the patches that were accepted (random `$ref` members are mostly refused, changing nothing).
+ */
+function build(patches: PlanePatch[], retention: number): { h: OwnerHistory; snaps: OwnerState[]; ids: string[]; accepted: PlanePatch[] } {
 	const h = newHistory("cwd", retention);
 	const snaps = [snap(h.state)];
 	const ids: string[] = [];
+	const accepted: PlanePatch[] = [];
 	patches.forEach((p, i) => {
+		const before = snap(h.state);
+		if (refusedAsRef(h, p, i)) return assert.deepEqual(h.state, before);
+		accepted.push(p);
 		const r = stage({ cwd: h }, { cwd: p }, meta(i));
 		if (r.noop) return;
 		commitStaged({ cwd: h }, r);
 		snaps.push(snap(h.state));
 		ids.push(meta(i).id);
 	});
-	return { h, snaps, ids };
+	return { h, snaps, ids, accepted };
 }
 
 /** A refusal with `code`, never a made-up value. */
@@ -136,6 +154,8 @@ describe("engine properties", () => {
 			fc.property(anyKey, anyKey, scalar, (k1, k2, v) => {
 				const h = newHistory("cwd", 5);
 				const patch = { cwd: { lazy: objectOf([[k1, objectOf([[k2, v]])]]) } };
+				// `{ "$ref": <scalar> }` is never a reference: refused, nothing written.
+				if (k2 === "$ref") return assert.throws(() => stage({ cwd: h }, patch, meta(1)), StateError);
 				const r = stage({ cwd: h }, patch, meta(1));
 				assert.equal(r.noop, false);
 				commitStaged({ cwd: h }, r);
@@ -174,9 +194,9 @@ describe("engine properties", () => {
 	it("(f) a patch that changes nothing stages { noop: true } and no record", () => {
 		fc.assert(
 			fc.property(fc.array(planePatch, { minLength: 1, maxLength: 5 }), fc.constantFrom(...KEYS), (patches, k) => {
-				const { h } = build(patches, 7);
+				const { h, accepted } = build(patches, 7);
 				const seq = h.seq;
-				const last = patches[patches.length - 1] as PlanePatch;
+				const last = accepted[accepted.length - 1] ?? {};
 				const again = stage({ cwd: h }, { cwd: last }, meta(99));
 				assert.equal(again.noop, true, "re-applying the last patch");
 				assert.equal("records" in again, false);

@@ -6,6 +6,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { findDanglingRefs, planCascades } from "../../lib/core/ownership.js";
+import { applyMergePatch } from "../../lib/core/merge.js";
+import { refsIn } from "../../lib/core/refs.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { Json, JsonObject, OwnerState, PlanePatch } from "../../lib/core/types.js";
 
@@ -63,15 +65,32 @@ describe("planCascades", () => {
 		const r = planCascades("cwd", base, { tactics: { shared: null } });
 		assert.deepEqual(r.cascades, []);
 		assert.deepEqual(r.extraDeletions, {});
+		// Each names the exact patch that drops it: a member becomes null, an array is resent without it.
 		assert.deepEqual(r.danglingRefs, [
-			{ owner: "cwd", intent: "docs", ref: "cwd.tactics.shared" },
-			{ owner: "cwd", intent: "ship", ref: "cwd.tactics.shared" },
+			{ owner: "cwd", intent: "docs", ref: "cwd.tactics.shared", drop: { steps: { first: null } } },
+			{ owner: "cwd", intent: "ship", ref: "cwd.tactics.shared", drop: { owns: [{ $ref: "cwd.tactics.build" }, { $ref: "cwd.lazy.plan" }] } },
 		]);
 	});
 
-	it("reports a written intent pointing at a missing target", () => {
+	it("reports a written intent pointing at a missing target; an intent that is itself the ref has no drop patch", () => {
 		const r = planCascades("cwd", base, { intents: { new: { $ref: "cwd.tactics.missing" } } });
 		assert.deepEqual(r.danglingRefs, [{ owner: "cwd", intent: "new", ref: "cwd.tactics.missing" }]);
+	});
+
+	it("one drop patch per intent removes all its dangling refs, however deep in arrays", () => {
+		const s = state({
+			intents: { m: { owns: [{ $ref: "cwd.tactics.a" }, { $ref: "cwd.tactics.b" }, { $ref: "cwd.tactics.c" }], deep: [[{ $ref: "cwd.tactics.a" }, 1], { x: { $ref: "cwd.tactics.b" }, y: 2 }], keep: "k" } },
+			tactics: { a: 1, b: 2, c: 3 },
+		});
+		const r = planCascades("cwd", s, { tactics: { a: null, b: null } });
+		const drop = { owns: [{ $ref: "cwd.tactics.c" }], deep: [[1], { y: 2 }] };
+		assert.deepEqual(r.danglingRefs, [
+			{ owner: "cwd", intent: "m", ref: "cwd.tactics.a", drop },
+			{ owner: "cwd", intent: "m", ref: "cwd.tactics.b", drop },
+		]);
+		// Applying it leaves no dangling ref and changes nothing else.
+		const after = applyMergePatch(s.intents.m as Json, drop);
+		assert.deepEqual(after, { owns: [{ $ref: "cwd.tactics.c" }], deep: [[1], { y: 2 }], keep: "k" });
 	});
 
 	it("does nothing for patches that neither touch intents nor delete entries", () => {
@@ -146,6 +165,12 @@ describe("cascade law against a reference model", () => {
 					assert.deepEqual(new Set(extra), expected);
 					for (const c of r.cascades) assert.ok(deleted.has(c.intent));
 					assert.deepEqual(r.danglingRefs.map((d) => `${d.intent} ${d.ref}`), expectedDangling);
+					// Each drop patch removes exactly that intent's dangling refs, keeping the rest in order.
+					for (const d of r.danglingRefs) {
+						const gone = new Set(r.danglingRefs.filter((e) => e.intent === d.intent).map((e) => e.ref));
+						const before = refsIn(s.intents[d.intent] as Json);
+						assert.deepEqual(refsIn(applyMergePatch(s.intents[d.intent] as Json, d.drop as JsonObject)), before.filter((ref) => !gone.has(ref)));
+					}
 					assert.equal(({} as Record<string, Json>)["body"], undefined);
 				},
 			),
@@ -176,6 +201,6 @@ describe("cost of ordinary writes", () => {
 		});
 		const s = { ...emptyState(), intents, tactics: { here: 1 } };
 		const r = planCascades("cwd", s, { intents: { mine: { owns: [{ $ref: "cwd.tactics.here" }, { $ref: "cwd.lazy.nope" }] } } });
-		assert.deepEqual(r.danglingRefs, [{ owner: "cwd", intent: "mine", ref: "cwd.lazy.nope" }]);
+		assert.deepEqual(r.danglingRefs, [{ owner: "cwd", intent: "mine", ref: "cwd.lazy.nope", drop: { owns: [{ $ref: "cwd.tactics.here" }] } }]);
 	});
 });

@@ -153,9 +153,11 @@ describe("arbitrary keys through store and bracket locators", () => {
 	it("formatLocator of any key reads back the value stored under it", () => {
 		const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
 		// Values without nested nulls: a null inside a merge patch deletes rather than stores.
-		const values = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.array(fc.oneof(fc.string(), fc.constant(null))), fc.dictionary(key, fc.string())) as fc.Arbitrary<Json>;
+		// Inside an entry a `$ref` member makes a reference or a refusal (tests/model/interface-refs.test.ts); here keys are data.
+		const dataKey = key.filter((k) => k !== "$ref");
+		const values = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.array(fc.oneof(fc.string(), fc.constant(null))), fc.dictionary(dataKey, fc.string())) as fc.Arbitrary<Json>;
 		fc.assert(
-			fc.property(key, key, values, (k1, k2, value) => {
+			fc.property(key, dataKey, values, (k1, k2, value) => {
 				const histories: Histories = { session: newHistory("session", 3) };
 				const inner: JsonObject = {};
 				Object.defineProperty(inner, k2, { value, enumerable: true, writable: true, configurable: true });

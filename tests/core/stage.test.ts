@@ -35,6 +35,13 @@ function run(hs: Partial<Record<Owner, OwnerHistory>>, patch: CanonicalPatch, id
 	return r;
 }
 
+/** Store data as an older build could have written it: an exact delta skips reference checks. */
+function legacy(hs: Partial<Record<Owner, OwnerHistory>>, patch: CanonicalPatch, id: string) {
+	const r = stage(hs, patch, { ...meta(id), exact: true });
+	commitStaged(hs, r);
+	return r;
+}
+
 describe("stage validation", () => {
 	const hs = histories("cwd", "session");
 	it("refuses unknown owners, response, unknown planes, non-object planes, naming the field", () => {
@@ -179,14 +186,15 @@ describe("stage cascades", () => {
 		const hs = histories("cwd");
 		run(hs, { cwd: { intents: { goal: { step: { $ref: "cwd.tactics.step1" } } }, tactics: { step1: 1 } } }, "t1");
 		const r = run(hs, { cwd: { tactics: { step1: null } } }, "t2");
-		assert.deepEqual(r.report.danglingRefs, [{ owner: "cwd", intent: "goal", ref: "cwd.tactics.step1" }]);
+		assert.deepEqual(r.report.danglingRefs, [{ owner: "cwd", intent: "goal", ref: "cwd.tactics.step1", drop: { step: null } }]);
 		assert.deepEqual(hs.cwd?.state.intents, { goal: { step: { $ref: "cwd.tactics.step1" } } });
 	});
 
-	it("anchors stored `$ref` data that a deletion of its siblings turns into a reference", () => {
+	it("anchors stored `$ref` data (written before references were checked) that a deletion of its siblings turns into a reference", () => {
 		const hs = histories("cwd");
 		const data = { $ref: "lazy.plan", note: "draft" };
-		run(hs, { cwd: { intents: { ship: { owns: data, keep: data } }, strategy: { s: data }, lazy: { plan: "body" } } }, "t1");
+		refused(() => run(hs, { cwd: { intents: { ship: { owns: data } } } }, "t0"), "invalid_input", "`cwd.intents.ship.owns` has `$ref` beside other members (`note`)");
+		legacy(hs, { cwd: { intents: { ship: { owns: data, keep: data } }, strategy: { s: data }, lazy: { plan: "body" } } }, "t1");
 		const r = run(hs, { cwd: { intents: { ship: { owns: { note: null } } }, strategy: { s: { note: null, gone: null } } } }, "t2");
 		assert.ok(!r.noop);
 		if (r.noop) return;
@@ -204,24 +212,63 @@ describe("stage cascades", () => {
 		assert.deepEqual(del.report.cascades, [{ owner: "cwd", intent: "ship", targets: ["cwd.lazy.plan"] }]);
 	});
 
-	it("leaves data that stays data, qualified refs, and exact (undo) deltas as they are", () => {
+	it("judges stored `$ref` data only where a patch touches it; exact (undo) deltas pass as they are", () => {
 		const hs = histories("cwd");
 		const stored = {
 			two: { $ref: "lazy.a", x: 1, y: 2 },
 			qualified: { $ref: "global.lazy.a", x: 1 },
-			nested: { $ref: "lazy.a", x: { y: 1 } },
 			notRef: { $ref: 5, x: 1 },
 			rewritten: { $ref: "lazy.a", x: 1 },
 		};
-		run(hs, { cwd: { tactics: stored } }, "t1");
-		const patch = { cwd: { tactics: { two: { x: null }, qualified: { x: null }, nested: { x: { y: null } }, notRef: { x: null }, rewritten: { $ref: "cwd.lazy.b", x: null } } } };
+		legacy(hs, { cwd: { tactics: stored } }, "t1");
+		refused(() => stage(hs, { cwd: { tactics: { two: { x: null } } } }, meta("t2")), "invalid_input", "`cwd.tactics.two` has `$ref` beside other members (`y`)");
+		refused(() => stage(hs, { cwd: { tactics: { notRef: { x: null } } } }, meta("t2")), "invalid_input", "`cwd.tactics.notRef.$ref` must be a locator string");
+		refused(() => stage(hs, { cwd: { tactics: { two: { z: 1 } } } }, meta("t2")), "invalid_input", "beside other members");
+		const patch = { cwd: { tactics: { qualified: { x: null }, rewritten: { $ref: "cwd.lazy.b", x: null }, other: 1 } } };
 		const r = stage(hs, patch, meta("t2"));
 		assert.ok(!r.noop);
 		if (r.noop) return;
 		assert.deepEqual(r.records.cwd?.patch, patch.cwd);
-		const exact = stage(hs, { cwd: { tactics: { rewritten: { x: null } } } }, { ...meta("t3"), exact: true });
+		const exact = stage(hs, { cwd: { tactics: { two: { x: null } } } }, { ...meta("t3"), exact: true });
 		assert.ok(!exact.noop);
 		if (exact.noop) return;
-		assert.deepEqual(exact.records.cwd?.patch, { tactics: { rewritten: { x: null } } });
+		assert.deepEqual(exact.records.cwd?.patch, { tactics: { two: { x: null } } });
+	});
+
+	it("adding a member beside a stored reference is refused: it would silently turn into data", () => {
+		const hs = histories("cwd");
+		run(hs, { cwd: { intents: { m: { owns: { $ref: "cwd.tactics.a" } } }, tactics: { a: 1 } } }, "t1");
+		refused(() => run(hs, { cwd: { intents: { m: { owns: { note: "x" } } } } }, "t2"), "invalid_input", "`cwd.intents.m.owns` has `$ref` beside other members (`note`)");
+		// Replacing the whole member, or deleting its `$ref`, is fine.
+		run(hs, { cwd: { intents: { m: { owns: { $ref: null, note: "x" } } } } }, "t3");
+		assert.deepEqual(hs.cwd?.state.intents, { m: { owns: { note: "x" } } });
+	});
+});
+
+describe("references are references", () => {
+	it("refuses a reference the grammar cannot parse, showing the quoted spelling of the key", () => {
+		const hs = histories("cwd");
+		const bad = { cwd: { lazy: { "plans/api-v2.md": "the plan" }, intents: { m: { goal: "migrate", owns: [{ $ref: "lazy.plans/api-v2.md" }] } } } };
+		refused(() => run(hs, bad, "t1"), "invalid_input", '`cwd.intents.m.owns[0].$ref` is `lazy.plans/api-v2.md`, which is not a locator');
+		refused(() => run(hs, bad, "t1"), "invalid_input", 'write {"$ref":"cwd.lazy[\\"plans/api-v2.md\\"]"}');
+		assert.equal(hs.cwd?.seq, 0, "nothing written");
+		// Arrays hold values literally: a `$ref` object with a null member is not a reference there.
+		refused(() => run(hs, { cwd: { intents: { m: [{ $ref: "cwd.tactics.a", n: null }] } } }, "t1"), "invalid_input", "`cwd.intents.m[0]` has `$ref` beside other members (`n`)");
+		refused(() => run(hs, { cwd: { strategy: { s: { $ref: ["x"] } } } }, "t1"), "invalid_input", "`cwd.strategy.s.$ref` must be a locator string");
+		refused(() => run(hs, { cwd: { tactics: { t: { $ref: "" } } } }, "t1"), "invalid_input", "which is not a locator; a reference names a plane and keys");
+	});
+
+	it("refuses a dotted spelling of an existing key that would name another key, stored or written in the same patch", () => {
+		const hs = histories("cwd");
+		refused(() => run(hs, { cwd: { lazy: { "plan.md": "x" }, intents: { m: { owns: [{ $ref: "cwd.lazy.plan.md" }] } } } }, "t1"), "invalid_input", 'names the key `plan` (missing), not the existing key `plan.md`');
+		run(hs, { cwd: { lazy: { "plan.md": "x" } } }, "t1");
+		refused(() => run(hs, { cwd: { intents: { m: { $ref: "cwd.lazy.plan.md" } } } }, "t2"), "invalid_input", 'write {"$ref":"cwd.lazy[\\"plan.md\\"]"}');
+		// The quoted spelling is the reference; a dotted path into an existing entry stays a path.
+		run(hs, { cwd: { intents: { m: { owns: [{ $ref: 'cwd.lazy["plan.md"]' }] } }, lazy: { plan: { md: 1 } } } }, "t2");
+		const ok = run(hs, { cwd: { intents: { n: { $ref: "cwd.lazy.plan.md" } } } }, "t3");
+		assert.deepEqual(ok.report.danglingRefs, []);
+		// Unknown in both spellings: a well-formed dangling reference, reported.
+		const d = run(hs, { cwd: { intents: { o: { x: { $ref: 'cwd.tactics["a/b c"]' } } } } }, "t4");
+		assert.deepEqual(d.report.danglingRefs, [{ owner: "cwd", intent: "o", ref: 'cwd.tactics["a/b c"]', drop: { x: null } }]);
 	});
 });

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
+import { StateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, tryParseLocator } from "../../lib/core/locator.js";
 import { refsIn } from "../../lib/core/refs.js";
@@ -91,46 +92,88 @@ function flatInput(owner: Owner): fc.Arbitrary<JsonObject> {
 	});
 }
 
+/**
+ * Oracle: whether the model's reference text is a reference the engine resolves for sole
+ * owner `owner`: a flat locator, anchored to the owner when it names none (`response` only
+ * for Session), parsed again as canonical.
+ */
+function resolvable(ref: string, owner: Owner): boolean {
+	const flat = tryParseLocator(ref, "flat");
+	if (flat === undefined) return false;
+	const relative = (flat.kind === "state" ? flat.scope : flat.owner) === null;
+	if (relative && flat.kind === "response" && owner !== "session") return false;
+	return tryParseLocator(relative ? `${owner}.${ref}` : ref, "canonical") !== undefined;
+}
+
+/** Oracle: every object with a `$ref` member is `{ "$ref": <resolvable> }` once merged (null siblings vanish outside arrays). */
+function onlyReferences(v: Json, owner: Owner, merged = true): boolean {
+	if (typeof v !== "object" || v === null) return true;
+	if (Array.isArray(v)) return v.every((item) => onlyReferences(item, owner, false));
+	// Outside arrays `"$ref": null` deletes the member: the object holds no `$ref` once merged.
+	if (Object.hasOwn(v, "$ref") && !(merged && v["$ref"] === null)) {
+		const ref = v["$ref"];
+		const others = Object.keys(v).filter((k) => k !== "$ref" && (!merged || v[k] !== null));
+		return typeof ref === "string" && others.length === 0 && resolvable(ref, owner);
+	}
+	return Object.keys(v).every((k) => onlyReferences(v[k] as Json, owner, merged));
+}
+
+/** Planes are maps of entries (an entry may be named `$ref`); their entries are values. */
+function planesHoldOnlyReferences(input: JsonObject, owner: Owner): boolean {
+	return Object.values(input).every((p) => Object.values(p as JsonObject).every((v) => onlyReferences(v, owner)));
+}
+
 describe("flat round trip", () => {
 	for (const owner of OWNERS) {
-		it(`toCanonicalPatch then presentValue is the identity for sole owner ${owner}`, () => {
+		it(`toCanonicalPatch then presentValue is the identity for sole owner ${owner}, and a \`$ref\` that is no reference is refused`, () => {
 			const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
 			let anchoredRuns = 0;
+			let refusedRuns = 0;
 			fc.assert(
 				fc.property(flatInput(owner), (input) => {
-					const canonical = toCanonicalPatch(input, [owner]);
+					let canonical: ReturnType<typeof toCanonicalPatch>;
+					try {
+						canonical = toCanonicalPatch(input, [owner]);
+					} catch (e) {
+						assert.ok(e instanceof StateError && e.code === "invalid_input", String(e));
+						// Refused exactly when a `$ref` object is no reference, or spells a key written beside it ambiguously.
+						assert.ok(!planesHoldOnlyReferences(input, owner) || e.message.includes("not the existing key"), e.message);
+						refusedRuns++;
+						return;
+					}
+					assert.ok(planesHoldOnlyReferences(input, owner), "accepted a `$ref` object that is no reference");
 					assert.deepEqual(Object.keys(canonical), [owner]);
 					const stored = canonical[owner] as JsonObject;
 					assertQualified(stored, owner);
 					if (!isDeepStrictEqual(stored, input)) anchoredRuns++;
 					assert.deepEqual(presentValue(stored, [owner]), input);
 				}),
-				{ numRuns: 1000 },
+				{ numRuns: 4000 },
 			);
 			assert.deepEqual(Object.getOwnPropertyNames(Object.prototype).sort(), protoNames);
 			// The law is not vacuous: many runs really were rewritten by anchoring.
 			assert.ok(anchoredRuns > 100, `only ${anchoredRuns} runs held a relative reference`);
+			assert.ok(refusedRuns > 100, `only ${refusedRuns} runs were refused`);
 		});
 	}
 });
 
 describe("references revealed by deleting siblings", () => {
 	for (const owner of OWNERS) {
-		it(`stored \`$ref\` data whose siblings a later patch deletes is stored qualified and presented as written, sole owner ${owner}`, () => {
+		it(`stored \`$ref\` data (from before references were checked) whose siblings a later patch deletes is stored qualified and presented as written, or refused when it is no reference, sole owner ${owner}`, () => {
 			const extras = fc.uniqueArray(key.filter((k) => k !== "$ref"), { minLength: 1, maxLength: 3 });
 			fc.assert(
-				fc.property(plane, key, fc.array(key, { maxLength: 2 }), refString(owner), extras, (p, entry, path, ref, siblings) => {
+				fc.property(plane, key.filter((k) => k !== "$ref"), fc.array(key.filter((k) => k !== "$ref"), { maxLength: 2 }), refString(owner), extras, (p, entry, path, ref, siblings) => {
 					const h = newHistory(owner, 5);
-					const commit = (leaf: Json, id: string) => {
-						const input: JsonObject = {};
-						input[p] = nest([entry], nest(path, leaf)) as JsonObject;
-						const r = stage({ [owner]: h }, toCanonicalPatch(input, [owner]), { id, at: "2026-11-30T00:00:00.000Z", by: { kind: "system", reason: "property" } });
-						commitStaged({ [owner]: h }, r);
-					};
+					const by = { kind: "system", reason: "property" } as const;
+					const input = (leaf: Json): JsonObject => ({ [p]: nest([entry], nest(path, leaf)) as JsonObject });
 					const data: JsonObject = { $ref: ref };
 					for (const k of siblings) Object.defineProperty(data, k, { value: 1, enumerable: true, writable: true, configurable: true });
-					commit(data, "t1");
-					commit(Object.fromEntries(siblings.map((k) => [k, null])) as JsonObject, "t2");
+					// Stored as an older build wrote it: as sent, unchecked (an exact delta).
+					commitStaged({ [owner]: h }, stage({ [owner]: h }, { [owner]: input(data) }, { id: "t1", at: "2026-11-30T00:00:00.000Z", by, exact: true }));
+					const reveal = () => stage({ [owner]: h }, toCanonicalPatch(input(Object.fromEntries(siblings.map((k) => [k, null])) as JsonObject), [owner]), { id: "t2", at: "2026-11-30T00:00:00.000Z", by });
+					if (!resolvable(ref, owner)) return void assert.throws(reveal, (e: unknown) => e instanceof StateError && e.code === "invalid_input");
+					commitStaged({ [owner]: h }, reveal());
 					const stored = h.state[p];
 					assertQualified(stored, owner);
 					assert.deepEqual(presentValue(stored, [owner]), nest([entry], nest(path, { $ref: ref })));

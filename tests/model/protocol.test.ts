@@ -96,32 +96,60 @@ describe("protocol block", () => {
 		}
 	});
 
+	it("states one reference rule, the session's owners, where standing rules live, and that questions need no intent", () => {
+		for (const wanted of SELECTIONS) {
+			for (const v of VARIANTS) {
+				const text = renderProtocol({ mode: v.mode, wanted, bootstrap: v.bootstrap });
+				const refs = [...text.matchAll(/\{"\$ref":"(?:[^"\\]|\\.)*"\}/g)].map((m) => JSON.parse(m[0]) as { $ref: string });
+				assert.ok(refs.some((r) => r.$ref.endsWith('lazy["notes/plan.md"]')), `${wanted.join("+")}: shows the quoted key spelling`);
+				// Every reference the text shows is one the engine stores as a reference to an existing key.
+				const histories: Partial<Record<Owner, OwnerHistory>> = {};
+				for (const o of wanted) histories[o] = newHistory(o, 20);
+				const owner = wanted.length === 1 ? undefined : (wanted.includes("cwd") ? "cwd" : wanted.includes("session") ? "session" : "global");
+				const planes = { lazy: { "notes/plan.md": "p" }, tactics: { t1: "x" }, intents: { i: { owns: refs } } };
+				const staged = stage(histories, toCanonicalPatch(owner === undefined ? planes : { [owner]: planes }, wanted), meta("t1"));
+				assert.deepEqual(staged.report.danglingRefs, [], `${wanted.join("+")}: shown references resolve`);
+				assert.match(text, /alone in its object; quote keys that are not plain names/);
+				assert.match(text, /standing rules \(they outlive intents\)/);
+				if (wanted.length === 1) assert.match(text, /, the only one of this session\./);
+				else assert.match(text, /^Owners of this session \(others are refused\): /m);
+				// Owners not on offer are never named: neither as an owner (`Global`) nor in a locator or overlay (`global.`, `over global`).
+				const NAMES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
+				for (const o of OWNERS.filter((x) => !wanted.includes(x))) {
+					assert.doesNotMatch(text, new RegExp(`\\b${NAMES[o]}\\b|[\`"]${o}[.\\["]|over ${o}\\b|${o} over`), `${wanted.join("+")}: never mentions ${o}`);
+				}
+				if (v.mode === "active") assert.match(text, /a plain question needs none/);
+			}
+		}
+	});
+
 	it("is deterministic and independent of the order the owners are listed in", () => {
 		const a = renderProtocol({ mode: "active", wanted: ["session", "global", "cwd"], bootstrap: false });
 		const b = renderProtocol({ mode: "active", wanted: ["global", "cwd", "session"], bootstrap: false });
 		assert.equal(a, b);
 	});
 
-	it("stays under 1,900 bytes in every variant (target 2,500)", () => {
+	// 2,000 B keeps the 20 % margin under the 2,500 B target that `npm run metrics` checks too.
+	it("stays under 2,000 bytes in every variant (target 2,500)", () => {
 		for (const wanted of SELECTIONS) {
 			for (const v of VARIANTS) {
 				const bytes = Buffer.byteLength(renderProtocol({ mode: v.mode, wanted, bootstrap: v.bootstrap }));
-				assert.ok(bytes <= 1900, `${wanted.join("+")} ${v.mode}${v.bootstrap ? " bootstrap" : ""}: ${bytes} bytes`);
+				assert.ok(bytes <= 2000, `${wanted.join("+")} ${v.mode}${v.bootstrap ? " bootstrap" : ""}: ${bytes} bytes`);
 			}
 		}
 	});
 
 	it("matches the reviewed default texts (update a hash only after reading the new text)", () => {
 		const expected: Record<string, string> = {
-			"cwd active": "7d0fd0d9e417e763e4cf3e76bfe168228ee8768a1a4c27ad10eaf77a665f7bce",
-			"cwd bootstrap": "7efa9bb5e255f34ecd866dc337157780f2d7cd549db569dd1a08ac8b4cda0719",
-			"cwd passive": "9e27782ca0b358c374170437fae09a91a2b2be240b8e1bb4cc9777fff71a44ff",
-			"cwd+session active": "984e91c138dd82a07cf94bbba8a71327035395c52f4aca0e399d80e8e14e768d",
-			"cwd+session bootstrap": "fb67ad48bcf28518a59607651bc48d30af7220f3bc71fbca952c5364ea64e406",
-			"cwd+session passive": "e3d64b1ca26ad6aa911cd79c405fa32cab88dfa1f715052c40531496093a7a17",
-			"global+cwd+session active": "82142082fe605224f8c94ed58769443cd0020a15048e0887a49f00ad03c7d1a9",
-			"global+cwd+session bootstrap": "a8eab6a8b21c582cda7d3ca42fe805ae54eba1e7f7676106ffe374f46558caf4",
-			"global+cwd+session passive": "baccccdf9d1ca94f34b1dd9b04c132d52a4c111e5103c4ad0aa48d201e270d49",
+			"cwd active": "78b54f7ece10347b1fb4581b5d2fd1b100900d2501e1a2b3a6de006d1960d741",
+			"cwd bootstrap": "843b1c2065ada5554ec3753ead791f479ee7a59d10e5ea64e82cfb28da81a780",
+			"cwd passive": "d518e2cacd702c154cb60379467729c6ec0c94b868ede99e4389291b8832ad50",
+			"cwd+session active": "497c1963b9baac480019c4b8ff1e44b62f5b1370ab74f5f1c7ef7e83f23fac84",
+			"cwd+session bootstrap": "bef329d3f1da52f4bf7f2c316eefa92000d2403d2cc2656fcf2239777dbd636d",
+			"cwd+session passive": "40359f3c1d81f76cefb8daf9ce7fa4b2c36ddd220c06ae28fe05261b15679155",
+			"global+cwd+session active": "367253ba295b2956773ea9f88ab0995c5178a08fa89fcde78ce0e8bee0765c8a",
+			"global+cwd+session bootstrap": "a4b1f58740d5019fe29ebfcb7327a19d86a187a87fb820b7cb613fc647934952",
+			"global+cwd+session passive": "1fae608589c06ee06b4c16b6e173b71fbb29e58aa62264e07a9cad781ba64783",
 		};
 		for (const wanted of [["cwd"], ["cwd", "session"], ["global", "cwd", "session"]] as Owner[][]) {
 			for (const v of VARIANTS) {

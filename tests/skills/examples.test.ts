@@ -152,6 +152,20 @@ describe("packaged Skills", () => {
 		]);
 	});
 
+	it("the Guide's quoted reference owns its target, and deleting a target names the exact drop patch its next example sends", async (t) => {
+		const group = groups(SKILL_FILES[0] as string)[0] as Example[];
+		const { results } = await runGroup(t, group);
+		const text = (i: number) => (results[i]?.content ?? []).map((c) => c.text ?? "").join("");
+		const i = group.findIndex((ex) => JSON.stringify(ex.input) === '{"tactics":{"routes":null}}');
+		assert.ok(i > 0);
+		assert.deepEqual(results[i - 1]?.details?.danglingRefs, [], "the quoted reference resolves");
+		assert.match(text(i), /^dangling refs \(target is gone; update or drop the ref\): intents\.api-v2 -> tactics\.routes$/m);
+		const drop = /^to drop them: patch_state (.*)$/m.exec(text(i))?.[1];
+		assert.ok(drop !== undefined, text(i));
+		assert.deepEqual(JSON.parse(drop), group[i + 1]?.input, "the Guide sends exactly the patch the result names");
+		assert.doesNotMatch(text(i + 1), /dangling/);
+	});
+
 	it("the Memory Skill's artifact examples compile, acquire and remove real Skills", async (t) => {
 		const byOwners = (owners: string) => groups(SKILL_FILES[1] as string).find((g) => g[0]?.owners.join(",") === owners) as Example[];
 		const [cwdGroup, globalGroup] = [byOwners("cwd"), byOwners("global,cwd")];

@@ -6,7 +6,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { hostname } from "node:os";
+import { dirname, join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import { compactionSlack } from "../../lib/storage/file-store.js";
 import { Stores } from "../../lib/storage/stores.js";
@@ -27,6 +28,17 @@ async function seeded(dir: string, count: number, retention = 20): Promise<{ log
 	for (let i = 0; i < count; i++) await s.commit({ cwd: { tactics: { [`k${i}`]: i } } }, meta());
 	const root = s.identity().cwdRoot;
 	return { log: join(root, "log.jsonl"), checkpoint: join(root, "checkpoint.json") };
+}
+
+/** A pid no process has now (the kernel's pid space is far below this). */
+function deadPid(): number {
+	for (let pid = 4_000_000; ; pid--) {
+		try {
+			process.kill(pid, 0);
+		} catch (e) {
+			if ((e as NodeJS.ErrnoException).code === "ESRCH") return pid;
+		}
+	}
 }
 
 function isCorrupt(file: string, what?: RegExp) {
@@ -70,9 +82,9 @@ describe("damaged stores", () => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 2);
 		const lines = readFileSync(log, "utf8").split("\n");
-		lines[1] = (lines[1] ?? "").replace('"v":1', '"v":2');
+		lines[1] = (lines[1] ?? "").replace('"v":2', '"v":3');
 		writeFileSync(log, lines.join("\n"));
-		await refusesAndPreserves(dir, log, /format version 2/);
+		await refusesAndPreserves(dir, log, /format version 3/);
 	});
 
 	it("refuses a truncated checkpoint", async (t) => {
@@ -92,11 +104,13 @@ describe("damaged stores", () => {
 		await refusesAndPreserves(dir, log, /seq/);
 	});
 
-	it("ignores a torn last line for readers and cuts it off at the next write, keeping earlier data", async (t) => {
+	it("ignores a torn last line left by a writer that died holding the lock, and cuts it off at the next write", async (t) => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 3);
 		const good = readFileSync(log, "utf8");
-		appendFileSync(log, '{"v":1,"id":"torn","at":"x","se');
+		appendFileSync(log, '{"v":2,"id":"torn","at":"x","se');
+		// What a writer killed mid-append leaves: its lock, naming a pid that no longer runs.
+		writeFileSync(join(dirname(log), "lock"), JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead-writer-1" }));
 		const reader = open(dir);
 		assert.equal(reader.load("cwd").seq, 3);
 		assert.deepEqual(Object.keys(reader.load("cwd").state.tactics), ["k0", "k1", "k2"]);
@@ -109,6 +123,24 @@ describe("damaged stores", () => {
 		assert.equal(reader.load("cwd").state.tactics.after, 1);
 	});
 
+	it("refuses a log that ends in a cut-short record no crashed writer explains (a truncation), for reads and writes", async (t) => {
+		const dir = tempDir(t);
+		const { log } = await seeded(dir, 3);
+		const text = readFileSync(log, "utf8");
+		writeFileSync(log, text.slice(0, text.length - 20));
+		await refusesAndPreserves(dir, log, /not a complete record[\s\S]*--cut-torn cwd/);
+	});
+
+	it("a live reader keeps refusing unexplained bytes after the last record on every read, not only the first", async (t) => {
+		const dir = tempDir(t);
+		const { log } = await seeded(dir, 2);
+		const reader = open(dir);
+		assert.equal(reader.load("cwd").seq, 2);
+		appendFileSync(log, '{"v":2,"id":"cut","at":"x"');
+		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
+		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
+	});
+
 	it("reports an unreadable log (a folder where the file should be) naming the file", async (t) => {
 		// Tests run as root, where chmod 000 does not deny reads: a folder in place of the file does.
 		const dir = tempDir(t);
@@ -116,7 +148,7 @@ describe("damaged stores", () => {
 		renameSync(log, `${log}.moved`);
 		mkdirSync(log);
 		const s = open(dir);
-		assert.throws(() => s.load("cwd"), isCorrupt(log, /not a regular file/));
+		assert.throws(() => s.load("cwd"), isCorrupt(log, /is a folder where State Flow keeps a regular file/));
 		await assert.rejects(s.commit({ cwd: { tactics: { a: 1 } } }, meta()), isCorrupt(log));
 		rmSync(log, { recursive: true });
 		renameSync(`${log}.moved`, log);
@@ -127,7 +159,7 @@ describe("damaged stores", () => {
 		const dir = tempDir(t);
 		const { checkpoint } = await seeded(dir, 1);
 		mkdirSync(checkpoint);
-		assert.throws(() => open(dir).load("cwd"), isCorrupt(checkpoint, /not a regular file/));
+		assert.throws(() => open(dir).load("cwd"), isCorrupt(checkpoint, /is a folder where State Flow keeps a regular file/));
 	});
 
 	it("keeps a reader's last good history when the file becomes damaged later", async (t) => {

@@ -6,7 +6,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname, uptime } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
@@ -152,7 +152,7 @@ describe("lock", () => {
 		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
 		assert.equal(readLockHolder(path)?.stale, true);
 		writeFileSync(path, "");
-		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record)", stale: false });
+		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record; it is treated as abandoned 2 s after its last change)", stale: false });
 		assert.ok(existsSync(path), "reading a lock never removes it");
 	});
 
@@ -166,5 +166,30 @@ describe("lock", () => {
 		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now() - FOREIGN_STALE_MS - 1000, token: "old", ns: "pid:[1]" }));
 		const l = await acquireLock(path, 1000);
 		l.release();
+	});
+});
+
+describe("odd lock paths", () => {
+	for (const [what, make, pattern] of [
+		["a folder", (p: string) => mkdirSync(p), /is a folder[\s\S]*rm -r/],
+		["a dangling link", (p: string) => symlinkSync(join(p, "..", "nowhere"), p), /is a symbolic link[\s\S]*rm '/],
+		["a link to a file", (p: string) => (writeFileSync(`${p}.target`, "x"), symlinkSync(`${p}.target`, p)), /is a symbolic link/],
+	] as const) {
+		it(`a lock path that is ${what} is refused at once with what it is and how to clear it, never waited on`, async (t) => {
+			const path = join(tempDir(t), "lock");
+			make(path);
+			// A timeout far beyond the test's own: refusing must not depend on waiting it out.
+			await assert.rejects(acquireLock(path, 3_600_000), (e: unknown) => isStateError(e) && e.code === "busy" && pattern.test(e.message) && e.message.includes(path));
+			assert.throws(() => acquireLockSync(path, 3_600_000), (e: unknown) => isStateError(e) && pattern.test(e.message));
+			assert.match(readLockHolder(path)?.odd ?? "", pattern);
+		});
+	}
+
+	it("a holder of another host whose time lies in the future is named as such, with when it is given up", (t) => {
+		const path = join(tempDir(t), "lock");
+		writeFileSync(path, JSON.stringify({ pid: 4242, host: "build-server-7", startedAt: Date.now() + 3_600_000, token: "future-1" }));
+		const status = readLockHolder(path);
+		assert.equal(status?.stale, false);
+		assert.match(status?.who ?? "", /pid 4242 on build-server-7 \(another host.*abandoned 60 s after it was taken; its time lies \d+ s in the future \(clock skew/);
 	});
 });

@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { isStateError } from "../../lib/core/errors.js";
 import { replay } from "../../lib/core/history.js";
 import type { CanonicalPatch } from "../../lib/core/types.js";
@@ -53,6 +53,25 @@ describe("session store on pi's SessionManager", () => {
 		assert.equal(h.seq, 2);
 		assert.equal(h.tail.length, 1, "retention applies to the rebuilt history");
 		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
+	});
+
+	it("refuses a Session entry whose record was edited in the session file (integrity check), without writing", async (t) => {
+		const dir = tempDir(t);
+		const sm = SessionManager.create(join(dir, "proj"), join(dir, "sessions"));
+		withAssistant(sm);
+		const s = storesFor(dir, sm);
+		await s.commit({ session: { tactics: { price: 100 } } }, meta());
+		const file = sm.getSessionFile() as string;
+		const text = readFileSync(file, "utf8");
+		assert.ok(text.includes('"price":100'));
+		writeFileSync(file, text.replace('"price":100', '"price":999'));
+		const reopened = storesFor(dir, SessionManager.open(file, join(dir, "sessions")));
+		assert.throws(
+			() => reopened.load("session"),
+			(e: unknown) => isStateError(e) && e.code === "corrupt" && /integrity check/.test(e.message) && e.message.includes(sm.getSessionId()),
+		);
+		await assert.rejects(reopened.commit({ session: { tactics: { more: 1 } } }, meta()), /integrity check/);
+		assert.equal(readFileSync(file, "utf8"), text.replace('"price":100', '"price":999'), "nothing was appended");
 	});
 
 	it("gives every branch of the tree its own Session state (branch + resetSession)", async (t) => {
