@@ -30,8 +30,12 @@ const provenance = {
 	required: ["kind"],
 	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
 } as const;
-/** A merge patch per plane: only known plane names, each an object of entries. */
-const planePatch = { type: "object", propertyNames: { enum: [...PLANES] }, additionalProperties: obj } as const;
+/**
+ * A merge patch per section, each an object of entries. Known sections only: the five planes and
+ * `roots`, the namespace of registered roots (docs/spec.md §12), whose entries are kept as they
+ * are whether their extension is loaded now or not (dormant).
+ */
+const planePatch = { type: "object", propertyNames: { enum: [...SECTIONS] }, additionalProperties: obj } as const;
 const recordProps = {
 	v: { enum: VERSIONS },
 	sum: SUM,
