@@ -47,9 +47,13 @@ export function flatPatchSchema(roots: readonly RootDeclaration[] = []): TSchema
 	return Type.Object(props, { additionalProperties: false, minProperties: 1 });
 }
 
-/** One line per registered root for the `patch_state` description: name, owners, purpose, value schema. */
+/**
+ * One sentence per registered root for the `patch_state` description: name (written like a
+ * plane), owners, the extension's line and its value schema. Nothing else: every byte is paid
+ * on every request (`npm run metrics` reports the framing).
+ */
 function rootLines(roots: readonly RootDeclaration[]): string {
-	return roots.map((r) => ` Root ${r.name} (${r.owners.join(",")}), beside the planes: ${r.description} Schema: ${JSON.stringify(r.schema)}`).join("");
+	return roots.map((r) => ` Root ${r.name} (${r.owners.join(",")}): ${r.description} ${JSON.stringify(r.schema)}`).join("");
 }
 
 /**

@@ -37,7 +37,7 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		]);
 		// The declaration named the root before the first prompt: its description and schema.
 		const description = patchTool(flow)?.description ?? "";
-		assert.ok(description.includes(`Root todos (cwd,session), beside the planes: ${TODO_SPEC.description}`), description);
+		assert.ok(description.includes(`Root todos (cwd,session): ${TODO_SPEC.description} {`), description);
 		assert.ok(description.includes(JSON.stringify(TODO_SPEC.schema)), description);
 		const results = flow.results();
 		assert.equal(results.w?.isError, false, results.w?.text);
