@@ -137,6 +137,28 @@ describe("registered roots: the todo example next to State Flow", () => {
 		});
 	});
 
+	it("a root registered mid-run joins from the next prompt (like the flat/scoped switch)", async () => {
+		let api: Parameters<ExtensionFactory>[0] | undefined;
+		const changes: RootChange[] = [];
+		await withFlow({ extraFactories: [(pi) => void (api = pi)] }, async (flow) => {
+			await flow.prompt("first", [
+				{
+					before: () => void registerRoot(api as Parameters<ExtensionFactory>[0], TODO_SPEC, { change: (c) => changes.push(c) }),
+					calls: [{ id: "early", name: "patch_state", args: { cwd: { todos: { a: { text: "too early" } } } } }],
+				},
+				{ text: "ok" },
+			]);
+			assert.equal(flow.results().early?.isError, true);
+			assert.match(flow.results().early?.text ?? "", /unknown plane `cwd\.todos`/);
+			assert.ok(!(patchTool(flow, 1)?.description ?? "").includes("Root todos"), "the running prompt keeps its declaration");
+			const before = flow.seen.length;
+			await flow.prompt("second", [{ calls: [{ id: "now", name: "patch_state", args: { cwd: { todos: { a: { text: "joined" } } } } }] }, { text: "ok" }]);
+			assert.ok((patchTool(flow, before)?.description ?? "").includes("Root todos"));
+			assert.equal(flow.results().now?.isError, false, flow.results().now?.text);
+			assert.deepEqual(changes.at(-1)?.value, { a: { text: "joined" } });
+		});
+	});
+
 	it("a schema that rejects stored data makes the root dormant with a message; the data is kept", async (t) => {
 		const d = flowDirs(t, "state-flow-roots-");
 		let client: RootClient | undefined;
