@@ -137,6 +137,30 @@ describe("registered roots: the todo example next to State Flow", () => {
 		});
 	});
 
+	it("flat form: the root beside the planes, temporal reads, keys and history projections, Session owner", async () => {
+		const probe = todoProbe();
+		await withFlow({ extraFactories: [probe.factory] }, async (flow) => {
+			await flow.command("/state owners session");
+			await flow.prompt("todos", [
+				{ calls: [{ id: "w1", name: "patch_state", args: { todos: { a: { text: "one" } } } }] },
+				{ calls: [{ id: "w2", name: "patch_state", args: { todos: { a: { done: true }, b: { text: "two" } } } }] },
+				{ calls: [{ id: "r1", name: "read_state", args: { paths: ["effective[1].todos", "todos.a.done"] } }] },
+				{ calls: [{ id: "r2", name: "read_state", args: { path: "todos", projection: "keys" } }] },
+				{ calls: [{ id: "r3", name: "read_state", args: { path: "todos.a", projection: "history" } }] },
+				{ calls: [{ id: "r4", name: "read_state", args: { path: "roots" } }] },
+				{ text: "ok" },
+			]);
+			const r = flow.results();
+			assert.equal(r.w2?.isError, false, r.w2?.text);
+			assert.match(r.w2?.text ?? "", /todos\/a\/done/);
+			assert.match(r.r1?.text ?? "", /^\[\{"a":\{"text":"one"\}\},true\]$/m);
+			assert.match(r.r2?.text ?? "", /^\["a","b"\]$/m);
+			assert.match(r.r3?.text ?? "", /"before":\{"text":"one"\},"after":\{"text":"one","done":true\}/);
+			assert.equal(r.r4?.isError, true, "the namespace is not the model's to name");
+			assert.deepEqual(probe.changes.map((c) => c.owner), ["session", "session"]);
+		});
+	});
+
 	it("a root registered mid-run joins from the next prompt (like the flat/scoped switch)", async () => {
 		let api: Parameters<ExtensionFactory>[0] | undefined;
 		const changes: RootChange[] = [];
