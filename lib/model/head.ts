@@ -65,7 +65,7 @@ export function renderHead(input: HeadInput): string {
 	for (const owner of owners) {
 		const h = input.histories[owner];
 		const seq = h?.seq ?? 0;
-		const empty = h === undefined || isEmptyOwner(h);
+		const empty = h === undefined || (isEmptyOwner(h) && !(input.roots ?? []).some((name) => planeIndex(h, ROOTS, name).keys.length > 0));
 		ownerLines.set(owner, `# ${owner} seq ${seq}${empty ? " (empty)" : ""}`);
 		if (h === undefined) continue;
 		for (const plane of PLANES) {

@@ -49,6 +49,7 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		await flow.prompt("show", [{ text: "ok" }]);
 		const head = userTexts(flow.seen.at(-1) as (typeof flow.seen)[number]).find((t) => t.startsWith("<state_flow_head>")) ?? "";
 		assert.match(head, /^cwd\.todos: \{"milk":\{"text":"buy milk","done":false\}\}$/m);
+		assert.match(head, /^# cwd seq 1$/m, "an owner with root data is not empty");
 		const [undone] = await flow.command("/state undo");
 		assert.match(undone ?? "", /reverted t-0001/);
 		assert.deepEqual(probe.changes.at(-1), { owner: "cwd", value: {}, by: { kind: "command", command: "/state undo cwd" }, transitionId: "t-0002" });
