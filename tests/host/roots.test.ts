@@ -5,6 +5,7 @@
  * name collisions, the extension's own writes, and dormant data in a session without it.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootChange, type RootClient, type RootStatus, registerRoot } from "../../lib/api.js";
@@ -159,6 +160,22 @@ describe("registered roots: the todo example next to State Flow", () => {
 			assert.match(r.r3?.text ?? "", /"before":\{"text":"one"\},"after":\{"text":"one","done":true\}/);
 			assert.equal(r.r4?.isError, true, "the namespace is not the model's to name");
 			assert.deepEqual(probe.changes.map((c) => c.owner), ["session", "session"]);
+		});
+	});
+
+	it("hears a change another process committed, at the next prompt", async (t) => {
+		const d = flowDirs(t, "state-flow-roots-");
+		const probe = todoProbe();
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [probe.factory] }, async (flow) => {
+			// A real second process writes the root through its own stores (as another pi with the extension would).
+			const stores = new URL("../../lib/storage/stores.js", import.meta.url).href;
+			const script = `import { Stores } from ${JSON.stringify(stores)};
+				const s = new Stores({ agentDir: process.argv[1], cwd: process.argv[2] });
+				await s.commit({ cwd: { roots: { todos: { far: { text: "from elsewhere" } } } } }, { by: { kind: "extension", extension: "todo" }, id: "other-1", at: new Date().toISOString(), roots: () => undefined });`;
+			execFileSync(process.execPath, ["--input-type=module", "-e", script, d.agentDir, d.cwd]);
+			assert.deepEqual(probe.changes, []);
+			await flow.prompt("next", [{ text: "ok" }]);
+			assert.deepEqual(probe.changes, [{ owner: "cwd", value: { far: { text: "from elsewhere" } }, by: { kind: "extension", extension: "todo" }, transitionId: "other-1" }]);
 		});
 	});
 
