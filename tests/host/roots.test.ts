@@ -33,7 +33,7 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		assert.deepEqual(probe.statuses.at(-1), { state: "active" });
 		await flow.prompt("add a todo", [
 			{ calls: [{ id: "w", name: "patch_state", args: { cwd: { todos: { milk: { text: "buy milk", done: false } } } } }] },
-			{ calls: [{ id: "r", name: "read_state", args: { paths: ["cwd.todos.milk.text", "cwd.patches[0]"] } }] },
+			{ calls: [{ id: "r", name: "read_state", args: { paths: ["cwd.todos.milk.text", "cwd.patches[0]", "effective.todos"] } }] },
 			{ text: "added" },
 		]);
 		// The declaration named the root before the first prompt: its description and schema.
@@ -45,6 +45,7 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		assert.match(results.w?.text ?? "", /cwd\/todos\/milk/);
 		assert.equal(results.r?.isError, false, results.r?.text);
 		assert.match(results.r?.text ?? "", /^\["buy milk",\{"id":"t-0001","at":"[^"]+","patch":\{"todos":\{"milk"/m);
+		assert.ok((results.r?.text ?? "").endsWith(',{"milk":{"text":"buy milk","done":false}}]'), results.r?.text);
 		assert.deepEqual(probe.changes.map((c) => [c.owner, c.value, c.by?.kind]), [["cwd", { milk: { text: "buy milk", done: false } }, "tool"]]);
 		// The next prompt's head shows the root beside the planes.
 		await flow.prompt("show", [{ text: "ok" }]);
