@@ -44,7 +44,7 @@ function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: Exten
 	let text: string | undefined;
 	try {
 		histories = loaded ?? host.histories(wanted);
-		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
+		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];

@@ -6,7 +6,7 @@
  */
 
 import { patchLeaves } from "../core/merge.js";
-import type { Owner, OwnerHistory } from "../core/types.js";
+import { ROOTS, type Owner, type OwnerHistory } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
 
 /** Owners whose stores other processes can write. Session belongs to this process alone. */
@@ -25,6 +25,8 @@ export interface ConcurrentNoticeArgs {
 	 * not id, so an own transition already folded out of retention is still recognised.
 	 */
 	ownSeqs: Partial<Record<Owner, ReadonlySet<number>>>;
+	/** Registered roots the model knows; paths inside other (dormant) roots are not named. */
+	roots?: readonly string[];
 }
 
 /**
@@ -48,6 +50,7 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const paths: string[] = [];
 		for (const r of foreign) {
 			for (const { plane, path } of patchLeaves(r.patch)) {
+				if (plane === ROOTS && !(args.roots ?? []).includes(path[0] as string)) continue;
 				const loc = modelLocator(sole === undefined ? owner : undefined, plane, path);
 				if (!paths.includes(loc)) paths.push(loc);
 			}
