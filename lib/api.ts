@@ -65,8 +65,8 @@ export interface RootWriteResult {
 /** What State Flow hands back for one registration (over the bus). */
 export interface RootHandle {
 	status(): RootStatus;
-	/** The root's current value in `owner` (`{}` when empty); throws when the owner is not one of the root's or not available. */
-	read(owner: RootOwner): JsonObject;
+	/** The root's current value in `owner` (`{}` when empty); rejects when the owner is not one of the root's or not available. */
+	read(owner: RootOwner): Promise<JsonObject>;
 	/** Commit a JSON merge patch of the root's value in `owner` through State Flow's commit path; provenance names the extension. */
 	write(owner: RootOwner, patch: JsonObject): Promise<RootWriteResult>;
 	/** Stop receiving changes and withdraw the root (its data stays stored, dormant). */
@@ -103,7 +103,7 @@ function isBus(value: unknown): value is StateFlowBus {
 /** A registration as the extension holds it; works before State Flow has loaded (`status().state === "waiting"`). */
 export interface RootClient {
 	status(): RootStatus;
-	read(owner: RootOwner): JsonObject;
+	read(owner: RootOwner): Promise<JsonObject>;
 	write(owner: RootOwner, patch: JsonObject): Promise<RootWriteResult>;
 	dispose(): void;
 }
@@ -126,7 +126,7 @@ export function registerRoot(pi: EventsHost, spec: RootSpec, listener: RootListe
 	};
 	return {
 		status: () => handle?.status() ?? { state: "waiting", message: "State Flow is not loaded yet" },
-		read: (owner) => (handle ? handle.read(owner) : waiting()),
+		read: async (owner) => (handle ? handle.read(owner) : waiting()),
 		write: async (owner, patch) => (handle ? handle.write(owner, patch) : waiting()),
 		dispose: () => {
 			disposed = true;

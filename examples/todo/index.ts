@@ -60,7 +60,7 @@ export function createTodoExtension(options: TodoOptions = {}): ExtensionFactory
 						return;
 					}
 					const owner: RootOwner = verb === "session" ? "session" : "cwd";
-					ctx.ui.notify(formatTodos(todos.read(owner)), "info");
+					ctx.ui.notify(formatTodos(await todos.read(owner)), "info");
 				} catch (e) {
 					ctx.ui.notify(`todo: ${e instanceof Error ? e.message : String(e)}`, "error");
 				}

@@ -12,6 +12,8 @@ import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js"
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { limitsOf, readConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
+import { rootOf, storePaths } from "../storage/paths.js";
+import type { StorePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { formatHistory, formatShow } from "./format.js";
@@ -51,42 +53,37 @@ function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
 	return { stores, warnings: problems.map((w) => `warning: ${w}`) };
 }
 
-/** The store folder of a file owner, as Stores resolves it (realpath of the roots). */
-export function rootOf(stores: Stores, owner: FileOwner): string {
-	const id = stores.identity();
-	return owner === "global" ? id.globalRoot : id.cwdRoot;
-}
-
 /** Load the owner the command line names (show/history/export); with none, every owner that has a store. */
-function loadAsked(p: Parsed): { stores: Stores; warnings: string[]; loaded: Array<[FileOwner, OwnerHistory]> } {
+async function loadAsked(p: Parsed): Promise<{ paths: StorePaths; warnings: string[]; loaded: Array<[FileOwner, OwnerHistory]> }> {
 	const asked = p.positionals[0];
 	const owners = ownersFrom(p, asked);
 	const { stores, warnings } = openStores(p);
+	const paths = storePaths(p.agentDir, p.cwd);
 	const loaded: Array<[FileOwner, OwnerHistory]> = [];
 	for (const o of owners) {
-		if (asked === undefined && !existsSync(rootOf(stores, o))) continue;
-		loaded.push([o, stores.load(o)]);
+		if (asked === undefined && !existsSync(rootOf(paths, o))) continue;
+		loaded.push([o, await stores.load(o)]);
 	}
-	return { stores, warnings, loaded };
+	return { paths, warnings, loaded };
 }
 
 /** `state-flow show [owner] [--full]`. */
-export function runShow(p: Parsed): Outcome {
-	const { stores, warnings, loaded } = loadAsked(p);
-	if (loaded.length === 0) return ok(`No State Flow stores yet (global: ${rootOf(stores, "global")}, cwd: ${rootOf(stores, "cwd")}).\n`, lines(warnings));
-	return ok(`${loaded.map(([o, h]) => formatShow(o, rootOf(stores, o), h, p.full)).join("\n\n")}\n`, lines(warnings));
+export async function runShow(p: Parsed): Promise<Outcome> {
+	const { paths, warnings, loaded } = await loadAsked(p);
+	if (loaded.length === 0) return ok(`No State Flow stores yet (global: ${paths.globalRoot}, cwd: ${paths.cwdRoot}).\n`, lines(warnings));
+	return ok(`${loaded.map(([o, h]) => formatShow(o, rootOf(paths, o), h, p.full)).join("\n\n")}\n`, lines(warnings));
 }
 
 /** `state-flow history [owner]`. */
-export function runHistory(p: Parsed): Outcome {
-	const { stores, warnings, loaded } = loadAsked(p);
+export async function runHistory(p: Parsed): Promise<Outcome> {
+	const { paths, warnings, loaded } = await loadAsked(p);
 	if (loaded.length === 0) return ok("No State Flow stores yet: no transitions.\n", lines(warnings));
-	return ok(`${loaded.map(([o, h]) => formatHistory(o, rootOf(stores, o), h)).join("\n\n")}\n`, lines(warnings));
+	return ok(`${loaded.map(([o, h]) => formatHistory(o, rootOf(paths, o), h)).join("\n\n")}\n`, lines(warnings));
 }
 
 /** `state-flow export [owner]`: the export document on stdout. */
-export function runExport(p: Parsed): Outcome {
-	const { warnings, loaded } = loadAsked(p);
+export async function runExport(p: Parsed): Promise<Outcome> {
+	const { warnings, loaded } = await loadAsked(p);
 	const doc = exportDoc(Object.fromEntries(loaded.map(([o, h]) => [o, { seq: h.seq, state: h.state }])));
 	return ok(`${JSON.stringify(doc, null, 2)}\n`, lines(warnings));
 }
@@ -114,7 +111,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	const targets = parseImport(raw, only);
 	const { stores, warnings } = openStores(p);
 	const current: Partial<Record<FileOwner, OwnerState>> = {};
-	for (const o of FILE_OWNERS) if (targets[o]) current[o] = stores.load(o).state;
+	for (const o of FILE_OWNERS) if (targets[o]) current[o] = (await stores.load(o)).state;
 	const patch = importPatch(current, targets);
 	const names = Object.keys(targets).join(" and ");
 	if (Object.keys(patch).length === 0) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));

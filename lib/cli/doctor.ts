@@ -10,7 +10,7 @@
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
-import { DEFAULT_RETENTION, type OwnerHistory, isOneOf } from "../core/types.js";
+import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -19,10 +19,11 @@ import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, rea
 import { JournalDir } from "../storage/journal.js";
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
+import { rootOf, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
-import { checkCwd, type Outcome, rootOf } from "./commands.js";
-import { FILE_OWNERS, type FileOwner } from "./transfer.js";
+import { checkCwd, type Outcome } from "./commands.js";
+import { FILE_OWNERS, type FileOwner, isFileOwner } from "./transfer.js";
 
 /** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */
 function tornBytes(logPath: string): number {
@@ -101,7 +102,7 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	if (!present(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
 	let h: OwnerHistory;
 	try {
-		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).load();
+		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).read();
 	} catch (e) {
 		return { text: `${where} (BLOCKED: the store is damaged: ${messageOf(e)})`, blocks: true, missing: true };
 	}
@@ -168,16 +169,6 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 	return [...lines, `journal: moved ${target.file} to ${dest}.`];
 }
 
-/** Options beyond the common command line. */
-export interface DoctorOptions {
-	/** `--drop-journal <id>`: move that pending journal aside. */
-	dropJournal?: string;
-	/** `--move-aside <owner>`: rename that owner's store folder and start it afresh. */
-	moveAside?: string;
-	/** `--cut-torn <owner>`: cut the unexplained bytes after the last complete record. */
-	cutTorn?: string;
-}
-
 /** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */
 function oddLockFiles(lockPath: string): string[] {
 	const out: string[] = [];
@@ -200,7 +191,7 @@ function oddLockFiles(lockPath: string): string[] {
 /** A file owner named by a doctor flag; anything else is a usage error. */
 function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
 	if (value === undefined) return undefined;
-	if (isOneOf(FILE_OWNERS, value)) return value;
+	if (isFileOwner(value)) return value;
 	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
 }
 
@@ -220,7 +211,7 @@ function moveAside(store: FileOwnerStore, dryRun: boolean): string[] {
 }
 
 /** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */
-export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
+export async function runDoctor(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const report: string[] = [];
 	let healthy = true;
@@ -228,11 +219,11 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	for (const w of problems) report.push(`config: ${w}`);
 	const retention = config.retention;
 	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(retention !== undefined ? { retention } : {}) });
-	const journalDir = join(stores.identity().globalRoot, "..", "journal");
+	const paths = storePaths(p.agentDir, p.cwd);
+	const journalDir = paths.journalDir;
 	const journal = new JournalDir(journalDir);
-	const files = Object.fromEntries(
-		FILE_OWNERS.map((o) => [o, new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false })]),
-	) as Record<FileOwner, FileOwnerStore>;
+	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false });
+	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
 
 	let listed = listJournals(journalDir);
 	if (p.dropJournal !== undefined) {
@@ -302,23 +293,23 @@ export async function runDoctor(p: Parsed & DoctorOptions): Promise<Outcome> {
 	if (!p.dryRun) {
 		for (const o of FILE_OWNERS) {
 			try {
-				stores.load(o);
+				await stores.load(o);
 			} catch {
 				// Reported by the verification below.
 			}
 		}
 		const left = safePending(journal);
 		for (const j of left) {
-			const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== rootOf(stores, "global") && part.root !== rootOf(stores, "cwd")));
+			const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
 			if (waiting.length === 0) continue; // Blocked here: reported with the journal listing above.
 			report.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
 		}
 	}
 	for (const o of FILE_OWNERS) {
-		const store = new FileOwnerStore({ owner: o, root: rootOf(stores, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false });
+		const store = fileStore(o);
 		if (!present(store.root)) continue;
 		try {
-			const h = store.load();
+			const h = store.read();
 			report.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
 		} catch (e) {
 			healthy = false;

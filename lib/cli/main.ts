@@ -23,11 +23,11 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
 		switch (p.command) {
 			case "show":
-				return runShow(p);
+				return await runShow(p);
 			case "history":
-				return runHistory(p);
+				return await runHistory(p);
 			case "export":
-				return runExport(p);
+				return await runExport(p);
 			case "import":
 				return await runImport(p, stdin);
 			case "doctor":

@@ -7,12 +7,15 @@
 import { fail, formatPath } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerState, PlanePatch, RootGate } from "../core/types.js";
-import { OWNABLE_PLANES, PLANES, ROOTS, isPlane } from "../core/types.js";
+import { OWNABLE_PLANES, PLANES, ROOTS, isPlane, isSharedOwner } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
+import { FILE_OWNERS } from "../storage/paths.js";
+import type { FileOwner } from "../storage/paths.js";
+
 /** Owners that live in files the CLI can reach (Session lives in pi's session file). */
-export const FILE_OWNERS = ["global", "cwd"] as const;
-export type FileOwner = (typeof FILE_OWNERS)[number];
+export { FILE_OWNERS };
+export type { FileOwner };
 
 /** The `format` tag and version of export documents; import refuses other versions. */
 export const EXPORT_FORMAT = "state-flow/export";
@@ -26,9 +29,7 @@ export interface ExportDoc {
 }
 
 /** Is `v` an owner the CLI can read and write? */
-export function isFileOwner(v: unknown): v is FileOwner {
-	return v === "global" || v === "cwd";
-}
+export const isFileOwner = isSharedOwner;
 
 /** Build an export document; states are copied so later writes cannot change it. */
 export function exportDoc(owners: Partial<Record<FileOwner, { seq: number; state: OwnerState }>>): ExportDoc {

@@ -189,14 +189,13 @@ export function stage(
 }
 
 /** Apply a staged result to the histories in place (after the durable write succeeded). */
-export function commitStaged(histories: Partial<Record<Owner, OwnerHistory>>, result: StageResult, retention?: number): void {
+export function commitStaged(histories: Partial<Record<Owner, OwnerHistory>>, result: StageResult): void {
 	if (result.noop) return;
 	for (const owner of OWNERS) {
 		const record = result.records[owner];
 		if (record === undefined) continue;
 		const h = histories[owner];
 		if (h === undefined) fail("excluded_owner", `owner \`${owner}\` has no loaded history to commit into`, [owner]);
-		if (retention !== undefined) h.retention = retention;
 		commitRecord(h, record, result.bytesAfter[owner]);
 	}
 }

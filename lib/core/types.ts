@@ -13,6 +13,9 @@ export interface JsonObject {
 /** Where a piece of state lives, in the fixed order used for display, overlay and lock order. */
 export const OWNERS = ["global", "cwd", "session"] as const;
 export type Owner = (typeof OWNERS)[number];
+/** Owners kept outside any one pi session (files, or another shared backend), in lock order. */
+export const SHARED_OWNERS = ["global", "cwd"] as const satisfies readonly Owner[];
+export type SharedOwner = (typeof SHARED_OWNERS)[number];
 
 /** The five semantic planes every owner has, in their stable display order. */
 export const PLANES = ["intents", "strategy", "tactics", "artifacts", "lazy"] as const;
@@ -24,6 +27,7 @@ export function isOneOf<T extends string>(list: readonly T[], value: unknown): v
 }
 
 export const isOwner = (value: unknown): value is Owner => isOneOf(OWNERS, value);
+export const isSharedOwner = (value: unknown): value is SharedOwner => isOneOf(SHARED_OWNERS, value);
 export const isPlane = (value: unknown): value is Plane => isOneOf(PLANES, value);
 
 /** Planes whose top-level entries an intent can own through a structured reference. */

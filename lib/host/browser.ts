@@ -240,17 +240,27 @@ export class StateBrowser implements Component {
 	}
 }
 
-/** The browser's data source over the live host. */
-export function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => Promise<string>): BrowserSource {
+/** The browser's data source over the live host: the owners as loaded when it opened, loaded again after each undo. */
+export async function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => Promise<string>): Promise<BrowserSource> {
+	const load = async (): Promise<OwnerView[]> => {
+		const wanted = host.selection().owners;
+		const views: OwnerView[] = [];
+		for (const owner of OWNERS) views.push({ owner, wanted: wanted.includes(owner), history: await loadFor(host, owner) });
+		return views;
+	};
+	let views = await load();
 	return {
 		title: describeSelection(host.selection()),
-		owners: () => {
-			const wanted = host.selection().owners;
-			return OWNERS.map((owner) => ({ owner, wanted: wanted.includes(owner), history: loadFor(host, owner) }));
-		},
+		owners: () => views,
 		now: () => host.options.now(),
-		plan: (id) => undoSelectedPlan(host, id),
-		undo,
+		plan: (id) => undoSelectedPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), id),
+		undo: async (plan) => {
+			try {
+				return await undo(plan);
+			} finally {
+				views = await load();
+			}
+		},
 	};
 }
 
@@ -261,9 +271,10 @@ export function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => Promis
 export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandContext, undo: (plan: UndoPlan) => Promise<string>): Promise<boolean> {
 	if (!ctx.hasUI) return false;
 	let shown = false;
+	const source = await hostSource(host, undo);
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		shown = true;
-		return new StateBrowser(hostSource(host, undo), theme, () => done(undefined), () => tui.requestRender());
+		return new StateBrowser(source, theme, () => done(undefined), () => tui.requestRender());
 	});
 	return shown;
 }

@@ -5,7 +5,6 @@
  * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
  * the revert is exact.
  */
-import { join } from "node:path";
 import { messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
@@ -89,9 +88,9 @@ export function fitList(items: readonly string[], width: number): string {
 }
 
 /** Load an owner's history for display; a damaged store is described, not thrown. */
-export function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | string {
+export async function loadFor(host: StateFlowHost, owner: Owner): Promise<OwnerHistory | string> {
 	try {
-		return host.requireStores().load(owner);
+		return await host.requireStores().load(owner);
 	} catch (e) {
 		return `unreadable: ${messageOf(e)}`;
 	}
@@ -100,9 +99,8 @@ export function loadFor(host: StateFlowHost, owner: Owner): OwnerHistory | strin
 export function whereIs(host: StateFlowHost, owner: Owner): string {
 	switch (owner) {
 		case "global":
-			return join(host.options.agentDir, "state-flow", "global");
 		case "cwd":
-			return join(host.ctx.cwd, ".pi", "state-flow");
+			return host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"];
 		case "session":
 			return host.ctx.sessionManager.getSessionFile() !== undefined ? "entries in the session file" : "memory only (in-memory session)";
 		default:
@@ -123,30 +121,30 @@ export function storeSummary(h: OwnerHistory | string): string {
 }
 
 /** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
-export function describeStatus(host: StateFlowHost, browsable = false): string {
+export async function describeStatus(host: StateFlowHost, browsable = false): Promise<string> {
 	const sel = host.selection();
 	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, "stores:"];
 	for (const owner of OWNERS) {
 		const wanted = sel.owners.includes(owner) ? "wanted" : "not wanted";
-		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(loadFor(host, owner))}`);
+		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(await loadFor(host, owner))}`);
 		lines.push(`  ${"".padEnd(8)} ${whereIs(host, owner)}`);
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
-	lines.push(...describeRoots(host));
+	lines.push(...(await describeRoots(host)));
 	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
 }
 
 /** Registered roots and dormant root data (docs/spec.md §12): one line each, none when there are none. */
-export function describeRoots(host: StateFlowHost): string[] {
+export async function describeRoots(host: StateFlowHost): Promise<string[]> {
 	const lines: string[] = [];
 	for (const r of host.roots.entries()) {
 		if (r.dormant === undefined) lines.push(`root ${r.name}: extension ${r.extension}, in ${r.owners.join(", ")}`);
 	}
 	const histories: Partial<Record<Owner, OwnerHistory>> = {};
 	for (const owner of OWNERS) {
-		const h = loadFor(host, owner);
+		const h = await loadFor(host, owner);
 		if (typeof h !== "string") histories[owner] = h;
 	}
 	for (const d of host.roots.dormantNames(histories)) lines.push(`root ${d.name}: dormant in ${d.owners.join(", ")}, data kept: ${d.why}`);
@@ -154,13 +152,13 @@ export function describeRoots(host: StateFlowHost): string[] {
 }
 
 /** `/state show [owner]`: the full state of each owner as JSON. */
-export function describeState(host: StateFlowHost, owners: readonly Owner[]): string {
-	return owners
-		.map((owner) => {
-			const h = loadFor(host, owner);
-			return typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${size(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`;
-		})
-		.join("\n");
+export async function describeState(host: StateFlowHost, owners: readonly Owner[]): Promise<string> {
+	const out: string[] = [];
+	for (const owner of owners) {
+		const h = await loadFor(host, owner);
+		out.push(typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${size(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
+	}
+	return out.join("\n");
 }
 
 /** Options of a history listing. */
@@ -190,8 +188,9 @@ export function shortIdsOf(histories: ReadonlyArray<OwnerHistory | string>): Map
 }
 
 /** `/state history [owner] [--full]`: retained transitions, newest first. */
-export function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): string {
-	const loaded = owners.map((o) => [o, loadFor(host, o)] as const);
+export async function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): Promise<string> {
+	const loaded: Array<readonly [Owner, OwnerHistory | string]> = [];
+	for (const o of owners) loaded.push([o, await loadFor(host, o)]);
 	const short = shortIdsOf(loaded.map(([, h]) => h));
 	const lines: string[] = [];
 	for (const [owner, h] of loaded) {
@@ -228,10 +227,10 @@ function overlaps(a: readonly string[], b: readonly string[]): boolean {
  * several owners is reverted in every touched owner where it is still the latest, unless the
  * user named one owner explicitly.
  */
-export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): UndoPlan | string {
+export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<UndoPlan | string> {
 	let latest: { owner: Owner; record: TransitionRecord } | undefined;
 	for (const owner of owners) {
-		const h = loadFor(host, owner);
+		const h = await loadFor(host, owner);
 		if (typeof h === "string") return `cannot undo ${owner}: ${h}`;
 		const record = h.tail[h.tail.length - 1];
 		if (record && (!latest || record.at > latest.record.at)) latest = { owner, record };
@@ -241,13 +240,13 @@ export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit
 	const touched: Owner[] = explicit ? [latest.owner] : [];
 	if (!explicit) {
 		for (const owner of record.owners) {
-			const h = loadFor(host, owner);
+			const h = await loadFor(host, owner);
 			if (typeof h !== "string" && h.tail[h.tail.length - 1]?.id === record.id) touched.push(owner);
 		}
 	}
 	const patch: CanonicalPatch = {};
 	for (const owner of touched) {
-		const h = loadFor(host, owner) as OwnerHistory;
+		const h = (await loadFor(host, owner)) as OwnerHistory;
 		patch[owner] = (h.tail[h.tail.length - 1] as TransitionRecord).undo;
 	}
 	return { id: record.id, owners: touched, patch };
@@ -258,12 +257,12 @@ export function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit
  * that still retains it, provided no later transition changed a path it changed — otherwise
  * the inverse would overwrite that later work, so the plan names the later transition instead.
  */
-export function undoSelectedPlan(host: StateFlowHost, id: string): UndoPlan | string {
+export function undoSelectedPlan(histories: Readonly<Partial<Record<Owner, OwnerHistory | string>>>, id: string): UndoPlan | string {
 	const patch: CanonicalPatch = {};
 	const owners: Owner[] = [];
 	for (const owner of OWNERS) {
-		const h = loadFor(host, owner);
-		if (typeof h === "string") continue;
+		const h = histories[owner];
+		if (h === undefined || typeof h === "string") continue;
 		const at = h.tail.findIndex((r) => r.id === id);
 		if (at < 0) continue;
 		const record = h.tail[at] as TransitionRecord;

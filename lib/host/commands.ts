@@ -94,7 +94,7 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 	const sel = host.selection();
 	if (verb === undefined || verb === "status") {
 		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
-		return show("status", describeStatus(host, ctx.hasUI));
+		return show("status", await describeStatus(host, ctx.hasUI));
 	}
 	if (isMode(verb)) {
 		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
@@ -121,9 +121,9 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			const owner = names[0];
 			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
-			if (verb === "show") return show("show", describeState(host, owners));
-			if (verb === "history") return show("history", describeHistory(host, owners, { now: host.options.now(), full }));
-			const plan = undoPlan(host, owners, owner !== undefined);
+			if (verb === "show") return show("show", await describeState(host, owners));
+			if (verb === "history") return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
+			const plan = await undoPlan(host, owners, owner !== undefined);
 			if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
 			const text = await commitUndo(host, plan, ctx);
 			return show("undo", text);
@@ -134,7 +134,7 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			// No interactive UI (print, JSON or RPC mode): the same information as text.
 			return show(
 				"browse",
-				[describeStatus(host), describeState(host, sel.owners), describeHistory(host, sel.owners, { now: host.options.now(), full: false })].join("\n"),
+				[await describeStatus(host), await describeState(host, sel.owners), await describeHistory(host, sel.owners, { now: host.options.now(), full: false })].join("\n"),
 			);
 		case "default":
 			return setDefault(host, rest, usage, ctx);
@@ -190,7 +190,7 @@ export async function commitUndo(host: StateFlowHost, plan: UndoPlan, ctx: Exten
 		roots: host.roots.gate,
 		prepare: (p, histories) => compile(p, histories),
 	});
-	host.roots.sync();
+	await host.roots.sync();
 	const short = (id: string) => id.slice(0, 8);
 	if (outcome.noop) return `transition ${short(plan.id)} is already undone; nothing changed.`;
 	return `reverted ${short(plan.id)} (${plan.owners.join("+")}) as transition ${short(outcome.transitionId)}.`;

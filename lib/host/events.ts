@@ -48,19 +48,19 @@ function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unk
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
 function onSession(host: StateFlowHost, output: CommandOutput): void {
-	host.pi.on("session_start", (_event, ctx) => {
+	host.pi.on("session_start", async (_event, ctx) => {
 		output.reset();
 		const problems = host.loadSettings();
-		host.openSession(ctx);
+		await host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
 		// Stored data of registered roots is checked before the declaration names them.
-		host.roots.checkStored();
+		await host.roots.checkStored();
 		ensureShape(host);
 		host.applyActivation();
 		host.showStatus();
 	});
-	host.pi.on("session_tree", (_event, ctx) => {
-		host.followBranch(ctx);
+	host.pi.on("session_tree", async (_event, ctx) => {
+		await host.followBranch(ctx);
 		host.applyActivation();
 		host.showStatus();
 	});
@@ -68,7 +68,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 
 /** Before each user prompt: declarations, activation, protocol and the frozen head. */
 function onBeforeAgentStart(host: StateFlowHost): void {
-	host.pi.on("before_agent_start", (event, ctx) => {
+	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
 		// A follow-up that pi delivered inside a later prompt's run never started a run of its own.
 		host.reconcilePending = false;
@@ -76,7 +76,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
 		host.showStatus();
-		host.roots.sync();
+		await host.roots.sync();
 		if (sel.mode === "off") {
 			host.run = newRun(undefined);
 			return undefined;
@@ -86,7 +86,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		const seqAtHead: RunState["seqAtHead"] = {};
 		const shown: string[] = [];
 		try {
-			const histories = host.histories(sel.owners);
+			const histories = await host.histories(sel.owners);
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
@@ -190,14 +190,14 @@ function runEnding(messages: AgentMessage[]): { text: string; interrupted: boole
 
 /** After pi's own `read` returns an untracked Skill of a wanted owner: one hint line (docs/spec.md §9). */
 function onReadResult(host: StateFlowHost): void {
-	host.pi.on("tool_result", (event, ctx) => {
+	host.pi.on("tool_result", async (event, ctx) => {
 		if (event.toolName !== "read" || event.isError || typeof event.input.path !== "string") return undefined;
 		host.bind(ctx);
 		const sel = host.selection();
 		if (sel.mode === "off") return undefined;
 		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
 		try {
-			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: host.histories(wanted) });
+			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: await host.histories(wanted) });
 			return hint === undefined ? undefined : { content: [...event.content, { type: "text" as const, text: `\n${hint}` }] };
 		} catch {
 			return undefined;
@@ -211,10 +211,12 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 		if (host.run && FILE_CHANGING_TOOLS.has(event.toolName)) host.run.fileChanged = true;
 	});
 	// Changes by other processes reach the extensions at the next turn boundary.
-	host.pi.on("turn_end", () => host.roots.sync());
+	host.pi.on("turn_end", async () => {
+		await host.roots.sync();
+	});
 	host.pi.on("agent_end", (event, ctx) => {
 		host.bind(ctx);
-		host.roots.sync();
+		void host.roots.sync();
 		// `/state` output given while the run streamed; pi is idle only after agent_end returns.
 		setTimeout(() => output.flush(ctx), 0);
 		const run = host.run;

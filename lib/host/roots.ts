@@ -32,7 +32,7 @@ interface Entry {
 /** What the registry needs from the host; kept small so the registry can be read on its own. */
 export interface RootsHost {
 	/** Histories of `owners` now, or undefined when no stores are open. */
-	histories(owners: readonly Owner[]): Partial<Record<Owner, OwnerHistory>> | undefined;
+	histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>> | undefined>;
 	/** Commit a canonical patch through the stores, recorded as the extension's. */
 	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
 	/** Tell the user (notify). */
@@ -101,9 +101,9 @@ export class RootRegistry {
 			return refusedHandle(status);
 		}
 		this.#entries.set(entry.spec.name, entry);
-		// Stores already open (a registration after session start): check stored data now.
-		this.checkStored(entry);
+		// Stores already open (a registration after session start): check stored data now; the status follows.
 		this.#notifyStatus(entry);
+		void this.checkStored(entry);
 		return this.#handle(entry);
 	}
 
@@ -137,9 +137,9 @@ export class RootRegistry {
 	 * Check stored data against the schema (at session start and when a root registers later):
 	 * a value the schema rejects makes the root dormant with a message; nothing is rewritten.
 	 */
-	checkStored(only?: Entry): void {
-		for (const e of only ? [only] : this.#entries.values()) {
-			const histories = this.#histories(e);
+	async checkStored(only?: Entry): Promise<void> {
+		for (const e of only ? [only] : [...this.#entries.values()]) {
+			const histories = await this.#histories(e);
 			if (histories === undefined) continue;
 			let problem: string | undefined;
 			for (const owner of e.spec.owners) {
@@ -159,9 +159,9 @@ export class RootRegistry {
 	}
 
 	/** Tell every listener whose root value changed since last seen, whoever changed it. */
-	sync(): void {
-		for (const e of this.#entries.values()) {
-			const histories = this.#histories(e);
+	async sync(): Promise<void> {
+		for (const e of [...this.#entries.values()]) {
+			const histories = await this.#histories(e);
 			if (histories === undefined) continue;
 			for (const owner of e.spec.owners) {
 				const h = histories[owner];
@@ -195,9 +195,9 @@ export class RootRegistry {
 		return [...found].map(([name, owners]) => ({ name, owners, why: this.#entries.get(name)?.dormant ?? "not registered (its extension is not loaded)" }));
 	}
 
-	#histories(e: Entry): Partial<Record<Owner, OwnerHistory>> | undefined {
+	async #histories(e: Entry): Promise<Partial<Record<Owner, OwnerHistory>> | undefined> {
 		try {
-			return this.#host?.histories(e.spec.owners);
+			return await this.#host?.histories(e.spec.owners);
 		} catch {
 			// A store that cannot be read now is reported where it is used; try again at the next event.
 			return undefined;
@@ -215,9 +215,9 @@ export class RootRegistry {
 	#handle(e: Entry): RootHandle {
 		return {
 			status: () => (this.#entries.get(e.spec.name) === e ? statusOf(e) : { state: "dormant", message: "disposed: the root is withdrawn, its data kept" }),
-			read: (owner) => {
+			read: async (owner) => {
 				if (!e.spec.owners.includes(owner)) fail("invalid_input", `root \`${e.spec.name}\` lives only in ${e.spec.owners.join(", ")}`);
-				const h = this.#host?.histories([owner])?.[owner];
+				const h = (await this.#host?.histories([owner]))?.[owner];
 				if (h === undefined) fail("io", `State Flow has no ${owner} store open now (no session yet, or ${owner} is unavailable)`);
 				return cloneJson((h.state.roots?.[e.spec.name] ?? {}) as JsonObject) as JsonObject;
 			},
@@ -225,7 +225,7 @@ export class RootRegistry {
 				if (this.#entries.get(e.spec.name) !== e) fail("invalid_input", `root \`${e.spec.name}\` was disposed; register it again to write`);
 				if (!this.#host) fail("io", "State Flow has no session yet; write after the session has started");
 				const id = await this.#host.commit({ [owner]: { [ROOTS]: { [e.spec.name]: detach(patch, [e.spec.name]) } } }, e.spec.extension);
-				this.sync();
+				await this.sync();
 				return { transitionId: id };
 			},
 			dispose: () => {
@@ -243,7 +243,7 @@ function refusedHandle(status: RootStatus): RootHandle {
 	const refuse = (): never => {
 		throw new Error(status.message);
 	};
-	return { status: () => status, read: refuse, write: async () => refuse(), dispose: () => undefined };
+	return { status: () => status, read: async () => refuse(), write: async () => refuse(), dispose: () => undefined };
 }
 
 /** Who last touched root `name` in the retained history of `h`. */

@@ -4,13 +4,13 @@
  * now", so events, tools and commands cannot disagree.
  * A selection or identity change always bumps the admission epoch at once.
  */
-import { join } from "node:path";
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail, messageOf } from "../core/errors.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
+import { cwdStoreIn, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { Admission, type Identity } from "./admission.js";
 import {
@@ -101,12 +101,12 @@ export class StateFlowHost {
 		readonly options: StateFlowOptions,
 	) {
 		this.roots.attach({
-			histories: (owners) => {
+			histories: async (owners) => {
 				if (!this.stores) return undefined;
 				const out: Partial<Record<Owner, OwnerHistory>> = {};
 				for (const o of owners) {
 					try {
-						out[o] = this.stores.load(o);
+						out[o] = await this.stores.load(o);
 					} catch {
 						// Unavailable (no Session) or damaged: reported where the store is used.
 					}
@@ -148,7 +148,8 @@ export class StateFlowHost {
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		if (previous !== undefined && previous !== this.#sessionId && this.stores) {
 			this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
-			this.#resetSession();
+			// Reported when read (never thrown at pi); every Session access reports it again.
+			void this.#resetSession();
 		}
 		this.#noteKey();
 	}
@@ -168,7 +169,7 @@ export class StateFlowHost {
 	}
 
 	/** Open the stores for the current session and restore its selection from the branch. */
-	openSession(ctx: ExtensionContext): void {
+	async openSession(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
@@ -181,25 +182,22 @@ export class StateFlowHost {
 			this.#openError = e as Error;
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
 		}
-		try {
-			// The Session store keeps damage and reports it on every Session access (Global and CWD
-			// keep working from the same stores); say so now too, not only at the first write.
-			this.stores?.load("session");
-		} catch (e) {
-			this.say(`State Flow: cannot open Session state: ${messageOf(e)}`, "error", ctx);
-		}
 		this.run = undefined;
 		this.admission.bump();
 		this.#noteKey();
+		// The Session store keeps damage and reports it on every Session access (Global and CWD
+		// keep working from the same stores); say so now too, not only at the first write.
+		await this.#checkSession("cannot open Session state", ctx);
 	}
 
 	/** After `/tree` navigation: the branch has its own selection and Session state. */
-	followBranch(ctx: ExtensionContext): void {
+	async followBranch(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
 		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
-		this.#resetSession();
+		const checked = this.#resetSession();
 		this.admission.bump();
 		this.#noteKey();
+		await checked;
 	}
 
 	/** A `/state` command's choice: recorded on the branch, effective for admission at once. */
@@ -223,13 +221,18 @@ export class StateFlowHost {
 	}
 
 	/** Rebuild Session state from the current branch; damage is reported, never thrown at pi. */
-	#resetSession(): void {
+	#resetSession(): Promise<void> {
 		this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
+		return this.#checkSession("cannot read Session state on this branch");
+	}
+
+	/** Read the Session owner (completing a journal part it waits for); damage is said, never thrown. */
+	async #checkSession(what: string, ctx?: ExtensionContext): Promise<void> {
 		try {
-			this.stores?.load("session");
+			await this.stores?.load("session");
 		} catch (e) {
 			// Kept and reported on every Session access; Global and CWD keep working.
-			this.say(`State Flow: cannot read Session state on this branch: ${messageOf(e)}`, "error");
+			this.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
 		}
 	}
 
@@ -244,16 +247,16 @@ export class StateFlowHost {
 		return {
 			sessionId: ctx.sessionManager.getSessionId(),
 			cwd,
-			globalRoot: roots?.globalRoot ?? join(realOrSelf(this.options.agentDir), "state-flow", "global"),
-			cwdRoot: roots?.cwdRoot ?? join(cwd, ".pi", "state-flow"),
+			globalRoot: roots?.globalRoot ?? storePaths(this.options.agentDir, cwd).globalRoot,
+			cwdRoot: roots?.cwdRoot ?? cwdStoreIn(cwd),
 		};
 	}
 
 	/** Histories of some owners, loaded through the stores (cheap when unchanged). */
-	histories(owners: readonly Owner[]): Partial<Record<Owner, OwnerHistory>> {
+	async histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>>> {
 		const stores = this.requireStores();
 		const out: Partial<Record<Owner, OwnerHistory>> = {};
-		for (const owner of owners) out[owner] = stores.load(owner);
+		for (const owner of owners) out[owner] = await stores.load(owner);
 		return out;
 	}
 

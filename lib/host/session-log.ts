@@ -20,7 +20,7 @@ interface SessionLogEntry {
  * Adapt pi's API. `context` is read on every call because pi hands out a fresh context per
  * event; the latest one always describes the current session.
  */
-export function createSessionLog(pi: Pick<ExtensionAPI, "appendEntry">, context: () => ExtensionContext): SessionLog {
+export function createSessionLog(pi: Pick<ExtensionAPI, "appendEntry">, context: () => Pick<ExtensionContext, "sessionManager">): SessionLog {
 	return {
 		sessionId: () => context().sessionManager.getSessionId(),
 		persistent: () => context().sessionManager.getSessionFile() !== undefined,

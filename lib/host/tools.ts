@@ -10,7 +10,7 @@ import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { modelLocator, planeIndex } from "../model/head-elide.js";
-import { presentLocator, toCanonicalPatch, toReadRequest } from "../model/interface.js";
+import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
@@ -37,19 +37,40 @@ function checkSignal(signal: AbortSignal | undefined): void {
  * The result's courtesy lines: shared owners changed by other processes since this run's head
  * (docs/spec.md §6.4), then source-change hints. Both look at the same histories, loaded once.
  */
-function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): string[] {
+async function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): Promise<string[]> {
 	const run = host.run;
 	if (!run) return [];
 	let histories: Partial<Record<Owner, OwnerHistory>>;
 	let text: string | undefined;
 	try {
-		histories = loaded ?? host.histories(wanted);
+		histories = loaded ?? (await host.histories(wanted));
 		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
 	}
 	return [...(text === undefined ? [] : [text]), ...staleHints(host, wanted, histories, ctx)];
+}
+
+/**
+ * The wanted owners' current states for phrasing reference refusals: loaded up front (the
+ * stores answer asynchronously), but a store that cannot be read throws only when its state
+ * is asked for, as a lazy load would.
+ */
+async function statesOf(host: StateFlowHost, wanted: readonly Owner[]): Promise<StateOf> {
+	const loaded = new Map<Owner, { state: OwnerState | undefined } | { error: unknown }>();
+	for (const owner of wanted) {
+		try {
+			loaded.set(owner, { state: (await host.histories([owner]))[owner]?.state });
+		} catch (error) {
+			loaded.set(owner, { error });
+		}
+	}
+	return (owner) => {
+		const got = loaded.get(owner);
+		if (got !== undefined && "error" in got) throw got.error;
+		return got?.state;
+	};
 }
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
@@ -153,7 +174,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const roots = host.declaredRootNames();
 			const request = toReadRequest(params, wanted, roots);
 			const stores = host.requireStores();
-			const histories = host.histories(wanted);
+			const histories = await host.histories(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
 			// Errors spell locators the way the model writes them (relative for a sole owner).
 			const view = { wanted, histories, roots, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
@@ -171,7 +192,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				projection: request.projection,
 				wanted,
 				// Nothing was written since `histories` was loaded: the notices look at the same state.
-				notices: courtesyLines(host, wanted, ctx, histories),
+				notices: await courtesyLines(host, wanted, ctx, histories),
 			});
 		},
 		renderCall: (args, theme, context) => renderReadCall(args, theme, context),
@@ -194,7 +215,9 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			checkSignal(signal);
 			const wanted: Owner[] = [...receipt.wanted];
 			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
-			const patch = toCanonicalPatch(params, wanted, (owner) => host.histories([owner])[owner]?.state, host.declaredRootNames());
+			// Only a patch that writes a `$ref` asks for them: a cheap superset test spares every other call the loads.
+			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
+			const patch = toCanonicalPatch(params, wanted, states, host.declaredRootNames());
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -215,14 +238,14 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				},
 			});
 			const artifacts = effects?.artifacts ?? [];
-			host.roots.sync();
+			await host.roots.sync();
 			if (!outcome.noop && host.run) {
 				host.run.committed = true;
 				for (const [owner, record] of Object.entries(outcome.records) as Array<[Owner, TransitionRecord]>) {
 					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
 				}
 			}
-			const lines = [...(effects?.notes ?? []), ...courtesyLines(host, wanted, ctx)];
+			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),

@@ -6,11 +6,10 @@
  */
 
 import { patchLeaves } from "../core/merge.js";
-import { ROOTS, type Owner, type OwnerHistory } from "../core/types.js";
+import { ROOTS, SHARED_OWNERS } from "../core/types.js";
+import type { Owner, OwnerHistory } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
 
-/** Owners whose stores other processes can write. Session belongs to this process alone. */
-export const SHARED_OWNERS: readonly Owner[] = ["global", "cwd"];
 /** Paths listed per owner before the rest is counted. */
 const MAX_PATHS = 12;
 

@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
-import { fail, isStateError } from "../core/errors.js";
-import type { JsonObject, Owner } from "../core/types.js";
+import { fail, isStateError, messageOf } from "../core/errors.js";
+import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
 import { SHARED_DIR_MODE, SHARED_FILE_MODE, atomicWrite, checkContained, ensureDirIn, inside, kindOf, lstatOrUndefined, readFrom, realOrSelf, removeFile, unsafePath } from "./fs-util.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
@@ -24,7 +24,7 @@ export function ownerRoot(owner: Owner, roots: ArtifactRoots): string {
 }
 
 /** The owner whose territory an absolute path lies in (the most specific root), if any. */
-export function territoryOf(absPath: string, roots: ArtifactRoots): "global" | "cwd" | undefined {
+export function territoryOf(absPath: string, roots: ArtifactRoots): SharedOwner | undefined {
 	const real = realOrSelf(absPath);
 	const g = realOrSelf(resolve(roots.agentDir));
 	const c = realOrSelf(resolve(roots.cwd));
@@ -140,7 +140,7 @@ export function runFileOps(ops: readonly FileOp[]): () => void {
 	} catch (e) {
 		undoAll();
 		if (isStateError(e) && e.code === "corrupt") throw e;
-		fail("io", `Could not write the compiled Skill files (${e instanceof Error ? e.message : String(e)}); nothing was committed.`, [], e);
+		fail("io", `Could not write the compiled Skill files (${messageOf(e)}); nothing was committed.`, [], e);
 	}
 	return undoAll;
 }

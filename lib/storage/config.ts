@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
+import { stateFlowDir } from "./paths.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -45,7 +46,7 @@ export function limitsOf(config: StateFlowConfig): Limits {
 
 /** Where the config file lives for an agent directory. */
 export function configPath(agentDir: string): string {
-	return join(agentDir, "state-flow", "config.json");
+	return join(stateFlowDir(agentDir), "config.json");
 }
 
 export function isMode(value: unknown): value is Mode {
@@ -165,6 +166,6 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 		if (value !== undefined) next[key] = value;
 	}
 	// Global files are private to the user (docs/spec.md §8): folders 0700, files 0600.
-	ensureDirIn(join(agentDir, "state-flow"), realOrSelf(agentDir), "The State Flow folder");
+	ensureDirIn(stateFlowDir(agentDir), realOrSelf(agentDir), "The State Flow folder");
 	atomicWrite(file, `${JSON.stringify(next, null, 2)}\n`, { mode: FILE_MODE });
 }

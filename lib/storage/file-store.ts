@@ -14,13 +14,15 @@ import type { Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import type { Hash } from "node:crypto";
 import { dirname, join } from "node:path";
-import { isStateError } from "../core/errors.js";
+import { fail, isStateError, messageOf } from "../core/errors.js";
 import { commitRecord, historyFrom, newHistory } from "../core/history.js";
 import { planPatch } from "../core/merge.js";
 import { emptyState } from "../core/state.js";
 import type { OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { crashNow, fault, faultDue } from "./fault.js";
-import { crashEvidence } from "./lock.js";
+import { acquireLock, crashEvidence } from "./lock.js";
+import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
+import type { FileOwner } from "./paths.js";
 import { checkpointText, damaged, parseCheckpoint, parseLogLine, recordLine } from "./format.js";
 import {
 	FILE_MODE,
@@ -42,7 +44,10 @@ import {
 	writeAll,
 } from "./fs-util.js";
 
-export type FileOwner = "global" | "cwd";
+export type { FileOwner } from "./paths.js";
+
+/** How long a writer waits for a lock before "busy". */
+export const DEFAULT_LOCK_TIMEOUT_MS = 10_000;
 
 export const LOG_FILE = "log.jsonl";
 export const CHECKPOINT_FILE = "checkpoint.json";
@@ -60,6 +65,8 @@ export interface FileStoreOptions {
 	retention: number;
 	/** Write a `.gitignore` of `*` when the folder is first created (CWD). */
 	gitignore: boolean;
+	/** How long a commit waits for the owner lock before "busy" (default 10 s). */
+	lockTimeoutMs?: number;
 }
 
 interface Cache {
@@ -94,7 +101,7 @@ interface Parsed {
 
 const OWNER_NAME: Record<FileOwner, string> = { global: "The Global store folder", cwd: "The CWD store folder" };
 
-export class FileOwnerStore {
+export class FileOwnerStore implements OwnerStore {
 	readonly owner: FileOwner;
 	readonly root: string;
 	/** The owner's territory (real path): the store folder must lie inside it. */
@@ -103,6 +110,7 @@ export class FileOwnerStore {
 	readonly checkpointPath: string;
 	readonly lockPath: string;
 	retention: number;
+	readonly lockTimeoutMs: number;
 	private readonly gitignore: boolean;
 	private cache: Cache | undefined;
 	private readFd: number | undefined;
@@ -117,6 +125,7 @@ export class FileOwnerStore {
 		this.base = dirname(dirname(opts.root));
 		this.retention = opts.retention;
 		this.gitignore = opts.gitignore;
+		this.lockTimeoutMs = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 		this.logPath = join(opts.root, LOG_FILE);
 		this.checkpointPath = join(opts.root, CHECKPOINT_FILE);
 		this.lockPath = join(opts.root, LOCK_FILE);
@@ -148,8 +157,64 @@ export class FileOwnerStore {
 		isRealDirOrLink(this.root);
 	}
 
-	/** Current history; never creates anything. Throws "corrupt"/"io" for damaged or unsafe stores. */
-	load(): OwnerHistory {
+	location(): OwnerLocation {
+		return { backend: "file", owner: this.owner, path: this.root };
+	}
+
+	/** The port's read: the current history (see `read`). */
+	async load(): Promise<OwnerHistory> {
+		return this.read();
+	}
+
+	/**
+	 * The port's single-owner commit: under the owner lock, catch up and append `record` if
+	 * the owner is still at `expectedSeq`. Pending multi-owner journals are the facade's to
+	 * complete first (`LocalOwners.recover`).
+	 */
+	async commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome> {
+		if (record.seq !== expectedSeq + 1) fail("invalid_input", `record \`${record.id}\` has seq ${record.seq}, but a commit at seq ${expectedSeq} needs seq ${expectedSeq + 1}`);
+		this.ensureRoot();
+		const lock = await acquireLock(this.lockPath, this.lockTimeoutMs);
+		try {
+			const h = this.catchUpLocked(lock.recoveredCrash);
+			const have = h.tail.find((r) => r.id === record.id);
+			if (have !== undefined) return { kind: "already", seq: have.seq };
+			if (h.seq !== expectedSeq) return { kind: "conflict", seq: h.seq };
+			this.appendLocked(record);
+			applyDurable(h, record);
+			this.compactAfterCommit();
+			return { kind: "committed", seq: record.seq };
+		} finally {
+			lock.release();
+		}
+	}
+
+	/** Seq of a transition still in the retained tail (older ones are folded into the checkpoint). */
+	async committedSeq(id: string): Promise<number | undefined> {
+		return this.read().tail.find((r) => r.id === id)?.seq;
+	}
+
+	async status(): Promise<OwnerStoreStatus> {
+		const out: OwnerStoreStatus = { location: this.location(), exists: this.exists(), seq: 0, retained: 0, bytes: 0 };
+		try {
+			const h = this.read();
+			Object.assign(out, { seq: h.seq, retained: h.tail.length, bytes: h.bytes });
+		} catch (e) {
+			out.error = messageOf(e);
+		}
+		return out;
+	}
+
+	async created(): Promise<boolean> {
+		return this.knownToExist();
+	}
+
+	async close(): Promise<void> {
+		this.reset();
+	}
+
+	/** Current history, synchronously; never creates anything. Throws "corrupt"/"io" for damaged or unsafe stores. */
+	read(): OwnerHistory {
 		this.checkBroken();
 		this.checkRoot();
 		const st = this.statLog();
@@ -179,11 +244,6 @@ export class FileOwnerStore {
 			}
 		}
 		return this.fullLoad(c);
-	}
-
-	/** The cached history without touching the disk (undefined before the first load). */
-	cached(): OwnerHistory | undefined {
-		return this.cache?.history;
 	}
 
 	/** Damage seen earlier stays until the store folder is replaced (moved aside by `state-flow doctor`, or deleted). */
@@ -414,7 +474,7 @@ export class FileOwnerStore {
 	 * them; migrate 0.1.0 files to the current format.
 	 */
 	catchUpLocked(recoveredCrash = false): OwnerHistory {
-		const h = this.load();
+		const h = this.read();
 		const c = this.cache as Cache;
 		if (c.ino !== 0 && c.size > c.offset) {
 			if (!recoveredCrash && !crashEvidence(this.lockPath, c.mtimeMs)) {
@@ -566,6 +626,15 @@ export class FileOwnerStore {
 			legacy: false,
 			history: h,
 		};
+	}
+
+	/** Under the lock, after a commit: compact when due. The transition is committed either way; a failed compaction is retried at the next commit. */
+	compactAfterCommit(): void {
+		try {
+			this.compactLocked();
+		} catch {
+			this.reset();
+		}
 	}
 
 	/** Drop the cache and file handles (tests, and after an unexpected error). */

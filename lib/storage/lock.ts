@@ -28,8 +28,6 @@ import { EMPTY_STALE_MS, FOREIGN_STALE_MS, ageMs, deadHolderFile, describeHolder
 export type { LockHolder } from "./lock-holder.js";
 export { FOREIGN_STALE_MS } from "./lock-stale.js";
 
-const sleepCell = new Int32Array(new SharedArrayBuffer(4));
-
 /** Per lock path: our holder file, or "unsupported" where `link()` is refused (O_EXCL fallback). */
 const holders = new Map<string, Holder | "unsupported">();
 /** Lock paths whose stale lock this process broke: the next holder here recovers a crashed writer's leftovers. */
@@ -320,16 +318,17 @@ export async function acquireLock(path: string, timeoutMs: number): Promise<Held
 }
 
 /**
- * Take the lock, blocking the thread. Only for short synchronous roll-forward in `load()`;
- * returns undefined at once when this process itself holds the lock (it will roll forward).
+ * Take the lock for a roll-forward, waiting asynchronously; undefined at once when this
+ * process itself holds it (its unfinished commit completes pending journals itself, and
+ * waiting for it from inside that commit would never end).
  */
-export function acquireLockSync(path: string, timeoutMs: number): HeldLock | undefined {
+export async function acquireLockUnlessMine(path: string, timeoutMs: number): Promise<HeldLock | undefined> {
 	const deadline = Date.now() + timeoutMs;
 	for (let tries = 0; ; tries++) {
 		const got = attempt(path);
 		if (got) return got;
 		if (mine(readHolder(path) as ReadHolder)) return undefined;
 		if (Date.now() > deadline) busy(path, timeoutMs);
-		Atomics.wait(sleepCell, 0, 0, backoff(tries));
+		await new Promise((r) => setTimeout(r, backoff(tries)));
 	}
 }

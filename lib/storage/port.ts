@@ -86,6 +86,12 @@ export interface OwnerStore {
 	 */
 	committedSeq(id: string): Promise<number | undefined>;
 	status(): Promise<OwnerStoreStatus>;
+	/**
+	 * False while the first commit would still create the owner's storage (a folder in the
+	 * project): the facade then refuses bad input before anything is created. Backends whose
+	 * first commit creates nothing visible omit it.
+	 */
+	created?(): Promise<boolean>;
 	/** Release connections and handles; the store may be used again afterwards (it reopens). */
 	close(): Promise<void>;
 }
@@ -97,6 +103,11 @@ export interface OwnerStore {
 export interface LockedStage<T> {
 	records: ReadonlyArray<TransitionRecord | undefined>;
 	value: T;
+	/**
+	 * Called when the records could not be made durable and nothing was committed (the write
+	 * failed before the commit point): undo what the stage did outside the store.
+	 */
+	abandon?(): void;
 }
 
 /**
@@ -108,4 +119,10 @@ export interface LockedStage<T> {
  */
 export interface AtomicOwners {
 	commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T>;
+	/**
+	 * Complete what a writer that died after the commit point left unfinished for `store`
+	 * (the file backend's journal); the facade calls it before every read. Backends whose
+	 * multi-owner commit is one transaction (PostgreSQL) have nothing to complete and omit it.
+	 */
+	recover?(store: OwnerStore): Promise<void>;
 }

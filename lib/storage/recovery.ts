@@ -8,13 +8,21 @@ import { existsSync } from "node:fs";
 import { OWNERS } from "../core/types.js";
 import type { Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { FileOwnerStore, applyDurable } from "./file-store.js";
-import type { FileOwner } from "./file-store.js";
+import type { FileOwner } from "./paths.js";
 import { damaged } from "./format.js";
 import type { Journal, JournalPart } from "./format.js";
 import type { JournalDir } from "./journal.js";
-import { acquireLockSync } from "./lock.js";
+import { acquireLockUnlessMine } from "./lock.js";
 import type { HeldLock } from "./lock.js";
 import type { SessionStore } from "./session-store.js";
+
+/**
+ * Roll-forwards of this process, one at a time: while one waits for its next lock, another
+ * (a second `Stores`) would find the first lock held by this process and read around a
+ * transition that is being completed. Serialised, it waits and then sees it complete. The
+ * chain never waits for a lock of this process (those are stepped around), so it cannot deadlock.
+ */
+let completing: Promise<unknown> = Promise.resolve();
 
 export class Recovery {
 	/** Journals whose file parts this process has seen complete (the Session part may still wait). */
@@ -35,7 +43,7 @@ export class Recovery {
 	}
 
 	/** Complete every pending journal that concerns `owner` (the Session: this session's part). */
-	rollForward(owner: Owner, session: SessionStore | undefined): void {
+	async rollForward(owner: Owner, session: SessionStore | undefined): Promise<void> {
 		const pending = this.journal.pending();
 		if (pending.length === 0) return;
 		for (const j of pending) {
@@ -43,7 +51,7 @@ export class Recovery {
 				owner === "session"
 					? session !== undefined && session.healthy() && !session.has(j.id) && j.parts.some((p) => p.owner === "session" && p.sessionId === session.log.sessionId())
 					: !this.settled.has(j.id) && j.parts.some((p) => p.owner === owner && p.root === this.files[owner].root);
-			if (relevant) this.complete(j, session);
+			if (relevant) await this.complete(j, session);
 		}
 	}
 
@@ -64,7 +72,13 @@ export class Recovery {
 		return s;
 	}
 
-	private complete(j: Journal, session: SessionStore | undefined): void {
+	private complete(j: Journal, session: SessionStore | undefined): Promise<void> {
+		const run = completing.then(() => this.completeNow(j, session));
+		completing = run.catch(() => undefined);
+		return run;
+	}
+
+	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
 			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
 			const fileParts = j.parts.filter((p) => p.owner !== "session" && existsSync(p.root as string)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
@@ -72,7 +86,7 @@ export class Recovery {
 			try {
 				for (const p of fileParts) {
 					this.storeFor(p).checkRoot();
-					const lock = acquireLockSync(this.storeFor(p).lockPath, this.lockTimeoutMs);
+					const lock = await acquireLockUnlessMine(this.storeFor(p).lockPath, this.lockTimeoutMs);
 					// This process holds the lock in an unfinished commit, which completes journals itself.
 					if (lock === undefined) return;
 					locks.push(lock);

@@ -7,7 +7,9 @@
 import { historyFrom } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
-import { fail } from "../core/errors.js";
+import { fail, messageOf } from "../core/errors.js";
+import { applyDurable } from "./file-store.js";
+import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import { FORMAT_VERSION, LEGACY_VERSION, checkRecord, recordValue } from "./format.js";
 
 /** Custom entry type of one Session transition. */
@@ -35,7 +37,8 @@ export interface SessionLog {
 	sync?(): void;
 }
 
-export class SessionStore {
+export class SessionStore implements OwnerStore {
+	readonly owner = "session" as const;
 	private h: OwnerHistory | undefined;
 	/** Damage found while rebuilding: reported by every access, never thrown at construction. */
 	private error: unknown;
@@ -44,9 +47,9 @@ export class SessionStore {
 
 	constructor(
 		readonly log: SessionLog,
-		private retention: number,
+		private readonly retention: number,
 	) {
-		this.reset(retention);
+		this.reset();
 	}
 
 	/** Rebuild from the branch (the leaf may have moved). */
@@ -76,8 +79,7 @@ export class SessionStore {
 	}
 
 	/** Re-read the branch (session_start / session_tree). */
-	reset(retention = this.retention): void {
-		this.retention = retention;
+	reset(): void {
 		try {
 			this.h = this.rebuild();
 			this.error = undefined;
@@ -103,6 +105,43 @@ export class SessionStore {
 		return this.ids.has(id);
 	}
 
+	location(): OwnerLocation {
+		return { backend: "session", owner: "session", sessionId: this.log.sessionId() };
+	}
+
+	async load(): Promise<OwnerHistory> {
+		return this.history();
+	}
+
+	/** The port's single-owner commit: one entry on the branch (pi appends without fsync). */
+	async commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome> {
+		const h = this.history();
+		if (this.ids.has(record.id)) return { kind: "already", seq: h.tail.find((r) => r.id === record.id)?.seq ?? h.seq };
+		if (h.seq !== expectedSeq || record.seq !== expectedSeq + 1) return { kind: "conflict", seq: h.seq };
+		this.append(record);
+		applyDurable(h, record);
+		return { kind: "committed", seq: record.seq };
+	}
+
+	async committedSeq(id: string): Promise<number | undefined> {
+		const h = this.history();
+		return this.ids.has(id) ? (h.tail.find((r) => r.id === id)?.seq ?? h.checkpointSeq) : undefined;
+	}
+
+	async status(): Promise<OwnerStoreStatus> {
+		const out: OwnerStoreStatus = { location: this.location(), exists: false, seq: 0, retained: 0, bytes: 0 };
+		try {
+			const h = this.history();
+			Object.assign(out, { exists: h.seq > 0, seq: h.seq, retained: h.tail.length, bytes: h.bytes });
+		} catch (e) {
+			out.error = messageOf(e);
+		}
+		return out;
+	}
+
+	/** Nothing to release: pi owns the session file. */
+	async close(): Promise<void> {}
+
 	/** Append a committed record as an entry; the caller applies it in memory afterwards. */
 	append(record: TransitionRecord): void {
 		this.history();
@@ -118,22 +157,4 @@ export class SessionStore {
 	response(): JsonObject | undefined {
 		return this.last;
 	}
-}
-
-/** The slice of pi's SessionManager this adapter needs (structural: no pi import here). */
-export interface SessionManagerLike {
-	getSessionId(): string;
-	isPersisted(): boolean;
-	getBranch(): ReadonlyArray<{ id: string; type: string; customType?: string; data?: unknown }>;
-	appendCustomEntry(customType: string, data?: unknown): string;
-}
-
-/** A SessionLog over a SessionManager; `append` defaults to `appendCustomEntry` (the host passes `pi.appendEntry`). */
-export function sessionLogOf(sm: SessionManagerLike, append?: (customType: string, data: unknown) => void): SessionLog {
-	return {
-		sessionId: () => sm.getSessionId(),
-		persistent: () => sm.isPersisted(),
-		branch: () => sm.getBranch(),
-		append: append ?? ((t, d) => void sm.appendCustomEntry(t, d)),
-	};
 }

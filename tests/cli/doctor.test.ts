@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, write
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { stage } from "../../lib/core/stage.js";
-import type { CanonicalPatch, Owner, TransitionRecord } from "../../lib/core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor.js";
 import type { JournalPart } from "../../lib/storage/format.js";
@@ -20,9 +20,11 @@ import { runCli } from "./run.js";
 const by = { kind: "system", reason: "test" } as const;
 
 /** Stage `patch` and write only its journal: a writer that died at the commit point. */
-function leaveJournal(stores: Stores, journalDir: string, patch: CanonicalPatch, id: string): void {
+async function leaveJournal(stores: Stores, journalDir: string, patch: CanonicalPatch, id: string): Promise<void> {
 	const owners = Object.keys(patch) as Owner[];
-	const result = stage(Object.fromEntries(owners.map((o) => [o, stores.load(o)])), patch, { id, at: "2026-11-30T00:00:00.000Z", by });
+	const histories: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const o of owners) histories[o] = await stores.load(o);
+	const result = stage(histories, patch, { id, at: "2026-11-30T00:00:00.000Z", by });
 	assert.equal(result.noop, false);
 	if (result.noop) return;
 	const roots = stores.identity();
@@ -42,7 +44,7 @@ async function blockedJournal(t: { after(fn: () => void): void }) {
 	const cwdStore = join(cwd, ".pi", "state-flow");
 	cpSync(cwdStore, join(root, "backup"), { recursive: true });
 	await stores.commit({ cwd: { tactics: { c: 2 } } }, { by, id: "second", at: "x" });
-	leaveJournal(stores, journalDir, { global: { tactics: { g: 3 } }, cwd: { tactics: { c: 3 } } }, "third");
+	await leaveJournal(stores, journalDir, { global: { tactics: { g: 3 } }, cwd: { tactics: { c: 3 } } }, "third");
 	rmSync(cwdStore, { recursive: true });
 	cpSync(join(root, "backup"), cwdStore, { recursive: true });
 	const run = (args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
@@ -56,7 +58,7 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 	it("lists the pending journal with what blocks it and how to drop it; changes nothing", async (t) => {
 		const e = await blockedJournal(t);
 		// Loading Global completes the Global part, then stops at the CWD part: the journal blocks that owner too.
-		assert.throws(() => new Stores({ agentDir: e.agent, cwd: e.cwd }).load("global"), /journal/i);
+		await assert.rejects(new Stores({ agentDir: e.agent, cwd: e.cwd }).load("global"), /journal/i);
 		const before = readFileSync(join(e.journalDir, "third.json"), "utf8");
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 1, r.stderr);
@@ -80,8 +82,8 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		assert.deepEqual(jsonFiles(e.journalDir), []);
 		assert.equal(readFileSync(join(e.dropped, "third.json"), "utf8"), text, "the journal is kept, unchanged, in journal-dropped/");
 		const stores = new Stores({ agentDir: e.agent, cwd: e.cwd });
-		assert.deepEqual(stores.load("global").state.tactics, { g: 1 });
-		assert.deepEqual(stores.load("cwd").state.tactics, { c: 1 });
+		assert.deepEqual((await stores.load("global")).state.tactics, { g: 1 });
+		assert.deepEqual((await stores.load("cwd")).state.tactics, { c: 1 });
 		const again = e.run(["doctor"]);
 		assert.equal(again.code, 0, again.stdout);
 	});

@@ -56,12 +56,12 @@ describe("root data through state-flow export and import", () => {
 		await stores.commit({ cwd: { tactics: { t: 2 }, roots: { todos: { a: null, b: { text: "new" } } } } }, { by: { kind: "extension", extension: "todo" }, id: "x2", at: "2026-11-30T00:00:01.000Z", roots: () => undefined });
 		const restored = cli(["import", "-"], exported.stdout);
 		assert.equal(restored.code, 0, restored.stderr);
-		const again = new Stores({ agentDir: agent, cwd: proj }).load("cwd").state;
+		const again = (await new Stores({ agentDir: agent, cwd: proj }).load("cwd")).state;
 		assert.deepEqual([again.tactics, again.roots], [{ t: 1 }, { todos: { a: { text: "kept" } } }]);
 		// A plain state without a roots section changes the planes only.
 		const plain = cli(["import", "-", "--owner", "cwd"], JSON.stringify({ tactics: { t: 3 } }));
 		assert.equal(plain.code, 0, plain.stderr);
-		assert.deepEqual(new Stores({ agentDir: agent, cwd: proj }).load("cwd").state.roots, { todos: { a: { text: "kept" } } });
+		assert.deepEqual((await new Stores({ agentDir: agent, cwd: proj }).load("cwd")).state.roots, { todos: { a: { text: "kept" } } });
 		const bad = cli(["import", "-", "--owner", "cwd"], JSON.stringify({ roots: { todos: [1] } }));
 		assert.notEqual(bad.code, 0);
 		assert.match(bad.stderr, /`roots\.todos` must be an object/);

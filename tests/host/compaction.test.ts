@@ -11,7 +11,8 @@ import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { OwnerHistory } from "../../lib/core/types.js";
-import { SessionStore, sessionLogOf } from "../../lib/storage/session-store.js";
+import { SessionStore } from "../../lib/storage/session-store.js";
+import { hostSessionLog } from "../helpers/session-log.js";
 import { type Captured, snapshot } from "../helpers/pi-harness.js";
 import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } from "./fixture.js";
 
@@ -20,7 +21,7 @@ const HEAD_TAG = "<state_flow_head>";
 
 /** Session state as rebuilt from the session manager's current branch (what a reload sees). */
 function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "seq"> & { ids: string[] } {
-	const h = new SessionStore(sessionLogOf(sm), 20).history();
+	const h = new SessionStore(hostSessionLog(sm), 20).history();
 	return { state: h.state, seq: h.seq, ids: h.tail.map((r) => r.id) };
 }
 

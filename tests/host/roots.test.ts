@@ -110,7 +110,7 @@ describe("registered roots: the todo example next to State Flow", () => {
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [grab] }, async (flow) => {
 			const out = await client?.write("cwd", { a: { text: "from the extension" } });
 			assert.equal(out?.transitionId, "t-0001");
-			assert.deepEqual(client?.read("cwd"), { a: { text: "from the extension" } });
+			assert.deepEqual(await client?.read("cwd"), { a: { text: "from the extension" } });
 			assert.equal(probe.at(-1)?.by?.kind, "extension");
 			const [history] = await flow.command("/state history cwd");
 			assert.match(history ?? "", /extension todo/);
@@ -136,7 +136,7 @@ describe("registered roots: the todo example next to State Flow", () => {
 		});
 		// The extension is back: its data is there as it left it.
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [grab] }, async () => {
-			assert.deepEqual(client?.read("cwd"), { a: { text: "from the extension" } });
+			assert.deepEqual(await client?.read("cwd"), { a: { text: "from the extension" } });
 		});
 	});
 

@@ -52,8 +52,10 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					const open = () => new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj") });
 					let stores = open();
 					let n = 0;
-					const commit = (input: JsonObject) => {
-						const patch = toCanonicalPatch(input, wanted, (o) => stores.load(o).state);
+					const commit = async (input: JsonObject) => {
+						// The patches write the CWD owner only (these stores have no Session).
+						const cwd = (await stores.load("cwd")).state;
+						const patch = toCanonicalPatch(input, wanted, (o) => (o === "cwd" ? cwd : undefined));
 						return stores.commit(patch, { id: `t${++n}`, at: "2026-12-01T00:00:00.000Z", by: { kind: "system", reason: "property" } });
 					};
 					// The documented spelling: the locator of the key, relative in flat form, owner-qualified in scoped.
@@ -67,7 +69,7 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					// Reload from disk, then read the intent and the target through the reference's own text.
 					stores = open();
 					// No pi session is attached here: the scoped case writes and reads cwd only.
-					const histories = { cwd: stores.load("cwd") };
+					const histories = { cwd: (await stores.load("cwd")) };
 					const stored = (histories.cwd.state.intents[intent] as JsonObject)["owns"] as Json[];
 					assert.ok(isRef(stored[0]), "stored as a reference");
 					const intentLoc = formatLocator({ kind: "state", scope: wanted.length === 1 ? null : "cwd", offset: 0, plane: "intents", path: [intent] });
@@ -82,27 +84,27 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					for (const other of others) {
 						// The same text as the documented spelling, or a bare key that is itself a locator (`tactics`: the whole plane).
 						if (other === documented || (other === target && tryParseLocator(other, wanted.length === 1 ? "flat" : "scoped") !== undefined)) continue;
-						const seq = stores.load("cwd").seq;
+						const seq = (await stores.load("cwd")).seq;
 						try {
 							await commit(modelPatch(wanted, { intents: one("other spelling", { owns: [{ $ref: other }] }) }));
 						} catch (e) {
 							assert.ok(e instanceof StateError && e.code === "invalid_input", String(e));
-							assert.equal(stores.load("cwd").seq, seq, "a refused spelling writes nothing");
+							assert.equal((await stores.load("cwd")).seq, seq, "a refused spelling writes nothing");
 							refusedOther++;
 							continue;
 						}
-						const ref = ((stores.load("cwd").state.intents["other spelling"] as JsonObject)["owns"] as Json[])[0];
+						const ref = (((await stores.load("cwd")).state.intents["other spelling"] as JsonObject)["owns"] as Json[])[0];
 						assert.ok(isRef(ref), `${other} is stored as a reference`);
 						const loc = tryParseLocator(ref.$ref, "canonical");
 						assert.ok(loc?.kind === "state" && loc.scope === "cwd" && loc.plane === plane && loc.path[0] === target, `${other} resolves to ${documented}, stored as ${ref.$ref}`);
 						await commit(modelPatch(wanted, { intents: { "other spelling": null } }));
-						assert.ok(Object.hasOwn(stores.load("cwd").state[plane], target), "the target stays while the first intent owns it");
+						assert.ok(Object.hasOwn((await stores.load("cwd")).state[plane], target), "the target stays while the first intent owns it");
 					}
 
 					// Deleting the intent cascades to exactly its target.
 					const del = await commit(modelPatch(wanted, { intents: one(intent, null) }));
 					assert.deepEqual(del.report.cascades, [{ owner: "cwd", intent, targets: [formatLocator({ kind: "state", scope: "cwd", offset: 0, plane, path: [target] })] }]);
-					assert.deepEqual(stores.load("cwd").state[plane], { [SIBLING]: "stays" });
+					assert.deepEqual((await stores.load("cwd")).state[plane], { [SIBLING]: "stays" });
 				}),
 				{ numRuns: 40 },
 			);

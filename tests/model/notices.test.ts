@@ -20,7 +20,8 @@ function histories(owners: readonly Owner[]): Histories {
 }
 
 function commit(h: Histories, id: string, patch: CanonicalPatch, retention?: number): void {
-	commitStaged(h, stage(h, patch, { id, at: "2026-01-01T00:00:00.000Z", by: { kind: "system", reason: "test" } }), retention);
+	if (retention !== undefined) for (const owner of Object.values(h)) owner.retention = retention;
+	commitStaged(h, stage(h, patch, { id, at: "2026-01-01T00:00:00.000Z", by: { kind: "system", reason: "test" } }));
 }
 
 describe("concurrentNotice", () => {

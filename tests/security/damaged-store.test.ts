@@ -64,15 +64,15 @@ function isDamage(file: string) {
 /** The damaged owner refuses reads and writes, the file keeps its bytes, and Global keeps working. */
 async function refusedAndIsolated(stores: Stores, s: Store): Promise<void> {
 	const damaged = readFileSync(s.log);
-	assert.throws(() => stores.load("cwd"), isDamage(s.log));
+	await assert.rejects(stores.load("cwd"), isDamage(s.log));
 	await assert.rejects(stores.commit({ cwd: { tactics: { after: 1 } } }, meta()), isDamage(s.log));
 	assert.deepEqual(readFileSync(s.log), damaged, "nothing was written to the damaged store");
 	await stores.commit({ global: { tactics: { still: "works" } } }, meta());
-	assert.equal(stores.load("global").state.tactics.still, "works");
+	assert.equal((await stores.load("global")).state.tactics.still, "works");
 }
 
-const history = (stores: Stores) => {
-	const h = stores.load("cwd");
+const history = async (stores: Stores) => {
+	const h = (await stores.load("cwd"));
 	return { seq: h.seq, state: h.state, ids: h.tail.map((r) => r.id) };
 };
 
@@ -82,7 +82,7 @@ describe("damaged stores: truncation", () => {
 		const from = s.starts[s.starts.length - 2]!;
 		for (let cut = from; cut < s.bytes.length; cut += 7) {
 			const stores = open(s);
-			stores.load("cwd");
+			(await stores.load("cwd"));
 			writeFileSync(s.log, s.bytes.subarray(0, cut));
 			await refusedAndIsolated(stores, s);
 			writeFileSync(s.log, s.bytes);
@@ -112,11 +112,11 @@ describe("damaged stores: truncation", () => {
 		const s = await seeded(t);
 		writeFileSync(s.log, s.bytes.subarray(0, s.bytes.length - 1));
 		const stores = open(s);
-		assert.equal(stores.load("cwd").seq, 5);
+		assert.equal((await stores.load("cwd")).seq, 5);
 		await stores.commit({ cwd: { tactics: { after: 1 } } }, meta());
 		const text = readFileSync(s.log, "utf8");
 		assert.ok(text.startsWith(s.bytes.toString("utf8")), "every earlier byte is kept, the line end restored");
-		assert.equal(open(s).load("cwd").seq, 6);
+		assert.equal((await open(s).load("cwd")).seq, 6);
 	});
 
 	it("doctor --cut-torn cuts only the bytes after the last complete record, when asked", async (t) => {
@@ -126,16 +126,16 @@ describe("damaged stores: truncation", () => {
 		const r = runCli(["doctor", "--cut-torn", "cwd"], { cwd: s.proj, env: { PI_CODING_AGENT_DIR: s.agent } });
 		assert.equal(r.code, 0, r.stdout + r.stderr);
 		assert.deepEqual(readFileSync(s.log), s.bytes.subarray(0, last), "every complete record stays");
-		assert.equal(open(s).load("cwd").seq, 4);
+		assert.equal((await open(s).load("cwd")).seq, 4);
 	});
 });
 
 describe("damaged stores: bytes changed in place", () => {
 	it("property: any single-byte change to a retained record is detected or harmless (fresh and live processes)", async (t) => {
 		const s = await seeded(t, 4);
-		const original = history(open(s));
+		const original = await history(open(s));
 		const live = open(s);
-		live.load("cwd");
+		(await live.load("cwd"));
 		await fc.assert(
 			fc.asyncProperty(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, delta) => {
 				const changed = Buffer.from(s.bytes);
@@ -143,9 +143,9 @@ describe("damaged stores: bytes changed in place", () => {
 				writeFileSync(s.log, changed);
 				try {
 					for (const stores of [open(s), live]) {
-						let seen: ReturnType<typeof history> | undefined;
+						let seen: Awaited<ReturnType<typeof history>> | undefined;
 						try {
-							seen = history(stores);
+							seen = await history(stores);
 						} catch (e) {
 							isDamage(s.log)(e);
 						}
@@ -188,27 +188,27 @@ describe("damaged stores: bytes changed in place", () => {
 	it("a live process notices a record changed in place (same size) and stops writing to that store", async (t) => {
 		const s = await seeded(t);
 		const stores = open(s);
-		stores.load("cwd");
+		(await stores.load("cwd"));
 		const text = s.bytes.toString("utf8").replace('"value 1"', '"VALUE 1"');
 		assert.equal(Buffer.byteLength(text), s.bytes.length);
 		writeFileSync(s.log, text);
 		await refusedAndIsolated(stores, s);
 		// The damage stays reported even if the file is put back by hand: the process saw it change.
 		writeFileSync(s.log, s.bytes);
-		assert.throws(() => stores.load("cwd"), isDamage(s.log));
+		await assert.rejects(stores.load("cwd"), isDamage(s.log));
 	});
 
 	it("a live process notices a changed earlier record when another process appends", async (t) => {
 		const s = await seeded(t);
 		const stores = open(s);
-		stores.load("cwd");
+		(await stores.load("cwd"));
 		const lastStart = s.starts[s.starts.length - 1]!;
 		const changed = Buffer.from(s.bytes);
 		changed[lastStart + 10] = changed[lastStart + 10]! ^ 0x01;
 		writeFileSync(s.log, changed);
 		// A record appended after it by a writer that did not check.
 		writeFileSync(s.log, Buffer.concat([changed, Buffer.from("\n")]));
-		assert.throws(() => stores.load("cwd"), isDamage(s.log));
+		await assert.rejects(stores.load("cwd"), isDamage(s.log));
 	});
 });
 
@@ -224,7 +224,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 		const { sum: _sum, ...rest } = cp;
 		const ahead = { ...rest, seq: 200 };
 		writeFileSync(s.checkpoint, JSON.stringify({ ...ahead, sum: sumOf(ahead) }));
-		assert.throws(() => open(s).load("cwd"), isDamage(s.log));
+		await assert.rejects(open(s).load("cwd"), isDamage(s.log));
 		const doctor = runCli(["doctor"], { cwd: s.proj, env: { PI_CODING_AGENT_DIR: s.agent } });
 		assert.equal(doctor.code, 1);
 		assert.match(doctor.stdout, /DAMAGED.*behind checkpoint/);
@@ -234,14 +234,14 @@ describe("damaged stores: checkpoints and shapes", () => {
 		const s = await compacted(t);
 		const text = readFileSync(s.checkpoint, "utf8").replace('"n":1', '"n":7');
 		writeFileSync(s.checkpoint, text);
-		assert.throws(() => open(s).load("cwd"), isDamage(s.checkpoint));
+		await assert.rejects(open(s).load("cwd"), isDamage(s.checkpoint));
 	});
 
 	it("a log that does not reach its checkpoint (records missing between them) is refused", async (t) => {
 		const s = await compacted(t);
 		const lines = readFileSync(s.log, "utf8").split("\n");
 		writeFileSync(s.log, `${lines.slice(1).join("\n")}`);
-		assert.throws(() => open(s).load("cwd"), isDamage(s.log));
+		await assert.rejects(open(s).load("cwd"), isDamage(s.log));
 	});
 
 	for (const [what, edit] of [
@@ -257,7 +257,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 			const edited = edit(rec);
 			lines[1] = JSON.stringify({ ...edited, sum: sumOf(edited) });
 			writeFileSync(s.log, lines.join("\n"));
-			assert.throws(() => open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test((e as Error).message));
+			await assert.rejects(open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test((e as Error).message));
 		});
 	}
 });
@@ -284,7 +284,7 @@ describe("damaged stores: doctor", () => {
 		assert.deepEqual(aside, kept, "every byte of the damaged store is kept aside");
 		assert.equal(moved.code, 0, moved.stdout);
 		await open(s).commit({ cwd: { tactics: { fresh: 1 } } }, meta());
-		assert.equal(open(s).load("cwd").seq, 1);
+		assert.equal((await open(s).load("cwd")).seq, 1);
 	});
 });
 
@@ -314,7 +314,7 @@ describe("stores written by 0.1.0", () => {
 			JSON.stringify({ format: "state-flow/checkpoint", v: 1, owner: "cwd", seq: 0, state: { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} } }),
 		);
 		const stores = new Stores({ agentDir: agent, cwd: proj });
-		const h = stores.load("cwd");
+		const h = (await stores.load("cwd"));
 		assert.equal(h.seq, 3);
 		assert.deepEqual(h.state.tactics, { t1: 1, t2: 2, t3: 3 });
 		await stores.commit({ cwd: { tactics: { t4: 4 } } }, meta());
@@ -322,7 +322,7 @@ describe("stores written by 0.1.0", () => {
 		assert.deepEqual(lines.map((l) => l.id).slice(0, 3), ["old-1", "old-2", "old-3"], "every retained transition is kept");
 		assert.ok(lines.every((l) => l.v === 2 && typeof l.sum === "string"), "rewritten in the current format");
 		assert.equal((JSON.parse(readFileSync(join(root, "checkpoint.json"), "utf8")) as { v: number }).v, 2);
-		const fresh = new Stores({ agentDir: agent, cwd: proj }).load("cwd");
+		const fresh = (await new Stores({ agentDir: agent, cwd: proj }).load("cwd"));
 		assert.equal(fresh.seq, 4);
 		assert.deepEqual(fresh.tail.map((r) => r.id), ["old-1", "old-2", "old-3", lines[3]!.id]);
 	});

@@ -62,7 +62,6 @@ async function exercise(w: World, label: string): Promise<string[]> {
 	await step("commit cwd", () => s.commit({ cwd: { tactics: { after: 1 } } }, meta()));
 	await step("commit global", () => s.commit({ global: { tactics: { after: 1 } } }, meta()));
 	await step("commit both", () => s.commit({ global: { tactics: { both: 1 } }, cwd: { tactics: { both: 1 } } }, meta()));
-	s.status();
 	return outcomes;
 }
 
@@ -140,7 +139,7 @@ describe("hostile repository", () => {
 				return true;
 			});
 		}
-		assert.throws(() => s.load("cwd"), /outside/);
+		await assert.rejects(s.load("cwd"), /outside/);
 		assert.deepEqual(snapshot(w.sentinel), before);
 	});
 
@@ -150,7 +149,7 @@ describe("hostile repository", () => {
 		symlinkSync("elsewhere", join(w.proj, ".pi"));
 		await open(w).commit({ cwd: { tactics: { a: 1 } } }, meta());
 		assert.ok(existsSync(join(w.proj, "elsewhere", "state-flow", "log.jsonl")));
-		assert.equal(open(w).load("cwd").seq, 1);
+		assert.equal((await open(w).load("cwd")).seq, 1);
 	});
 
 	it("deleting a compiled Skill never follows a Skill folder swapped for a link out of the project", async (t) => {
@@ -173,7 +172,7 @@ describe("hostile repository", () => {
 			return true;
 		});
 		assert.deepEqual(snapshot(w.sentinel), before);
-		assert.equal(s.load("cwd").seq, 1, "the refused delete wrote no transition");
+		assert.equal((await s.load("cwd")).seq, 1, "the refused delete wrote no transition");
 	});
 
 	it("compiling a Skill into a skills folder that links out of the project is refused before anything is written", async (t) => {

@@ -148,7 +148,7 @@ describe("through the real Stores.commit", () => {
 		const key = ".pi/skills/release-notes/SKILL.md";
 		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
 		assert.equal(r.noop, false);
-		const reopened = new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd");
+		const reopened = (await new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd"));
 		assert.equal((reopened.state.artifacts[key] as JsonObject).compiledTo, key);
 		assert.equal(existsSync(join(s.cwd, key)), true);
 		await stores.commit({ cwd: { artifacts: { [key]: null } } }, { by, at, id: "t2", prepare });
@@ -165,7 +165,7 @@ describe("through the real Stores.commit", () => {
 		rmSync(join(s.cwd, ".pi/skills/release-notes"), { recursive: true });
 		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t2", prepare });
 		assert.equal(r.noop, true, "the state did not change");
-		assert.equal(stores.load("cwd").seq, 1);
+		assert.equal((await stores.load("cwd")).seq, 1);
 		assert.deepEqual(readFileSync(join(s.cwd, key)), bytes);
 	});
 
@@ -183,6 +183,6 @@ describe("through the real Stores.commit", () => {
 		assert.deepEqual(tree(s.base), before);
 		await stores.commit({ cwd: { tactics: { u: "y" }, artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t2", prepare });
 		assert.equal(existsSync(join(s.cwd, key)), true);
-		assert.equal(stores.load("cwd").seq, 2);
+		assert.equal((await stores.load("cwd")).seq, 2);
 	});
 });

@@ -56,7 +56,7 @@ function isCorrupt(file: string, what?: RegExp) {
 async function refusesAndPreserves(dir: string, file: string, what?: RegExp): Promise<void> {
 	const before = readFileSync(file);
 	const s = open(dir);
-	assert.throws(() => s.load("cwd"), isCorrupt(file, what));
+	await assert.rejects(s.load("cwd"), isCorrupt(file, what));
 	await assert.rejects(s.commit({ cwd: { tactics: { after: 1 } } }, meta()), isCorrupt(file, what));
 	assert.deepEqual(readFileSync(file), before, "the damaged file was modified");
 }
@@ -112,15 +112,15 @@ describe("damaged stores", () => {
 		// What a writer killed mid-append leaves: its lock, naming a pid that no longer runs.
 		writeFileSync(join(dirname(log), "lock"), JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead-writer-1" }));
 		const reader = open(dir);
-		assert.equal(reader.load("cwd").seq, 3);
-		assert.deepEqual(Object.keys(reader.load("cwd").state.tactics), ["k0", "k1", "k2"]);
+		assert.equal((await reader.load("cwd")).seq, 3);
+		assert.deepEqual(Object.keys((await reader.load("cwd")).state.tactics), ["k0", "k1", "k2"]);
 		await open(dir).commit({ cwd: { tactics: { after: 1 } } }, meta());
 		const text = readFileSync(log, "utf8");
 		assert.ok(text.startsWith(good), "earlier records are untouched");
 		assert.equal(text.split("\n").length, 5, "the torn bytes were replaced by exactly one new record");
 		assert.ok(!text.includes("torn"));
-		assert.equal(reader.load("cwd").seq, 4, "the reader catches up across the repair");
-		assert.equal(reader.load("cwd").state.tactics.after, 1);
+		assert.equal((await reader.load("cwd")).seq, 4, "the reader catches up across the repair");
+		assert.equal((await reader.load("cwd")).state.tactics.after, 1);
 	});
 
 	it("refuses a log that ends in a cut-short record no crashed writer explains (a truncation), for reads and writes", async (t) => {
@@ -135,10 +135,10 @@ describe("damaged stores", () => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 2);
 		const reader = open(dir);
-		assert.equal(reader.load("cwd").seq, 2);
+		assert.equal((await reader.load("cwd")).seq, 2);
 		appendFileSync(log, '{"v":2,"id":"cut","at":"x"');
-		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
-		assert.throws(() => reader.load("cwd"), isCorrupt(log, /not a complete record/));
+		await assert.rejects(reader.load("cwd"), isCorrupt(log, /not a complete record/));
+		await assert.rejects(reader.load("cwd"), isCorrupt(log, /not a complete record/));
 	});
 
 	it("reports an unreadable log (a folder where the file should be) naming the file", async (t) => {
@@ -148,27 +148,27 @@ describe("damaged stores", () => {
 		renameSync(log, `${log}.moved`);
 		mkdirSync(log);
 		const s = open(dir);
-		assert.throws(() => s.load("cwd"), isCorrupt(log, /is a folder where State Flow keeps a regular file/));
+		await assert.rejects(s.load("cwd"), isCorrupt(log, /is a folder where State Flow keeps a regular file/));
 		await assert.rejects(s.commit({ cwd: { tactics: { a: 1 } } }, meta()), isCorrupt(log));
 		rmSync(log, { recursive: true });
 		renameSync(`${log}.moved`, log);
-		assert.equal(open(dir).load("cwd").seq, 1, "the store reads again once the file is back");
+		assert.equal((await open(dir).load("cwd")).seq, 1, "the store reads again once the file is back");
 	});
 
 	it("reports an unreadable checkpoint as damage and leaves it in place", async (t) => {
 		const dir = tempDir(t);
 		const { checkpoint } = await seeded(dir, 1);
 		mkdirSync(checkpoint);
-		assert.throws(() => open(dir).load("cwd"), isCorrupt(checkpoint, /is a folder where State Flow keeps a regular file/));
+		await assert.rejects(open(dir).load("cwd"), isCorrupt(checkpoint, /is a folder where State Flow keeps a regular file/));
 	});
 
 	it("keeps a reader's last good history when the file becomes damaged later", async (t) => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 2);
 		const reader = open(dir);
-		const h = reader.load("cwd");
+		const h = (await reader.load("cwd"));
 		appendFileSync(log, "not json\n");
-		assert.throws(() => reader.load("cwd"), isCorrupt(log));
+		await assert.rejects(reader.load("cwd"), isCorrupt(log));
 		assert.deepEqual(Object.keys(h.state.tactics), ["k0", "k1"], "the history object handed out before stays intact");
 	});
 });

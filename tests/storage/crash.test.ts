@@ -50,9 +50,9 @@ function diskReplay(root: string, owner: Owner): OwnerState {
 	return state;
 }
 
-function checkLane(lane: Lane, label: string): void {
+async function checkLane(lane: Lane, label: string): Promise<void> {
 	const stores = new Stores({ agentDir: lane.agentDir, cwd: lane.cwd, session: jsonlSession(lane.sessionFile), retention: RETENTION });
-	const hs: Record<Owner, OwnerHistory> = { global: stores.load("global"), cwd: stores.load("cwd"), session: stores.load("session") };
+	const hs: Record<Owner, OwnerHistory> = { global: await stores.load("global"), cwd: await stores.load("cwd"), session: await stores.load("session") };
 	for (const [id, owners] of lane.attempted) {
 		const present = owners.filter((o) => hs[o].state.tactics[id] !== undefined);
 		assert.ok(present.length === 0 || present.length === owners.length, `${label}: transition ${id} is torn: present in ${present.join(",")} of ${owners.join(",")}`);
@@ -81,7 +81,7 @@ async function crashRun(lane: Lane, count: number, fault: string | undefined, ra
 	if (res.signal === "SIGKILL") lane.kills++;
 	else assert.equal(res.code, 0, `child ${tag} (${fault ?? "random"}) failed: ${res.stderr}`);
 	if (fault && !randomKill) assert.equal(res.signal, "SIGKILL", `fault ${fault} was never reached (stdout ${res.stdout})`);
-	checkLane(lane, `${tag} ${fault ?? "random kill"}`);
+	await checkLane(lane, `${tag} ${fault ?? "random kill"}`);
 }
 
 /** Fault points of the multi-owner and single-owner commit path (compaction is separate). */

@@ -13,7 +13,7 @@ import { replay } from "../../lib/core/history.js";
 import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { CanonicalPatch, JsonObject } from "../../lib/core/types.js";
-import { compactionSlack } from "../../lib/storage/file-store.js";
+import { FileOwnerStore, compactionSlack } from "../../lib/storage/file-store.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
@@ -32,12 +32,13 @@ function logRecords(path: string) {
 }
 
 describe("file stores", () => {
-	it("reading never creates a file or folder", (t) => {
+	it("reading never creates a file or folder", async (t) => {
 		const dir = tempDir(t);
 		const s = open(dir);
-		assert.equal(s.load("global").seq, 0);
-		assert.equal(s.load("cwd").seq, 0);
-		s.status();
+		assert.equal((await s.load("global")).seq, 0);
+		assert.equal((await s.load("cwd")).seq, 0);
+		const status = await new FileOwnerStore({ owner: "cwd", root: join(dir, "proj", ".pi", "state-flow"), retention: 20, gitignore: true }).status();
+		assert.deepEqual([status.exists, status.seq, status.error], [false, 0, undefined]);
 		assert.deepEqual(readdirSync(dir), []);
 	});
 
@@ -68,7 +69,7 @@ describe("file stores", () => {
 		rmSync(root, { recursive: true });
 		await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
 		assert.ok(existsSync(join(root, ".gitignore")));
-		const h = open(dir).load("cwd");
+		const h = (await open(dir).load("cwd"));
 		assert.deepEqual(h.state.tactics, { b: 2 });
 		assert.equal(h.seq, 1);
 	});
@@ -88,8 +89,8 @@ describe("file stores", () => {
 		const dir = tempDir(t);
 		const s = open(dir);
 		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		const h1 = s.load("cwd");
-		assert.equal(s.load("cwd"), h1);
+		const h1 = (await s.load("cwd"));
+		assert.equal(await s.load("cwd"), h1);
 	});
 
 	it("sees commits of another instance (another process's appends) by reading only the new bytes", async (t) => {
@@ -97,10 +98,10 @@ describe("file stores", () => {
 		const a = open(dir);
 		const b = open(dir);
 		await a.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		const hb = b.load("cwd");
+		const hb = (await b.load("cwd"));
 		assert.deepEqual(hb.state.tactics, { a: 1 });
 		await a.commit({ cwd: { tactics: { b: 2 } } }, meta());
-		const hb2 = b.load("cwd");
+		const hb2 = (await b.load("cwd"));
 		assert.equal(hb2, hb, "catch-up applies appended records to the cached history in place");
 		assert.deepEqual(hb2.state.tactics, { a: 1, b: 2 });
 		assert.equal(hb2.seq, 2);
@@ -110,16 +111,16 @@ describe("file stores", () => {
 		const dir = tempDir(t);
 		const a = open(dir);
 		const b = open(dir);
-		a.load("cwd");
-		b.load("cwd");
+		(await a.load("cwd"));
+		(await b.load("cwd"));
 		for (let i = 0; i < 10; i++) {
 			await a.commit({ cwd: { tactics: { [`a${i}`]: i } } }, meta());
 			await b.commit({ cwd: { tactics: { [`b${i}`]: i } } }, meta());
 		}
-		const h = open(dir).load("cwd");
+		const h = (await open(dir).load("cwd"));
 		assert.equal(h.seq, 20);
 		assert.equal(Object.keys(h.state.tactics).length, 20);
-		assert.deepEqual(b.load("cwd").state, h.state);
+		assert.deepEqual((await b.load("cwd")).state, h.state);
 	});
 
 	it("commits Global and CWD together and both see the same transition id", async (t) => {
@@ -128,8 +129,8 @@ describe("file stores", () => {
 		const r = await s.commit({ global: { intents: { g: 1 } }, cwd: { tactics: { c: 1 } } }, meta());
 		assert.equal(r.noop, false);
 		const fresh = open(dir);
-		const g = fresh.load("global").tail.at(-1);
-		const c = fresh.load("cwd").tail.at(-1);
+		const g = (await fresh.load("global")).tail.at(-1);
+		const c = (await fresh.load("cwd")).tail.at(-1);
 		assert.equal(g?.id, c?.id);
 		assert.deepEqual(g?.owners, ["global", "cwd"]);
 		assert.deepEqual(readdirSync(join(dir, "agent", "state-flow", "journal")), [], "the journal is removed after the commit");
@@ -145,10 +146,10 @@ describe("file stores", () => {
 		assert.ok(existsSync(join(root, "checkpoint.json")));
 		const records = logRecords(join(root, "log.jsonl"));
 		assert.ok(records.length <= R + compactionSlack(R), `log holds ${records.length} records`);
-		const h = open(dir, { retention: R }).load("cwd");
+		const h = (await open(dir, { retention: R }).load("cwd"));
 		assert.equal(h.seq, total);
 		assert.equal(h.tail.length, R);
-		assert.deepEqual(h.state, s.load("cwd").state);
+		assert.deepEqual(h.state, (await s.load("cwd")).state);
 		assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
 	});
 
@@ -172,7 +173,7 @@ describe("file stores", () => {
 		const before = readFileSync(join(s.identity().cwdRoot, "log.jsonl"));
 		await assert.rejects(s.commit({ cwd: { lazy: { big: "x".repeat(500) } } }, meta()), (e: unknown) => isStateError(e) && e.code === "limit");
 		assert.deepEqual(readFileSync(join(s.identity().cwdRoot, "log.jsonl")), before);
-		assert.equal(s.load("cwd").seq, 1);
+		assert.equal((await s.load("cwd")).seq, 1);
 	});
 
 	it("writes nothing when the signal is aborted or the admission check refuses", async (t) => {
@@ -189,7 +190,7 @@ describe("file stores", () => {
 		};
 		await assert.rejects(s.commit({ cwd: { tactics: { b: 1 } } }, { ...meta(), check }), /stale call/);
 		assert.deepEqual(readFileSync(log), before);
-		assert.deepEqual(s.load("cwd").state.tactics, { a: 1 });
+		assert.deepEqual((await s.load("cwd")).state.tactics, { a: 1 });
 		assert.equal(existsSync(join(s.identity().cwdRoot, "lock")), false, "locks are released after a refusal");
 	});
 
@@ -215,12 +216,12 @@ describe("file stores", () => {
 		);
 		assert.equal(r.noop, false);
 		assert.deepEqual(calls, ["prepare-locked", "apply"]);
-		assert.deepEqual(open(dir).load("cwd").state.artifacts, { "a.md": { kind: "file", size: 3 } });
+		assert.deepEqual((await open(dir).load("cwd")).state.artifacts, { "a.md": { kind: "file", size: 3 } });
 	});
 
 	it("refuses the Session owner when no session is attached", async (t) => {
 		const s = open(tempDir(t));
-		assert.throws(() => s.load("session"), (e: unknown) => isStateError(e) && e.code === "excluded_owner");
+		await assert.rejects(s.load("session"), (e: unknown) => isStateError(e) && e.code === "excluded_owner");
 		await assert.rejects(s.commit({ session: { tactics: { a: 1 } } } as CanonicalPatch, meta()), (e: unknown) => isStateError(e) && e.code === "excluded_owner");
 	});
 
@@ -240,9 +241,9 @@ describe("file stores", () => {
 						await s.commit({ cwd: { [p.plane]: planePatch } }, meta());
 						applyPatch(seen, { [p.plane]: planePatch });
 					}
-					const live = s.load("cwd");
+					const live = (await s.load("cwd"));
 					assert.deepEqual(live.state, seen);
-					const fresh = open(dir, { retention }).load("cwd");
+					const fresh = (await open(dir, { retention }).load("cwd"));
 					assert.deepEqual(fresh.state, seen);
 					assert.equal(fresh.seq, live.seq);
 					assert.deepEqual(replay(fresh.checkpoint, fresh.tail), fresh.state);

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync }
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
-import type { CanonicalPatch, Owner, TransitionRecord } from "../../lib/core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
 import { JournalDir } from "../../lib/storage/journal.js";
 import type { JournalPart } from "../../lib/storage/format.js";
 import type { SessionLog } from "../../lib/storage/session-store.js";
@@ -31,9 +31,10 @@ function memorySession(id: string, persistent = true): SessionLog & { entries: A
 }
 
 /** Stage a transition on the stores' current histories and write only its journal (a writer that died at the commit point). */
-function leaveJournal(stores: Stores, agentDir: string, patch: CanonicalPatch, id: string, sessionId?: string): void {
+async function leaveJournal(stores: Stores, agentDir: string, patch: CanonicalPatch, id: string, sessionId?: string): Promise<void> {
 	const owners = Object.keys(patch) as Owner[];
-	const histories = Object.fromEntries(owners.map((o) => [o, stores.load(o)]));
+	const histories: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const o of owners) histories[o] = await stores.load(o);
 	const result = stage(histories, patch, { id, at: "2026-11-30T00:00:00.000Z", by });
 	assert.equal(result.noop, false);
 	if (result.noop) return;
@@ -51,7 +52,7 @@ async function journaledPair(dir: string, project: string): Promise<string> {
 	const agentDir = join(dir, "agent");
 	const writer = new Stores({ agentDir, cwd: join(dir, project) });
 	await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-	leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+	await leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
 	return agentDir;
 }
 
@@ -60,22 +61,31 @@ describe("journal roll-forward", () => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "proj");
 		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
-		assert.equal(reader.load("global").state.tactics.g1, 1);
-		assert.equal(new Stores({ agentDir, cwd: join(dir, "proj") }).load("cwd").state.tactics.c1, 1, "the CWD part was completed with the Global load");
+		assert.equal((await reader.load("global")).state.tactics.g1, 1);
+		assert.equal((await new Stores({ agentDir, cwd: join(dir, "proj") }).load("cwd")).state.tactics.c1, 1, "the CWD part was completed with the Global load");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
-		assert.equal(reader.load("cwd").seq, 2);
+		assert.equal((await reader.load("cwd")).seq, 2);
 		await reader.commit({ cwd: { tactics: { c2: 2 } } }, { by, id: "third", at: "x" });
-		assert.equal(reader.load("cwd").seq, 3, "the next commit continues after the rolled-forward seq");
+		assert.equal((await reader.load("cwd")).seq, 3, "the next commit continues after the rolled-forward seq");
+	});
+
+	it("two Stores of one process reading at once both see the journaled transition", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = await journaledPair(dir, "proj");
+		const open = () => new Stores({ agentDir, cwd: join(dir, "proj") });
+		const [a, b] = [open(), open()];
+		const [ha, hb] = await Promise.all([a.load("cwd"), b.load("cwd")]);
+		assert.deepEqual([ha.seq, ha.state.tactics.c1, hb.seq, hb.state.tactics.c1], [2, 1, 2, 1]);
 	});
 
 	it("completes the CWD part of another project when a Global-only process loads Global", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "other-project");
 		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
-		assert.equal(here.load("global").state.tactics.g1, 1);
+		assert.equal((await here.load("global")).state.tactics.g1, 1);
 		assert.equal(existsSync(join(dir, "this-project", ".pi")), false, "nothing is created for this project");
 		const otherAgain = new Stores({ agentDir, cwd: join(dir, "other-project") });
-		assert.deepEqual(otherAgain.load("cwd").state.tactics, { c0: 0, c1: 1 });
+		assert.deepEqual((await otherAgain.load("cwd")).state.tactics, { c0: 0, c1: 1 });
 	});
 
 	it("keeps the journal until its session is loaded again, then completes the Session part", async (t) => {
@@ -84,13 +94,13 @@ describe("journal roll-forward", () => {
 		const session = memorySession("sess-1");
 		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
 		await writer.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-		leaveJournal(writer, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		await leaveJournal(writer, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
 		const stranger = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-2") });
-		assert.equal(stranger.load("cwd").state.tactics.c, 1);
-		assert.equal(stranger.load("session").state.tactics.s, undefined, "another session never receives the part");
+		assert.equal((await stranger.load("cwd")).state.tactics.c, 1);
+		assert.equal((await stranger.load("session")).state.tactics.s, undefined, "another session never receives the part");
 		assert.equal(readdirSync(join(agentDir, "state-flow", "journal")).length, 1, "the journal waits for its session");
 		const resumed = new Stores({ agentDir, cwd: join(dir, "proj"), session });
-		assert.equal(resumed.load("session").state.tactics.s, 1);
+		assert.equal((await resumed.load("session")).state.tactics.s, 1);
 		assert.equal(session.entries.length, 1);
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 	});
@@ -138,8 +148,8 @@ describe("journal roll-forward", () => {
 			/state-flow doctor/.test(e.message) &&
 			/move it out of its folder/.test(e.message) &&
 			!/start this owner afresh/.test(e.message);
-		assert.throws(() => s.load("cwd"), isJournalDamage);
-		assert.throws(() => s.load("session"), isJournalDamage, "the Session owner reports the journal too, not a missing session");
+		await assert.rejects(s.load("cwd"), isJournalDamage);
+		await assert.rejects(s.load("session"), isJournalDamage, "the Session owner reports the journal too, not a missing session");
 		await assert.rejects(s.commit({ global: { tactics: { g: 1 } } }, { by, id: "g", at: "x" }), isJournalDamage);
 		assert.equal(existsSync(join(agentDir, "state-flow", "global")), false, "nothing was written");
 	});
@@ -151,12 +161,12 @@ describe("journal roll-forward", () => {
 		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session });
 		await s.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
 		// This process's own commit failed after its commit point (e.g. pi could not append the entry).
-		leaveJournal(s, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
-		assert.equal(s.load("session").state.tactics.s, 1, "a read of the Session rolls its part forward");
+		await leaveJournal(s, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		assert.equal((await s.load("session")).state.tactics.s, 1, "a read of the Session rolls its part forward");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
-		leaveJournal(s, agentDir, { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
+		await leaveJournal(s, agentDir, { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
 		await s.commit({ session: { tactics: { after: 1 } } }, { by, id: "after", at: "x" });
-		const h = s.load("session");
+		const h = (await s.load("session"));
 		assert.deepEqual(h.tail.map((r) => r.id), ["tx", "tx2", "after"], "the commit continues after the journaled transition instead of taking its seq");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 	});
@@ -167,7 +177,7 @@ describe("journal roll-forward", () => {
 		const gone = join(dir, "deleted-project");
 		rmSync(gone, { recursive: true });
 		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
-		assert.equal(here.load("global").state.tactics.g1, 1);
+		assert.equal((await here.load("global")).state.tactics.g1, 1);
 		assert.equal(existsSync(gone), false, "the deleted store is not recreated");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 	});

@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, renameSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { acquireLock, acquireLockSync } from "../../lib/storage/lock.js";
+import { acquireLock, acquireLockUnlessMine } from "../../lib/storage/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./children/spawn.js";
 
@@ -39,7 +39,7 @@ describe("lock by link()", () => {
 		l.release();
 		assert.equal(existsSync(path), false);
 		assert.equal(statSync(holderFile).nlink, 1);
-		const again = acquireLockSync(path, 1000);
+		const again = await acquireLockUnlessMine(path, 1000);
 		assert.ok(again);
 		assert.deepEqual(holderFiles(path), [name], "one holder file per process and lock");
 		again.release();

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFile
 import { hostname, uptime } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { FOREIGN_STALE_MS, acquireLock, acquireLockSync, readLockHolder } from "../../lib/storage/lock.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, readLockHolder } from "../../lib/storage/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 /** The pid of a process that has already exited (pids are not reused this quickly). */
@@ -110,12 +110,12 @@ describe("lock", () => {
 		assert.equal(existsSync(`${path}.break`), false);
 	});
 
-	it("sync acquisition steps aside when this process already holds the lock", async (t) => {
+	it("roll-forward acquisition steps aside when this process already holds the lock", async (t) => {
 		const path = join(tempDir(t), "lock");
 		const l = await acquireLock(path, 1000);
-		assert.equal(acquireLockSync(path, 1000), undefined);
+		assert.equal(await acquireLockUnlessMine(path, 1000), undefined);
 		l.release();
-		const s = acquireLockSync(path, 1000);
+		const s = await acquireLockUnlessMine(path, 1000);
 		assert.ok(s);
 		s.release();
 	});
@@ -127,8 +127,8 @@ describe("lock", () => {
 		assert.notEqual(JSON.parse(readFileSync(path, "utf8")).token, `${process.pid}-earlier-1`);
 		l.release();
 		writeFileSync(path, JSON.stringify({ pid: process.pid, host: hostname(), startedAt: Date.now(), token: `${process.pid}-earlier-2` }));
-		const s = acquireLockSync(path, 500);
-		assert.ok(s, "sync acquisition must not step aside for a dead earlier process with our pid");
+		const s = await acquireLockUnlessMine(path, 500);
+		assert.ok(s, "roll-forward acquisition must not step aside for a dead earlier process with our pid");
 		s.release();
 	});
 
@@ -180,7 +180,7 @@ describe("odd lock paths", () => {
 			make(path);
 			// A timeout far beyond the test's own: refusing must not depend on waiting it out.
 			await assert.rejects(acquireLock(path, 3_600_000), (e: unknown) => isStateError(e) && e.code === "busy" && pattern.test(e.message) && e.message.includes(path));
-			assert.throws(() => acquireLockSync(path, 3_600_000), (e: unknown) => isStateError(e) && pattern.test(e.message));
+			await assert.rejects(acquireLockUnlessMine(path, 3_600_000), (e: unknown) => isStateError(e) && pattern.test(e.message));
 			assert.match(readLockHolder(path)?.odd ?? "", pattern);
 		});
 	}

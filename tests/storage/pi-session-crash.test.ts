@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { sessionLogOf } from "../../lib/storage/session-store.js";
+import { hostSessionLog } from "../helpers/session-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
@@ -38,10 +38,10 @@ describe("crash roll-forward with pi's file-backed session", () => {
 			const file = newSessionFile(cwd, sessionDir);
 			const res = await runChild("pi-session-child", [agentDir, cwd, file, sessionDir, "t", "3"], { STATE_FLOW_FAULT: fault }).done;
 			assert.equal(res.signal, "SIGKILL", `the child was not killed: ${res.stderr}`);
-			const open = () => new Stores({ agentDir, cwd, session: sessionLogOf(SessionManager.open(file, sessionDir)) });
+			const open = () => new Stores({ agentDir, cwd, session: hostSessionLog(SessionManager.open(file, sessionDir)) });
 			const s = open();
 			for (const o of ["global", "cwd", "session"] as const) {
-				const tactics = s.load(o).state.tactics;
+				const tactics = (await s.load(o)).state.tactics;
 				assert.equal(tactics["t-0"], 0, `${o} lost the first transition`);
 				assert.equal(tactics["t-1"] !== undefined, committed, `${o}: second transition presence`);
 				assert.equal(tactics["t-2"], undefined);
@@ -50,8 +50,8 @@ describe("crash roll-forward with pi's file-backed session", () => {
 			assert.deepEqual(existsSync(journal) ? readdirSync(journal).filter((n) => n.endsWith(".json")) : [], []);
 			// The roll-forward reached the session file itself: a fresh open sees it without any journal.
 			const again = open();
-			assert.equal(again.load("session").state.tactics["t-1"] !== undefined, committed);
-			assert.equal(again.load("session").seq, committed ? 2 : 1);
+			assert.equal((await again.load("session")).state.tactics["t-1"] !== undefined, committed);
+			assert.equal((await again.load("session")).seq, committed ? 2 : 1);
 		});
 	}
 });

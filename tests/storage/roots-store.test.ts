@@ -22,16 +22,17 @@ describe("root data in the file stores", () => {
 		for (let i = 0; i < 4; i++) {
 			await s.commit({ cwd: { roots: { todos: { [`k${i}`]: { text: `t${i}` } } } } }, { by: { kind: "extension", extension: "todo" }, id: `r${i}`, at, roots: gate });
 		}
-		const stored = s.load("cwd").state.roots;
+		const stored = (await s.load("cwd")).state.roots;
 		assert.deepEqual(Object.keys((stored?.todos ?? {}) as object), ["k0", "k1", "k2", "k3"]);
 		// A process without the extension (no gate): reads it, writes planes, cannot write the root.
 		const other = open();
-		assert.deepEqual(other.load("cwd").state.roots, stored);
+		assert.deepEqual((await other.load("cwd")).state.roots, stored);
 		await other.commit({ cwd: { tactics: { next: "x" } } }, { by: { kind: "system", reason: "t" }, id: "p1", at });
 		await assert.rejects(other.commit({ cwd: { roots: { todos: { k0: null } } } }, { by: { kind: "system", reason: "t" }, id: "p2", at }), /registered root/);
 		const third = open();
-		assert.deepEqual(third.load("cwd").state.roots, stored);
-		assert.equal(third.load("cwd").state.tactics.next, "x");
-		assert.equal(third.load("cwd").bytes, JSON.stringify(third.load("cwd").state).length);
+		const h = await third.load("cwd");
+		assert.deepEqual(h.state.roots, stored);
+		assert.equal(h.state.tactics.next, "x");
+		assert.equal(h.bytes, JSON.stringify(h.state).length);
 	});
 });

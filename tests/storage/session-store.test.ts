@@ -11,7 +11,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { isStateError } from "../../lib/core/errors.js";
 import { replay } from "../../lib/core/history.js";
 import type { CanonicalPatch } from "../../lib/core/types.js";
-import { RESPONSE_ENTRY, TRANSITION_ENTRY, sessionLogOf } from "../../lib/storage/session-store.js";
+import { RESPONSE_ENTRY, TRANSITION_ENTRY } from "../../lib/storage/session-store.js";
+import { hostSessionLog } from "../helpers/session-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
@@ -21,7 +22,7 @@ let n = 0;
 const meta = () => ({ by, id: `s${++n}`, at: "2026-11-30T00:00:00.000Z" });
 
 function storesFor(dir: string, sm: SessionManager, retention?: number): Stores {
-	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: sessionLogOf(sm), ...(retention === undefined ? {} : { retention }) });
+	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: hostSessionLog(sm), ...(retention === undefined ? {} : { retention }) });
 }
 
 describe("session store on pi's SessionManager", () => {
@@ -31,11 +32,11 @@ describe("session store on pi's SessionManager", () => {
 		const s = storesFor(dir, sm);
 		await s.commit({ session: { tactics: { a: 1 } } }, meta());
 		await s.commit({ session: { tactics: { b: 2 } } }, meta());
-		assert.deepEqual(s.load("session").state.tactics, { a: 1, b: 2 });
+		assert.deepEqual((await s.load("session")).state.tactics, { a: 1, b: 2 });
 		const entries = sm.getBranch().filter((e) => e.type === "custom");
 		assert.deepEqual(entries.map((e) => (e as { customType: string }).customType), [TRANSITION_ENTRY, TRANSITION_ENTRY]);
 		assert.equal(sm.getSessionFile() === undefined || !sm.isPersisted(), true);
-		assert.equal(storesFor(dir, sm).load("session").seq, 2, "a rebuilt view of the same session sees its entries");
+		assert.equal((await storesFor(dir, sm).load("session")).seq, 2, "a rebuilt view of the same session sees its entries");
 	});
 
 	it("rebuilds a file-backed session's state after reopening the file", async (t) => {
@@ -48,7 +49,7 @@ describe("session store on pi's SessionManager", () => {
 		const file = sm.getSessionFile() as string;
 		assert.match(readFileSync(file, "utf8"), /state-flow\/transition/);
 		const reopened = storesFor(dir, SessionManager.open(file, join(dir, "sessions")), 1);
-		const h = reopened.load("session");
+		const h = (await reopened.load("session"));
 		assert.deepEqual(h.state, { intents: { goal: "ship" }, strategy: {}, tactics: { b: 2 }, artifacts: {}, lazy: {} });
 		assert.equal(h.seq, 2);
 		assert.equal(h.tail.length, 1, "retention applies to the rebuilt history");
@@ -66,8 +67,8 @@ describe("session store on pi's SessionManager", () => {
 		assert.ok(text.includes('"price":100'));
 		writeFileSync(file, text.replace('"price":100', '"price":999'));
 		const reopened = storesFor(dir, SessionManager.open(file, join(dir, "sessions")));
-		assert.throws(
-			() => reopened.load("session"),
+		await assert.rejects(
+			reopened.load("session"),
 			(e: unknown) => isStateError(e) && e.code === "corrupt" && /integrity check/.test(e.message) && e.message.includes(sm.getSessionId()),
 		);
 		await assert.rejects(reopened.commit({ session: { tactics: { more: 1 } } }, meta()), /integrity check/);
@@ -83,14 +84,14 @@ describe("session store on pi's SessionManager", () => {
 		await s.commit({ session: { tactics: { b: 2 } } }, meta());
 		const leafB = sm.getLeafId() as string;
 		sm.branch(forkPoint);
-		s.resetSession(sessionLogOf(sm));
-		assert.deepEqual(s.load("session").state.tactics, { a: 1 }, "the fork does not see the later transition");
+		s.resetSession(hostSessionLog(sm));
+		assert.deepEqual((await s.load("session")).state.tactics, { a: 1 }, "the fork does not see the later transition");
 		await s.commit({ session: { tactics: { c: 3 } } }, meta());
-		assert.deepEqual(s.load("session").state.tactics, { a: 1, c: 3 });
-		assert.equal(s.load("session").seq, 2, "seq continues along the branch");
+		assert.deepEqual((await s.load("session")).state.tactics, { a: 1, c: 3 });
+		assert.equal((await s.load("session")).seq, 2, "seq continues along the branch");
 		sm.branch(leafB);
-		s.resetSession(sessionLogOf(sm));
-		assert.deepEqual(s.load("session").state.tactics, { a: 1, b: 2 }, "navigating back restores the other branch");
+		s.resetSession(hostSessionLog(sm));
+		assert.deepEqual((await s.load("session")).state.tactics, { a: 1, b: 2 }, "navigating back restores the other branch");
 	});
 
 	it("carries the branch's Session state into a branched session file (fork)", async (t) => {
@@ -104,9 +105,9 @@ describe("session store on pi's SessionManager", () => {
 		const forkFile = sm.createBranchedSession(forkLeaf) as string;
 		assert.ok(forkFile);
 		const forked = storesFor(dir, SessionManager.open(forkFile, join(dir, "sessions")));
-		assert.deepEqual(forked.load("session").state.tactics, { a: 1 });
+		assert.deepEqual((await forked.load("session")).state.tactics, { a: 1 });
 		await forked.commit({ session: { tactics: { f: 1 } } }, meta());
-		assert.deepEqual(forked.load("session").state.tactics, { a: 1, f: 1 });
+		assert.deepEqual((await forked.load("session")).state.tactics, { a: 1, f: 1 });
 	});
 
 	it("stores the response plane as its own entry type, not as a transition", async (t) => {
@@ -116,7 +117,7 @@ describe("session store on pi's SessionManager", () => {
 		assert.equal(s.response(), undefined);
 		s.setResponse("final answer", "2026-11-30T01:00:00.000Z");
 		assert.deepEqual(s.response(), { last: { text: "final answer", at: "2026-11-30T01:00:00.000Z" } });
-		assert.equal(s.load("session").seq, 0);
+		assert.equal((await s.load("session")).seq, 0);
 		assert.equal(sm.getBranch().filter((e) => e.type === "custom" && (e as { customType: string }).customType === RESPONSE_ENTRY).length, 1);
 		const rebuilt = storesFor(dir, sm);
 		assert.deepEqual(rebuilt.response(), { last: { text: "final answer", at: "2026-11-30T01:00:00.000Z" } });
@@ -131,7 +132,7 @@ describe("session store on pi's SessionManager", () => {
 		assert.equal(r.noop, false);
 		if (!r.noop) assert.deepEqual(Object.keys(r.records).sort(), ["cwd", "global", "session"]);
 		const reopened = storesFor(dir, SessionManager.open(sm.getSessionFile() as string, join(dir, "sessions")));
-		for (const o of ["global", "cwd", "session"] as const) assert.equal(reopened.load(o).tail.at(-1)?.id, r.noop ? "" : r.transitionId);
+		for (const o of ["global", "cwd", "session"] as const) assert.equal((await reopened.load(o)).tail.at(-1)?.id, r.noop ? "" : r.transitionId);
 	});
 
 	it("reports a damaged transition entry as corrupt naming the session and what to do, at access and not at start-up; Global still works", async (t) => {
@@ -141,12 +142,12 @@ describe("session store on pi's SessionManager", () => {
 		const s = storesFor(dir, sm);
 		const isSessionDamage = (e: unknown) =>
 			isStateError(e) && e.code === "corrupt" && e.message.includes(`pi session \`${sm.getSessionId()}\``) && /\/tree/.test(e.message) && /nothing was written/.test(e.message) && !/state-flow doctor/.test(e.message);
-		assert.throws(() => s.load("session"), isSessionDamage);
+		await assert.rejects(s.load("session"), isSessionDamage);
 		const entries = sm.getEntries().length;
 		await assert.rejects(s.commit({ session: { tactics: { a: 1 } } }, meta()), isSessionDamage);
 		assert.equal(sm.getEntries().length, entries, "nothing was appended to the damaged session");
 		await s.commit({ global: { tactics: { g: 1 } } }, meta());
-		assert.equal(s.load("global").state.tactics.g, 1, "Global works from the same stores");
+		assert.equal((await s.load("global")).state.tactics.g, 1, "Global works from the same stores");
 	});
 });
 
@@ -160,7 +161,7 @@ describe("in-process commit ordering", () => {
 			return { patch, apply: () => {}, revert: () => {} };
 		};
 		await Promise.all(Array.from({ length: 5 }, (_, i) => s.commit({ session: { tactics: { [`k${i}`]: i } } }, { ...meta(), prepare: slow })));
-		const h = storesFor(dir, sm).load("session");
+		const h = (await storesFor(dir, sm).load("session"));
 		assert.equal(h.seq, 5);
 		assert.deepEqual(Object.keys(h.state.tactics).sort(), ["k0", "k1", "k2", "k3", "k4"]);
 	});

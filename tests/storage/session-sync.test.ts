@@ -73,7 +73,7 @@ describe("Session fsync before the journal is deleted", () => {
 		});
 		const session = recordingSession(journalDir);
 		const stores = new Stores({ agentDir, cwd: join(dir, "proj"), session });
-		assert.equal(stores.load("session").state.tactics.s, 1);
+		assert.equal((await stores.load("session")).state.tactics.s, 1);
 		assert.deepEqual(session.calls, [`append ${TRANSITION_ENTRY} (journals: 1)`, "sync (journals: 1)"]);
 		assert.equal(existsSync(join(journalDir, "left.json")), false);
 	});
@@ -86,16 +86,16 @@ describe("Session fsync before the journal is deleted", () => {
 		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
 		await writer.commit({ cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, { by, id: "both", at: "x" });
 		// The writer died after both appends, before its sync and the journal's deletion.
-		const last = (o: "cwd" | "session") => writer.load(o).tail.at(-1) as never;
+		const last = async (o: "cwd" | "session") => (await writer.load(o)).tail.at(-1) as never;
 		new JournalDir(journalDir).write({
 			id: "both",
 			parts: [
-				{ owner: "cwd", root: writer.identity().cwdRoot, record: last("cwd") },
-				{ owner: "session", sessionId: "sess-1", persistent: true, record: last("session") },
+				{ owner: "cwd", root: writer.identity().cwdRoot, record: await last("cwd") },
+				{ owner: "session", sessionId: "sess-1", persistent: true, record: await last("session") },
 			],
 		});
 		session.calls.length = 0;
-		new Stores({ agentDir, cwd: join(dir, "proj"), session }).load("cwd");
+		(await new Stores({ agentDir, cwd: join(dir, "proj"), session }).load("cwd"));
 		assert.deepEqual(session.calls, ["sync (journals: 1)"]);
 		assert.equal(existsSync(join(journalDir, "both.json")), false);
 	});

@@ -10,19 +10,19 @@
  */
 import { createHash } from "node:crypto";
 import pg from "pg";
-import { StateError, fail, isStateError } from "../../core/errors.js";
+import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS } from "../../core/types.js";
-import type { OwnerHistory, OwnerState, TransitionRecord } from "../../core/types.js";
+import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
 import type { AtomicOwners, CommitOutcome, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import { checkSchemaName, ensureSchema } from "./schema.js";
 import { redactUrl, scrubber } from "./url.js";
 
-export type PgOwnerKind = "global" | "cwd";
+export type PgOwnerKind = SharedOwner;
 
 export interface PgDatabaseOptions {
 	/** `postgres://user:password@host:port/database?sslmode=…` (TLS and the rest come from the URL). */
@@ -54,7 +54,7 @@ function connectionLost(e: unknown): boolean {
 	if (isStateError(e)) return false;
 	const code = sqlStateOf(e);
 	if (code !== undefined && (UNAVAILABLE_STATES.test(code) || /^E[A-Z]+$/.test(code))) return true;
-	const msg = e instanceof Error ? e.message : String(e);
+	const msg = messageOf(e);
 	return /Connection terminated|connection timeout|not queryable|timeout exceeded|Query read timeout|socket|ECONN|EPIPE/i.test(msg);
 }
 
@@ -192,7 +192,7 @@ export class PgDatabase implements AtomicOwners {
 	mapError(owner: string, e: unknown): unknown {
 		if (isStateError(e)) return e;
 		const code = sqlStateOf(e);
-		const detail = this.scrub(`${e instanceof Error ? e.message : String(e)}${code && !/^E[A-Z]+$/.test(code) ? ` [SQLSTATE ${code}]` : ""}`);
+		const detail = this.scrub(`${messageOf(e)}${code && !/^E[A-Z]+$/.test(code) ? ` [SQLSTATE ${code}]` : ""}`);
 		if (connectionLost(e)) this.drop();
 		if (code === LOCK_NOT_AVAILABLE) {
 			return new StateError("busy", `${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`);
@@ -271,6 +271,7 @@ export class PgDatabase implements AtomicOwners {
 				return staged.value;
 			}, () => phase !== "commit");
 		} catch (e) {
+			if (phase !== "commit") staged?.abandon?.();
 			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
 			await this.resolveLostCommit(label, written, e);
 			return staged.value;
@@ -389,7 +390,7 @@ export class PgOwnerStore implements OwnerStore {
 			const h = await this.load();
 			return { location, exists: this.ownerId !== undefined, seq: h.seq, retained: h.tail.length, bytes: h.bytes };
 		} catch (e) {
-			return { location, exists: this.ownerId !== undefined, seq: 0, retained: 0, bytes: 0, error: e instanceof Error ? e.message : String(e) };
+			return { location, exists: this.ownerId !== undefined, seq: 0, retained: 0, bytes: 0, error: messageOf(e) };
 		}
 	}
 

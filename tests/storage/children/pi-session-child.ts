@@ -4,12 +4,12 @@
  * argv: agentDir cwd sessionFile sessionDir tag count
  */
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { sessionLogOf } from "../../../lib/storage/session-store.js";
+import { hostSessionLog } from "../../helpers/session-log.js";
 import { Stores } from "../../../lib/storage/stores.js";
 
 const [agentDir, cwd, sessionFile, sessionDir, tag, countText] = process.argv.slice(2) as [string, string, string, string, string, string];
 const sm = SessionManager.open(sessionFile, sessionDir);
-const stores = new Stores({ agentDir, cwd, session: sessionLogOf(sm) });
+const stores = new Stores({ agentDir, cwd, session: hostSessionLog(sm) });
 process.stdout.write("ready\n");
 const by = { kind: "system", reason: "crash-test" } as const;
 for (let i = 0; i < Number(countText); i++) {

@@ -1,0 +1,169 @@
+/**
+ * The local backend's multi-owner commit (the port's `AtomicOwners`): the Global and CWD file
+ * stores and the Session store. File owners are locked in the fixed order Global -> CWD and
+ * caught up; the stage runs on their fresh histories; one durable owner is one append +
+ * fsync, several are made durable by the journal first (the commit point), then each owner.
+ * A writer that dies after the commit point leaves the journal, which `recover` completes
+ * before the next read of any owner it concerns.
+ */
+import { existsSync } from "node:fs";
+import { fail, messageOf } from "../core/errors.js";
+import { OWNERS } from "../core/types.js";
+import type { OwnerHistory, TransitionRecord } from "../core/types.js";
+import { fault } from "./fault.js";
+import type { FaultPoint } from "./fault.js";
+import { FileOwnerStore, applyDurable } from "./file-store.js";
+import type { Journal, JournalPart } from "./format.js";
+import { JournalDir } from "./journal.js";
+import { acquireLock } from "./lock.js";
+import type { HeldLock } from "./lock.js";
+import type { FileOwner } from "./paths.js";
+import type { AtomicOwners, LockedStage, OwnerStore } from "./port.js";
+import { Recovery } from "./recovery.js";
+import { SessionStore } from "./session-store.js";
+
+/** One owner's part of a commit, paired with the store it goes to. */
+interface Part {
+	store: FileOwnerStore | SessionStore;
+	history: OwnerHistory;
+	record: TransitionRecord;
+}
+
+export interface LocalOwnersOptions {
+	files: Record<FileOwner, FileOwnerStore>;
+	journalDir: string;
+	retention: number;
+	lockTimeoutMs: number;
+	/** The Session store attached now (it changes with the session and the branch). */
+	session: () => SessionStore | undefined;
+}
+
+export class LocalOwners implements AtomicOwners {
+	private readonly files: Record<FileOwner, FileOwnerStore>;
+	private readonly journal: JournalDir;
+	private readonly recovery: Recovery;
+	private readonly lockTimeoutMs: number;
+	private readonly session: () => SessionStore | undefined;
+
+	constructor(opts: LocalOwnersOptions) {
+		this.files = opts.files;
+		this.journal = new JournalDir(opts.journalDir);
+		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs);
+		this.lockTimeoutMs = opts.lockTimeoutMs;
+		this.session = opts.session;
+	}
+
+	async recover(store: OwnerStore): Promise<void> {
+		await this.recovery.rollForward(store.owner, this.session());
+	}
+
+	async commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T> {
+		const mine = stores.map((s) => this.own(s));
+		// Lock order: Global before CWD, whatever order the caller listed them in.
+		const files = mine.filter((s): s is FileOwnerStore => s instanceof FileOwnerStore).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+		attempts: for (let attempt = 0; ; attempt++) {
+			// Complete pending journals first (one stat when none): a damaged one is refused before any folder is created.
+			for (const s of mine) await this.recover(s);
+			for (const f of files) if (!f.knownToExist()) f.ensureRoot();
+			const locks: HeldLock[] = [];
+			try {
+				for (const f of files) {
+					// The lock and its holder files are written inside the store folder: it must still lead inside its owner's folder.
+					f.checkRoot();
+					try {
+						locks.push(await acquireLock(f.lockPath, this.lockTimeoutMs));
+					} catch (e) {
+						// The folder was removed while cached as existing (e.g. `git clean -X`): forget it and create it afresh.
+						if (attempt >= 5 || existsSync(f.root)) throw e;
+						f.reset();
+						continue attempts;
+					}
+				}
+				fault("after-lock");
+				// A writer that died after its commit point left a journal: complete it first (in lock order).
+				if (files.some((f) => this.recovery.pendingFor(f.owner))) {
+					if (attempt >= 5) fail("busy", "Pending journals in `state-flow/journal` could not be completed; retry, or run `state-flow doctor`.");
+					continue;
+				}
+				// A lock recovered from a writer that died: the bytes it left after its last record may be cut.
+				const crashed = new Set(files.filter((_, i) => locks[i]?.recoveredCrash === true));
+				const histories = mine.map((s) => (s instanceof FileOwnerStore ? s.catchUpLocked(crashed.has(s)) : s.history()));
+				const staged = await stage(histories);
+				const parts: Part[] = [];
+				mine.forEach((store, i) => {
+					const record = staged.records[i];
+					const history = histories[i] as OwnerHistory;
+					// Idempotent by transition id: an owner that already holds it is left alone.
+					if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record });
+				});
+				if (parts.length === 0) return staged.value;
+				this.durable(parts, staged);
+				for (const p of parts) applyDurable(p.history, p.record);
+				for (const p of parts) if (p.store instanceof FileOwnerStore) p.store.compactAfterCommit();
+				fault("before-unlock");
+				return staged.value;
+			} finally {
+				for (const l of locks.reverse()) l.release();
+			}
+		}
+	}
+
+	/** This backend's own store behind `s`, or a clear refusal. */
+	private own(s: OwnerStore): FileOwnerStore | SessionStore {
+		if (s instanceof SessionStore && s === this.session()) return s;
+		if (s instanceof FileOwnerStore && this.files[s.owner] === s) return s;
+		fail("invalid_input", `commitLocked takes only the owners of this agent directory and session, not \`${s.owner}\` at another place`);
+	}
+
+	/** Make the records durable; returns only when the transition is committed. */
+	private durable(parts: readonly Part[], staged: LockedStage<unknown>): void {
+		const fileParts = parts.filter((p) => p.store instanceof FileOwnerStore);
+		const sessionPart = parts.find((p) => p.store instanceof SessionStore);
+		const session = sessionPart?.store as SessionStore | undefined;
+		const sessionDurable = session !== undefined && session.log.persistent();
+		const id = (parts[0] as Part).record.id;
+		if (fileParts.length + (sessionDurable ? 1 : 0) < 2) {
+			try {
+				for (const p of fileParts) (p.store as FileOwnerStore).appendLocked(p.record);
+			} catch (e) {
+				staged.abandon?.();
+				throw e;
+			}
+			if (fileParts.length > 0) fault("after-append");
+			if (sessionPart && session) session.append(sessionPart.record);
+			return;
+		}
+		const journalParts: JournalPart[] = fileParts.map((p) => ({ owner: p.store.owner, root: (p.store as FileOwnerStore).root, record: p.record }));
+		if (sessionPart && session) journalParts.push({ owner: "session", sessionId: session.log.sessionId(), persistent: sessionDurable, record: sessionPart.record });
+		const journal: Journal = { id, parts: journalParts };
+		try {
+			this.journal.write(journal);
+		} catch (e) {
+			staged.abandon?.();
+			throw e;
+		}
+		// Committed. From here a failure leaves the journal for roll-forward instead of undoing.
+		try {
+			for (const p of fileParts) {
+				(p.store as FileOwnerStore).appendLocked(p.record);
+				fault(`after-append-${p.store.owner}` as FaultPoint);
+			}
+			if (sessionPart && session) {
+				session.append(sessionPart.record);
+				// pi appends without fsync: the Session part must be on disk before the journal goes.
+				if (sessionDurable) session.log.sync?.();
+				fault("after-append-session");
+			}
+		} catch (e) {
+			for (const p of fileParts) (p.store as FileOwnerStore).reset();
+			fail(
+				"io",
+				`Transition \`${id}\` is committed (journal \`${this.journal.pathOf(id)}\`) but could not be written to every owner yet (${messageOf(e)}); it is completed at the next access.`,
+				[],
+				e,
+			);
+		}
+		fault("before-journal-delete");
+		this.recovery.settle(id);
+	}
+}

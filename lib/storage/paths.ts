@@ -1,0 +1,45 @@
+/**
+ * Where State Flow keeps its files: the one place that decides store folders, the journal
+ * folder and the owners that live in files. Everything else asks here.
+ *
+ *   <agentDir>/state-flow/global/   the Global owner
+ *   <agentDir>/state-flow/journal/  multi-owner commit points
+ *   <cwd>/.pi/state-flow/           the CWD owner
+ */
+import { join } from "node:path";
+import { SHARED_OWNERS } from "../core/types.js";
+import type { SharedOwner } from "../core/types.js";
+import { realOrSelf } from "./fs-util.js";
+
+/** The owners kept in files (Global, CWD), in lock order; Session lives in pi's session file. */
+export const FILE_OWNERS = SHARED_OWNERS;
+export type FileOwner = SharedOwner;
+
+export interface StorePaths {
+	/** `<agentDir>/state-flow` (real path): Global store and journals. */
+	base: string;
+	globalRoot: string;
+	cwdRoot: string;
+	journalDir: string;
+}
+
+/** State Flow's folder in an agent directory (Global store, journals, config file). */
+export function stateFlowDir(agentDir: string): string {
+	return join(agentDir, "state-flow");
+}
+
+/** The CWD store folder of a project folder whose links are already resolved. */
+export function cwdStoreIn(realCwd: string): string {
+	return join(realCwd, ".pi", "state-flow");
+}
+
+/** The store folders of an agent directory and a project, through real paths (links resolved). */
+export function storePaths(agentDir: string, cwd: string): StorePaths {
+	const base = stateFlowDir(realOrSelf(agentDir));
+	return { base, globalRoot: join(base, "global"), cwdRoot: cwdStoreIn(realOrSelf(cwd)), journalDir: join(base, "journal") };
+}
+
+/** A file owner's store folder. */
+export function rootOf(paths: StorePaths, owner: FileOwner): string {
+	return owner === "global" ? paths.globalRoot : paths.cwdRoot;
+}
