@@ -5,6 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { type ExtensionAPI, type ExtensionFactory, getAgentDir } from "@mariozechner/pi-coding-agent";
+import { DISCOVER_CHANNEL, READY_CHANNEL } from "./api.js";
 import { registerStateCommand } from "./host/commands.js";
 import { registerEvents } from "./host/events.js";
 import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/output.js";
@@ -13,6 +14,7 @@ import { resolveSelection, shapeOf } from "./host/selection.js";
 import { registerPatchTool, registerReadTool } from "./host/tools.js";
 
 export type { StateFlowOptions } from "./host/runtime.js";
+export * from "./api.js";
 
 /** Build the extension factory; every option defaults to pi's real environment. */
 export function createStateFlow(options: Partial<StateFlowOptions> = {}): ExtensionFactory {
@@ -33,6 +35,11 @@ export function createStateFlow(options: Partial<StateFlowOptions> = {}): Extens
 		pi.registerMessageRenderer(OUTPUT_TYPE, outputRenderer);
 		registerStateCommand(host, output);
 		registerEvents(host, output);
+		// The public API (docs/extension-api.md): extensions loaded earlier hear `ready`, later ones ask with `discover`.
+		pi.events.on(DISCOVER_CHANNEL, (reply) => {
+			if (typeof reply === "function") reply(host.roots.bus);
+		});
+		pi.events.emit(READY_CHANNEL, host.roots.bus);
 	};
 }
 

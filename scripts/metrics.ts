@@ -14,7 +14,18 @@ import { OWNERS, PLANES } from "../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory } from "../lib/core/types.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, utf8Bytes } from "../lib/model/head.js";
 import { renderProtocol } from "../lib/model/protocol.js";
-import { flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../lib/model/schemas.js";
+import { flatPatchSchema, patchDescription, readDescription, readSchema, type RootDeclaration, scopedPatchSchema } from "../lib/model/schemas.js";
+import { TODO_SPEC } from "../examples/todo/index.js";
+
+/** The example's root (examples/todo), declared as State Flow declares a registered root. */
+const TODO_ROOT: RootDeclaration = { name: TODO_SPEC.name, description: TODO_SPEC.description, owners: TODO_SPEC.owners, schema: TODO_SPEC.schema };
+
+/** Bytes one registered root adds to the `patch_state` declaration of a shape, and its own payload (description + schema). */
+function rootCost(shape: "flat" | "scoped"): { added: number; payload: number } {
+	const schema = (roots: RootDeclaration[]) => (shape === "flat" ? flatPatchSchema(roots) : scopedPatchSchema());
+	const added = declarationBytes("patch_state", patchDescription(shape, [TODO_ROOT]), schema([TODO_ROOT])) - declarationBytes("patch_state", patchDescription(shape), schema([]));
+	return { added, payload: utf8Bytes(TODO_ROOT.description) + utf8Bytes(JSON.stringify(TODO_ROOT.schema)) };
+}
 
 /** A plausible working state: a feature in flight in the project, a user preference, a session plan. */
 const FIXTURE: CanonicalPatch[] = [
@@ -111,6 +122,8 @@ function main(): void {
 		head_overhead_ratio: Math.max(...rows.map((r) => r.head_overhead_ratio)),
 		targets: { declarations_bytes_max: 1800, protocol_bytes_max: 2500, head_overhead_ratio: 1.15 },
 		head_budget: DEFAULT_HEAD_BUDGET,
+		// One registered root (the todo example): what it adds to the declarations, and how much of that is its own description and schema.
+		registered_root: { flat: rootCost("flat"), scoped: rootCost("scoped") },
 		rows,
 	};
 	const cols = ["selection", "mode", "declarations_bytes", "protocol_bytes", "protocol_bootstrap_bytes", "head_bytes", "visible_state_bytes", "head_overhead_ratio"] as const;
@@ -119,6 +132,10 @@ function main(): void {
 	console.log(`\ndeclarations_bytes_max ${summary.declarations_bytes_max} (target ≤ 1800)`);
 	console.log(`protocol_bytes_max ${summary.protocol_bytes_max} (target ≤ 2500)`);
 	console.log(`head_overhead_ratio ${summary.head_overhead_ratio} (target ≤ 1.15: head ÷ (visible state JSON + 400))`);
+	for (const shape of ["flat", "scoped"] as const) {
+		const c = summary.registered_root[shape];
+		console.log(`registered_root ${shape}: +${c.added} B per root (its description and schema: ${c.payload} B; framing ${c.added - c.payload} B)`);
+	}
 	const out = resolve(process.cwd(), "metrics.json");
 	writeFileSync(out, `${JSON.stringify(summary, null, 2)}\n`);
 	console.log(`wrote ${out}`);

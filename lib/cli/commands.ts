@@ -17,7 +17,7 @@ import type { StorePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { formatHistory, formatShow } from "./format.js";
-import { exportDoc, FILE_OWNERS, type FileOwner, importPatch, isFileOwner, parseImport } from "./transfer.js";
+import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
 export interface Outcome {
@@ -123,6 +123,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 		by: { kind: "import", source },
 		id: randomUUID(),
 		at: new Date().toISOString(),
+		roots: IMPORT_ROOTS,
 		prepare: (staged, histories) => compile(staged, histories),
 	});
 	if (result.noop) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));

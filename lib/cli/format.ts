@@ -42,6 +42,8 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 		}
 		lines.push(`${plane}:`, indent(JSON.stringify(value, null, 2)));
 	}
+	// Registered roots (docs/spec.md §12), kept for their extensions whether loaded or not.
+	if (h.state.roots !== undefined && Object.keys(h.state.roots).length > 0) lines.push("roots (of extensions):", indent(JSON.stringify(h.state.roots, null, 2)));
 	return lines.join("\n");
 }
 

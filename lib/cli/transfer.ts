@@ -7,8 +7,8 @@
 import { fail, formatPath } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject, setOwn } from "../core/json.js";
 import { mergeDiff } from "../core/merge.js";
-import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch } from "../core/types.js";
-import { OWNABLE_PLANES, PLANES, isPlane, isSharedOwner } from "../core/types.js";
+import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch, RootGate } from "../core/types.js";
+import { OWNABLE_PLANES, PLANES, ROOTS, isPlane, isSharedOwner } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
 import { FILE_OWNERS } from "../storage/paths.js";
@@ -76,11 +76,11 @@ export function parseImport(raw: unknown, only: FileOwner | undefined): Partial<
 	return { [only]: checkState(doc, []) };
 }
 
-/** Exactly the five planes, each a plain object, with no `null` object member anywhere. */
+/** The five planes (and the registered roots' section, if any), each a plain object, with no `null` object member anywhere. */
 function checkState(value: Json | undefined, path: (string | number)[]): OwnerState {
 	if (!isPlainObject(value)) fail("invalid_input", `\`${formatPath(path)}\` must be a state object with the planes ${PLANES.join(", ")}.`, path);
 	for (const key of Object.keys(value)) {
-		if (!isPlane(key)) {
+		if (!isPlane(key) && key !== ROOTS) {
 			fail("invalid_input", `\`${formatPath([...path, key])}\` is not a plane; use ${PLANES.join(", ")}.`, [...path, key]);
 		}
 	}
@@ -93,8 +93,26 @@ function checkState(value: Json | undefined, path: (string | number)[]): OwnerSt
 		checkScopedRefs(p, [...path, plane], FILE_OWNERS);
 		state[plane] = p;
 	}
+	const roots = value[ROOTS];
+	if (roots !== undefined) {
+		if (!isPlainObject(roots)) fail("invalid_input", `\`${formatPath([...path, ROOTS])}\` must be an object of registered roots.`, [...path, ROOTS]);
+		for (const name of Object.keys(roots)) {
+			if (!isPlainObject(roots[name])) fail("invalid_input", `\`${formatPath([...path, ROOTS, name])}\` must be an object (a root's value).`, [...path, ROOTS, name]);
+		}
+		noNullMembers(roots, [...path, ROOTS]);
+		state.roots = roots;
+	}
 	return state;
 }
+
+/**
+ * The import's gate for registered roots (docs/extension-api.md): export/import is backup and
+ * restore, so root data is written as exported; the CLI knows no schemas, which are checked
+ * when the root's extension registers (a rejected value makes the root dormant, with a message).
+ */
+export const IMPORT_ROOTS: RootGate = (_owner, name, value, path) => {
+	if (value !== null && !isPlainObject(value)) fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` must hold an object.`, path);
+};
 
 function noNullMembers(v: Json, path: (string | number)[]): void {
 	if (Array.isArray(v)) return; // arrays replace whole; nulls inside them are plain data
@@ -119,6 +137,11 @@ export function importPatch(current: Partial<Record<FileOwner, OwnerState>>, tar
 		for (const plane of PLANES) {
 			const d = mergeDiff(from?.[plane] ?? {}, target[plane]);
 			if (Object.keys(d).length > 0) planes[plane] = d;
+		}
+		// A document without a roots section leaves the roots as they are; one with it restores them exactly.
+		if (target.roots !== undefined) {
+			const d = mergeDiff(from?.roots ?? {}, target.roots);
+			if (Object.keys(d).length > 0) planes.roots = d;
 		}
 		// Deleting an intent cascades to the tactics/lazy entries it owned unless the same patch
 		// writes them: restate every entry the target keeps so the result equals the file.

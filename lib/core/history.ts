@@ -17,6 +17,7 @@ type Path = readonly (string | number)[];
 function cloneState(s: OwnerState): OwnerState {
 	const out = emptyState();
 	for (const p of PLANES) out[p] = cloneJson(s[p]);
+	if (s.roots !== undefined) out.roots = cloneJson(s.roots);
 	return out;
 }
 
@@ -213,6 +214,8 @@ export function describeProvenance(by: Provenance): string {
 			return `import from ${by.source}`;
 		case "system":
 			return `system (${by.reason})`;
+		case "extension":
+			return `extension ${by.extension}`;
 		default:
 			return `unknown (${JSON.stringify(by)})`;
 	}

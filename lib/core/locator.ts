@@ -5,7 +5,7 @@
  * The grammar is documented in docs/query-language.md.
  */
 import { fail } from "./errors.js";
-import { PLANES, type Owner, type Plane, isOwner, isPlane } from "./types.js";
+import { PLANES, ROOTS, type Owner, type Section, isOwner, isPlane } from "./types.js";
 
 /** A path step below a plane: a string is an object key, a number an array index. */
 export type Segment = string | number;
@@ -21,8 +21,8 @@ export type Locator =
 			scope: Owner | "effective" | null;
 			/** Transitions back: 0 is the current state. */
 			offset: number;
-			/** null reads the whole five-plane state of the root. */
-			plane: Plane | null;
+			/** null reads the whole five-plane state of the root; `roots` is a registered root, named by `path[0]`. */
+			plane: Section | null;
 			path: Segment[];
 	  }
 	| { kind: "patches"; owner: Owner | null; index: number; path: Segment[] }
@@ -56,15 +56,25 @@ export function formatLocator(loc: Locator): string {
 	return head + loc.path.map(formatKeySegment).join("");
 }
 
-/** Parse a locator; refusals are `parse_error` with the column and a caret line. */
-export function parseLocator(text: string, form: LocatorForm): Locator {
-	return new Parser(text, form).parse();
+/** A locator as the model writes it: a registered root stands beside the planes (`cwd.todos.a`, not `cwd.roots.todos.a`). */
+export function formatModelLocator(loc: Locator): string {
+	if (loc.kind !== "state" || loc.plane !== ROOTS || typeof loc.path[0] !== "string") return formatLocator(loc);
+	return formatLocator({ ...loc, plane: loc.path[0] as Section, path: loc.path.slice(1) });
+}
+
+/**
+ * Parse a locator; refusals are `parse_error` with the column and a caret line. `roots` are
+ * the registered root names the model may write beside the planes (`todos.a` → plane
+ * `roots`, path `["todos", "a"]`); the canonical form names the namespace (`cwd.roots.todos.a`).
+ */
+export function parseLocator(text: string, form: LocatorForm, roots: readonly string[] = []): Locator {
+	return new Parser(text, form, roots).parse();
 }
 
 /** Whether `text` parses in `form` (no error object escapes). */
-export function tryParseLocator(text: string, form: LocatorForm): Locator | undefined {
+export function tryParseLocator(text: string, form: LocatorForm, roots: readonly string[] = []): Locator | undefined {
 	try {
-		return parseLocator(text, form);
+		return parseLocator(text, form, roots);
 	} catch {
 		return undefined;
 	}
@@ -75,7 +85,15 @@ class Parser {
 	constructor(
 		private readonly text: string,
 		private readonly form: LocatorForm,
+		private readonly roots: readonly string[],
 	) {}
+
+	/** A plane, the canonical `roots` namespace, or a registered root name; anything else is refused. */
+	private section(start: number, word: string, scope: Owner | "effective" | null, offset: number): Locator {
+		if (isPlane(word) || (word === ROOTS && this.form === "canonical")) return { kind: "state", scope, offset, plane: word, path: this.segments() };
+		if (this.roots.includes(word)) return { kind: "state", scope, offset, plane: ROOTS, path: [word, ...this.segments()] };
+		return this.unknownPlane(start, word);
+	}
 
 	parse(): Locator {
 		if (this.text.length === 0) this.error(0, "empty locator; name a plane, e.g. `tactics`, or an owner, e.g. `cwd.tactics`");
@@ -94,8 +112,7 @@ class Parser {
 			return { kind: "patches", owner: null, index, path: this.segments() };
 		}
 		if (word === "response") return { kind: "response", owner: null, path: this.segments() };
-		if (!isPlane(word)) this.unknownPlane(start, word);
-		return { kind: "state", scope: null, offset: 0, plane: word as Plane, path: this.segments() };
+		return this.section(start, word, null, 0);
 	}
 
 	private ownerRoot(owner: Owner): Locator {
@@ -109,8 +126,7 @@ class Parser {
 			return { kind: "patches", owner, index, path: this.segments() };
 		}
 		if (offset === 0 && word === "response" && owner === "session") return { kind: "response", owner, path: this.segments() };
-		if (!isPlane(word)) this.unknownPlane(start, word);
-		return { kind: "state", scope: owner, offset, plane: word as Plane, path: this.segments() };
+		return this.section(start, word, owner, offset);
 	}
 
 	private effectiveRoot(): Locator {
@@ -125,8 +141,7 @@ class Parser {
 		this.expect(".", "`.` followed by a plane");
 		const planeStart = this.pos;
 		const word = this.ident("a plane name");
-		if (!isPlane(word)) this.unknownPlane(planeStart, word);
-		return { kind: "state", scope, offset, plane: word as Plane, path: this.segments() };
+		return this.section(planeStart, word, scope, offset);
 	}
 
 	private segments(): Segment[] {
@@ -196,7 +211,8 @@ class Parser {
 	}
 
 	private unknownPlane(at: number, word: string): never {
-		this.error(at, `unknown plane \`${word}\`; planes are ${PLANES.map((p) => `\`${p}\``).join(", ")}`, word.length);
+		const names = [...PLANES, ...this.roots].map((p) => `\`${p}\``).join(", ");
+		this.error(at, `unknown plane \`${word}\`; planes are ${names}`, word.length);
 	}
 
 	/** `len` widens the quoted token for whole-word refusals (`unknown plane`). */

@@ -6,8 +6,9 @@
  */
 
 import { cloneJson, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
-import { PLANES } from "./types.js";
-import type { Json, JsonObject, Owner, OwnerState, Plane, PlanePatch, Pointer } from "./types.js";
+import { ROOTS_MEMBER_BYTES } from "./state.js";
+import { PLANES, SECTIONS } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerState, PlanePatch, Pointer, Section } from "./types.js";
 
 /**
  * Own-key counts of objects that `planPatch` has measured, kept current by `mergeInPlace`
@@ -53,12 +54,13 @@ export function applyMergePatch(target: Json | undefined, patch: Json): Json {
 	return out;
 }
 
-/** Apply a per-plane merge patch to `state` in place. Idempotent. */
+/** Apply a per-plane merge patch to `state` in place. Idempotent. A `roots` patch creates the namespace. */
 export function applyPatch(state: OwnerState, patch: PlanePatch): void {
 	for (const plane of PLANES) {
 		const p = patch[plane];
 		if (p !== undefined) mergeInPlace(state[plane], p);
 	}
+	if (patch.roots !== undefined) mergeInPlace((state.roots ??= {}), patch.roots);
 }
 
 /** The dry run of one owner's patch against its current state. */
@@ -155,6 +157,54 @@ function planObject(cur: JsonObject, patch: JsonObject, path: (string | number)[
 	return undo;
 }
 
+/**
+ * Plan the roots namespace like planes: each root is an object the patch merges into, so
+ * changes are reported inside it (`/cwd/roots/todos/a`), not as the root as a whole. A root
+ * that does not exist yet is created by the merge (even when its patch only deletes), so
+ * its size is counted and its undo removes it again.
+ */
+function planRoots(owner: Owner, roots: JsonObject, patch: JsonObject, acc: Acc): JsonObject {
+	const undo: JsonObject = {};
+	let added = 0;
+	let removed = 0;
+	for (const name of Object.keys(patch)) {
+		const pv = patch[name] as Json;
+		const exists = hasOwn(roots, name);
+		const cur = exists ? (roots[name] as Json) : undefined;
+		const path = [owner, "roots", name];
+		if (pv === null) {
+			if (!exists) {
+				acc.missing.push(toPointer(path));
+				continue;
+			}
+			acc.changed.push(toPointer(path));
+			setOwn(undo, name, cloneJson(cur as Json));
+			acc.bytes -= memberHead(name) + jsonBytes(cur as Json);
+			removed++;
+		} else if (isPlainObject(cur) && isPlainObject(pv)) {
+			const u = planObject(cur, pv, path, acc);
+			if (Object.keys(u).length > 0) setOwn(undo, name, u);
+		} else {
+			// A new root (or a damaged non-object one): the merge creates it, even when its patch only deletes.
+			if (isPlainObject(pv)) {
+				planObject({}, pv, path, acc);
+				acc.bytes += 2;
+			} else {
+				acc.changed.push(toPointer(path));
+				acc.bytes += jsonBytes(pv);
+			}
+			acc.bytes += exists ? -jsonBytes(cur as Json) : memberHead(name);
+			if (!exists) added++;
+			setOwn(undo, name, exists ? cloneJson(cur as Json) : null);
+		}
+	}
+	if (added + removed > 0) {
+		const before = keyCount(roots);
+		acc.bytes += Math.max(before + added - removed - 1, 0) - Math.max(before - 1, 0);
+	}
+	return undo;
+}
+
 /** Pure dry run of `patch` on `owner`'s `state`; see PatchPlan. */
 export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): PatchPlan {
 	const acc: Acc = { changed: [], missing: [], bytes: 0 };
@@ -164,6 +214,12 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 		if (p === undefined) continue;
 		const u = planObject(state[plane], p, [owner, plane], acc);
 		if (Object.keys(u).length > 0) undo[plane] = u;
+	}
+	if (patch.roots !== undefined) {
+		const u = planRoots(owner, state.roots ?? {}, patch.roots, acc);
+		if (Object.keys(u).length > 0) undo.roots = u;
+		// `applyPatch` creates the namespace for any roots patch of a transition that changes something.
+		if (state.roots === undefined && acc.changed.length > 0) acc.bytes += ROOTS_MEMBER_BYTES;
 	}
 	return {
 		noop: acc.changed.length === 0,
@@ -176,7 +232,7 @@ export function planPatch(owner: Owner, state: OwnerState, patch: PlanePatch): P
 
 /** One leaf a merge patch sets or deletes: objects with keys merge (recursed into), anything else is a leaf. */
 export interface PatchLeaf {
-	plane: Plane;
+	plane: Section;
 	path: string[];
 	deleted: boolean;
 }
@@ -184,12 +240,12 @@ export interface PatchLeaf {
 /** Every leaf of a per-owner patch, in plane order then key order (for history and notices). */
 export function patchLeaves(patch: PlanePatch): PatchLeaf[] {
 	const out: PatchLeaf[] = [];
-	const walk = (plane: Plane, value: Json, path: string[]): void => {
+	const walk = (plane: Section, value: Json, path: string[]): void => {
 		if (isPlainObject(value) && Object.keys(value).length > 0) {
 			for (const key of Object.keys(value)) walk(plane, value[key] as Json, [...path, key]);
 		} else if (path.length > 0) out.push({ plane, path, deleted: value === null });
 	};
-	for (const plane of PLANES) {
+	for (const plane of SECTIONS) {
 		const p = patch[plane];
 		if (p !== undefined) walk(plane, p, []);
 	}

@@ -5,10 +5,10 @@
  */
 import { fail } from "./errors.js";
 import { historyOf, newHistory, patchAt, valueAt } from "./history.js";
-import { cloneJson, getOwn, isPlainObject, setOwn } from "./json.js";
+import { cloneJson, getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { emptyState } from "./state.js";
 import { formatLocator, type Locator, type Segment } from "./locator.js";
-import { DEFAULT_RETENTION, OWNERS, type Json, type JsonObject, type Owner, type OwnerHistory } from "./types.js";
+import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type OwnerHistory, type OwnerState, type Section } from "./types.js";
 
 export interface QueryView {
 	wanted: readonly Owner[];
@@ -18,6 +18,32 @@ export interface QueryView {
 	response?: JsonObject;
 	/** How locators are spelled in messages (the model's form); canonical when absent. */
 	present?: (loc: Locator) => string;
+	/**
+	 * Registered root names shown beside the planes when a whole owner state is read; the
+	 * `roots` namespace (with dormant roots) is left out. Absent: the state as stored.
+	 */
+	roots?: readonly string[];
+}
+
+/** A section of a state: a plane, or the roots namespace (empty until a root is written). */
+function sectionOf(state: OwnerState, plane: Section): JsonObject {
+	return plane === ROOTS ? (state.roots ?? {}) : state[plane];
+}
+
+/**
+ * A whole owner state (or a stored patch, `partial`) as `view` shows it: the planes, then each
+ * registered root by name beside them; the `roots` namespace and dormant roots are left out.
+ */
+function shownState(view: QueryView, state: Json, partial = false): Json {
+	if (view.roots === undefined || !isPlainObject(state)) return state;
+	const out: JsonObject = {};
+	for (const p of PLANES) if (!partial || hasOwn(state, p)) setOwn(out, p, state[p] ?? {});
+	const roots = state[ROOTS];
+	for (const name of view.roots) {
+		const v = isPlainObject(roots) ? getOwn(roots, name) : undefined;
+		if (v !== undefined) setOwn(out, name, v);
+	}
+	return out;
 }
 
 /** Projections `read_state` accepts, in documentation order. */
@@ -73,7 +99,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 	if (loc.kind === "patches") {
 		const owner = loc.owner ?? soleOwner(view, loc, show);
 		const record = patchAt(historyFor(view, owner), loc.index);
-		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(record.patch as JsonObject) };
+		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(shownState(view, record.patch as JsonObject, true)) };
 		return { value: walk(entry, loc.path, loc, show, 0), transitionId: record.id };
 	}
 	const scope = loc.scope ?? soleOwner(view, loc, show);
@@ -88,7 +114,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 	const head = loc.plane === null ? [] : [loc.plane];
 	if (loc.offset > 0) {
 		const at = (n: number) => valueAt(h, loc.offset, [...head, ...loc.path.slice(0, n)]);
-		const value = at(loc.path.length);
+		const value = loc.plane === null && loc.path.length === 0 ? shownState(view, at(0) as Json) : at(loc.path.length);
 		if (value === undefined) {
 			// Suggest the deepest parent that existed then, as for current reads.
 			let n = loc.path.length - 1;
@@ -97,7 +123,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 		}
 		return { value };
 	}
-	const root = loc.plane === null ? h.state : h.state[loc.plane];
+	const root = loc.plane === null ? shownState(view, h.state as unknown as Json) : sectionOf(h.state, loc.plane);
 	return { value: cloneJson(walk(root, loc.path, loc, show, 0, false)) };
 }
 
@@ -144,7 +170,7 @@ function overlay(view: QueryView, loc: Locator & { kind: "state" }, show: (loc: 
 		if (!view.wanted.includes(owner)) continue;
 		const h = view.histories[owner];
 		if (h === undefined) continue;
-		layers.push(loc.plane === null ? h.state : h.state[loc.plane]);
+		layers.push(loc.plane === null ? shownState(view, h.state as unknown as Json) : sectionOf(h.state, loc.plane));
 	}
 	if (layers.length === 0) layers = [loc.plane === null ? emptyState() : {}];
 	for (let i = 0; i < loc.path.length; i++) {

@@ -8,7 +8,7 @@ import { fail, formatPath } from "./errors.js";
 import { getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { formatLocator, type Locator, tryParseLocator } from "./locator.js";
 import { applyMergePatch } from "./merge.js";
-import { OWNERS, PLANES, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch } from "./types.js";
+import { OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch } from "./types.js";
 
 /** A structured reference: an object with exactly one own key `$ref` holding a string. */
 export function isRef(v: unknown): v is { $ref: string } {
@@ -254,7 +254,7 @@ function checkRefObject(input: WrittenRefs, obj: JsonObject, path: (string | num
 		);
 	}
 	// A dotted spelling of an existing key with dots in it: refuse rather than guess.
-	if (loc.kind !== "state" || loc.scope !== input.owner || loc.offset !== 0 || loc.plane === null) return;
+	if (loc.kind !== "state" || loc.scope !== input.owner || loc.offset !== 0 || loc.plane === null || loc.plane === ROOTS) return;
 	const first = loc.path[0];
 	const prefix = `${input.owner}.${loc.plane}.`;
 	if (typeof first !== "string" || loc.path.length < 2 || !ref.startsWith(prefix)) return;

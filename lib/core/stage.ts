@@ -7,11 +7,11 @@
 
 import { fail, formatPath } from "./errors.js";
 import { checkKeyLength, checkLimits, detach, hasOwn, isPlainObject, setOwn } from "./json.js";
-import { planPatch } from "./merge.js";
 import { commitRecord } from "./history.js";
 import { planCascades } from "./ownership.js";
 import { anchorRevealedRefs, checkWrittenRefs } from "./refs.js";
-import { DEFAULT_LIMITS, OWNERS, PLANES } from "./types.js";
+import { applyMergePatch, planPatch } from "./merge.js";
+import { DEFAULT_LIMITS, OWNERS, PLANES, ROOTS } from "./types.js";
 import type {
 	CanonicalPatch,
 	Cascade,
@@ -22,6 +22,7 @@ import type {
 	OwnerHistory,
 	PlanePatch,
 	Provenance,
+	RootGate,
 	StageReport,
 	TransitionRecord,
 } from "./types.js";
@@ -36,6 +37,8 @@ export interface StageMeta {
 	 * without ownership cascades, which the original transition's undo already accounts for.
 	 */
 	exact?: boolean;
+	/** Decides which registered roots may be written and checks their values (docs/spec.md §12). */
+	roots?: RootGate;
 }
 
 /** A staged transition: nothing to do, or one record per owner that changes. */
@@ -70,7 +73,7 @@ export function validateCanonicalPatch(patch: unknown, limits: Limits = DEFAULT_
 			if (plane === "response") {
 				fail("invalid_input", `\`${owner}.response\` is runtime-owned and cannot be patched; write to ${PLANES.join(", ")}`, path);
 			}
-			if (!KNOWN_PLANES.includes(plane)) {
+			if (!KNOWN_PLANES.includes(plane) && plane !== ROOTS) {
 				fail("invalid_input", `unknown plane \`${formatPath(path)}\`; use one of ${PLANES.join(", ")}`, path);
 			}
 			const value = part[plane];
@@ -84,12 +87,27 @@ export function validateCanonicalPatch(patch: unknown, limits: Limits = DEFAULT_
 			for (const key of Object.keys(value)) {
 				checkKeyLength(key, limits, [owner, plane, key]);
 				checkLimits(value[key] ?? null, limits, [owner, plane, key]);
+				// A root is an object merged like a plane; `null` (only in undo patches) removes a root's first value.
+				const root = value[key] ?? null;
+				if (plane === ROOTS && root !== null && !isPlainObject(root)) {
+					fail("invalid_input", `\`${formatPath([owner, key])}\` must be an object of entries (a merge patch)`, path);
+				}
 			}
 			planes[plane as keyof PlanePatch] = value;
 		}
 		out[owner as Owner] = planes;
 	}
 	return out;
+}
+
+/** Ask the gate about every root the patch writes, with the value it would have after the patch. */
+function checkRoots(owner: Owner, h: OwnerHistory, patch: JsonObject, gate: RootGate | undefined): void {
+	for (const name of Object.keys(patch)) {
+		const path = [owner, name];
+		if (gate === undefined) fail("invalid_input", `\`${formatPath(path)}\` is a registered root; only State Flow inside pi, with its extension loaded, writes it`, path);
+		const current = h.state.roots === undefined ? undefined : (h.state.roots[name] as JsonObject | undefined);
+		gate(owner, name, applyMergePatch(current, patch[name] ?? null), path);
+	}
 }
 
 /** Merge cascade deletions into the caller's patch; entries the caller writes explicitly win. */
@@ -124,6 +142,7 @@ export function stage(
 		if (h === undefined) {
 			fail("excluded_owner", `owner \`${owner}\` is not wanted in this session; patch only the wanted owners`, [owner]);
 		}
+		if (part.roots !== undefined) checkRoots(owner, h, part.roots, meta.roots);
 		// An exact delta (undo) is applied as it is; otherwise revealed references are anchored and cascades added.
 		const anchored = meta.exact ? part : anchorRevealedRefs(owner, h.state, part);
 		if (!meta.exact) checkWrittenRefs({ owner, state: h.state, patch: anchored, base: [owner], spell: (ref) => ref });

@@ -20,10 +20,14 @@ export function isEmptyState(s: OwnerState): boolean {
 	return true;
 }
 
-/** `JSON.stringify` length of the five planes in PLANES order (UTF-16 code units). */
+/** `JSON.stringify` length of the five planes in PLANES order, then `roots` once written (UTF-16 code units). */
 export function stateBytes(s: OwnerState): number {
 	const ordered: Record<string, JsonObject> = {};
 	for (const p of PLANES) ordered[p] = s[p];
+	if (s.roots !== undefined) ordered.roots = s.roots;
 	return JSON.stringify(ordered).length;
 }
+
+/** Bytes the `roots` member adds when it first appears: `,"roots":{}`. */
+export const ROOTS_MEMBER_BYTES = ',"roots":{}'.length;
 

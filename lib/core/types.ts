@@ -33,11 +33,28 @@ export const isPlane = (value: unknown): value is Plane => isOneOf(PLANES, value
 /** Planes whose top-level entries an intent can own through a structured reference. */
 export const OWNABLE_PLANES = ["tactics", "lazy"] as const satisfies readonly Plane[];
 
-/** One owner's state: exactly the five planes, each a plain JSON object. */
-export type OwnerState = Record<Plane, JsonObject>;
+/**
+ * The namespace of registered external roots inside an owner's state (docs/spec.md §12):
+ * `roots.<name>` holds one extension's value. Kept apart from the planes so a root name
+ * never shadows a plane and stored data of an unregistered (dormant) root stays valid.
+ */
+export const ROOTS = "roots";
+/** A plane or the roots namespace: every top-level section of an owner's state. */
+export type Section = Plane | typeof ROOTS;
+/** The sections in their stable order: planes first, then the roots namespace. */
+export const SECTIONS: readonly Section[] = [...PLANES, ROOTS];
 
-/** A per-owner patch: each present plane is an RFC 7386 merge patch for that plane. */
-export type PlanePatch = Partial<Record<Plane, JsonObject>>;
+/** One owner's state: the five planes, each a plain JSON object, and the registered roots once one was written. */
+export type OwnerState = Record<Plane, JsonObject> & { roots?: JsonObject };
+
+/** A per-owner patch: each present section is an RFC 7386 merge patch for it (`roots`: keyed by root name). */
+export type PlanePatch = Partial<Record<Section, JsonObject>>;
+
+/**
+ * What staging asks about registered roots: refuses (throws a StateError naming the field)
+ * a root that is not writable in `owner`, or a value its schema rejects. Absent: no root is writable.
+ */
+export type RootGate = (owner: Owner, name: string, value: Json, path: (string | number)[]) => void;
 
 /** The only patch form the engine stores: `{ [owner]: { [plane]: mergePatch } }`. */
 export type CanonicalPatch = Partial<Record<Owner, PlanePatch>>;
@@ -47,7 +64,8 @@ export type Provenance =
 	| { kind: "tool"; sessionId: string; toolCallId: string }
 	| { kind: "command"; command: string }
 	| { kind: "import"; source: string }
-	| { kind: "system"; reason: string };
+	| { kind: "system"; reason: string }
+	| { kind: "extension"; extension: string };
 
 /** One intent deletion's cascade: which intent went, which owned targets went with it. */
 export interface Cascade {

@@ -7,7 +7,7 @@
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
-import { PLANES } from "../core/types.js";
+import { ROOTS, SECTIONS } from "../core/types.js";
 import { clipText } from "./command-text.js";
 
 /** One owner as the browser sees it. */
@@ -75,11 +75,13 @@ export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): Tree
 		rows.push({ path, depth, label, branch: isBranch, expanded: open && isBranch, bytes: bytesOf(value), note });
 		if (open) for (const [k, v] of kids) walk(v, [...path, k], depth + 1, keyLabel(value, k));
 	};
-	for (const plane of PLANES) {
-		const value = state[plane] as Json;
+	// The registered roots' namespace (docs/spec.md §12) follows the planes once a root was written.
+	for (const plane of SECTIONS) {
+		if (plane === ROOTS && state.roots === undefined) continue;
+		const value = (plane === ROOTS ? state.roots : state[plane]) as Json;
 		const kids = children(value);
 		const open = expanded.has(pathKey([plane]));
-		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: count(kids.length, "key") });
+		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane === ROOTS ? "roots (of extensions)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: count(kids.length, "key") });
 		if (open) for (const [k, v] of kids) walk(v, [plane, k], 1, keyLabel(value, k));
 	}
 	return rows;

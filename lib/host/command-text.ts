@@ -58,6 +58,8 @@ export function who(by: Provenance, full = false): string {
 			return `import ${full ? by.source : clipText(by.source.split("/").pop() ?? by.source, 20)}`;
 		case "system":
 			return `system ${clipText(by.reason, full ? 200 : 20)}`;
+		case "extension":
+			return `extension ${full ? by.extension : clipText(by.extension, 20)}`;
 		default:
 			return "unknown";
 	}
@@ -127,8 +129,24 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
+	lines.push(...(await describeRoots(host)));
 	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
+}
+
+/** Registered roots and dormant root data (docs/spec.md §12): one line each, none when there are none. */
+export async function describeRoots(host: StateFlowHost): Promise<string[]> {
+	const lines: string[] = [];
+	for (const r of host.roots.entries()) {
+		if (r.dormant === undefined) lines.push(`root ${r.name}: extension ${r.extension}, in ${r.owners.join(", ")}`);
+	}
+	const histories: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const owner of OWNERS) {
+		const h = await loadFor(host, owner);
+		if (h.ok) histories[owner] = h.value;
+	}
+	for (const d of host.roots.dormantNames(histories)) lines.push(`root ${d.name}: dormant in ${d.owners.join(", ")}, data kept: ${d.why}`);
+	return lines;
 }
 
 /** `/state show [owner]`: the full state of each owner as JSON. */

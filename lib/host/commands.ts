@@ -187,8 +187,10 @@ export async function commitUndo(host: StateFlowHost, plan: UndoPlan, ctx: Exten
 		id: host.options.newId(),
 		at: host.options.now().toISOString(),
 		exact: true,
+		roots: host.roots.gate,
 		prepare: (p, histories) => compile(p, histories),
 	});
+	await host.roots.sync();
 	const short = (id: string) => id.slice(0, 8);
 	if (outcome.noop) return `transition ${short(plan.id)} is already undone; nothing changed.`;
 	return `reverted ${short(plan.id)} (${plan.owners.join("+")}) as transition ${short(outcome.transitionId)}.`;

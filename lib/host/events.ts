@@ -42,6 +42,8 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 		const problems = host.loadSettings();
 		await host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
+		// Stored data of registered roots is checked before the declaration names them.
+		await host.roots.checkStored();
 		ensureShape(host);
 		host.applyActivation();
 		host.showStatus();
@@ -61,6 +63,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
 		host.showStatus();
+		await host.roots.sync();
 		if (sel.mode === "off") {
 			host.startRun(undefined);
 			return undefined;
@@ -82,6 +85,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 				budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET,
 				staleArtifacts: stale,
 				staleUnchecked: unchecked,
+				roots: host.declaredRootNames(),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
 			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
@@ -189,8 +193,13 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("tool_execution_start", (event) => {
 		if (FILE_CHANGING_TOOLS.has(event.toolName)) host.noteFileChange();
 	});
+	// Changes by other processes reach the extensions at the next turn boundary.
+	host.pi.on("turn_end", async () => {
+		await host.roots.sync();
+	});
 	host.pi.on("agent_end", (event, ctx) => {
 		host.bind(ctx);
+		void host.roots.sync();
 		// `/state` output given while the run streamed; pi is idle only after agent_end returns.
 		setTimeout(() => output.flush(ctx), 0);
 		const run = host.run;

@@ -25,6 +25,8 @@ import {
 	shapeOf,
 } from "./selection.js";
 import { createSessionLog } from "./session-log.js";
+import { RootRegistry } from "./roots.js";
+import type { RootDeclaration } from "../model/schemas.js";
 
 /** Injected environment: tests pass temp folders, a fixed clock and predictable ids. */
 export interface StateFlowOptions {
@@ -80,6 +82,10 @@ export class StateFlowHost {
 	#stores: Stores | undefined;
 	/** Shape of the `patch_state` declaration currently registered. */
 	#registeredShape: Shape | undefined;
+	/** Registered external roots (docs/spec.md §12). */
+	readonly roots = new RootRegistry();
+	/** The roots the registered declaration names: what the model was told, what its calls may use. */
+	#declaredRoots: RootDeclaration[] = [];
 	#run: Run | undefined;
 	/** Where the next bounded stale-artifact check (head or tool call) starts; walks the tracked artifacts over checks. */
 	#staleCursor = 0;
@@ -101,7 +107,37 @@ export class StateFlowHost {
 	constructor(
 		readonly pi: ExtensionAPI,
 		readonly options: StateFlowOptions,
-	) {}
+	) {
+		this.roots.attach({
+			histories: async (owners) => {
+				if (!this.#stores) return undefined;
+				const out: Partial<Record<Owner, OwnerHistory>> = {};
+				for (const o of owners) {
+					try {
+						out[o] = await this.#stores.load(o);
+					} catch {
+						// Unavailable (no Session) or damaged: reported where the store is used.
+					}
+				}
+				return out;
+			},
+			commit: async (patch, extension) => {
+				const outcome = await this.requireStores().commit(patch, {
+					by: { kind: "extension", extension },
+					id: this.options.newId(),
+					at: this.options.now().toISOString(),
+					roots: this.roots.gate,
+				});
+				return outcome.noop ? null : outcome.transitionId;
+			},
+			say: (message, level) => this.say(message, level),
+		});
+	}
+
+	/** Names of the roots the model was told about. */
+	declaredRootNames(): string[] {
+		return this.#declaredRoots.map((r) => r.name);
+	}
 
 	/** Settings from the config file (read at load, again at each session start). */
 	get config(): StateFlowConfig {
@@ -116,6 +152,16 @@ export class StateFlowHost {
 	/** Shape of the `patch_state` declaration currently registered. */
 	get registeredShape(): Shape | undefined {
 		return this.#registeredShape;
+	}
+
+	/** The roots the registered declaration names: what the model was told, what its calls may use. */
+	get declaredRoots(): readonly RootDeclaration[] {
+		return this.#declaredRoots;
+	}
+
+	/** The declaration about to be registered names these roots. */
+	declareRoots(roots: RootDeclaration[]): void {
+		this.#declaredRoots = roots;
 	}
 
 	/** The tools were registered again for `shape`. */

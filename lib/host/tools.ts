@@ -44,7 +44,7 @@ async function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx:
 	let text: string | undefined;
 	try {
 		histories = loaded ?? (await host.histories(wanted));
-		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs });
+		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
@@ -165,12 +165,13 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const receipt = admit(host, "read_state", toolCallId, ctx);
 			checkSignal(signal);
 			const wanted = receipt.wanted;
-			const request = toReadRequest(params, wanted);
+			const roots = host.declaredRootNames();
+			const request = toReadRequest(params, wanted, roots);
 			const stores = host.requireStores();
 			const histories = await host.histories(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
 			// Errors spell locators the way the model writes them (relative for a sole owner).
-			const view = { wanted, histories, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
+			const view = { wanted, histories, roots, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
 			const results = evaluate(view, request.locators, request.projection);
 			// The locator texts come from the detached request: the caller's arguments are read once.
 			const texts = request.texts;
@@ -199,10 +200,10 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 	const tool: ToolDefinition = {
 		name: "patch_state",
 		label: PATCH_LABEL,
-		description: patchDescription(shape),
+		description: patchDescription(shape, host.declaredRoots),
 		// Calls of one answer commit in the order the model wrote them.
 		executionMode: "sequential",
-		parameters: shape === "flat" ? flatPatchSchema() : scopedPatchSchema(),
+		parameters: shape === "flat" ? flatPatchSchema(host.declaredRoots) : scopedPatchSchema(),
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			const receipt = admit(host, "patch_state", toolCallId, ctx);
 			checkSignal(signal);
@@ -210,7 +211,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
 			// Only a patch that writes a `$ref` asks for them: a cheap superset test spares every other call the loads.
 			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
-			const patch = toCanonicalPatch(params, wanted, states);
+			const patch = toCanonicalPatch(params, wanted, states, host.declaredRootNames());
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -219,6 +220,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				id: host.options.newId(),
 				at: host.options.now().toISOString(),
 				...(signal ? { signal } : {}),
+				roots: host.roots.gate,
 				// Right before the durable write: the selection may have moved while we waited for a lock.
 				check: () => {
 					admit(host, "patch_state", toolCallId, ctx);
@@ -230,6 +232,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				},
 			});
 			const artifacts = effects?.artifacts ?? [];
+			await host.roots.sync();
 			if (!outcome.noop) host.recordOwnWrite(outcome.records);
 			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
@@ -241,9 +244,16 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 	host.declared(shape);
 }
 
-/** Register both tools again only when the shape changed (docs/spec.md §5); `read_state` for its description. */
+/**
+ * Register both tools again only when the shape or the set of registered roots changed
+ * (docs/spec.md §5, §12); `read_state` for its description. Called only where a new
+ * declaration may start (session start, before a prompt's run), so a root that registers
+ * mid-run joins from the next prompt.
+ */
 export function ensureShape(host: StateFlowHost, shape: Shape = host.shape()): boolean {
-	if (host.registeredShape === shape) return false;
+	const roots = host.roots.declarations();
+	if (host.registeredShape === shape && JSON.stringify(roots) === JSON.stringify(host.declaredRoots)) return false;
+	host.declareRoots(roots);
 	// With a host allowlist, pi's registry refresh re-activates every allowed tool: put back what was active.
 	const active = host.pi.getActiveTools();
 	registerReadTool(host, shape);

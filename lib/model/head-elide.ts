@@ -11,9 +11,10 @@
  * transitions, so a render walks only the keys it shows, however large the plane.
  */
 
-import { type Locator, formatLocator } from "../core/locator.js";
+import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
-import type { Json, JsonObject, Owner, OwnerHistory, Plane } from "../core/types.js";
+import { ROOTS } from "../core/types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
@@ -42,9 +43,32 @@ export function formatSize(bytes: number): string {
 }
 
 /** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */
-export function modelLocator(owner: Owner | undefined, plane: Plane, path: readonly (string | number)[]): string {
+export function modelLocator(owner: Owner | undefined, plane: Section, path: readonly (string | number)[]): string {
 	const loc: Locator = { kind: "state", scope: owner ?? null, offset: 0, plane, path: [...path] };
-	return formatLocator(loc);
+	return formatModelLocator(loc);
+}
+
+/** A section the head shows: a plane, or one registered root (`roots` + its name). */
+export interface SectionRef {
+	plane: Section;
+	/** The root's name when `plane` is `roots`. */
+	root?: string;
+}
+
+const EMPTY: JsonObject = {};
+
+/** The stored object of a shown section (a root's value, `{}` while it has none). */
+function sectionValue(h: OwnerHistory, s: SectionRef): JsonObject {
+	if (s.plane !== ROOTS) return h.state[s.plane];
+	const v = s.root === undefined ? undefined : h.state.roots?.[s.root];
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : EMPTY;
+}
+
+/** A record's patch of a shown section. */
+function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined {
+	if (s.plane !== ROOTS) return patch[s.plane];
+	const v = s.root === undefined ? undefined : patch.roots?.[s.root];
+	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
 }
 
 const isDigit = (c: number): boolean => c >= 48 && c <= 57;
@@ -162,13 +186,14 @@ function indexDelete(idx: PlaneIndex, key: string): void {
  * the keys the retained transitions since then touched (work proportional to those patches),
  * rebuilt when the index is missing or older than the retained tail.
  */
-export function planeIndex(h: OwnerHistory, plane: Plane): PlaneIndex {
-	const value = h.state[plane];
+export function planeIndex(h: OwnerHistory, plane: Section, root?: string): PlaneIndex {
+	const s: SectionRef = root === undefined ? { plane } : { plane, root };
+	const value = sectionValue(h, s);
 	let idx = indexes.get(value);
 	if (idx !== undefined && idx.seq === h.seq && idx.bytes === h.bytes) return idx;
 	if (idx !== undefined && idx.seq < h.seq && idx.seq >= h.checkpointSeq) {
 		const touched = new Set<string>();
-		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(rec.patch[plane] ?? {})) touched.add(key);
+		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(sectionPatch(rec.patch, s) ?? {})) touched.add(key);
 		for (const key of touched) {
 			if (Object.hasOwn(value, key)) indexSet(idx, key, value[key] as Json);
 			else indexDelete(idx, key);
@@ -195,7 +220,9 @@ interface Spelling {
 	/** Marker locators and relative refs: the sole owner in flat form, undefined in scoped form. */
 	sole: Owner | undefined;
 	owner: Owner;
-	plane: Plane;
+	plane: Section;
+	/** Path of the section below `plane`: `[name]` for a registered root. */
+	base: string[];
 }
 
 function presentedText(value: Json, sp: Spelling): string {
@@ -310,7 +337,7 @@ export class Box {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
 		// A nested marker's locator is its own path (the head's shortened line says so): spelling
 		// it out would cost more than most of the values a small budget can show.
-		const how = this.planeLevel ? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, [])} with projection keys` : "";
+		const how = this.planeLevel ? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys` : "";
 		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
@@ -418,7 +445,7 @@ function arrayBox(value: Json[], size: number, path: (string | number)[], sp: Sp
 /** One shown plane: its full text when it fits, else a box filled within the budget. */
 export interface PlaneView {
 	owner: Owner;
-	plane: Plane;
+	plane: Section;
 	prefix: string;
 	/** Stored UTF-8 size of the plane's (catalog's) JSON. */
 	fullBytes: number;
@@ -432,11 +459,12 @@ export interface PlaneView {
  * A plane of one owner. Keys are offered recently changed first (newest transition first),
  * then in natural key order; the lazy plane is shown as its catalog (key → body bytes).
  */
-export function planeView(h: OwnerHistory, plane: Plane, prefix: string, sole: Owner | undefined): PlaneView {
-	const idx = planeIndex(h, plane);
-	const value = h.state[plane];
+export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole: Owner | undefined, root?: string): PlaneView {
+	const s: SectionRef = root === undefined ? { plane } : { plane, root };
+	const idx = planeIndex(h, plane, root);
+	const value = sectionValue(h, s);
 	const catalog = plane === "lazy";
-	const sp: Spelling = { sole, owner: h.owner, plane };
+	const sp: Spelling = { sole, owner: h.owner, plane, base: root === undefined ? [] : [root] };
 	const n = idx.keys.length;
 	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
 	const candidate = (key: string): Candidate => {
@@ -469,7 +497,7 @@ export function planeView(h: OwnerHistory, plane: Plane, prefix: string, sole: O
 						continue;
 					}
 					if (t < 0) break;
-					const patch = (h.tail[t--] as OwnerHistory["tail"][number]).patch[plane];
+					const patch = sectionPatch((h.tail[t--] as OwnerHistory["tail"][number]).patch, s);
 					if (patch !== undefined) pending = Object.keys(patch).filter((key) => patch[key] !== null).reverse();
 				}
 				while (k < n) {

@@ -8,8 +8,8 @@
 
 import { findDanglingRefs } from "../core/ownership.js";
 import { presentRef } from "../core/refs.js";
-import { OWNERS, PLANES } from "../core/types.js";
-import type { Owner, OwnerHistory, Plane, StaleArtifact, TransitionRecord } from "../core/types.js";
+import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
+import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
 import { type Box, MARKER_KEY, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
@@ -40,6 +40,8 @@ export interface HeadInput {
 	staleArtifacts?: StaleArtifact[];
 	/** Per owner, tracked artifacts the host did not check for source changes (its check is bounded). */
 	staleUnchecked?: Partial<Record<Owner, number>>;
+	/** Registered roots shown after the planes, in this order; dormant roots are never shown (docs/spec.md §12). */
+	roots?: readonly string[];
 }
 
 /** True when every wanted owner has no entry in any of its five planes (history and `response` do not count). */
@@ -60,7 +62,7 @@ export function renderHead(input: HeadInput): string {
 	for (const owner of owners) {
 		const h = input.histories[owner];
 		const seq = h?.seq ?? 0;
-		const empty = h === undefined || isEmptyOwner(h);
+		const empty = h === undefined || (isEmptyOwner(h) && !(input.roots ?? []).some((name) => planeIndex(h, ROOTS, name).keys.length > 0));
 		ownerLines.set(owner, `# ${owner} seq ${seq}${empty ? " (empty)" : ""}`);
 		if (h === undefined) continue;
 		for (const plane of PLANES) {
@@ -68,6 +70,11 @@ export function renderHead(input: HeadInput): string {
 			const loc = modelLocator(sole === undefined ? owner : undefined, plane, []);
 			// The lazy plane is a catalog: key -> size of the body. Bodies are read on demand, never shown.
 			views.push(planeView(h, plane, plane === "lazy" ? `${loc} (catalog, bytes): ` : `${loc}: `, sole));
+		}
+		// Registered roots after the planes, under the same budget; dormant ones are never shown.
+		for (const name of input.roots ?? []) {
+			if (planeIndex(h, ROOTS, name).keys.length === 0) continue;
+			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name));
 		}
 		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0));
 	}
@@ -127,19 +134,24 @@ function recentLines(input: HeadInput, owners: readonly Owner[], sole: Owner | u
 	return all.slice(0, input.recent ?? DEFAULT_RECENT).map(({ owner, rec, back }) => {
 		const scope = sole === undefined ? owner : undefined;
 		// Counted in full, spelled only as far as shown: one transition may touch thousands of keys.
-		const set: Array<[Plane, string]> = [];
-		const del: Array<[Plane, string]> = [];
+		const set: Array<[Section, string[]]> = [];
+		const del: Array<[Section, string[]]> = [];
 		for (const plane of PLANES) {
 			const p = rec.patch[plane];
 			if (p === undefined) continue;
-			for (const key of Object.keys(p)) (p[key] === null ? del : set).push([plane, key]);
+			for (const key of Object.keys(p)) (p[key] === null ? del : set).push([plane, [key]]);
 		}
-		const list = (label: string, keys: Array<[Plane, string]>): string =>
+		for (const name of input.roots ?? []) {
+			const p = rec.patch.roots?.[name];
+			if (p === null || typeof p !== "object" || Array.isArray(p)) continue;
+			for (const key of Object.keys(p)) (p[key] === null ? del : set).push([ROOTS, [name, key]]);
+		}
+		const list = (label: string, keys: Array<[Section, string[]]>): string =>
 			keys.length === 0
 				? ""
 				: ` ${label} ${keys
 						.slice(0, MAX_RECENT_KEYS)
-						.map(([plane, key]) => modelLocator(scope, plane, [key]))
+						.map(([plane, path]) => modelLocator(scope, plane, path))
 						.join(", ")}${keys.length > MAX_RECENT_KEYS ? ` +${keys.length - MAX_RECENT_KEYS} more` : ""};`;
 		const who = sole === undefined ? `${owner}#${rec.seq}` : `#${rec.seq}`;
 		const body = `${list("set", set)}${list("del", del)}`.replace(/;$/, "");
@@ -201,7 +213,7 @@ function layout(
 	let shown = recent.length;
 	while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
 	const fixed = bytes(compose(shown, summary, () => ""));
-	const byRank = [...views].sort((a, b) => PLANES.indexOf(a.plane) - PLANES.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+	const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 	for (const step of ["fillNames", "upgrade"] as const) {
 		for (const v of byRank) {
 			const box = boxes.get(v) as Box;

@@ -5,11 +5,11 @@
  */
 import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
 import { detach, isPlainObject, setOwn } from "../core/json.js";
-import { formatLocator, type Locator, parseLocator } from "../core/locator.js";
+import { formatLocator, formatModelLocator, type Locator, parseLocator } from "../core/locator.js";
 import { PROJECTIONS, type Projection } from "../core/query.js";
 import { anchorRefs, anchorRevealedRefs, checkScopedRefs, checkWrittenRefs, presentRef, presentRefs } from "../core/refs.js";
 import { emptyState } from "../core/state.js";
-import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type OwnerState, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
+import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
 
 const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
 
@@ -27,13 +27,14 @@ function excluded(owner: string, wanted: readonly Owner[], path: (string | numbe
 	);
 }
 
-/** Validate one owner's plane object (flat input, or one owner of scoped input). */
-function planesOf(value: JsonObject, path: string[]): PlanePatch {
+/** Validate one owner's plane object (flat input, or one owner of scoped input); registered roots go into the `roots` namespace. */
+function planesOf(value: JsonObject, path: string[], roots: readonly string[]): PlanePatch {
 	const out: PlanePatch = {};
 	for (const key of Object.keys(value)) {
 		const at = [...path, key];
 		if (key === "response") fail("invalid_input", `\`${formatPath(at)}\` is runtime-owned and cannot be written; patch only ${list(PLANES)}`, at);
-		if (!isPlane(key)) fail("invalid_input", `unknown plane \`${formatPath(at)}\`; planes are ${list(PLANES)}`, at);
+		const isRoot = roots.includes(key);
+		if (!isPlane(key) && !isRoot) fail("invalid_input", `unknown plane \`${formatPath(at)}\`; planes are ${list([...PLANES, ...roots])}`, at);
 		const plane = value[key] as Json;
 		if (plane === null) {
 			fail("invalid_input", `\`${formatPath(at)}\` is null: a whole plane cannot be deleted; set each entry to null instead, e.g. { "${key}": { "<key>": null } }`, at);
@@ -41,7 +42,20 @@ function planesOf(value: JsonObject, path: string[]): PlanePatch {
 		if (!isPlainObject(plane)) {
 			fail("invalid_input", `\`${formatPath(at)}\` must be an object of entries (a JSON merge patch), not ${Array.isArray(plane) ? "an array" : `a ${typeof plane}`}`, at);
 		}
-		out[key] = plane;
+		if (isRoot) setOwn((out.roots ??= {}), key, plane);
+		else out[key as Plane] = plane;
+	}
+	return out;
+}
+
+/** Apply `f` to each section of a translated patch; for `roots`, to each root's patch. */
+function eachSection(patch: PlanePatch, path: string[], f: (value: JsonObject, at: string[]) => JsonObject): PlanePatch {
+	const out: PlanePatch = {};
+	for (const plane of PLANES) if (patch[plane] !== undefined) out[plane] = f(patch[plane], [...path, plane]);
+	if (patch.roots !== undefined) {
+		const roots: JsonObject = {};
+		for (const name of Object.keys(patch.roots)) setOwn(roots, name, f(patch.roots[name] as JsonObject, [...path, name]));
+		out.roots = roots;
 	}
 	return out;
 }
@@ -76,19 +90,20 @@ function checkRefs(owner: Owner, patch: PlanePatch, base: readonly string[], sta
 }
 
 /** The model's `patch_state` arguments → the canonical patch, or a precise refusal. */
-export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], stateOf?: StateOf): CanonicalPatch {
+export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], stateOf?: StateOf, roots: readonly string[] = []): CanonicalPatch {
 	checkWanted(wanted);
 	// Detach first: later mutation or getters of the caller's object cannot change what is checked.
 	const value = detach(input, []);
 	if (!isPlainObject(value)) fail("invalid_input", `the patch must be an object, e.g. { "tactics": { "next": "..." } }; got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}`);
 	const keys = Object.keys(value);
 	if (keys.length === 0) fail("invalid_input", "the patch is empty; send at least one plane (flat) or owner (scoped) to change");
-	const planeKeys = keys.filter(isPlane);
+	const isSection = (k: string): boolean => isPlane(k) || roots.includes(k);
+	const planeKeys = keys.filter(isSection);
 	const ownerKeys = keys.filter(isOwner);
 	for (const key of keys) {
 		if (key === "response") fail("invalid_input", "`response` is runtime-owned and cannot be written; patch only the five planes", [key]);
-		if (!isPlane(key) && !isOwner(key)) {
-			const expected = wanted.length === 1 ? `planes ${list(PLANES)}` : `owners ${list(wanted)}`;
+		if (!isSection(key) && !isOwner(key)) {
+			const expected = wanted.length === 1 ? `planes ${list([...PLANES, ...roots])}` : `owners ${list(wanted)}`;
 			fail("invalid_input", `unknown key \`${formatPath([key])}\`; expected ${expected}`, [key]);
 		}
 	}
@@ -100,9 +115,8 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 		if (ownerKeys.length > 0) {
 			fail("invalid_input", `this session has one owner (${owner}): send planes at the top level, e.g. { "tactics": { ... } } instead of { "${ownerKeys[0]}": { "tactics": { ... } } }`, [ownerKeys[0] as string]);
 		}
-		const planes = planesOf(value, []);
-		const anchored: PlanePatch = {};
-		for (const plane of PLANES) if (planes[plane] !== undefined) anchored[plane] = entryWise(planes[plane], (v) => anchorRefs(v, owner));
+		const planes = planesOf(value, [], roots);
+		const anchored = eachSection(planes, [], (v) => entryWise(v, (x) => anchorRefs(x, owner)));
 		checkRefs(owner, anchored, [], stateOf, (ref) => presentRef(ref, owner));
 		return { [owner]: anchored };
 	}
@@ -114,11 +128,11 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 		if (!wanted.includes(owner)) excluded(owner, wanted, [owner]);
 		const planes = value[owner] as Json;
 		if (!isPlainObject(planes)) fail("invalid_input", `\`${owner}\` must be an object of planes, e.g. { "${owner}": { "tactics": { ... } } }`, [owner]);
-		const checked = planesOf(planes, [owner]);
-		for (const plane of PLANES) {
-			const p = checked[plane];
-			if (p !== undefined) for (const key of Object.keys(p)) checkScopedRefs(p[key] as Json, [owner, plane, key], wanted);
-		}
+		const checked = planesOf(planes, [owner], roots);
+		eachSection(checked, [owner], (v, at) => {
+			for (const key of Object.keys(v)) checkScopedRefs(v[key] as Json, [...at, key], wanted);
+			return v;
+		});
 		checkRefs(owner, checked, [owner], stateOf, (ref) => ref);
 		out[owner] = checked;
 	}
@@ -126,9 +140,9 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 }
 
 /** Resolve a model locator to its canonical meaning; excluded owners are refused here. */
-export function toCanonicalLocator(text: string, wanted: readonly Owner[]): Locator {
+export function toCanonicalLocator(text: string, wanted: readonly Owner[], roots: readonly string[] = []): Locator {
 	checkWanted(wanted);
-	const loc = parseLocator(text, wanted.length === 1 ? "flat" : "scoped");
+	const loc = parseLocator(text, wanted.length === 1 ? "flat" : "scoped", roots);
 	const sole = soleOwner(wanted);
 	const check = (owner: Owner): Owner => (wanted.includes(owner) ? owner : excluded(owner, wanted, []));
 	if (loc.kind === "state") {
@@ -152,11 +166,11 @@ export function presentCanonical(canonical: string, wanted: readonly Owner[]): s
 
 /** Canonical locator → the text the model uses (flat: relative to the sole owner). */
 export function presentLocator(loc: Locator, wanted: readonly Owner[]): string {
-	if (wanted.length !== 1) return formatLocator(loc);
+	if (wanted.length !== 1) return formatModelLocator(loc);
 	const sole = wanted[0] as Owner;
 	if (loc.kind === "state" && loc.scope === sole) {
 		const current = loc.offset === 0 && loc.plane !== null;
-		return formatLocator({ ...loc, scope: current ? null : "effective" });
+		return formatModelLocator({ ...loc, scope: current ? null : "effective" });
 	}
 	if (loc.kind === "patches" && loc.owner === sole) return formatLocator({ ...loc, owner: null });
 	if (loc.kind === "response" && sole === "session") return formatLocator({ ...loc, owner: null });
@@ -170,7 +184,9 @@ export function presentValue(v: Json, wanted: readonly Owner[]): Json {
 }
 
 /** Canonical RFC 6901 pointer → model-facing: `/cwd/tactics/old` → `/tactics/old` for flat. */
-export function presentPointer(ptr: string, wanted: readonly Owner[]): string {
+export function presentPointer(canonical: string, wanted: readonly Owner[]): string {
+	// A registered root stands beside the planes: `/cwd/roots/todos/a` → `/cwd/todos/a`.
+	const ptr = canonical.replace(/^(\/[a-z]+)\/roots\//, "$1/");
 	if (wanted.length !== 1) return ptr;
 	const prefix = `/${wanted[0]}`;
 	if (ptr === prefix) return "";
@@ -187,7 +203,7 @@ export interface ReadRequest {
 }
 
 /** Validate `read_state` arguments `{ path?, paths?, projection? }` and resolve every locator. */
-export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequest {
+export function toReadRequest(args: unknown, wanted: readonly Owner[], roots: readonly string[] = []): ReadRequest {
 	checkWanted(wanted);
 	const value = detach(args, []);
 	if (!isPlainObject(value)) fail("invalid_input", 'read_state needs an object, e.g. { "path": "tactics" }');
@@ -211,7 +227,7 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[]): ReadRequ
 		if (typeof text !== "string") fail("invalid_input", `\`${formatPath(at)}\` must be a locator string, e.g. "tactics"`, at);
 		texts.push(text);
 		try {
-			return toCanonicalLocator(text, wanted);
+			return toCanonicalLocator(text, wanted, roots);
 		} catch (e) {
 			if (isStateError(e)) throw new StateError(e.code, `\`${formatPath(at)}\`: ${e.message}`, at, { cause: e });
 			throw e;

@@ -6,7 +6,7 @@
  */
 
 import { patchLeaves } from "../core/merge.js";
-import { SHARED_OWNERS } from "../core/types.js";
+import { ROOTS, SHARED_OWNERS } from "../core/types.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
 
@@ -24,6 +24,8 @@ export interface ConcurrentNoticeArgs {
 	 * not id, so an own transition already folded out of retention is still recognised.
 	 */
 	ownSeqs: Partial<Record<Owner, ReadonlySet<number>>>;
+	/** Registered roots the model knows; paths inside other (dormant) roots are not named. */
+	roots?: readonly string[];
 }
 
 /**
@@ -47,6 +49,7 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const paths: string[] = [];
 		for (const r of foreign) {
 			for (const { plane, path } of patchLeaves(r.patch)) {
+				if (plane === ROOTS && !(args.roots ?? []).includes(path[0] as string)) continue;
 				const loc = modelLocator(sole === undefined ? owner : undefined, plane, path);
 				if (!paths.includes(loc)) paths.push(loc);
 			}

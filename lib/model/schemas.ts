@@ -9,7 +9,16 @@ import { StringEnum } from "@mariozechner/pi-ai";
 import { type TSchema, Type } from "typebox";
 import { PROJECTIONS } from "../core/query.js";
 import { OWNERS, PLANES } from "../core/types.js";
-import type { JsonObject } from "../core/types.js";
+import type { JsonObject, Owner } from "../core/types.js";
+
+/** What the model is told about one registered root (docs/spec.md §12): only these bytes are added. */
+export interface RootDeclaration {
+	name: string;
+	description: string;
+	owners: readonly Owner[];
+	/** The root value's JSON Schema as registered. */
+	schema: JsonObject;
+}
 
 /** Short human labels shown by pi's UI for the two tools. */
 export const PATCH_LABEL = "Patch state";
@@ -28,9 +37,21 @@ function planeProperties(): Record<string, TSchema> {
 	return props;
 }
 
-/** Flat `patch_state` parameters (one wanted owner): top-level keys are planes. */
-export function flatPatchSchema(): TSchema {
-	return Type.Object(planeProperties(), { additionalProperties: false, minProperties: 1 });
+/** Flat `patch_state` parameters (one wanted owner): top-level keys are planes and registered roots. */
+export function flatPatchSchema(roots: readonly RootDeclaration[] = []): TSchema {
+	const props = planeProperties();
+	// The root's schema travels once, in the description; the property only admits the key.
+	for (const r of roots) props[r.name] = Type.Optional(openObject());
+	return Type.Object(props, { additionalProperties: false, minProperties: 1 });
+}
+
+/**
+ * One sentence per registered root for the `patch_state` description: name (written like a
+ * plane), owners, the extension's line and its value schema. Nothing else: every byte is paid
+ * on every request (`npm run metrics` reports the framing).
+ */
+function rootLines(roots: readonly RootDeclaration[]): string {
+	return roots.map((r) => ` Root ${r.name} (${r.owners.join(",")}): ${r.description} ${JSON.stringify(r.schema)}`).join("");
 }
 
 /**
@@ -59,7 +80,11 @@ export function readSchema(): TSchema {
 }
 
 /** Description of `patch_state` for the current shape. Sent on every request: keep it short. */
-export function patchDescription(shape: "flat" | "scoped"): string {
+export function patchDescription(shape: "flat" | "scoped", roots: readonly RootDeclaration[] = []): string {
+	return basePatchDescription(shape) + rootLines(roots);
+}
+
+function basePatchDescription(shape: "flat" | "scoped"): string {
 	switch (shape) {
 		case "flat":
 			return (

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import AjvModule from "ajv";
 import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
-import { OWNERS, PLANES } from "../core/types.js";
+import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
 
 /** Version written into every record line, checkpoint and journal. */
@@ -28,10 +28,14 @@ const obj = { type: "object" } as const;
 const provenance = {
 	type: "object",
 	required: ["kind"],
-	properties: { kind: { enum: ["tool", "command", "import", "system"] } },
+	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
 } as const;
-/** A merge patch per plane: only known plane names, each an object of entries. */
-const planePatch = { type: "object", propertyNames: { enum: [...PLANES] }, additionalProperties: obj } as const;
+/**
+ * A merge patch per section, each an object of entries. Known sections only: the five planes and
+ * `roots`, the namespace of registered roots (docs/spec.md §12), whose entries are kept as they
+ * are whether their extension is loaded now or not (dormant).
+ */
+const planePatch = { type: "object", propertyNames: { enum: [...SECTIONS] }, additionalProperties: obj } as const;
 const recordProps = {
 	v: { enum: VERSIONS },
 	sum: SUM,
@@ -53,7 +57,8 @@ const recordSchema = {
 const stateSchema = {
 	type: "object",
 	required: [...PLANES],
-	properties: Object.fromEntries(PLANES.map((p) => [p, obj])),
+	// `roots`: the namespace of registered roots (docs/spec.md §12), present once one was written.
+	properties: Object.fromEntries(SECTIONS.map((p) => [p, obj])),
 	additionalProperties: false,
 } as const;
 const checkpointSchema = {

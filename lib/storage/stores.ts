@@ -9,7 +9,7 @@
 import { fail } from "../core/errors.js";
 import { stage } from "../core/stage.js";
 import { DEFAULT_LIMITS, DEFAULT_RETENTION, MAX_RETENTION, OWNERS } from "../core/types.js";
-import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, StageReport, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, RootGate, StageReport, TransitionRecord } from "../core/types.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file-store.js";
 import { LocalOwners } from "./local-owners.js";
 import { storePaths } from "./paths.js";
@@ -41,6 +41,8 @@ export interface CommitOptions {
 	at: string;
 	/** An exact state delta (undo): staged without ownership cascades. */
 	exact?: boolean;
+	/** Which registered roots may be written, and their schemas (absent: none). */
+	roots?: RootGate;
 	/** Checked again right before the durable write; aborted -> "aborted", nothing written. */
 	signal?: AbortSignal;
 	/** Admission re-check under the locks right before the durable write; throws to refuse. */
@@ -171,7 +173,7 @@ export class Stores {
 				histories[o] = loaded[i];
 			});
 			const prepared = opts.prepare ? await opts.prepare(patch, histories) : undefined;
-			const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}) }, this.limits);
+			const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) }, this.limits);
 			if (result.noop) {
 				// The state already says it all, but a compiled file it describes may be missing
 				// (deleted by hand): restore it without a transition.

@@ -47,6 +47,8 @@ export interface FlowOptions {
 	sessionManager?: SessionManager;
 	builtinTools?: boolean;
 	extraFactories?: ExtensionFactory[];
+	/** Extensions pi loads before State Flow (the other load order). */
+	factoriesBefore?: ExtensionFactory[];
 }
 
 /** Count registerTool calls while delegating everything to the real API object. */
@@ -80,7 +82,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 		notify: (m) => notes.push(m),
 	});
 	const harness = await createHarness({
-		extensionFactories: [(pi) => factory(counting(pi, registrations)), ...(opts.extraFactories ?? [])],
+		extensionFactories: [...(opts.factoriesBefore ?? []), (pi) => factory(counting(pi, registrations)), ...(opts.extraFactories ?? [])],
 		...(opts.cwd ? { cwd: opts.cwd } : {}),
 		agentDir,
 		...(opts.sessionManager ? { sessionManager: opts.sessionManager } : {}),

@@ -56,6 +56,18 @@ describe("the npm package", () => {
 		assert.deepEqual(manifest.pi.extensions.map((e) => basename(dirname(e))), ["state-flow"]);
 	});
 
+	it("exports the typed extension API as `pi-state-flow/api` (docs/extension-api.md)", async () => {
+		const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { exports: Record<string, { types: string; default: string }> };
+		const api = manifest.exports["./api"];
+		assert.ok(api !== undefined && existsSync(join(ROOT, api.default)) && existsSync(join(ROOT, api.types)));
+		// A package import of itself resolves through `exports`, as another extension's import does.
+		// A variable specifier: the type checker must not need a built dist/ to compile this test.
+		const specifier = "pi-state-flow/api";
+		const mod = (await import(specifier)) as typeof import("../../lib/api.js");
+		assert.equal(typeof mod.registerRoot, "function");
+		assert.deepEqual([mod.READY_CHANNEL, mod.DISCOVER_CHANNEL], ["state-flow:ready", "state-flow:discover"]);
+	});
+
 	it("installs with the real `pi install` and loads both tools, `/state` and both Skills in a session", async (t) => {
 		const base = tempDir(t, "state-flow-pkg-");
 		const agentDir = join(base, "agent");

@@ -14,7 +14,7 @@ import { StateError, fail, isStateError, messageOf } from "../../core/errors.js"
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
-import { DEFAULT_RETENTION, OWNERS, PLANES } from "../../core/types.js";
+import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS } from "../../core/types.js";
 import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
@@ -523,7 +523,9 @@ export class PgOwnerStore implements OwnerStore {
 		} catch {
 			this.db.damaged(this.kind, this.key, "its checkpoint is not valid JSON");
 		}
-		if (!isPlainObject(value) || Object.keys(value).length !== PLANES.length || PLANES.some((p) => !isPlainObject(value[p]))) {
+		// The planes, and the registered roots' namespace once one was written (docs/spec.md §12).
+		const sections = isPlainObject(value) ? Object.keys(value).filter((k) => k !== ROOTS || isPlainObject(value[k])) : [];
+		if (!isPlainObject(value) || sections.length !== Object.keys(value).length || sections.length - (ROOTS in value ? 1 : 0) !== PLANES.length || PLANES.some((p) => !isPlainObject(value[p]))) {
 			this.db.damaged(this.kind, this.key, `its checkpoint is not an object of the planes ${PLANES.join(", ")}`);
 		}
 		return value as unknown as OwnerState;
