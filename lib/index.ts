@@ -6,7 +6,6 @@
 import { randomUUID } from "node:crypto";
 import { type ExtensionAPI, type ExtensionFactory, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DISCOVER_CHANNEL, READY_CHANNEL } from "./api.js";
-import { readConfig } from "./storage/config.js";
 import { registerStateCommand } from "./host/commands.js";
 import { registerEvents } from "./host/events.js";
 import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/output.js";
@@ -29,8 +28,7 @@ export function createStateFlow(options: Partial<StateFlowOptions> = {}): Extens
 		pi.registerFlag(MODE_FLAG, { description: "State Flow mode for this run: active, passive or off", type: "string" });
 		pi.registerFlag(OWNERS_FLAG, { description: "State Flow owners for this run, e.g. cwd,session", type: "string" });
 		// Flags are not parsed yet at load time; session_start corrects the shape if they change it.
-		host.config = readConfig(host.options.agentDir).config;
-		const shape = shapeOf(resolveSelection(host.config).owners);
+		const shape = shapeOf(resolveSelection(host.loadConfig()).owners);
 		registerReadTool(host, shape);
 		registerPatchTool(host, shape);
 		const output = new CommandOutput(pi, options.notify);

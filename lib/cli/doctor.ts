@@ -10,6 +10,7 @@
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../core/errors.js";
+import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
@@ -19,7 +20,7 @@ import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, rea
 import { JournalDir } from "../storage/journal.js";
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
-import { rootOf, storePaths } from "../storage/paths.js";
+import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome } from "./commands.js";
@@ -41,19 +42,10 @@ function tornBytes(logPath: string): number {
 		readSync(fd, buf, 0, chunk, size - chunk);
 		const nl = buf.lastIndexOf(10);
 		const torn = nl < 0 ? (chunk === size ? size : -1) : chunk - nl - 1;
-		if (torn > 0 && isJson(buf.toString("utf8", chunk - torn))) return 0; // A record whose line end was dropped: kept.
+		if (torn > 0 && isJsonText(buf.toString("utf8", chunk - torn))) return 0; // A record whose line end was dropped: kept.
 		return torn;
 	} finally {
 		closeSync(fd);
-	}
-}
-
-function isJson(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
 	}
 }
 
@@ -210,114 +202,136 @@ function moveAside(store: FileOwnerStore, dryRun: boolean): string[] {
 	return [`${o}: moved ${store.root} to ${dest} (kept, not deleted); the owner starts afresh at its next write.`];
 }
 
+/** What doctor says, line by line, and whether every store is healthy. */
+interface Report {
+	lines: string[];
+	healthy: boolean;
+}
+
 /** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */
 export async function runDoctor(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
-	const report: string[] = [];
-	let healthy = true;
+	const report: Report = { lines: [], healthy: true };
 	const { config, problems } = readConfig(p.agentDir);
-	for (const w of problems) report.push(`config: ${w}`);
-	const retention = config.retention;
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(retention !== undefined ? { retention } : {}) });
+	for (const w of problems) report.lines.push(`config: ${w}`);
+	const retention = config.retention ?? DEFAULT_RETENTION;
+	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(config.retention !== undefined ? { retention } : {}) });
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
-	const journal = new JournalDir(journalDir);
-	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention: retention ?? DEFAULT_RETENTION, gitignore: false });
+	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
 
-	let listed = listJournals(journalDir);
-	if (p.dropJournal !== undefined) {
-		report.push(...dropJournal(journalDir, listed, p.dropJournal, retention ?? DEFAULT_RETENTION, p.dryRun));
-		if (!p.dryRun) listed = listJournals(journalDir);
-	}
-	const journals = describeJournals(listed, retention ?? DEFAULT_RETENTION, p.dryRun);
-	report.push(...journals.lines);
-	if (journals.blocked) healthy = false;
+	reviewJournals(report, journalDir, retention, p);
 	const aside = flagOwner("--move-aside", p.moveAside);
 	const cut = flagOwner("--cut-torn", p.cutTorn);
-	if (aside !== undefined) report.push(...moveAside(files[aside], p.dryRun));
-	for (const o of FILE_OWNERS) {
-		const store = files[o];
+	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
+	for (const o of FILE_OWNERS) await repairStore(report, files[o], cut === o, p.dryRun);
+	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
+	for (const o of FILE_OWNERS) verifyStore(report, fileStore(o));
+	report.lines.push(
+		report.healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.",
+	);
+	return { stdout: `${report.lines.join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
+}
+
+/** Pending journals and what blocks each; `--drop-journal` first moves the named one aside. */
+function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed): void {
+	let listed = listJournals(journalDir);
+	if (p.dropJournal !== undefined) {
+		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun));
+		if (!p.dryRun) listed = listJournals(journalDir);
+	}
+	const journals = describeJournals(listed, retention, p.dryRun);
+	report.lines.push(...journals.lines);
+	if (journals.blocked) report.healthy = false;
+}
+
+/**
+ * One file store's crash leftovers: an unsafe root or odd lock files (reported, untouched), a
+ * lock held by a dead writer (broken), a torn last record (cut when a crash explains it or
+ * `cutTorn` asks), then a catch-up under the lock.
+ */
+async function repairStore(report: Report, store: FileOwnerStore, cutTorn: boolean, dryRun: boolean): Promise<void> {
+	const o = store.owner;
+	try {
+		store.checkRoot();
+	} catch (e) {
+		report.healthy = false;
+		report.lines.push(`${o}: UNSAFE: ${messageOf(e)}`);
+		return;
+	}
+	if (!present(store.root)) {
+		report.lines.push(`${o}: no store at ${store.root} (nothing written yet).`);
+		return;
+	}
+	const odd = oddLockFiles(store.lockPath);
+	if (odd.length > 0) {
+		report.healthy = false;
+		report.lines.push(...odd.map((line) => `${o}: ${line}`));
+		return;
+	}
+	const holder = readLockHolder(store.lockPath);
+	if (holder !== undefined) {
+		report.lines.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
+	}
+	const torn = tornBytes(store.logPath);
+	const logTime = lstatOrUndefined(store.logPath)?.mtimeMs ?? 0;
+	const explained = holder !== undefined || crashEvidence(store.lockPath, logTime);
+	const cutting = torn !== 0 && (explained || cutTorn);
+	if (torn !== 0) {
+		const size = torn < 0 ? "over 1 MiB" : `${torn} bytes`;
+		if (explained) report.lines.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${dryRun ? "would cut it off" : "cutting it off"}.`);
+		else if (cutTorn) report.lines.push(`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`);
+		else {
+			report.healthy = false;
+			report.lines.push(
+				`${o}: DAMAGED: ${store.logPath} ends in ${size} that are not a complete record, and no crashed writer left them: the file was cut short (a transition may be lost) or the machine lost power during a write. Nothing was changed. Restore the file from a backup, or run \`state-flow doctor --cut-torn ${o}\` to cut those bytes (complete records stay), or \`state-flow doctor --move-aside ${o}\` to keep the store aside and start afresh.`,
+			);
+		}
+	}
+	if (!dryRun && (cutting || holder !== undefined)) {
+		// acquireLock breaks a dead holder's lock and waits (bounded) for a live one.
 		try {
-			store.checkRoot();
+			const lock = await acquireLock(store.lockPath, 10_000);
+			try {
+				store.catchUpLocked(lock.recoveredCrash || cutting);
+			} finally {
+				lock.release();
+			}
 		} catch (e) {
-			healthy = false;
-			report.push(`${o}: UNSAFE: ${messageOf(e)}`);
-			continue;
-		}
-		if (!present(store.root)) {
-			report.push(`${o}: no store at ${store.root} (nothing written yet).`);
-			continue;
-		}
-		const odd = oddLockFiles(store.lockPath);
-		if (odd.length > 0) {
-			healthy = false;
-			report.push(...odd.map((line) => `${o}: ${line}`));
-			continue;
-		}
-		const holder = readLockHolder(store.lockPath);
-		if (holder !== undefined) {
-			report.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${p.dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
-		}
-		const torn = tornBytes(store.logPath);
-		const logTime = lstatOrUndefined(store.logPath)?.mtimeMs ?? 0;
-		const explained = holder !== undefined || crashEvidence(store.lockPath, logTime);
-		const cutting = torn !== 0 && (explained || cut === o);
-		if (torn !== 0) {
-			const size = torn < 0 ? "over 1 MiB" : `${torn} bytes`;
-			if (explained) report.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${p.dryRun ? "would cut it off" : "cutting it off"}.`);
-			else if (cut === o) report.push(`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`);
-			else {
-				healthy = false;
-				report.push(
-					`${o}: DAMAGED: ${store.logPath} ends in ${size} that are not a complete record, and no crashed writer left them: the file was cut short (a transition may be lost) or the machine lost power during a write. Nothing was changed. Restore the file from a backup, or run \`state-flow doctor --cut-torn ${o}\` to cut those bytes (complete records stay), or \`state-flow doctor --move-aside ${o}\` to keep the store aside and start afresh.`,
-				);
-			}
-		}
-		if (!p.dryRun && (cutting || holder !== undefined)) {
-			// acquireLock breaks a dead holder's lock and waits (bounded) for a live one.
-			try {
-				const lock = await acquireLock(store.lockPath, 10_000);
-				try {
-					store.catchUpLocked(lock.recoveredCrash || cutting);
-				} finally {
-					lock.release();
-				}
-			} catch (e) {
-				healthy = false;
-				report.push(`${o}: ${messageOf(e)}`);
-			}
+			report.healthy = false;
+			report.lines.push(`${o}: ${messageOf(e)}`);
 		}
 	}
-	// Loading rolls pending journals forward under the locks (Stores' own recovery path).
-	if (!p.dryRun) {
-		for (const o of FILE_OWNERS) {
-			try {
-				await stores.load(o);
-			} catch {
-				// Reported by the verification below.
-			}
-		}
-		const left = safePending(journal);
-		for (const j of left) {
-			const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
-			if (waiting.length === 0) continue; // Blocked here: reported with the journal listing above.
-			report.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
-		}
-	}
+}
+
+/** Loading rolls pending journals forward under the locks (Stores' own recovery path); what still waits is listed. */
+async function rollForward(report: Report, stores: Stores, paths: StorePaths, journal: JournalDir): Promise<void> {
 	for (const o of FILE_OWNERS) {
-		const store = fileStore(o);
-		if (!present(store.root)) continue;
 		try {
-			const h = store.read();
-			report.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
-		} catch (e) {
-			healthy = false;
-			report.push(`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`);
+			await stores.load(o);
+		} catch {
+			// Reported by the verification after it.
 		}
 	}
-	report.push(healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.");
-	return { stdout: `${report.join("\n")}\n`, stderr: "", code: healthy ? 0 : 1 };
+	for (const j of safePending(journal)) {
+		const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
+		if (waiting.length === 0) continue; // Blocked here: reported with the journal listing.
+		report.lines.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
+	}
+}
+
+/** Read a store afresh through every check: `ok` with its size, or DAMAGED with the way out. */
+function verifyStore(report: Report, store: FileOwnerStore): void {
+	const o = store.owner;
+	if (!present(store.root)) return;
+	try {
+		const h = store.read();
+		report.lines.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
+	} catch (e) {
+		report.healthy = false;
+		report.lines.push(`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`);
+	}
 }
 
 function safePending(j: JournalDir): ReturnType<JournalDir["pending"]> {

@@ -5,8 +5,9 @@
  * merge patches cannot express (a `null` object member) is refused rather than altered.
  */
 import { fail, formatPath } from "../core/errors.js";
-import { cloneJson, detach, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerState, PlanePatch, RootGate } from "../core/types.js";
+import { cloneJson, detach, isPlainObject, setOwn } from "../core/json.js";
+import { mergeDiff } from "../core/merge.js";
+import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch, RootGate } from "../core/types.js";
 import { OWNABLE_PLANES, PLANES, ROOTS, isPlane, isSharedOwner } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
@@ -123,24 +124,6 @@ function noNullMembers(v: Json, path: (string | number)[]): void {
 		}
 		noNullMembers(child, [...path, key]);
 	}
-}
-
-/**
- * The RFC 7386 merge patch that turns `from` into `to`: deletions as `null`, objects
- * recursed, everything else replaced. Empty when they are equal. `to` must hold no `null`
- * object members (see `parseImport`).
- */
-export function mergeDiff(from: JsonObject, to: JsonObject): JsonObject {
-	const out: JsonObject = {};
-	for (const key of Object.keys(from)) if (!Object.hasOwn(to, key)) setOwn(out, key, null);
-	for (const key of Object.keys(to)) {
-		const a = Object.hasOwn(from, key) ? (from[key] as Json) : undefined;
-		const b = to[key] as Json;
-		if (a !== undefined && jsonEqual(a, b)) continue;
-		if (isPlainObject(a) && isPlainObject(b)) setOwn(out, key, mergeDiff(a, b));
-		else setOwn(out, key, cloneJson(b));
-	}
-	return out;
 }
 
 /** The canonical patch that makes each owner's state equal its target (owners with no change omitted). */

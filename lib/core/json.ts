@@ -114,6 +114,16 @@ function detachAt(value: unknown, path: Path, ancestors: Set<object>): Json {
 	}
 }
 
+/** True when `text` is one complete JSON value (e.g. a log record whose line end was dropped, not one cut short). */
+export function isJsonText(text: string): boolean {
+	try {
+		JSON.parse(text);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
 /** Deep, key-order-insensitive equality of two JSON values. */
 export function jsonEqual(a: Json, b: Json): boolean {
 	if (a === b) return true;

@@ -252,3 +252,22 @@ export function patchLeaves(patch: PlanePatch): PatchLeaf[] {
 	return out;
 }
 
+/**
+ * The RFC 7386 merge patch that turns `from` into `to`: deletions as `null`, objects
+ * recursed, everything else replaced (values cloned). Empty when two objects are equal.
+ * `to` must hold no `null` object members (a merge patch cannot write them).
+ */
+export function mergeDiff(from: JsonObject, to: JsonObject): JsonObject;
+export function mergeDiff(from: Json | undefined, to: Json): Json;
+export function mergeDiff(from: Json | undefined, to: Json): Json {
+	if (!isPlainObject(from) || !isPlainObject(to)) return cloneJson(to);
+	const out: JsonObject = {};
+	for (const key of Object.keys(from)) if (!hasOwn(to, key)) setOwn(out, key, null);
+	for (const key of Object.keys(to)) {
+		const a = getOwn(from, key);
+		const b = to[key] as Json;
+		if (a === undefined) setOwn(out, key, cloneJson(b));
+		else if (!jsonEqual(a, b)) setOwn(out, key, mergeDiff(a, b));
+	}
+	return out;
+}

@@ -44,58 +44,102 @@ function sortedKeys(obj: JsonObject): string[] {
 	return Object.keys(obj).sort();
 }
 
+/**
+ * What a patch to one owner does to ownership: the owned entries deleting intents takes with
+ * them (`cascades`, `extraDeletions`) and the references it leaves dangling.
+ */
 export function planCascades(
 	owner: Owner,
 	state: OwnerState,
 	patch: PlanePatch,
 ): { cascades: Cascade[]; extraDeletions: PlanePatch; danglingRefs: DanglingRef[] } {
-	const intentsPatch = patch.intents;
-	// Targets the patch itself removes, and whether the patch writes a target (explicit write wins).
+	const removed = removedByPatch(state, patch);
+	if (patch.intents === undefined && removed.size === 0) return { cascades: [], extraDeletions: {}, danglingRefs: [] };
+	const intents = intentsAfter(state, patch.intents);
+	// Only deletions need the whole intents plane; plain intent writes check just themselves.
+	const remaining = remainingTargets(owner, state, intents, intents.deleted.length > 0 || removed.size > 0);
+	const { cascades, extraDeletions } = cascadeDeletions(owner, state, patch, intents.deleted, remaining, removed);
+	const danglingRefs = danglingAfter(owner, state, patch, intents.written, remaining, removed);
+	return { cascades, extraDeletions, danglingRefs };
+}
+
+/** The patch writes this target (an explicit write wins over a cascade and is never dangling). */
+function patchWrites(patch: PlanePatch, t: OwnedTarget): boolean {
+	const p = patch[t.plane];
+	const v = p === undefined ? undefined : getOwn(p, t.key);
+	return v !== undefined && v !== null;
+}
+
+/** Ownable entries the patch itself deletes (that exist), as `OwnedTarget` ids. */
+function removedByPatch(state: OwnerState, patch: PlanePatch): Set<string> {
 	const removed = new Set<string>();
 	for (const plane of OWNABLE_PLANES) {
 		const p = patch[plane];
 		if (p === undefined) continue;
 		for (const key of Object.keys(p)) if (p[key] === null && hasOwn(state[plane], key)) removed.add(`${plane}\0${key}`);
 	}
-	if (intentsPatch === undefined && removed.size === 0) return { cascades: [], extraDeletions: {}, danglingRefs: [] };
-	const writes = (t: OwnedTarget): boolean => {
-		const v = patch[t.plane] === undefined ? undefined : getOwn(patch[t.plane] as JsonObject, t.key);
-		return v !== undefined && v !== null;
-	};
+	return removed;
+}
 
-	// The intents plane after the patch: deleted keys, and new values of written intents.
+/** The intents plane after the patch: existing keys it deletes (sorted), new values of keys it writes. */
+interface IntentsAfter {
+	deleted: string[];
+	written: Map<string, Json>;
+}
+
+function intentsAfter(state: OwnerState, intentsPatch: JsonObject | undefined): IntentsAfter {
 	const deleted: string[] = [];
 	const written = new Map<string, Json>();
-	if (intentsPatch !== undefined) {
-		for (const key of Object.keys(intentsPatch)) {
-			const pv = intentsPatch[key] as Json;
-			if (pv === null) {
-				if (hasOwn(state.intents, key)) deleted.push(key);
-			} else {
-				written.set(key, applyMergePatch(getOwn(state.intents, key), pv));
-			}
+	for (const key of Object.keys(intentsPatch ?? {})) {
+		const pv = (intentsPatch as JsonObject)[key] as Json;
+		if (pv === null) {
+			if (hasOwn(state.intents, key)) deleted.push(key);
+		} else {
+			written.set(key, applyMergePatch(getOwn(state.intents, key), pv));
 		}
 	}
 	deleted.sort();
+	return { deleted, written };
+}
 
-	// Only deletions need the whole intents plane; plain intent writes check just themselves.
-	const scanAll = deleted.length > 0 || removed.size > 0;
-	const gone = new Set(deleted);
-	const unwritten = scanAll ? Object.keys(state.intents).filter((k) => !gone.has(k) && !written.has(k)) : [];
-	const remainingTargets = new Map<string, Array<{ ref: string; target: OwnedTarget }>>();
+/** Targets of the intents that stay (written ones, and with `scanAll` every untouched one), and which entries they reference. */
+interface Remaining {
+	targets: Map<string, Array<{ ref: string; target: OwnedTarget }>>;
+	referenced: Set<string>;
+}
+
+function remainingTargets(owner: Owner, state: OwnerState, intents: IntentsAfter, scanAll: boolean): Remaining {
+	const gone = new Set(intents.deleted);
+	const unwritten = scanAll ? Object.keys(state.intents).filter((k) => !gone.has(k) && !intents.written.has(k)) : [];
+	const targets = new Map<string, Array<{ ref: string; target: OwnedTarget }>>();
 	const referenced = new Set<string>();
-	for (const key of [...unwritten, ...written.keys()]) {
-		const targets = targetsOf(written.has(key) ? (written.get(key) as Json) : (state.intents[key] as Json), owner);
-		remainingTargets.set(key, targets);
-		for (const { target } of targets) referenced.add(target.id);
+	for (const key of [...unwritten, ...intents.written.keys()]) {
+		const found = targetsOf(intentValue(state, intents.written, key), owner);
+		targets.set(key, found);
+		for (const { target } of found) referenced.add(target.id);
 	}
+	return { targets, referenced };
+}
 
+function intentValue(state: OwnerState, written: ReadonlyMap<string, Json>, key: string): Json {
+	return written.has(key) ? (written.get(key) as Json) : (state.intents[key] as Json);
+}
+
+/** What deleting `deleted` intents takes with it: owned entries no remaining intent references; adds them to `removed`. */
+function cascadeDeletions(
+	owner: Owner,
+	state: OwnerState,
+	patch: PlanePatch,
+	deleted: readonly string[],
+	remaining: Remaining,
+	removed: Set<string>,
+): { cascades: Cascade[]; extraDeletions: PlanePatch } {
 	const cascades: Cascade[] = [];
 	const extraDeletions: PlanePatch = {};
 	for (const intent of deleted) {
 		const targets: string[] = [];
 		for (const { target } of targetsOf(state.intents[intent] as Json, owner)) {
-			if (referenced.has(target.id) || removed.has(target.id) || writes(target)) continue;
+			if (remaining.referenced.has(target.id) || removed.has(target.id) || patchWrites(patch, target)) continue;
 			if (!hasOwn(state[target.plane], target.key)) continue;
 			removed.add(target.id);
 			const del = (extraDeletions[target.plane] ??= {});
@@ -104,22 +148,32 @@ export function planCascades(
 		}
 		if (targets.length > 0) cascades.push({ owner, intent, targets });
 	}
+	return { cascades, extraDeletions };
+}
 
-	// Dangling: only intents the patch writes, or references to entries this patch removes.
-	const exists = (t: OwnedTarget): boolean => writes(t) || (hasOwn(state[t.plane], t.key) && !removed.has(t.id));
+/** Dangling after the patch: only in intents the patch writes, or references to entries it removes. */
+function danglingAfter(
+	owner: Owner,
+	state: OwnerState,
+	patch: PlanePatch,
+	written: ReadonlyMap<string, Json>,
+	remaining: Remaining,
+	removed: ReadonlySet<string>,
+): DanglingRef[] {
+	const exists = (t: OwnedTarget): boolean => patchWrites(patch, t) || (hasOwn(state[t.plane], t.key) && !removed.has(t.id));
 	const danglingRefs: DanglingRef[] = [];
-	for (const intent of [...remainingTargets.keys()].sort()) {
+	for (const intent of [...remaining.targets.keys()].sort()) {
 		const seen = new Set<string>();
-		for (const { ref, target } of remainingTargets.get(intent) ?? []) {
+		for (const { ref, target } of remaining.targets.get(intent) ?? []) {
 			if (!written.has(intent) && !removed.has(target.id)) continue;
 			if (exists(target) || seen.has(ref)) continue;
 			seen.add(ref);
 		}
 		if (seen.size === 0) continue;
-		const drop = dropRefsPatch(written.has(intent) ? (written.get(intent) as Json) : (state.intents[intent] as Json), seen);
+		const drop = dropRefsPatch(intentValue(state, written, intent), seen);
 		for (const ref of seen) danglingRefs.push({ owner, intent, ref, ...(drop !== undefined ? { drop } : {}) });
 	}
-	return { cascades, extraDeletions, danglingRefs };
+	return danglingRefs;
 }
 
 /** Every reference of an intent of `owner` to a tactics/lazy entry that does not exist (full scan). */

@@ -46,7 +46,9 @@ function shownState(view: QueryView, state: Json, partial = false): Json {
 	return out;
 }
 
-export type Projection = "value" | "keys" | "history";
+/** Projections `read_state` accepts, in documentation order. */
+export const PROJECTIONS = ["value", "keys", "history"] as const;
+export type Projection = (typeof PROJECTIONS)[number];
 
 export interface QueryResult {
 	/** Canonical locator text. */

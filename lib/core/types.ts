@@ -167,3 +167,14 @@ export interface StageReport {
 	cascades: Cascade[];
 	danglingRefs: DanglingRef[];
 }
+
+/** A tracked artifact whose file no longer matches what was recorded (docs/spec.md §9). */
+export interface StaleArtifact {
+	owner: Owner;
+	key: string;
+	/** Why, in words, e.g. `file changed since it was recorded (size 10 → 12)`. */
+	note: string;
+}
+
+/** A value, or why there is none (in words for the user): failure as data, not as a thrown error. */
+export type Result<T> = { ok: true; value: T } | { ok: false; why: string };

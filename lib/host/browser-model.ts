@@ -6,7 +6,7 @@
  */
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../core/types.js";
+import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
 import { ROOTS, SECTIONS } from "../core/types.js";
 import { clipText } from "./command-text.js";
 
@@ -15,7 +15,7 @@ export interface OwnerView {
 	owner: Owner;
 	wanted: boolean;
 	/** The history, or why it cannot be read. */
-	history: OwnerHistory | string;
+	history: Result<OwnerHistory>;
 }
 
 /** One visible row of a state tree. */

@@ -8,11 +8,12 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
-import type { Owner, TransitionRecord } from "../core/types.js";
+import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
+import { formatSize } from "../model/head.js";
 import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
-import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, size, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
+import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection } from "./selection.js";
@@ -30,7 +31,7 @@ export interface BrowserSource {
 	owners: () => OwnerView[];
 	now: () => Date;
 	/** Plan the undo of one transition, or say why not. */
-	plan: (id: string) => UndoPlan | string;
+	plan: (id: string) => Result<UndoPlan>;
 	/** Commit a plan; returns what happened in words. */
 	undo: (plan: UndoPlan) => Promise<string>;
 }
@@ -69,12 +70,12 @@ export class StateBrowser implements Component {
 
 	#rows() {
 		const h = this.#view().history;
-		return typeof h === "string" ? [] : treeRows(h.state, this.#expandedOf(this.owner));
+		return h.ok ? treeRows(h.value.state, this.#expandedOf(this.owner)) : [];
 	}
 
 	#records(): TransitionRecord[] {
 		const h = this.#view().history;
-		return typeof h === "string" ? [] : timeline(h);
+		return h.ok ? timeline(h.value) : [];
 	}
 
 	#count(): number {
@@ -122,8 +123,8 @@ export class StateBrowser implements Component {
 		const record = this.#records()[this.cursor];
 		if (!record) return;
 		const plan = this.source.plan(record.id);
-		if (typeof plan === "string") this.message = { text: plan, level: "warning" };
-		else this.confirm = { plan, record };
+		if (plan.ok) this.confirm = { plan: plan.value, record };
+		else this.message = { text: plan.why, level: "warning" };
 	}
 
 	#answer(data: string): void {
@@ -161,7 +162,7 @@ export class StateBrowser implements Component {
 				this.#views
 					.map((v) => {
 						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
-						const bytes = typeof v.history === "string" ? "unreadable" : storeSummary(v.history).split(",")[0];
+						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : "unreadable";
 						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
 					})
 					.join("  "),
@@ -169,7 +170,7 @@ export class StateBrowser implements Component {
 		);
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		const h = this.#view().history;
-		if (typeof h === "string") out.push(fit(t.fg("error", `${this.owner}: ${h}`)));
+		if (!h.ok) out.push(fit(t.fg("error", `${this.owner}: ${h.why}`)));
 		else if (this.tab === "state") out.push(...this.#renderTree(width));
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
@@ -203,7 +204,7 @@ export class StateBrowser implements Component {
 			const selected = start + i === this.cursor;
 			const marker = row.branch ? (row.expanded ? "▾" : "▸") : " ";
 			const left = `${selected ? "›" : " "} ${"  ".repeat(row.depth)}${marker} `;
-			const sizeText = size(row.bytes).padStart(8);
+			const sizeText = formatSize(row.bytes).padStart(8);
 			const room = Math.max(4, width - left.length - sizeText.length - 2);
 			const body = truncateToWidth(`${row.label}  ${t.fg("muted", row.note)}`, room, "…", true);
 			const line = `${left}${selected ? t.bold(body) : body}  ${t.fg("dim", sizeText)}`;

@@ -8,18 +8,15 @@
 import { messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import type { CanonicalPatch, Owner, OwnerHistory, Provenance, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
+import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
 /** Columns every line of command output fits in (unless `--full` asks for whole ids). */
 export const TEXT_WIDTH = 80;
-
-export function size(bytes: number): string {
-	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
 
 /** Shortest prefix (at least `min` characters) that tells each id apart from the others. */
 export function uniquePrefixes(ids: readonly string[], min = 4): Map<string, string> {
@@ -88,11 +85,11 @@ export function fitList(items: readonly string[], width: number): string {
 }
 
 /** Load an owner's history for display; a damaged store is described, not thrown. */
-export async function loadFor(host: StateFlowHost, owner: Owner): Promise<OwnerHistory | string> {
+export async function loadFor(host: StateFlowHost, owner: Owner): Promise<Result<OwnerHistory>> {
 	try {
-		return await host.requireStores().load(owner);
+		return { ok: true, value: await host.requireStores().load(owner) };
 	} catch (e) {
-		return `unreadable: ${messageOf(e)}`;
+		return { ok: false, why: `unreadable: ${messageOf(e)}` };
 	}
 }
 
@@ -110,14 +107,15 @@ export function whereIs(host: StateFlowHost, owner: Owner): string {
 
 /** Where the effective selection comes from. */
 export function selectionSource(host: StateFlowHost): string {
-	return host.sessionChoice ? "this session's /state choice" : host.flagLayer.mode || host.flagLayer.owners ? "CLI flags" : "defaults and config";
+	return { session: "this session's /state choice", flags: "CLI flags", config: "defaults and config" }[host.selectionSource()];
 }
 
 /** One store's size line: `1.2 KB, 2 transitions, 2 retained`. */
-export function storeSummary(h: OwnerHistory | string): string {
-	if (typeof h === "string") return h;
+export function storeSummary(loaded: Result<OwnerHistory>): string {
+	if (!loaded.ok) return loaded.why;
+	const h = loaded.value;
 	if (h.seq === 0) return "empty";
-	return `${size(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
+	return `${formatSize(h.bytes)}, ${h.seq} transition${h.seq === 1 ? "" : "s"}, ${h.tail.length} retained`;
 }
 
 /** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
@@ -145,7 +143,7 @@ export async function describeRoots(host: StateFlowHost): Promise<string[]> {
 	const histories: Partial<Record<Owner, OwnerHistory>> = {};
 	for (const owner of OWNERS) {
 		const h = await loadFor(host, owner);
-		if (typeof h !== "string") histories[owner] = h;
+		if (h.ok) histories[owner] = h.value;
 	}
 	for (const d of host.roots.dormantNames(histories)) lines.push(`root ${d.name}: dormant in ${d.owners.join(", ")}, data kept: ${d.why}`);
 	return lines;
@@ -155,8 +153,13 @@ export async function describeRoots(host: StateFlowHost): Promise<string[]> {
 export async function describeState(host: StateFlowHost, owners: readonly Owner[]): Promise<string> {
 	const out: string[] = [];
 	for (const owner of owners) {
-		const h = await loadFor(host, owner);
-		out.push(typeof h === "string" ? `${owner}: ${h}` : `${owner} (seq ${h.seq}, ${size(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
+		const loaded = await loadFor(host, owner);
+		if (!loaded.ok) {
+			out.push(`${owner}: ${loaded.why}`);
+			continue;
+		}
+		const h = loaded.value;
+		out.push(`${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
 	}
 	return out.join("\n");
 }
@@ -183,21 +186,22 @@ export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryF
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */
-export function shortIdsOf(histories: ReadonlyArray<OwnerHistory | string>): Map<string, string> {
-	return uniquePrefixes(histories.flatMap((h) => (typeof h === "string" ? [] : h.tail.map((r) => r.id))));
+export function shortIdsOf(histories: ReadonlyArray<Result<OwnerHistory>>): Map<string, string> {
+	return uniquePrefixes(histories.flatMap((h) => (h.ok ? h.value.tail.map((r) => r.id) : [])));
 }
 
 /** `/state history [owner] [--full]`: retained transitions, newest first. */
 export async function describeHistory(host: StateFlowHost, owners: readonly Owner[], f: HistoryFormat): Promise<string> {
-	const loaded: Array<readonly [Owner, OwnerHistory | string]> = [];
+	const loaded: Array<readonly [Owner, Result<OwnerHistory>]> = [];
 	for (const o of owners) loaded.push([o, await loadFor(host, o)]);
 	const short = shortIdsOf(loaded.map(([, h]) => h));
 	const lines: string[] = [];
-	for (const [owner, h] of loaded) {
-		if (typeof h === "string") {
-			lines.push(`${owner}: ${h}`);
+	for (const [owner, result] of loaded) {
+		if (!result.ok) {
+			lines.push(`${owner}: ${result.why}`);
 			continue;
 		}
+		const h = result.value;
 		lines.push(`${owner}: ${h.tail.length} retained of ${h.seq} transitions`);
 		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, f));
 	}
@@ -205,7 +209,7 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 	return lines.join("\n");
 }
 
-/** What an undo will commit, or why it cannot. */
+/** What an undo will commit. */
 export interface UndoPlan {
 	id: string;
 	owners: Owner[];
@@ -227,29 +231,26 @@ function overlaps(a: readonly string[], b: readonly string[]): boolean {
  * several owners is reverted in every touched owner where it is still the latest, unless the
  * user named one owner explicitly.
  */
-export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<UndoPlan | string> {
+export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<Result<UndoPlan>> {
 	let latest: { owner: Owner; record: TransitionRecord } | undefined;
 	for (const owner of owners) {
 		const h = await loadFor(host, owner);
-		if (typeof h === "string") return `cannot undo ${owner}: ${h}`;
-		const record = h.tail[h.tail.length - 1];
+		if (!h.ok) return { ok: false, why: `cannot undo ${owner}: ${h.why}` };
+		const record = h.value.tail[h.value.tail.length - 1];
 		if (record && (!latest || record.at > latest.record.at)) latest = { owner, record };
 	}
-	if (!latest) return `no retained transition to undo for ${owners.join("+")}.`;
+	if (!latest) return { ok: false, why: `no retained transition to undo for ${owners.join("+")}.` };
 	const { record } = latest;
-	const touched: Owner[] = explicit ? [latest.owner] : [];
-	if (!explicit) {
-		for (const owner of record.owners) {
-			const h = await loadFor(host, owner);
-			if (typeof h !== "string" && h.tail[h.tail.length - 1]?.id === record.id) touched.push(owner);
-		}
-	}
 	const patch: CanonicalPatch = {};
-	for (const owner of touched) {
-		const h = (await loadFor(host, owner)) as OwnerHistory;
-		patch[owner] = (h.tail[h.tail.length - 1] as TransitionRecord).undo;
+	const touched: Owner[] = [];
+	for (const owner of explicit ? [latest.owner] : record.owners) {
+		const h = await loadFor(host, owner);
+		const last = h.ok ? h.value.tail[h.value.tail.length - 1] : undefined;
+		if (last?.id !== record.id) continue;
+		patch[owner] = last.undo;
+		touched.push(owner);
 	}
-	return { id: record.id, owners: touched, patch };
+	return { ok: true, value: { id: record.id, owners: touched, patch } };
 }
 
 /**
@@ -257,24 +258,25 @@ export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], ex
  * that still retains it, provided no later transition changed a path it changed — otherwise
  * the inverse would overwrite that later work, so the plan names the later transition instead.
  */
-export function undoSelectedPlan(histories: Readonly<Partial<Record<Owner, OwnerHistory | string>>>, id: string): UndoPlan | string {
+export function undoSelectedPlan(histories: Readonly<Partial<Record<Owner, Result<OwnerHistory>>>>, id: string): Result<UndoPlan> {
 	const patch: CanonicalPatch = {};
 	const owners: Owner[] = [];
 	for (const owner of OWNERS) {
-		const h = histories[owner];
-		if (h === undefined || typeof h === "string") continue;
+		const loaded = histories[owner];
+		if (!loaded?.ok) continue;
+		const h = loaded.value;
 		const at = h.tail.findIndex((r) => r.id === id);
 		if (at < 0) continue;
 		const record = h.tail[at] as TransitionRecord;
 		const mine = leafPaths(record);
 		for (const later of h.tail.slice(at + 1)) {
 			if (leafPaths(later).some((p) => mine.some((q) => overlaps(p, q)))) {
-				return `${owner} #${later.seq} (${later.id.slice(0, 8)}) changed the same keys later; undo that one first.`;
+				return { ok: false, why: `${owner} #${later.seq} (${later.id.slice(0, 8)}) changed the same keys later; undo that one first.` };
 			}
 		}
 		patch[owner] = record.undo;
 		owners.push(owner);
 	}
-	if (owners.length === 0) return `transition ${id} is no longer retained.`;
-	return { id, owners, patch };
+	if (owners.length === 0) return { ok: false, why: `transition ${id} is no longer retained.` };
+	return { ok: true, value: { id, owners, patch } };
 }

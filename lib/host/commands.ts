@@ -124,8 +124,8 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			if (verb === "show") return show("show", await describeState(host, owners));
 			if (verb === "history") return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
 			const plan = await undoPlan(host, owners, owner !== undefined);
-			if (typeof plan === "string") return host.say(`State Flow: ${plan}`, "warning", ctx);
-			const text = await commitUndo(host, plan, ctx);
+			if (!plan.ok) return host.say(`State Flow: ${plan.why}`, "warning", ctx);
+			const text = await commitUndo(host, plan.value, ctx);
 			return show("undo", text);
 		}
 		case "browse":

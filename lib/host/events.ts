@@ -8,13 +8,16 @@
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { messageOf } from "../core/errors.js";
+import type { Owner } from "../core/types.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
+import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
+import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
-import { checkStaleWindow, ensureShape, staleMention, staleSignature } from "./tools.js";
+import { checkStaleWindow, ensureShape, staleSignature } from "./tools.js";
 
 /** Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5). */
 const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
@@ -27,20 +30,6 @@ export const RECONCILE_TEXT =
 	"Bring it up to date now with `patch_state`: record or update the intent for what the user asked, " +
 	"mark finished tactics done or remove them, add the next tactics, and close intents that are complete. " +
 	"If the state is already accurate, say so in one short sentence and change nothing.";
-
-function newRun(head: string | undefined, seqAtHead: RunState["seqAtHead"] = {}): RunState {
-	return {
-		head,
-		promptTimestamp: undefined,
-		fromPrompt: true,
-		fileChanged: false,
-		committed: false,
-		reconcileSent: false,
-		seqAtHead,
-		ownSeqs: {},
-		hinted: new Set(),
-	};
-}
 
 function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
 	host.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
@@ -70,20 +59,18 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 function onBeforeAgentStart(host: StateFlowHost): void {
 	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
-		// A follow-up that pi delivered inside a later prompt's run never started a run of its own.
-		host.reconcilePending = false;
 		const sel = host.selection();
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
 		host.showStatus();
 		await host.roots.sync();
 		if (sel.mode === "off") {
-			host.run = newRun(undefined);
+			host.startRun(undefined);
 			return undefined;
 		}
 		let head: string | undefined;
 		let bootstrap = false;
-		const seqAtHead: RunState["seqAtHead"] = {};
+		const seqAtHead: Partial<Record<Owner, number>> = {};
 		const shown: string[] = [];
 		try {
 			const histories = await host.histories(sel.owners);
@@ -101,19 +88,15 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 				roots: host.declaredRootNames(),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
-			for (const s of stale) if (head.includes(staleMention(s, sel.owners))) shown.push(staleSignature(s, histories[s.owner]?.state));
+			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}
-		host.run = newRun(head, seqAtHead);
-		for (const sig of shown) host.run.hinted.add(sig);
+		host.startRun(head, seqAtHead, shown);
 		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
 		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
 	});
-	host.pi.on("agent_start", () => {
-		if (host.run && host.reconcilePending) host.run.fromPrompt = false;
-		host.reconcilePending = false;
-	});
+	host.pi.on("agent_start", () => host.agentStarted());
 }
 
 /** Summaries pi puts first in the context after a compaction or `/tree` branch summary. */
@@ -124,7 +107,7 @@ const SUMMARY_ROLES = new Set(["compactionSummary", "branchSummary"]);
  * message, else (the prompt was compacted away mid-run, e.g. an overflow retry) after the
  * summary that replaced it, else first. -1 only for an empty request.
  */
-function headAnchor(messages: AgentMessage[], run: RunState): number {
+function headAnchor(host: StateFlowHost, messages: AgentMessage[], run: RunState): number {
 	if (run.promptTimestamp !== undefined) {
 		const i = messages.findIndex((m) => m.role === "user" && m.timestamp === run.promptTimestamp);
 		if (i >= 0) return i;
@@ -133,7 +116,7 @@ function headAnchor(messages: AgentMessage[], run: RunState): number {
 		const m = messages[i];
 		if (m?.role === "user") {
 			// The first request of a run ends with its prompt; later ones find it by timestamp.
-			run.promptTimestamp ??= m.timestamp;
+			host.notePrompt(m.timestamp);
 			return i;
 		}
 	}
@@ -154,7 +137,7 @@ function onContext(host: StateFlowHost): void {
 		const messages = withoutOutput(event.messages);
 		const filtered = messages.length === event.messages.length ? undefined : { messages };
 		if (sel.mode === "off" || run?.head === undefined) return filtered;
-		const at = headAnchor(messages, run);
+		const at = headAnchor(host, messages, run);
 		if (at < 0) return filtered;
 		const anchor = messages[at] as AgentMessage & { timestamp: number };
 		const head: AgentMessage = { role: "user", content: [{ type: "text", text: run.head }], timestamp: anchor.timestamp };
@@ -208,7 +191,7 @@ function onReadResult(host: StateFlowHost): void {
 /** Run end: publish Session `response`, send at most one reconciliation follow-up. */
 function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("tool_execution_start", (event) => {
-		if (host.run && FILE_CHANGING_TOOLS.has(event.toolName)) host.run.fileChanged = true;
+		if (FILE_CHANGING_TOOLS.has(event.toolName)) host.noteFileChange();
 	});
 	// Changes by other processes reach the extensions at the next turn boundary.
 	host.pi.on("turn_end", async () => {
@@ -236,11 +219,11 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 			}
 		}
 		if (sel.mode === "active" && host.config.reconcile !== false && run.fileChanged && !run.committed && !run.reconcileSent) {
-			run.reconcileSent = true;
+			host.reconcileDecided();
 			// Inside agent_end pi still counts as streaming; a deferred triggerTurn starts a new run.
 			setTimeout(() => {
 				try {
-					host.reconcilePending = true;
+					host.reconcileSending();
 					host.pi.sendMessage({ customType: RECONCILE_TYPE, content: RECONCILE_TEXT, display: true }, { triggerTurn: true });
 				} catch (e) {
 					report(host, ctx, "cannot send the reconciliation follow-up", e);

@@ -44,8 +44,8 @@ export const TOOL_NAMES = ["read_state", "patch_state"] as const;
 export const MODE_FLAG = "state-mode";
 export const OWNERS_FLAG = "state-owners";
 
-/** What one agent run froze and observed. */
-export interface RunState {
+/** What one agent run froze and observed: the host's own, writable record of it. */
+interface Run {
 	/** The head rendered in `before_agent_start`, sent unchanged on every request of the run. */
 	head: string | undefined;
 	/** Timestamp of the run's user prompt message, found on the first request. */
@@ -66,33 +66,41 @@ export interface RunState {
 	hinted: Set<string>;
 }
 
+/** The current run as everyone else sees it: changed only through the host's run methods. */
+export type RunState = Readonly<Omit<Run, "seqAtHead" | "ownSeqs" | "hinted">> & {
+	readonly seqAtHead: Readonly<Run["seqAtHead"]>;
+	readonly ownSeqs: Readonly<Partial<Record<Owner, ReadonlySet<number>>>>;
+	readonly hinted: ReadonlySet<string>;
+};
+
 export class StateFlowHost {
 	readonly admission = new Admission();
-	config: StateFlowConfig = {};
+	#config: StateFlowConfig = {};
 	/** The session's own `/state` choice (highest precedence), restored from the branch. */
-	sessionChoice: Selection | undefined;
-	flagLayer: Partial<Selection> = {};
-	stores: Stores | undefined;
+	#sessionChoice: Selection | undefined;
+	#flagLayer: Partial<Selection> = {};
+	#stores: Stores | undefined;
 	/** Shape of the `patch_state` declaration currently registered. */
-	registeredShape: Shape | undefined;
+	#registeredShape: Shape | undefined;
 	/** Registered external roots (docs/spec.md §12). */
 	readonly roots = new RootRegistry();
 	/** The roots the registered declaration names: what the model was told, what its calls may use. */
-	declaredRoots: RootDeclaration[] = [];
-	run: RunState | undefined;
+	#declaredRoots: RootDeclaration[] = [];
+	#run: Run | undefined;
 	/** Where the next bounded stale-artifact check (head or tool call) starts; walks the tracked artifacts over checks. */
-	staleCursor = 0;
+	#staleCursor = 0;
 	/**
 	 * Set when the reconciliation follow-up is sent, consumed by the next `agent_start`: that run
 	 * is not a prompt run. Other runs pi starts without `before_agent_start` (a retry after a
 	 * provider error, the continuation after an overflow compaction) still belong to the prompt.
 	 */
-	reconcilePending = false;
+	#reconcilePending = false;
 	#ctx: ExtensionContext | undefined;
 	#lastKey: string | undefined;
 	/** Session id seen last (the session manager may switch sessions in place). */
 	#sessionId: string | undefined;
-	#openError: Error | undefined;
+	/** Why the stores could not be opened (whatever was thrown). */
+	#openError: { cause: unknown } | undefined;
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
 	#realCwd: { cwd: string; real: string } | undefined;
 
@@ -102,11 +110,11 @@ export class StateFlowHost {
 	) {
 		this.roots.attach({
 			histories: async (owners) => {
-				if (!this.stores) return undefined;
+				if (!this.#stores) return undefined;
 				const out: Partial<Record<Owner, OwnerHistory>> = {};
 				for (const o of owners) {
 					try {
-						out[o] = await this.stores.load(o);
+						out[o] = await this.#stores.load(o);
 					} catch {
 						// Unavailable (no Session) or damaged: reported where the store is used.
 					}
@@ -128,7 +136,98 @@ export class StateFlowHost {
 
 	/** Names of the roots the model was told about. */
 	declaredRootNames(): string[] {
-		return this.declaredRoots.map((r) => r.name);
+		return this.#declaredRoots.map((r) => r.name);
+	}
+
+	/** Settings from the config file (read at load, again at each session start). */
+	get config(): StateFlowConfig {
+		return this.#config;
+	}
+
+	/** Where the effective selection comes from. */
+	selectionSource(): "session" | "flags" | "config" {
+		return this.#sessionChoice ? "session" : this.#flagLayer.mode || this.#flagLayer.owners ? "flags" : "config";
+	}
+
+	/** Shape of the `patch_state` declaration currently registered. */
+	get registeredShape(): Shape | undefined {
+		return this.#registeredShape;
+	}
+
+	/** The roots the registered declaration names: what the model was told, what its calls may use. */
+	get declaredRoots(): readonly RootDeclaration[] {
+		return this.#declaredRoots;
+	}
+
+	/** The declaration about to be registered names these roots. */
+	declareRoots(roots: RootDeclaration[]): void {
+		this.#declaredRoots = roots;
+	}
+
+	/** The tools were registered again for `shape`. */
+	declared(shape: Shape): void {
+		this.#registeredShape = shape;
+	}
+
+	/** The current agent run, if one started in this session. */
+	get run(): RunState | undefined {
+		return this.#run;
+	}
+
+	/**
+	 * A user prompt's run starts (`before_agent_start`): its frozen head, the shared owners' seqs
+	 * it showed, and the stale hints it already named. A reconciliation follow-up delivered
+	 * inside this prompt never started a run of its own.
+	 */
+	startRun(head: string | undefined, seqAtHead: Partial<Record<Owner, number>> = {}, hinted: readonly string[] = []): void {
+		this.#reconcilePending = false;
+		this.#run = { head, promptTimestamp: undefined, fromPrompt: true, fileChanged: false, committed: false, reconcileSent: false, seqAtHead, ownSeqs: {}, hinted: new Set(hinted) };
+	}
+
+	/** pi started a run (`agent_start`): the one our reconciliation follow-up triggered is not a prompt run. */
+	agentStarted(): void {
+		if (this.#run && this.#reconcilePending) this.#run.fromPrompt = false;
+		this.#reconcilePending = false;
+	}
+
+	/** The first request of the run found its user prompt. */
+	notePrompt(timestamp: number): void {
+		if (this.#run) this.#run.promptTimestamp ??= timestamp;
+	}
+
+	/** A file-changing built-in tool ran in this run. */
+	noteFileChange(): void {
+		if (this.#run) this.#run.fileChanged = true;
+	}
+
+	/** A tool call of this run committed these per-owner transitions (its own writes are not "concurrent"). */
+	recordOwnWrite(records: Partial<Record<Owner, { seq: number }>>): void {
+		const run = this.#run;
+		if (!run) return;
+		run.committed = true;
+		for (const [owner, record] of Object.entries(records) as Array<[Owner, { seq: number }]>) (run.ownSeqs[owner] ??= new Set()).add(record.seq);
+	}
+
+	/** The model was shown these stale-artifact hints (by `staleSignature`). */
+	markHinted(signatures: Iterable<string>): void {
+		for (const sig of signatures) this.#run?.hinted.add(sig);
+	}
+
+	/** The run's reconciliation follow-up is decided: at most one per prompt. */
+	reconcileDecided(): void {
+		if (this.#run) this.#run.reconcileSent = true;
+	}
+
+	/** The follow-up is being sent: the run it triggers is not a prompt run. */
+	reconcileSending(): void {
+		this.#reconcilePending = true;
+	}
+
+	/** Where a stale check of `count` of `total` tracked artifacts starts; the next check continues after it. */
+	takeStaleWindow(total: number, count: number): number {
+		const start = this.#staleCursor % total;
+		this.#staleCursor = start + count;
+		return start;
 	}
 
 	/** The latest context pi handed us; pi creates a new one per event. */
@@ -146,8 +245,8 @@ export class StateFlowHost {
 		const previous = this.#sessionId;
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
-		if (previous !== undefined && previous !== this.#sessionId && this.stores) {
-			this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		if (previous !== undefined && previous !== this.#sessionId && this.#stores) {
+			this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
 			// Reported when read (never thrown at pi); every Session access reports it again.
 			void this.#resetSession();
 		}
@@ -156,15 +255,21 @@ export class StateFlowHost {
 
 	/** Effective selection: defaults < config < flags < the session's choice. */
 	selection(): Selection {
-		return resolveSelection(this.config, this.flagLayer, this.sessionChoice);
+		return resolveSelection(this.#config, this.#flagLayer, this.#sessionChoice);
+	}
+
+	/** At extension load: the config file alone (pi parses flags later; each session start reads both). */
+	loadConfig(): StateFlowConfig {
+		this.#config = readConfig(this.options.agentDir).config;
+		return this.#config;
 	}
 
 	/** Read config and flags again; returns the problems to report. */
 	loadSettings(): string[] {
 		const { config, problems } = readConfig(this.options.agentDir);
-		this.config = config;
+		this.#config = config;
 		const flags = selectionFromFlags(this.pi.getFlag(MODE_FLAG), this.pi.getFlag(OWNERS_FLAG));
-		this.flagLayer = flags.layer;
+		this.#flagLayer = flags.layer;
 		return [...problems, ...flags.problems];
 	}
 
@@ -172,17 +277,17 @@ export class StateFlowHost {
 	async openSession(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
-		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
-		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.config.retention, limits: limitsOf(this.config) };
-		this.stores = undefined;
+		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.#config.retention, limits: limitsOf(this.#config) };
+		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
-			this.#openError = e as Error;
+			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
 		}
-		this.run = undefined;
+		this.#run = undefined;
 		this.admission.bump();
 		this.#noteKey();
 		// The Session store keeps damage and reports it on every Session access (Global and CWD
@@ -193,7 +298,7 @@ export class StateFlowHost {
 	/** After `/tree` navigation: the branch has its own selection and Session state. */
 	async followBranch(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
-		this.sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
 		const checked = this.#resetSession();
 		this.admission.bump();
 		this.#noteKey();
@@ -202,7 +307,7 @@ export class StateFlowHost {
 
 	/** A `/state` command's choice: recorded on the branch, effective for admission at once. */
 	choose(next: Selection): void {
-		this.sessionChoice = { mode: next.mode, owners: [...next.owners] };
+		this.#sessionChoice = { mode: next.mode, owners: [...next.owners] };
 		const data: SelectionEntryData = { mode: next.mode, owners: [...next.owners] };
 		this.pi.appendEntry(SELECTION_ENTRY, data);
 		this.#noteKey();
@@ -215,21 +320,21 @@ export class StateFlowHost {
 
 	/** The stores, or a clear error (not opened yet, or opening failed and why). */
 	requireStores(): Stores {
-		if (this.#openError) fail("io", `State Flow could not open its stores: ${this.#openError.message}`, [], this.#openError);
-		if (!this.stores) fail("io", "State Flow has no session yet; try again after the session has started.");
-		return this.stores;
+		if (this.#openError) fail("io", `State Flow could not open its stores: ${messageOf(this.#openError.cause)}`, [], this.#openError.cause);
+		if (!this.#stores) fail("io", "State Flow has no session yet; try again after the session has started.");
+		return this.#stores;
 	}
 
 	/** Rebuild Session state from the current branch; damage is reported, never thrown at pi. */
 	#resetSession(): Promise<void> {
-		this.stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
+		this.#stores?.resetSession(createSessionLog(this.pi, () => this.ctx));
 		return this.#checkSession("cannot read Session state on this branch");
 	}
 
 	/** Read the Session owner (completing a journal part it waits for); damage is said, never thrown. */
 	async #checkSession(what: string, ctx?: ExtensionContext): Promise<void> {
 		try {
-			await this.stores?.load("session");
+			await this.#stores?.load("session");
 		} catch (e) {
 			// Kept and reported on every Session access; Global and CWD keep working.
 			this.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
@@ -243,7 +348,7 @@ export class StateFlowHost {
 		if (this.#realCwd?.cwd !== ctx.cwd) this.#realCwd = { cwd: ctx.cwd, real: realOrSelf(ctx.cwd) };
 		const cwd = this.#realCwd.real;
 		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
-		const roots = this.stores?.identity();
+		const roots = this.#stores?.identity();
 		return {
 			sessionId: ctx.sessionManager.getSessionId(),
 			cwd,

@@ -8,13 +8,13 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { modelLocator, planeIndex } from "../model/head-elide.js";
+import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
+import { planeIndex } from "../model/head-elide.js";
 import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
-import { MAX_STALE_HINTS, patchResult, readResult, type StaleHint, staleHintLines } from "../model/results.js";
+import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
@@ -87,7 +87,7 @@ export function checkStaleWindow(
 	wanted: readonly Owner[],
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
-): { stale: StaleHint[]; unchecked: Partial<Record<Owner, number>> } {
+): { stale: StaleArtifact[]; unchecked: Partial<Record<Owner, number>> } {
 	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
 	// call costs its window, not a listing of every tracked artifact.
 	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
@@ -103,8 +103,7 @@ export function checkStaleWindow(
 	}
 	if (total === 0) return { stale: [], unchecked };
 	const count = Math.min(STALE_CHECKS_PER_CALL, total);
-	const start = host.staleCursor % total;
-	host.staleCursor = start + count;
+	const start = host.takeStaleWindow(total, count);
 	const at = (n: number): { owner: Owner; key: string } => {
 		for (const { owner, keys } of lists) {
 			if (n < keys.length) return { owner, key: keys[n] as string };
@@ -125,15 +124,10 @@ export function checkStaleWindow(
 }
 
 /** Identity of one stale finding: the same file, recorded value and note is hinted once per run. */
-export function staleSignature(s: StaleHint, state: OwnerState | undefined): string {
+export function staleSignature(s: StaleArtifact, state: OwnerState | undefined): string {
 	const v = state?.artifacts[s.key];
 	const rec = isPlainObject(v) ? [v.fingerprint ?? null, v.compiledHash ?? null, v.sourceHash ?? null] : null;
 	return JSON.stringify([s.owner, s.key, s.note, rec]);
-}
-
-/** How the head names a stale artifact (`artifacts["a.ts"]: file changed…`), to tell what it already showed. */
-export function staleMention(s: StaleHint, wanted: readonly Owner[]): string {
-	return `${modelLocator(wanted.length === 1 ? undefined : s.owner, "artifacts", [s.key])}: ${s.note}`;
 }
 
 /**
@@ -146,13 +140,13 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 	if (!run) return [];
 	try {
 		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
-		const fresh: Array<StaleHint & { sig: string }> = [];
+		const fresh: Array<StaleArtifact & { sig: string }> = [];
 		for (const s of stale) {
 			const sig = staleSignature(s, histories[s.owner]?.state);
 			if (!run.hinted.has(sig)) fresh.push({ ...s, sig });
 		}
 		// Only what a line names counts as shown; the counted rest is named by later calls.
-		for (const s of fresh.slice(0, MAX_STALE_HINTS)) run.hinted.add(s.sig);
+		host.markHinted(fresh.slice(0, MAX_STALE_HINTS).map((s) => s.sig));
 		return staleHintLines(fresh, wanted);
 	} catch {
 		// A hint is a courtesy; a store that cannot be read now is reported by the call itself.
@@ -239,12 +233,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			});
 			const artifacts = effects?.artifacts ?? [];
 			await host.roots.sync();
-			if (!outcome.noop && host.run) {
-				host.run.committed = true;
-				for (const [owner, record] of Object.entries(outcome.records) as Array<[Owner, TransitionRecord]>) {
-					(host.run.ownSeqs[owner] ??= new Set()).add(record.seq);
-				}
-			}
+			if (!outcome.noop) host.recordOwnWrite(outcome.records);
 			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
 			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
 		},
@@ -252,7 +241,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 		renderResult: (result, options, theme, context) => renderPatchResult(result, options, theme, context),
 	};
 	host.pi.registerTool(tool);
-	host.registeredShape = shape;
+	host.declared(shape);
 }
 
 /**
@@ -264,7 +253,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 export function ensureShape(host: StateFlowHost, shape: Shape = host.shape()): boolean {
 	const roots = host.roots.declarations();
 	if (host.registeredShape === shape && JSON.stringify(roots) === JSON.stringify(host.declaredRoots)) return false;
-	host.declaredRoots = roots;
+	host.declareRoots(roots);
 	// With a host allowlist, pi's registry refresh re-activates every allowed tool: put back what was active.
 	const active = host.pi.getActiveTools();
 	registerReadTool(host, shape);

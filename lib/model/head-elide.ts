@@ -37,9 +37,9 @@ export function utf8Bytes(s: string): number {
 	return n;
 }
 
-/** Human byte size: `812 B`, `1.2 KB`. */
+/** Human byte size, for the model and the user alike: `812 B`, `1.2 KB`, `3.4 MB`. */
 export function formatSize(bytes: number): string {
-	return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} KB`;
+	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
 /** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */

@@ -9,7 +9,9 @@
 import { findDanglingRefs } from "../core/ownership.js";
 import { presentRef } from "../core/refs.js";
 import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
-import type { Owner, OwnerHistory, Plane, Section, TransitionRecord } from "../core/types.js";
+import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
+import { soleOwner } from "./interface.js";
+import { staleMention } from "./results.js";
 import { type Box, MARKER_KEY, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
 
 export { MARKER_KEY, formatSize, modelLocator, naturalCompare, utf8Bytes } from "./head-elide.js";
@@ -35,7 +37,7 @@ export interface HeadInput {
 	budget: number;
 	/** How many recent transitions Active mode shows (default 3). */
 	recent?: number;
-	staleArtifacts?: Array<{ owner: Owner; key: string; note: string }>;
+	staleArtifacts?: StaleArtifact[];
 	/** Per owner, tracked artifacts the host did not check for source changes (its check is bounded). */
 	staleUnchecked?: Partial<Record<Owner, number>>;
 	/** Registered roots shown after the planes, in this order; dormant roots are never shown (docs/spec.md §12). */
@@ -50,15 +52,10 @@ export function isBootstrap(histories: Partial<Record<Owner, OwnerHistory>>, wan
 	});
 }
 
-/** Turn a canonical locator into the model's spelling (flat drops the sole owner's prefix). */
-function presentLoc(canonical: string, soleOwner: Owner | undefined): string {
-	return presentRef(canonical, soleOwner);
-}
-
 /** Render the head block. Never throws for valid histories; exceeds the budget only when even the skeleton does not fit. */
 export function renderHead(input: HeadInput): string {
 	const owners = OWNERS.filter((o) => input.wanted.includes(o));
-	const sole = owners.length === 1 ? owners[0] : undefined;
+	const sole = soleOwner(owners);
 	const views: PlaneView[] = [];
 	const ownerLines = new Map<Owner, string>();
 	const notices = new Map<Owner, string[]>();
@@ -103,18 +100,18 @@ function noticeLines(
 	owner: Owner,
 	h: OwnerHistory,
 	sole: Owner | undefined,
-	stale: ReadonlyArray<{ owner: Owner; key: string; note: string }>,
+	stale: readonly StaleArtifact[],
 	unchecked: number,
 ): string[] {
 	const lines: string[] = [];
 	const scope = sole === undefined ? owner : undefined;
 	const dangling = findDanglingRefs(owner, h.state);
 	for (const d of dangling.slice(0, MAX_NOTICES)) {
-		lines.push(`! dangling ref: ${modelLocator(scope, "intents", [d.intent])} -> ${presentLoc(d.ref, sole)} (missing)`);
+		lines.push(`! dangling ref: ${modelLocator(scope, "intents", [d.intent])} -> ${presentRef(d.ref, sole)} (missing)`);
 	}
 	if (dangling.length > MAX_NOTICES) lines.push(`! ${dangling.length - MAX_NOTICES} more dangling refs`);
 	const mine = stale.filter((s) => s.owner === owner);
-	for (const s of mine.slice(0, MAX_NOTICES)) lines.push(`! stale artifact: ${modelLocator(scope, "artifacts", [s.key])}: ${s.note}`);
+	for (const s of mine.slice(0, MAX_NOTICES)) lines.push(`! stale artifact: ${staleMention(s, sole)}`);
 	if (mine.length > MAX_NOTICES) lines.push(`! ${mine.length - MAX_NOTICES} more stale artifacts`);
 	if (unchecked > 0) lines.push(`! ${unchecked} tracked artifacts not checked for source changes here (tool results check them)`);
 	return lines;

@@ -6,7 +6,7 @@
 import { fail, formatPath, isStateError, StateError } from "../core/errors.js";
 import { detach, isPlainObject, setOwn } from "../core/json.js";
 import { formatLocator, formatModelLocator, type Locator, parseLocator } from "../core/locator.js";
-import type { Projection } from "../core/query.js";
+import { PROJECTIONS, type Projection } from "../core/query.js";
 import { anchorRefs, anchorRevealedRefs, checkScopedRefs, checkWrittenRefs, presentRef, presentRefs } from "../core/refs.js";
 import { emptyState } from "../core/state.js";
 import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
@@ -143,7 +143,7 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 export function toCanonicalLocator(text: string, wanted: readonly Owner[], roots: readonly string[] = []): Locator {
 	checkWanted(wanted);
 	const loc = parseLocator(text, wanted.length === 1 ? "flat" : "scoped", roots);
-	const sole = wanted.length === 1 ? (wanted[0] as Owner) : undefined;
+	const sole = soleOwner(wanted);
 	const check = (owner: Owner): Owner => (wanted.includes(owner) ? owner : excluded(owner, wanted, []));
 	if (loc.kind === "state") {
 		if (loc.scope === "effective") return sole === undefined ? loc : { ...loc, scope: sole };
@@ -152,6 +152,16 @@ export function toCanonicalLocator(text: string, wanted: readonly Owner[], roots
 	if (loc.kind === "patches") return { ...loc, owner: check(loc.owner ?? (sole as Owner)) };
 	check("session");
 	return { ...loc, owner: "session" };
+}
+
+/** The owner a flat interface is relative to: the only wanted owner; none in scoped. */
+export function soleOwner(wanted: readonly Owner[]): Owner | undefined {
+	return wanted.length === 1 ? wanted[0] : undefined;
+}
+
+/** Canonical locator text (`cwd.tactics.t1`, a stored reference) → the model's spelling. */
+export function presentCanonical(canonical: string, wanted: readonly Owner[]): string {
+	return presentRef(canonical, soleOwner(wanted));
 }
 
 /** Canonical locator → the text the model uses (flat: relative to the sole owner). */
@@ -169,7 +179,8 @@ export function presentLocator(loc: Locator, wanted: readonly Owner[]): string {
 
 /** Stored value → what the model sees: relative same-owner refs for a sole owner. */
 export function presentValue(v: Json, wanted: readonly Owner[]): Json {
-	return wanted.length === 1 ? presentRefs(v, wanted[0] as Owner) : v;
+	const sole = soleOwner(wanted);
+	return sole === undefined ? v : presentRefs(v, sole);
 }
 
 /** Canonical RFC 6901 pointer → model-facing: `/cwd/tactics/old` → `/tactics/old` for flat. */
@@ -190,8 +201,6 @@ export interface ReadRequest {
 	/** `paths` was used: the result is an ordered list. */
 	batch: boolean;
 }
-
-const PROJECTIONS: readonly Projection[] = ["value", "keys", "history"];
 
 /** Validate `read_state` arguments `{ path?, paths?, projection? }` and resolve every locator. */
 export function toReadRequest(args: unknown, wanted: readonly Owner[], roots: readonly string[] = []): ReadRequest {

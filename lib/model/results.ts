@@ -4,10 +4,9 @@
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
 import { setOwn } from "../core/json.js";
-import { presentRef } from "../core/refs.js";
-import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport } from "../core/types.js";
+import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact } from "../core/types.js";
 import { modelLocator } from "./head-elide.js";
-import { presentLocator, presentPointer, presentValue } from "./interface.js";
+import { presentCanonical, presentLocator, presentPointer, presentValue, soleOwner } from "./interface.js";
 
 /** `details` of a `patch_state` result: canonical forms only. */
 export interface PatchDetails {
@@ -39,11 +38,6 @@ export interface ReadDetails {
 export interface ToolText<D> {
 	content: Array<{ type: "text"; text: string }>;
 	details: D;
-}
-
-/** Canonical locator (`cwd.tactics.t1`) as the model knows it: relative for a sole owner. */
-function presentCanonicalLocator(locator: string, wanted: readonly Owner[]): string {
-	return presentRef(locator, wanted.length === 1 ? wanted[0] : undefined);
 }
 
 /** Longest drop patch spelled out in a result; a longer one is described instead. */
@@ -102,12 +96,12 @@ export function patchResult(input: {
 		listLine("changed", report.changed.map(p)),
 		listLine(
 			"cascaded",
-			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonicalLocator(t, wanted)).join(" + ")}`),
+			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonical(t, wanted)).join(" + ")}`),
 		),
 		listLine("already absent (null deleted nothing)", report.missingDeletions.map(p)),
 		listLine(
 			"dangling refs (target is gone; update or drop the ref)",
-			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${presentCanonicalLocator(d.ref, wanted)}`),
+			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${presentCanonical(d.ref, wanted)}`),
 		),
 		dropLine(report.danglingRefs, wanted),
 	];
@@ -171,14 +165,6 @@ export function readResult(input: {
 	return { content: [{ type: "text", text }], details };
 }
 
-/** A tracked artifact whose file no longer matches what was recorded (docs/spec.md §9). */
-export interface StaleHint {
-	owner: Owner;
-	key: string;
-	/** Why, in words, e.g. `file changed since it was recorded (size 10 → 12)`. */
-	note: string;
-}
-
 /** Hint lines named per result before the rest is counted (the rest are named by later results). */
 export const MAX_STALE_HINTS = 5;
 
@@ -186,11 +172,13 @@ export const MAX_STALE_HINTS = 5;
  * One line per changed artifact, with the locator the model patches (relative for a sole
  * owner, like the head's `! stale artifact:` lines), at most a few before the rest is counted.
  */
-export function staleHintLines(hints: readonly StaleHint[], wanted: readonly Owner[]): string[] {
-	const sole = wanted.length === 1;
-	const lines = hints
-		.slice(0, MAX_STALE_HINTS)
-		.map((h) => `Source changed: ${modelLocator(sole ? undefined : h.owner, "artifacts", [h.key])}: ${h.note}.`);
+export function staleHintLines(hints: readonly StaleArtifact[], wanted: readonly Owner[]): string[] {
+	const lines = hints.slice(0, MAX_STALE_HINTS).map((h) => `Source changed: ${staleMention(h, soleOwner(wanted))}.`);
 	if (hints.length > MAX_STALE_HINTS) lines.push(`Source changed: ${hints.length - MAX_STALE_HINTS} more tracked artifacts changed on disk.`);
 	return lines;
+}
+
+/** How a stale artifact is named to the model (`artifacts["a.ts"]: file changed…`), in the head and in results alike. */
+export function staleMention(s: StaleArtifact, sole: Owner | undefined): string {
+	return `${modelLocator(sole === undefined ? s.owner : undefined, "artifacts", [s.key])}: ${s.note}`;
 }

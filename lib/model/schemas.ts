@@ -7,6 +7,7 @@
 
 import { StringEnum } from "@mariozechner/pi-ai";
 import { type TSchema, Type } from "typebox";
+import { PROJECTIONS } from "../core/query.js";
 import { OWNERS, PLANES } from "../core/types.js";
 import type { JsonObject, Owner } from "../core/types.js";
 
@@ -22,9 +23,6 @@ export interface RootDeclaration {
 /** Short human labels shown by pi's UI for the two tools. */
 export const PATCH_LABEL = "Patch state";
 export const READ_LABEL = "Read state";
-
-/** Projections `read_state` accepts, in documentation order. */
-export const PROJECTIONS = ["value", "keys", "history"] as const;
 
 // An open object: any keys, any JSON values. `{ "type": "object" }` is the smallest schema
 // that says so; nested property schemas reach every provider unchanged.

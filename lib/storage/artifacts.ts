@@ -7,9 +7,9 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, relative, resolve, sep } from "node:path";
 import { fail, messageOf } from "../core/errors.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch } from "../core/types.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
-import { applyMergePatch } from "../core/merge.js";
+import { applyMergePatch, mergeDiff } from "../core/merge.js";
 import { OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
@@ -65,20 +65,6 @@ function own(obj: JsonObject | undefined, key: string): Json | undefined {
 
 function isObj(v: Json | undefined): v is JsonObject {
 	return isPlainObject(v);
-}
-
-/** The merge patch that turns `current` into `desired` (objects with no null members). */
-export function diffValue(current: Json | undefined, desired: Json): Json {
-	if (!isObj(current) || !isObj(desired)) return desired;
-	const out: JsonObject = {};
-	for (const k of Object.keys(current)) if (!Object.hasOwn(desired, k)) setOwn(out, k, null);
-	for (const k of Object.keys(desired)) {
-		const d = desired[k] as Json;
-		const c = own(current, k);
-		if (c === undefined) setOwn(out, k, d);
-		else if (!jsonEqual(c, d)) setOwn(out, k, isObj(c) && isObj(d) ? diffValue(c, d) : d);
-	}
-	return out;
 }
 
 /** What a compiled artifact owns on disk: the file it wrote and the hash of what it wrote. */
@@ -154,7 +140,7 @@ export function createArtifactCompiler(
 				const entry: JsonObject = { owner, key, action: actionOf(owner, desired) };
 				if (typeof desired.compiledTo === "string") entry.compiledTo = desired.compiledTo;
 				plan.report.push(entry);
-				const d = diffValue(cur, desired);
+				const d = mergeDiff(cur, desired);
 				if (cur === undefined || !isObj(d) || Object.keys(d).length > 0) setOwn(rewritten, key, d);
 			}
 			out[owner] = { ...planes, artifacts: rewritten } satisfies PlanePatch;
@@ -314,8 +300,8 @@ function claimTarget(e: Entry, target: string, bytes: Buffer): void {
 }
 
 /** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */
-export function staleArtifacts(owner: Owner, state: OwnerState, roots: ArtifactRoots): Array<{ owner: Owner; key: string; note: string }> {
-	const out: Array<{ owner: Owner; key: string; note: string }> = [];
+export function staleArtifacts(owner: Owner, state: OwnerState, roots: ArtifactRoots): StaleArtifact[] {
+	const out: StaleArtifact[] = [];
 	for (const key of Object.keys(state.artifacts)) {
 		const value = state.artifacts[key];
 		if (!isObj(value)) continue;

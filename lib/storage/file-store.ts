@@ -16,6 +16,7 @@ import type { Hash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { commitRecord, historyFrom, newHistory } from "../core/history.js";
+import { isJsonText } from "../core/json.js";
 import { planPatch } from "../core/merge.js";
 import { emptyState } from "../core/state.js";
 import type { OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
@@ -406,7 +407,7 @@ export class FileOwnerStore implements OwnerStore {
 			take(buf.toString("utf8", start, nl), start);
 			start = nl + 1;
 		}
-		if (start < buf.length && buf[buf.length - 1] === 0x7d /* } */ && completeJson(buf.toString("utf8", start))) {
+		if (start < buf.length && buf[buf.length - 1] === 0x7d /* } */ && isJsonText(buf.toString("utf8", start))) {
 			take(buf.toString("utf8", start), start);
 			return { records, offset: base + buf.length, lastStart: base + lastStart, missingNewline: true, legacy };
 		}
@@ -663,16 +664,6 @@ const NEWLINE = Buffer.from("\n");
 
 function emptyCache(): Omit<Cache, "history" | "diskCheckpointSeq" | "legacy"> {
 	return { ino: 0, size: 0, mtimeMs: 0, offset: 0, lastStart: 0, lastLine: Buffer.alloc(0), prefix: createHash("sha256"), missingNewline: false };
-}
-
-/** True when `text` is one complete JSON value (a record whose line end was dropped), not a line cut short. */
-function completeJson(text: string): boolean {
-	try {
-		JSON.parse(text);
-		return true;
-	} catch {
-		return false;
-	}
 }
 
 /** True when `dir` is a folder (a link to one is judged by `checkContained`); false when absent; refused otherwise. */

@@ -1,8 +1,8 @@
 /**
  * The CLI's pure parts in-process: argument parsing and usage errors, help for every command,
- * pi-compatible agent-directory resolution, and import planning (`mergeDiff` as a law:
- * applying the diff to the current state yields exactly the imported state). `--version` and
- * `help [command]` also through the real binary.
+ * pi-compatible agent-directory resolution, and import planning (the diff itself, `mergeDiff`,
+ * is tested as a law in tests/core/merge.test.ts). `--version` and `help [command]` also through
+ * the real binary.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,15 +11,12 @@ import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import fc from "fast-check";
 import { COMMANDS, defaultAgentDir, parseArgs, UsageError } from "../../lib/cli/args.js";
 import { main } from "../../lib/cli/main.js";
-import { importPatch, mergeDiff, parseImport } from "../../lib/cli/transfer.js";
+import { importPatch, parseImport } from "../../lib/cli/transfer.js";
 import { isStateError } from "../../lib/core/errors.js";
-import { jsonEqual } from "../../lib/core/json.js";
 import { runCli } from "./run.js";
-import { applyMergePatch } from "../../lib/core/merge.js";
-import type { Json, JsonObject, OwnerState } from "../../lib/core/types.js";
+import type { OwnerState } from "../../lib/core/types.js";
 
 const usage = (argv: string[]) => {
 	try {
@@ -164,45 +161,6 @@ describe("defaultAgentDir", () => {
 			if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
 			else process.env.PI_CODING_AGENT_DIR = saved;
 		}
-	});
-});
-
-// JSON objects without null members (what stored state can hold), keys including odd ones.
-const key = fc.oneof(fc.constantFrom("a", "b", "__proto__", "constructor", "a.b", "x/y", "~0", ""), fc.string({ maxLength: 3 }));
-const leaf = fc.oneof(fc.boolean(), fc.integer(), fc.string({ maxLength: 4 }), fc.array(fc.oneof(fc.constant(null), fc.integer()), { maxLength: 2 }));
-const { obj } = fc.letrec<{ obj: JsonObject; value: Json }>((tie) => ({
-	obj: fc.dictionary(key, tie("value"), { maxKeys: 4 }) as fc.Arbitrary<JsonObject>,
-	value: fc.oneof({ depthSize: "small" }, leaf, tie("obj")) as fc.Arbitrary<Json>,
-}));
-
-describe("mergeDiff", () => {
-	it("turns any state into any other: applyMergePatch(from, mergeDiff(from, to)) equals to", () => {
-		fc.assert(
-			fc.property(obj, obj, (from, to) => {
-				const fromCopy = JSON.parse(JSON.stringify(from)) as JsonObject;
-				const after = applyMergePatch(from, mergeDiff(from, to));
-				assert.ok(jsonEqual(after, to), `${JSON.stringify(after)} != ${JSON.stringify(to)}`);
-				assert.ok(jsonEqual(from, fromCopy), "inputs are not mutated");
-			}),
-			{ numRuns: 300 },
-		);
-	});
-
-	it("is empty exactly when the objects are equal", () => {
-		fc.assert(
-			fc.property(obj, obj, (a, b) => {
-				assert.equal(Object.keys(mergeDiff(a, b)).length === 0, jsonEqual(a, b));
-				assert.equal(Object.keys(mergeDiff(a, a)).length, 0);
-			}),
-			{ numRuns: 200 },
-		);
-	});
-
-	it("keeps __proto__ as an ordinary key and never touches Object.prototype", () => {
-		const to = JSON.parse('{"__proto__":{"polluted":true}}') as JsonObject;
-		const d = mergeDiff({}, to);
-		assert.deepEqual(Object.keys(d), ["__proto__"]);
-		assert.equal(({} as Record<string, unknown>).polluted, undefined);
 	});
 });
 

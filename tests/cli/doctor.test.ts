@@ -7,30 +7,14 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { stage } from "../../lib/core/stage.js";
-import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor.js";
-import type { JournalPart } from "../../lib/storage/format.js";
-import { JournalDir } from "../../lib/storage/journal.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
-
-/** Stage `patch` and write only its journal: a writer that died at the commit point. */
-async function leaveJournal(stores: Stores, journalDir: string, patch: CanonicalPatch, id: string): Promise<void> {
-	const owners = Object.keys(patch) as Owner[];
-	const histories: Partial<Record<Owner, OwnerHistory>> = {};
-	for (const o of owners) histories[o] = await stores.load(o);
-	const result = stage(histories, patch, { id, at: "2026-11-30T00:00:00.000Z", by });
-	assert.equal(result.noop, false);
-	if (result.noop) return;
-	const roots = stores.identity();
-	const parts: JournalPart[] = owners.map((o) => ({ owner: o, root: o === "global" ? roots.globalRoot : roots.cwdRoot, record: result.records[o] as TransitionRecord }));
-	new JournalDir(journalDir).write({ id, parts });
-}
 
 /** Global + CWD stores whose CWD store was restored to a copy older than a pending journal. */
 async function blockedJournal(t: { after(fn: () => void): void }) {

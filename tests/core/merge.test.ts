@@ -1,11 +1,13 @@
 /**
  * RFC 7386 merge over owner state: the RFC's appendix examples, in-place application,
- * the dry-run plan (changed pointers, missing deletions, undo, exact size delta).
+ * the dry-run plan (changed pointers, missing deletions, undo, exact size delta), and
+ * `mergeDiff` as a law: applying it to one value yields exactly the other.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { cloneJson } from "../../lib/core/json.js";
-import { applyMergePatch, applyPatch, planPatch } from "../../lib/core/merge.js";
+import fc from "fast-check";
+import { cloneJson, jsonEqual } from "../../lib/core/json.js";
+import { applyMergePatch, applyPatch, mergeDiff, planPatch } from "../../lib/core/merge.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
 import type { Json, JsonObject, OwnerState, PlanePatch } from "../../lib/core/types.js";
 
@@ -181,5 +183,44 @@ describe("planPatch", () => {
 	it("includes the owner in pointers", () => {
 		const plan = planPatch("global", emptyState(), { strategy: { x: 1 } });
 		assert.deepEqual(plan.changed, ["/global/strategy/x"]);
+	});
+});
+
+// JSON objects without null members (what stored state can hold), keys including odd ones.
+const key = fc.oneof(fc.constantFrom("a", "b", "__proto__", "constructor", "a.b", "x/y", "~0", ""), fc.string({ maxLength: 3 }));
+const leaf = fc.oneof(fc.boolean(), fc.integer(), fc.string({ maxLength: 4 }), fc.array(fc.oneof(fc.constant(null), fc.integer()), { maxLength: 2 }));
+const { obj } = fc.letrec<{ obj: JsonObject; value: Json }>((tie) => ({
+	obj: fc.dictionary(key, tie("value"), { maxKeys: 4 }) as fc.Arbitrary<JsonObject>,
+	value: fc.oneof({ depthSize: "small" }, leaf, tie("obj")) as fc.Arbitrary<Json>,
+}));
+
+describe("mergeDiff", () => {
+	it("turns any state into any other: applyMergePatch(from, mergeDiff(from, to)) equals to", () => {
+		fc.assert(
+			fc.property(obj, obj, (from, to) => {
+				const fromCopy = JSON.parse(JSON.stringify(from)) as JsonObject;
+				const after = applyMergePatch(from, mergeDiff(from, to));
+				assert.ok(jsonEqual(after, to), `${JSON.stringify(after)} != ${JSON.stringify(to)}`);
+				assert.ok(jsonEqual(from, fromCopy), "inputs are not mutated");
+			}),
+			{ numRuns: 300 },
+		);
+	});
+
+	it("is empty exactly when the objects are equal", () => {
+		fc.assert(
+			fc.property(obj, obj, (a, b) => {
+				assert.equal(Object.keys(mergeDiff(a, b)).length === 0, jsonEqual(a, b));
+				assert.equal(Object.keys(mergeDiff(a, a)).length, 0);
+			}),
+			{ numRuns: 200 },
+		);
+	});
+
+	it("keeps __proto__ as an ordinary key and never touches Object.prototype", () => {
+		const to = JSON.parse('{"__proto__":{"polluted":true}}') as JsonObject;
+		const d = mergeDiff({}, to);
+		assert.deepEqual(Object.keys(d), ["__proto__"]);
+		assert.equal(({} as Record<string, unknown>).polluted, undefined);
 	});
 });

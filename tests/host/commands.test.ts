@@ -4,15 +4,14 @@
  * bad arguments answered with usage while nothing changes.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { type Flow, userTexts, withFlow } from "./fixture.js";
+import { agentDirWithConfig, type Flow, userTexts, withFlow } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -167,60 +166,42 @@ describe("/state", () => {
 });
 
 describe("/state default", () => {
-	it("writes only the config file, keeping its other keys, and applies where no session choice overrides it", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(configPath(agentDir), JSON.stringify({ retention: 5, mine: [1] }));
-			await withFlow({ agentDir }, async (flow) => {
-				await flow.command("/state default passive");
-				await flow.command("/state default owners global,cwd");
-				assert.deepEqual(JSON.parse(readFileSync(configPath(agentDir), "utf8")), { retention: 5, mine: [1], mode: "passive", owners: ["global", "cwd"] });
-				assert.match((await flow.command("/state"))[0] as string, /passive global\+cwd .*from defaults and config[\s\S]*retention: 5/);
-				assert.equal(selectionEntries(flow), 0);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("writes only the config file, keeping its other keys, and applies where no session choice overrides it", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ retention: 5, mine: [1] }));
+		await withFlow({ agentDir }, async (flow) => {
+			await flow.command("/state default passive");
+			await flow.command("/state default owners global,cwd");
+			assert.deepEqual(JSON.parse(readFileSync(configPath(agentDir), "utf8")), { retention: 5, mine: [1], mode: "passive", owners: ["global", "cwd"] });
+			assert.match((await flow.command("/state"))[0] as string, /passive global\+cwd .*from defaults and config[\s\S]*retention: 5/);
+			assert.equal(selectionEntries(flow), 0);
+		});
 	});
 
-	it("reports a broken config at start, uses the defaults and never overwrites it", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(configPath(agentDir), "{ broken");
-			await withFlow({ agentDir }, async (flow) => {
-				assert.ok(flow.notes.some((n) => /not valid JSON/.test(n)));
-				assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
-				const [refused] = await flow.command("/state default off");
-				assert.match(refused ?? "", /left untouched/);
-				assert.equal(readFileSync(configPath(agentDir), "utf8"), "{ broken");
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("reports a broken config at start, uses the defaults and never overwrites it", async (t) => {
+		const agentDir = agentDirWithConfig(t, "{ broken");
+		await withFlow({ agentDir }, async (flow) => {
+			assert.ok(flow.notes.some((n) => /not valid JSON/.test(n)));
+			assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
+			const [refused] = await flow.command("/state default off");
+			assert.match(refused ?? "", /left untouched/);
+			assert.equal(readFileSync(configPath(agentDir), "utf8"), "{ broken");
+		});
 	});
 });
 
 describe("flags", () => {
-	it("--state-mode and --state-owners override the config and yield to /state commands", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(configPath(agentDir), JSON.stringify({ mode: "off", owners: ["cwd"] }));
-			await withFlow({ agentDir }, async (flow) => {
-				// pi parses flags before session start; the SDK path sets them and reloads the extension.
-				const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
-				runtime.flagValues.set("state-mode", "passive");
-				runtime.flagValues.set("state-owners", "global,session");
-				await flow.harness.session.reload();
-				assert.match((await flow.command("/state"))[0] as string, /passive global\+session — scoped interface, from CLI flags/);
-				await flow.command("/state active");
-				assert.match((await flow.command("/state"))[0] as string, /active global\+session .*this session's \/state choice/);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("--state-mode and --state-owners override the config and yield to /state commands", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ mode: "off", owners: ["cwd"] }));
+		await withFlow({ agentDir }, async (flow) => {
+			// pi parses flags before session start; the SDK path sets them and reloads the extension.
+			const runtime = (flow.harness.extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime;
+			runtime.flagValues.set("state-mode", "passive");
+			runtime.flagValues.set("state-owners", "global,session");
+			await flow.harness.session.reload();
+			assert.match((await flow.command("/state"))[0] as string, /passive global\+session — scoped interface, from CLI flags/);
+			await flow.command("/state active");
+			assert.match((await flow.command("/state"))[0] as string, /active global\+session .*this session's \/state choice/);
+		});
 	});
 
 	it("report a bad flag value and keep the rest", async () => {

@@ -5,14 +5,10 @@
  * exactly one follow-up after file changes without a state update, and never in Passive.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
-import { type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
+import { agentDirWithConfig, type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
 
 const HEAD = /<state_flow_head>[\s\S]*<\/state_flow_head>/;
 
@@ -29,13 +25,28 @@ function withoutHead(flow: Flow, request: number): string {
 	return JSON.stringify(c.messages.filter((m) => !(m.role === "user" && JSON.stringify(m.content).includes("<state_flow_head>"))));
 }
 
-/** Prompt and also wait for a deferred follow-up run to finish. */
+/**
+ * Prompt, then follow the runs pi starts on its own (a retry, the reconciliation follow-up)
+ * until the run that used the last scripted response has ended and no follow-up came of it.
+ * State Flow sends its follow-up from a zero-delay timer set in its own `agent_end` handler,
+ * which pi runs before session listeners: one timer turn after a session listener hears
+ * `agent_end`, the follow-up's run is streaming, or none was sent.
+ */
 async function promptAndSettle(flow: Flow, text: string, steps: Step[]): Promise<void> {
+	const { session, faux } = flow.harness;
+	const settled = new Promise<void>((resolve) => {
+		const off = session.subscribe((event) => {
+			if (event.type !== "agent_end" || faux.getPendingResponseCount() > 0) return;
+			setTimeout(() => {
+				if (session.isStreaming) return;
+				off();
+				resolve();
+			}, 0);
+		});
+	});
 	await flow.prompt(text, steps);
-	for (let i = 0; i < 50 && (flow.harness.faux.getPendingResponseCount() > 0 || flow.harness.session.isStreaming); i++) {
-		await sleep(10);
-		await flow.harness.session.agent.waitForIdle();
-	}
+	await settled;
+	await session.agent.waitForIdle();
 }
 
 /**
@@ -178,7 +189,7 @@ describe("active reconciliation", () => {
 		};
 		const ended = runEndProbe();
 		await withFlow({ builtinTools: true, extraFactories: [esc, ended.factory] }, async (flow) => {
-			await promptAndSettle(flow, "edit two files", [writeFile, { calls: [{ id: "g", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "unused" }]);
+			await flow.prompt("edit two files", [writeFile, { calls: [{ id: "g", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "unused" }]);
 			// The follow-up would be sent from a timer set when the run ended: wait until it would have been.
 			await ended.settled;
 			await flow.harness.session.agent.waitForIdle();
@@ -207,17 +218,11 @@ describe("active reconciliation", () => {
 		}
 	});
 
-	it("stays quiet when the config turns reconciliation off", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ reconcile: false }));
-			await withFlow({ builtinTools: true, agentDir }, async (flow) => {
-				await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
-				assert.equal(reconcileMessages(flow), 0);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("stays quiet when the config turns reconciliation off", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ reconcile: false }));
+		await withFlow({ builtinTools: true, agentDir }, async (flow) => {
+			await promptAndSettle(flow, "edit", [writeFile, { text: "edited" }]);
+			assert.equal(reconcileMessages(flow), 0);
+		});
 	});
 });

@@ -3,22 +3,23 @@
  * State Flow with temp folders, a fixed clock, predictable ids, a notify tap and a count of
  * `registerTool` calls per tool name (the factory gets a thin wrapper around the real `pi`).
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
 import {
 	AuthStorage,
 	createAgentSession,
-	type DefaultResourceLoader,
+	DefaultResourceLoader,
 	type ExtensionAPI,
 	type ExtensionFactory,
 	type ExtensionUIContext,
 	ModelRegistry,
 	SessionManager,
-	type SettingsManager,
+	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
+import { configPath } from "../../lib/storage/config.js";
 import { type Captured, createHarness, snapshot } from "../helpers/pi-harness.js";
 
 export interface Flow {
@@ -216,4 +217,38 @@ export async function fauxSession(
 	const errors: string[] = [];
 	await session.bindExtensions({ onError: (e) => errors.push(`${e.event}: ${e.error}`), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
 	return { session, faux, errors };
+}
+
+/**
+ * `fauxSession` over pi's own resource loading, limited to the given extension factories (no
+ * skills, prompt templates, themes or context files), with compaction and retries off.
+ */
+export async function extensionSession(
+	t: { after(fn: () => void): void },
+	opts: { cwd: string; agentDir: string; factories: ExtensionFactory[]; tools?: string[]; uiContext?: ExtensionUIContext },
+) {
+	const { cwd, agentDir } = opts;
+	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
+	const resourceLoader = new DefaultResourceLoader({
+		cwd,
+		agentDir,
+		settingsManager,
+		extensionFactories: opts.factories,
+		noExtensions: true,
+		noSkills: true,
+		noPromptTemplates: true,
+		noThemes: true,
+		noContextFiles: true,
+	});
+	await resourceLoader.reload();
+	return fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
+}
+
+/** An agent directory whose State Flow config file holds `text`, removed after the test. */
+export function agentDirWithConfig(t: { after(fn: () => void): void }, text: string): string {
+	const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
+	t.after(() => rmSync(agentDir, { recursive: true, force: true }));
+	mkdirSync(join(agentDir, "state-flow"));
+	writeFileSync(configPath(agentDir), text);
+	return agentDir;
 }

@@ -9,11 +9,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText } from "@mariozechner/pi-ai";
-import { DefaultResourceLoader, type ExtensionFactory, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { fauxSession } from "./fixture.js";
+import { extensionSession } from "./fixture.js";
 import { shownOutput } from "../helpers/output.js";
 
 /** What a recording interactive UI saw: status lines, notifications, and any dialog State Flow opened. */
@@ -49,20 +49,7 @@ function recordingUi(log: UiLog): ExtensionUIContext {
 async function hostSession(t: Parameters<typeof tempDir>[0], tools?: string[], extra: ExtensionFactory[] = [], uiContext?: ExtensionUIContext) {
 	const cwd = tempDir(t, "state-flow-cwd-");
 	const agentDir = tempDir(t, "state-flow-agent-");
-	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-	const resourceLoader = new DefaultResourceLoader({
-		cwd,
-		agentDir,
-		settingsManager,
-		extensionFactories: [createStateFlow({ agentDir }), ...extra],
-		noExtensions: true,
-		noSkills: true,
-		noPromptTemplates: true,
-		noThemes: true,
-		noContextFiles: true,
-	});
-	await resourceLoader.reload();
-	const { session, faux } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, ...(tools ? { tools } : {}), ...(uiContext ? { uiContext } : {}) });
+	const { session, faux } = await extensionSession(t, { cwd, agentDir, factories: [createStateFlow({ agentDir }), ...extra], ...(tools ? { tools } : {}), ...(uiContext ? { uiContext } : {}) });
 	const seen: string[][] = [];
 	const prompts: string[] = [];
 	return {

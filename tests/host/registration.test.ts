@@ -5,13 +5,11 @@
  * another extension or the host restored.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
-import { bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
+import { agentDirWithConfig, bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
 
 function patchProps(flow: Flow, request: number): string[] {
 	const tool = flow.seen[request]?.tools.find((t) => t.name === "patch_state");
@@ -88,7 +86,7 @@ describe("off", () => {
 		});
 	});
 
-	it("declares both tools in Active and neither in Off, whatever was restored at session start", async () => {
+	it("declares both tools in Active and neither in Off, whatever was restored at session start", async (t) => {
 		// Another extension stands in for pi 1.6, which re-applies the tool set recorded in the
 		// session file on resume: it flips our tools at session start, after State Flow's handler.
 		const restoring = (names: string[]) => (pi: ExtensionAPI) => {
@@ -102,35 +100,23 @@ describe("off", () => {
 			await dropped.prompt("again", [{ text: "ok" }]);
 			assert.deepEqual(toolNames(dropped, 1), ["patch_state", "read_state"]);
 		});
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ mode: "off" }));
-			await withFlow({ agentDir, extraFactories: [restoring(["read_state", "patch_state"])] }, async (added) => {
-				await added.prompt("which tools", [{ text: "ok" }]);
-				assert.deepEqual(toolNames(added, 0), []);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ mode: "off" }));
+		await withFlow({ agentDir, extraFactories: [restoring(["read_state", "patch_state"])] }, async (added) => {
+			await added.prompt("which tools", [{ text: "ok" }]);
+			assert.deepEqual(toolNames(added, 0), []);
+		});
 	});
 });
 
 describe("off from the config file", () => {
-	it("starts with both tools withdrawn and brings them back with /state active", async () => {
-		const agentDir = mkdtempSync(join(tmpdir(), "state-flow-agent-"));
-		try {
-			mkdirSync(join(agentDir, "state-flow"));
-			writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ mode: "off" }));
-			await withFlow({ agentDir }, async (flow) => {
-				await flow.prompt("quiet", [{ text: "ok" }]);
-				assert.deepEqual(toolNames(flow, 0), []);
-				await flow.command("/state active");
-				await flow.prompt("loud", [{ text: "ok" }]);
-				assert.deepEqual(toolNames(flow, 1), ["patch_state", "read_state"]);
-			});
-		} finally {
-			rmSync(agentDir, { recursive: true, force: true });
-		}
+	it("starts with both tools withdrawn and brings them back with /state active", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ mode: "off" }));
+		await withFlow({ agentDir }, async (flow) => {
+			await flow.prompt("quiet", [{ text: "ok" }]);
+			assert.deepEqual(toolNames(flow, 0), []);
+			await flow.command("/state active");
+			await flow.prompt("loud", [{ text: "ok" }]);
+			assert.deepEqual(toolNames(flow, 1), ["patch_state", "read_state"]);
+		});
 	});
 });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
-import { DefaultResourceLoader, type ExtensionUIContext, SettingsManager } from "@mariozechner/pi-coding-agent";
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { createStateFlow } from "../../lib/index.js";
 import { diffLines, treeRows } from "../../lib/host/browser-model.js";
@@ -14,7 +14,7 @@ import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
 import { shownOutput } from "../helpers/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { draw, theme, widest } from "../helpers/render-theme.js";
-import { fauxSession, startFlow } from "./fixture.js";
+import { extensionSession, startFlow } from "./fixture.js";
 
 const WIDTHS = [80, 120] as const;
 const ESC = "\x1b";
@@ -44,28 +44,16 @@ async function browsing(t: Parameters<typeof tempDir>[0]) {
 	const agentDir = tempDir(t, "state-flow-agent-");
 	let tick = 0;
 	let ids = 0;
-	const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-	const resourceLoader = new DefaultResourceLoader({
-		cwd,
-		agentDir,
-		settingsManager,
-		extensionFactories: [
-			createStateFlow({
-				agentDir,
-				now: () => new Date(2026, 10, 30, 9, 0, tick++),
-				newId: () => `${String(++ids).padStart(2, "0")}aa1111-2222-4333-8444-555566667777`,
-			}),
-		],
-		noExtensions: true,
-		noSkills: true,
-		noPromptTemplates: true,
-		noThemes: true,
-		noContextFiles: true,
-	});
-	await resourceLoader.reload();
 	const mounted: { component?: Component; closed?: Promise<unknown> } = {};
 	const notes: string[] = [];
-	const { session, faux } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, uiContext: mountingUi(mounted, notes) });
+	const factories = [
+		createStateFlow({
+			agentDir,
+			now: () => new Date(2026, 10, 30, 9, 0, tick++),
+			newId: () => `${String(++ids).padStart(2, "0")}aa1111-2222-4333-8444-555566667777`,
+		}),
+	];
+	const { session, faux } = await extensionSession(t, { cwd, agentDir, factories, uiContext: mountingUi(mounted, notes) });
 	faux.setResponses([
 		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "write the parser", second: "test it" }, lazy: { "notes/design.md": "Design notes\nline two" } } }, { id: "call_Xq9kZ2aB7cD4eF6gH8iJ0kL" })], { stopReason: "toolUse" }),
 		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "parser written" } }, session: { strategy: { now: "testing" } } }, { id: "call_Yr0lA3bC8dE5fG7hI9jK1mN" })], { stopReason: "toolUse" }),
@@ -159,12 +147,9 @@ describe("/state browse", () => {
 	it("falls back to text when the UI has no custom components (RPC mode)", async (t) => {
 		const cwd = tempDir(t, "state-flow-cwd-");
 		const agentDir = tempDir(t, "state-flow-agent-");
-		const settingsManager = SettingsManager.inMemory({ compaction: { enabled: false }, retry: { enabled: false } });
-		const resourceLoader = new DefaultResourceLoader({ cwd, agentDir, settingsManager, extensionFactories: [createStateFlow({ agentDir })], noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true });
-		await resourceLoader.reload();
 		// pi's RPC mode: hasUI is true, but `custom` resolves at once without building anything.
 		const rpcUi = new Proxy({ custom: async () => undefined } as Partial<ExtensionUIContext>, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
-		const { session } = await fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, uiContext: rpcUi });
+		const { session } = await extensionSession(t, { cwd, agentDir, factories: [createStateFlow({ agentDir })], uiContext: rpcUi });
 		await session.prompt("/state browse");
 		const shown = shownOutput(session.messages);
 		assert.deepEqual(shown.map((m) => m.details.title), ["browse"]);

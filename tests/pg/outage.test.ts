@@ -13,7 +13,7 @@ import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, PlanePatch } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
-import type { PgOwnerStore } from "../../lib/storage/pg/store.js";
+import type { PgDatabaseOptions, PgOwnerKind, PgOwnerStore } from "../../lib/storage/pg/store.js";
 import { startEmbeddedPostgres } from "../helpers/pg-server.js";
 import type { PgServer } from "../helpers/pg-server.js";
 
@@ -34,6 +34,16 @@ function write(db: PgDatabase, store: PgOwnerStore, patch: PlanePatch, id: strin
 	});
 }
 
+/** One owner's store on a fresh connection pool, closed after `fn` whether it returns or throws. */
+async function withStore(options: PgDatabaseOptions, kind: PgOwnerKind, key: string, fn: (db: PgDatabase, store: PgOwnerStore) => Promise<void>): Promise<void> {
+	const db = new PgDatabase(options);
+	try {
+		await fn(db, db.store(kind, key));
+	} finally {
+		await db.close();
+	}
+}
+
 async function refusal(p: Promise<unknown>): Promise<{ code: string; message: string }> {
 	try {
 		await p;
@@ -46,9 +56,7 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; message: st
 
 describe("PostgreSQL outages", () => {
 	it("server stopped (immediate) and restarted: a clear error, nothing written, then recovery with the same store object", async () => {
-		const db = new PgDatabase({ url: server.url, schema: "outage", connectTimeoutMs: 2_000 });
-		const store = db.store("cwd", "acme/api");
-		try {
+		await withStore({ url: server.url, schema: "outage", connectTimeoutMs: 2_000 }, "cwd", "acme/api", async (db, store) => {
 			await write(db, store, { tactics: { before: 1 } }, "o1");
 			await server.stopImmediate();
 			const password = new URL(server.url).password;
@@ -65,15 +73,11 @@ describe("PostgreSQL outages", () => {
 			await write(db, store, { tactics: { after: 1 } }, "o3");
 			assert.deepEqual((await store.load()).state.tactics, { before: 1, after: 1 });
 			assert.equal(await store.committedSeq("o2"), undefined, "nothing of the refused commit was queued or written");
-		} finally {
-			await db.close();
-		}
+		});
 	});
 
 	it("server restarted while the store was idle: the next call replaces the dead connection by itself", async () => {
-		const db = new PgDatabase({ url: server.url, schema: "idle_restart", connectTimeoutMs: 2_000 });
-		const store = db.store("cwd", "acme/api");
-		try {
+		await withStore({ url: server.url, schema: "idle_restart", connectTimeoutMs: 2_000 }, "cwd", "acme/api", async (db, store) => {
 			await write(db, store, { tactics: { before: 1 } }, "i1");
 			await server.stopImmediate();
 			await server.restart();
@@ -81,9 +85,7 @@ describe("PostgreSQL outages", () => {
 			const h = await store.load();
 			assert.equal(h.seq, 2);
 			assert.deepEqual(h.state.tactics, { before: 1, after: 1 });
-		} finally {
-			await db.close();
-		}
+		});
 	});
 
 	describe("connection lost while COMMIT is in flight", () => {
@@ -134,9 +136,7 @@ describe("PostgreSQL outages", () => {
 		});
 
 		it("a kept connection found dead at the next call is replaced, and the call succeeds (read and commit)", async () => {
-			const db = new PgDatabase({ url: proxyUrl, schema: "kept_dead" });
-			const store = db.store("cwd", "p");
-			try {
+			await withStore({ url: proxyUrl, schema: "kept_dead" }, "cwd", "p", async (db, store) => {
 				await write(db, store, { tactics: { a: 1 } }, "k1");
 				cut = "next";
 				assert.equal((await store.load()).seq, 1);
@@ -145,45 +145,33 @@ describe("PostgreSQL outages", () => {
 				await write(db, store, { tactics: { b: 2 } }, "k2");
 				assert.equal(cut, undefined, "the proxy cut the kept connection at BEGIN");
 				assert.deepEqual((await store.load()).state.tactics, { a: 1, b: 2 });
-			} finally {
-				await db.close();
-			}
+			});
 		});
 
 		it("cut after the server got COMMIT: the id shows it committed, and the caller gets success", async () => {
-			const db = new PgDatabase({ url: proxyUrl, schema: "lost_after" });
-			const store = db.store("cwd", "p");
-			try {
+			await withStore({ url: proxyUrl, schema: "lost_after" }, "cwd", "p", async (db, store) => {
 				await write(db, store, { tactics: { a: 1 } }, "l1");
 				cut = "after";
 				await write(db, store, { tactics: { b: 2 } }, "l2");
 				assert.equal(cut, undefined, "the proxy cut the connection at COMMIT");
 				assert.equal(await store.committedSeq("l2"), 2);
 				assert.deepEqual((await store.load()).state.tactics, { a: 1, b: 2 });
-			} finally {
-				await db.close();
-			}
+			});
 		});
 
 		it("cut after COMMIT of a new owner's first transition (its owner row is new too): committed", async () => {
-			const db = new PgDatabase({ url: proxyUrl, schema: "lost_first" });
-			const store = db.store("global", "alice");
-			try {
+			await withStore({ url: proxyUrl, schema: "lost_first" }, "global", "alice", async (db, store) => {
 				// Connect first (that creates the schema, with a COMMIT of its own); the owner does not exist yet.
 				assert.equal((await store.load()).seq, 0);
 				cut = "after";
 				await write(db, store, { lazy: { first: true } }, "f1");
 				assert.equal(cut, undefined, "the proxy cut the connection at COMMIT");
 				assert.equal((await store.load()).seq, 1);
-			} finally {
-				await db.close();
-			}
+			});
 		});
 
 		it("cut before the server got COMMIT: the id shows it did not commit, and the caller is told exactly that", async () => {
-			const db = new PgDatabase({ url: proxyUrl, schema: "lost_before" });
-			const store = db.store("cwd", "p");
-			try {
+			await withStore({ url: proxyUrl, schema: "lost_before" }, "cwd", "p", async (db, store) => {
 				await write(db, store, { tactics: { a: 1 } }, "m1");
 				cut = "before";
 				const r = await refusal(write(db, store, { tactics: { b: 2 } }, "m2"));
@@ -194,9 +182,7 @@ describe("PostgreSQL outages", () => {
 				const h = await store.load();
 				assert.equal(h.seq, 1);
 				assert.deepEqual(h.state.tactics, { a: 1 });
-			} finally {
-				await db.close();
-			}
+			});
 		});
 	});
 });

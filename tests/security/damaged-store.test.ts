@@ -11,12 +11,12 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
-import { isStateError } from "../../lib/core/errors.js";
+import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { sumOf } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
-import { startFlow } from "../host/fixture.js";
+import { flowDirs, withFlow } from "../host/fixture.js";
 
 const by = { kind: "system", reason: "test" } as const;
 let n = 0;
@@ -257,7 +257,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 			const edited = edit(rec);
 			lines[1] = JSON.stringify({ ...edited, sum: sumOf(edited) });
 			writeFileSync(s.log, lines.join("\n"));
-			await assert.rejects(open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test((e as Error).message));
+			await assert.rejects(open(s).load("cwd"), (e: unknown) => isDamage(s.log)(e) && /not a transition record/.test(messageOf(e)));
 		});
 	}
 });
@@ -330,14 +330,8 @@ describe("stores written by 0.1.0", () => {
 
 describe("damaged stores through a live pi session", () => {
 	it("a CWD record changed in place: tools answer with an error naming the store and doctor; Session keeps working", async (t) => {
-		const dir = tempDir(t, "state-flow-damage-pi-");
-		const { mkdirSync } = await import("node:fs");
-		const proj = join(dir, "proj");
-		const agent = join(dir, "agent");
-		mkdirSync(proj);
-		mkdirSync(agent);
-		const flow = await startFlow({ cwd: proj, agentDir: agent });
-		try {
+		const { cwd: proj, agentDir: agent } = flowDirs(t, "state-flow-damage-pi-");
+		await withFlow({ cwd: proj, agentDir: agent }, async (flow) => {
 			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { a: "first value" } } } }] }, { text: "ok" }]);
 			assert.equal(flow.results().w1?.isError, false, flow.results().w1?.text);
 			const log = join(proj, ".pi", "state-flow", "log.jsonl");
@@ -361,22 +355,15 @@ describe("damaged stores through a live pi session", () => {
 			}
 			assert.equal(r.s2?.isError, false, r.s2?.text);
 			assert.ok(!readFileSync(log, "utf8").includes('"b":1'), "nothing more was written to the damaged store");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });
 
 describe("a truncated store through a live pi session", () => {
 	it("a CWD log cut short under a running session: its tools refuse and name doctor; nothing more is written", async (t) => {
-		const dir = tempDir(t, "state-flow-truncate-pi-");
-		const { mkdirSync, truncateSync, statSync } = await import("node:fs");
-		const proj = join(dir, "proj");
-		const agent = join(dir, "agent");
-		mkdirSync(proj);
-		mkdirSync(agent);
-		const flow = await startFlow({ cwd: proj, agentDir: agent });
-		try {
+		const { cwd: proj, agentDir: agent } = flowDirs(t, "state-flow-truncate-pi-");
+		const { truncateSync, statSync } = await import("node:fs");
+		await withFlow({ cwd: proj, agentDir: agent }, async (flow) => {
 			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { cwd: { tactics: { a: 1, b: 2 } } } }] }, { text: "ok" }]);
 			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { cwd: { tactics: { c: 3 } } } }] }, { text: "ok" }]);
 			const log = join(proj, ".pi", "state-flow", "log.jsonl");
@@ -397,8 +384,6 @@ describe("a truncated store through a live pi session", () => {
 			assert.match(r.w3?.text ?? "", /shorter than|state-flow doctor/);
 			assert.equal(r.s3?.isError, false, r.s3?.text);
 			assert.equal(statSync(log).size, size - 25, "nothing was cut or appended");
-		} finally {
-			flow.dispose();
-		}
+		});
 	});
 });

@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { isStateError } from "../../lib/core/errors.js";
+import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -54,7 +54,7 @@ async function exercise(w: World, label: string): Promise<string[]> {
 			outcomes.push(`${name}: ok`);
 		} catch (e) {
 			assertClearRefusal(e, `${label} ${name}`);
-			outcomes.push(`${name}: ${(e as Error).message}`);
+			outcomes.push(`${name}: ${messageOf(e)}`);
 		}
 	};
 	await step("load cwd", () => s.load("cwd"));
@@ -135,7 +135,7 @@ describe("hostile repository", () => {
 		for (let i = 0; i < 2; i++) {
 			await assert.rejects(s.commit({ cwd: { tactics: { b: i } } }, meta()), (e: unknown) => {
 				assertClearRefusal(e, "swapped store folder");
-				assert.match((e as Error).message, /outside/);
+				assert.match(messageOf(e), /outside/);
 				return true;
 			});
 		}
@@ -168,7 +168,7 @@ describe("hostile repository", () => {
 		symlinkSync(join(w.sentinel, "skill-alpha"), join(w.proj, ".pi/skills/alpha"));
 		await assert.rejects(s.commit({ cwd: { artifacts: { [key]: null } } }, { ...meta(), prepare: compile }), (e: unknown) => {
 			assertClearRefusal(e, "delete through a linked Skill folder");
-			assert.match((e as Error).message, /outside/);
+			assert.match(messageOf(e), /outside/);
 			return true;
 		});
 		assert.deepEqual(snapshot(w.sentinel), before);

@@ -8,11 +8,9 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, uti
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
-import { applyMergePatch } from "../../lib/core/merge.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
-import { createArtifactCompiler, diffValue, staleArtifacts } from "../../lib/storage/artifacts.js";
+import { createArtifactCompiler, staleArtifacts } from "../../lib/storage/artifacts.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 
@@ -117,23 +115,6 @@ describe("Session artifacts", () => {
 		assert.equal(s.art("session", ".pi/skills/scratch/SKILL.md")?.compiledTo, undefined);
 		assert.deepEqual(s.art("session", "notes.md")?.fingerprint, { size: 1, mtimeMs: statSync(join(s.cwd, "notes.md")).mtimeMs });
 		refused(() => s.compile({ session: { artifacts: { ".pi/skills/x/SKILL.md": skill("Bad") } } }, s.histories), /lowercase/);
-	});
-});
-
-describe("diffValue", () => {
-	it("produces the merge patch that turns any current object into any null-free desired object", () => {
-		const leaf = fc.oneof(fc.integer(), fc.string(), fc.boolean(), fc.array(fc.integer(), { maxLength: 2 }));
-		const key = fc.constantFrom("a", "b", "__proto__", "x.y", "");
-		const obj = fc.letrec((tie) => ({
-			node: fc.dictionary(key, fc.oneof({ depthSize: "small" }, leaf, tie("node")), { maxKeys: 3, noNullPrototype: true }),
-		})).node as fc.Arbitrary<JsonObject>;
-		fc.assert(
-			fc.property(obj, obj, (current, desired) => {
-				const c = JSON.parse(JSON.stringify(current)) as JsonObject;
-				const d = JSON.parse(JSON.stringify(desired)) as JsonObject;
-				assert.deepEqual(applyMergePatch(c, diffValue(c, d)), d);
-			}),
-		);
 	});
 });
 

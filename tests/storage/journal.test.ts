@@ -9,12 +9,11 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { stage } from "../../lib/core/stage.js";
-import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
+import type { TransitionRecord } from "../../lib/core/types.js";
 import { JournalDir } from "../../lib/storage/journal.js";
-import type { JournalPart } from "../../lib/storage/format.js";
 import type { SessionLog } from "../../lib/storage/session-store.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const by = { kind: "system", reason: "test" } as const;
@@ -30,29 +29,12 @@ function memorySession(id: string, persistent = true): SessionLog & { entries: A
 	};
 }
 
-/** Stage a transition on the stores' current histories and write only its journal (a writer that died at the commit point). */
-async function leaveJournal(stores: Stores, agentDir: string, patch: CanonicalPatch, id: string, sessionId?: string): Promise<void> {
-	const owners = Object.keys(patch) as Owner[];
-	const histories: Partial<Record<Owner, OwnerHistory>> = {};
-	for (const o of owners) histories[o] = await stores.load(o);
-	const result = stage(histories, patch, { id, at: "2026-11-30T00:00:00.000Z", by });
-	assert.equal(result.noop, false);
-	if (result.noop) return;
-	const roots = stores.identity();
-	const parts: JournalPart[] = owners.map((o) => {
-		const record = result.records[o] as TransitionRecord;
-		if (o === "session") return { owner: o, sessionId: sessionId as string, persistent: true, record };
-		return { owner: o, root: o === "global" ? roots.globalRoot : roots.cwdRoot, record };
-	});
-	new JournalDir(join(agentDir, "state-flow", "journal")).write({ id, parts });
-}
-
 /** A Global + CWD store (CWD at `dir/<project>`) with one commit, and a second transition left as a journal only. */
 async function journaledPair(dir: string, project: string): Promise<string> {
 	const agentDir = join(dir, "agent");
 	const writer = new Stores({ agentDir, cwd: join(dir, project) });
 	await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-	await leaveJournal(writer, agentDir, { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
+	await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
 	return agentDir;
 }
 
@@ -94,7 +76,7 @@ describe("journal roll-forward", () => {
 		const session = memorySession("sess-1");
 		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
 		await writer.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
-		await leaveJournal(writer, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
 		const stranger = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-2") });
 		assert.equal((await stranger.load("cwd")).state.tactics.c, 1);
 		assert.equal((await stranger.load("session")).state.tactics.s, undefined, "another session never receives the part");
@@ -161,10 +143,10 @@ describe("journal roll-forward", () => {
 		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session });
 		await s.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
 		// This process's own commit failed after its commit point (e.g. pi could not append the entry).
-		await leaveJournal(s, agentDir, { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
+		await leaveJournal(s, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
 		assert.equal((await s.load("session")).state.tactics.s, 1, "a read of the Session rolls its part forward");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
-		await leaveJournal(s, agentDir, { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
+		await leaveJournal(s, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
 		await s.commit({ session: { tactics: { after: 1 } } }, { by, id: "after", at: "x" });
 		const h = (await s.load("session"));
 		assert.deepEqual(h.tail.map((r) => r.id), ["tx", "tx2", "after"], "the commit continues after the journaled transition instead of taking its seq");

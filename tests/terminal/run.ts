@@ -3,6 +3,7 @@
  * `node dist/tests/terminal/run.js <pi cli.js>`. `scripts/compat.sh` uses it for pi 1.6 on
  * Node 22; the test file runs it for the pi in devDependencies.
  */
+import { messageOf } from "../../lib/core/errors.js";
 import { runScenario } from "./scenario.js";
 
 const piCli = process.argv[2];
@@ -15,6 +16,6 @@ try {
 	await runScenario({ node: process.execPath, piCli, log: (l) => console.log(l), keep: process.env.STATE_FLOW_E2E_KEEP === "1" });
 	console.log(`terminal: OK in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } catch (e) {
-	console.error(`terminal: FAILED: ${(e as Error).message}`);
+	console.error(`terminal: FAILED: ${messageOf(e)}`);
 	process.exit(1);
 }
