@@ -49,7 +49,11 @@ export async function benchPg(): Promise<PgBench> {
 			const id = `b-${++n}`;
 			const t0 = performance.now();
 			await db.commitLocked([store], ([h]) => {
-				const r = stage({ cwd: h as OwnerHistory }, { cwd: { tactics: { [`k${n % 50}`]: { step: n, note: "a short tactic" } } } }, { id, at: new Date().toISOString(), by });
+				const r = stage(
+					{ cwd: h as OwnerHistory },
+					{ cwd: { tactics: { [`k${n % 50}`]: { step: n, note: "a short tactic" } } } },
+					{ id, at: new Date().toISOString(), by },
+				);
 				return { records: [r.noop ? undefined : r.records.cwd], value: undefined };
 			});
 			return performance.now() - t0;

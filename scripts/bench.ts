@@ -67,7 +67,9 @@ async function commitVsRaw(small: Stores, big: Stores, rawPath: string): Promise
 	const fd = openSync(rawPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
 	const at = "2026-01-01T00:00:00.000Z";
 	const line = (key: string, i: number): Buffer =>
-		Buffer.from(`${recordLine({ id: newId(), at, seq: 1, by: BY, patch: { tactics: { [key]: value(i) } }, undo: { tactics: { [key]: value(i - 1) } }, cascades: [], owners: ["cwd"] })}\n`);
+		Buffer.from(
+			`${recordLine({ id: newId(), at, seq: 1, by: BY, patch: { tactics: { [key]: value(i) } }, undo: { tactics: { [key]: value(i - 1) } }, cascades: [], owners: ["cwd"] })}\n`,
+		);
 	for (let i = 0; i < ITER + 20; i++) {
 		const ks = `k${(i * 7919) % 100}`;
 		const kb = `k${(i * 7919) % 10_000}`;
@@ -195,8 +197,13 @@ async function toolTimes(dir: string, entries: number): Promise<{ patch: number;
 		await harness.session.prompt("bench");
 		await harness.session.agent.waitForIdle();
 		const errors = harness.session.messages.filter((m) => m.role === "toolResult" && m.isError);
-		if (errors.length > 0 || took.size !== calls.length) throw new Error(`bench tool calls failed: ${errors.length} errors, ${took.size}/${calls.length} timed`);
-		const of = (prefix: string): number[] => calls.slice(60).filter((c) => c.id.startsWith(prefix)).map((c) => took.get(c.id) as number);
+		if (errors.length > 0 || took.size !== calls.length)
+			throw new Error(`bench tool calls failed: ${errors.length} errors, ${took.size}/${calls.length} timed`);
+		const of = (prefix: string): number[] =>
+			calls
+				.slice(60)
+				.filter((c) => c.id.startsWith(prefix))
+				.map((c) => took.get(c.id) as number);
 		return { patch: p50(of("p")), read: p50(of("r")), commit: p50(commits), noop: p50(of("n")) };
 	} finally {
 		harness.dispose();
@@ -225,7 +232,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 	await Promise.all(Array.from({ length: CONC_PROCS }, (_, p) => run(["--child", dir, `p${p}`, String(CONC_COMMITS)])));
 	const secs = ms(t0) / 1000;
 	const fresh = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
-	const h = (await fresh.load("cwd"));
+	const h = await fresh.load("cwd");
 	let lost = 0;
 	for (let p = 0; p < CONC_PROCS; p++) for (let i = 0; i < CONC_COMMITS; i++) if (h.state.tactics[`p${p}-${i}`] !== i) lost++;
 	if (h.seq !== CONC_PROCS * CONC_COMMITS + 1) lost = Math.max(lost, CONC_PROCS * CONC_COMMITS + 1 - h.seq);

@@ -15,7 +15,11 @@ type Call = { name: string; args: Record<string, unknown> };
 type Reply = { calls: Call[]; during?: () => Promise<void> } | { text: string };
 
 const line = (s = "") => console.log(s);
-const indent = (text: string, pad = "    ") => text.split("\n").map((l) => pad + l).join("\n");
+const indent = (text: string, pad = "    ") =>
+	text
+		.split("\n")
+		.map((l) => pad + l)
+		.join("\n");
 const clip = (text: string, max = 900) => (text.length > max ? `${text.slice(0, max)}\n… (${text.length - max} more characters)` : text);
 
 async function main(): Promise<void> {
@@ -31,7 +35,7 @@ async function main(): Promise<void> {
 		cwd,
 		agentDir,
 		settingsManager,
-		extensionFactories: [createStateFlow({ agentDir, newId: () => `tr-${++ids}`, notify: (m) => line(indent(m, "  [pi] "))})],
+		extensionFactories: [createStateFlow({ agentDir, newId: () => `tr-${++ids}`, notify: (m) => line(indent(m, "  [pi] ")) })],
 		noExtensions: true,
 		noSkills: true,
 		noPromptTemplates: true,
@@ -61,21 +65,28 @@ async function main(): Promise<void> {
 	});
 
 	let request = 0;
-	const answer = (reply: Reply) => async (context: Context): Promise<AssistantMessage> => {
-		request++;
-		const tools = (context.tools ?? []).map((t) => {
-			const props = Object.keys((t.parameters as { properties?: object }).properties ?? {});
-			return `${t.name}(${props.join(", ")})`;
-		});
-		line(`  model request #${request}: tools [${tools.join("; ") || "none"}]; protocol ${context.systemPrompt?.includes("<state_flow_protocol>") ? "in system prompt" : "absent"}`);
-		if ("during" in reply && reply.during) await reply.during();
-		if ("text" in reply) {
-			line(`  model says: ${reply.text}`);
-			return fauxAssistantMessage(fauxText(reply.text));
-		}
-		for (const c of reply.calls) line(`  model calls ${c.name} ${JSON.stringify(c.args)}`);
-		return fauxAssistantMessage(reply.calls.map((c, i) => fauxToolCall(c.name, c.args, { id: `call-${request}-${i}` })), { stopReason: "toolUse" });
-	};
+	const answer =
+		(reply: Reply) =>
+		async (context: Context): Promise<AssistantMessage> => {
+			request++;
+			const tools = (context.tools ?? []).map((t) => {
+				const props = Object.keys((t.parameters as { properties?: object }).properties ?? {});
+				return `${t.name}(${props.join(", ")})`;
+			});
+			line(
+				`  model request #${request}: tools [${tools.join("; ") || "none"}]; protocol ${context.systemPrompt?.includes("<state_flow_protocol>") ? "in system prompt" : "absent"}`,
+			);
+			if ("during" in reply && reply.during) await reply.during();
+			if ("text" in reply) {
+				line(`  model says: ${reply.text}`);
+				return fauxAssistantMessage(fauxText(reply.text));
+			}
+			for (const c of reply.calls) line(`  model calls ${c.name} ${JSON.stringify(c.args)}`);
+			return fauxAssistantMessage(
+				reply.calls.map((c, i) => fauxToolCall(c.name, c.args, { id: `call-${request}-${i}` })),
+				{ stopReason: "toolUse" },
+			);
+		};
 	let shownHead = "";
 	const prompt = async (text: string, replies: Reply[]) => {
 		line(`\nuser> ${text}`);

@@ -23,7 +23,9 @@ const TODO_ROOT: RootDeclaration = { name: TODO_SPEC.name, description: TODO_SPE
 /** Bytes one registered root adds to the `patch_state` declaration of a shape, and its own payload (description + schema). */
 function rootCost(shape: "flat" | "scoped"): { added: number; payload: number } {
 	const schema = (roots: RootDeclaration[]) => (shape === "flat" ? flatPatchSchema(roots) : scopedPatchSchema());
-	const added = declarationBytes("patch_state", patchDescription(shape, [TODO_ROOT]), schema([TODO_ROOT])) - declarationBytes("patch_state", patchDescription(shape), schema([]));
+	const added =
+		declarationBytes("patch_state", patchDescription(shape, [TODO_ROOT]), schema([TODO_ROOT])) -
+		declarationBytes("patch_state", patchDescription(shape), schema([]));
 	return { added, payload: utf8Bytes(TODO_ROOT.description) + utf8Bytes(JSON.stringify(TODO_ROOT.schema)) };
 }
 
@@ -38,7 +40,11 @@ const FIXTURE: CanonicalPatch[] = [
 	{
 		cwd: {
 			intents: {
-				login: { goal: "fix the login redirect loop", status: "in progress", owns: [{ $ref: "cwd.tactics.repro" }, { $ref: "cwd.tactics.fix" }, { $ref: "cwd.lazy[\"notes/login.md\"]" }] },
+				login: {
+					goal: "fix the login redirect loop",
+					status: "in progress",
+					owns: [{ $ref: "cwd.tactics.repro" }, { $ref: "cwd.tactics.fix" }, { $ref: 'cwd.lazy["notes/login.md"]' }],
+				},
 			},
 			strategy: { approach: "reproduce with a failing test, then fix the cookie path", rejected: ["rewrite the auth middleware"] },
 			tactics: { repro: { do: "write a failing test in tests/auth.test.ts", done: true }, fix: { do: "set the cookie path to /", done: false } },
@@ -90,7 +96,11 @@ function main(): void {
 	const histories: Partial<Record<Owner, OwnerHistory>> = {};
 	for (const o of OWNERS) histories[o] = newHistory(o, 20);
 	FIXTURE.forEach((patch, i) => {
-		const meta = { id: `fixture-${i + 1}`, at: new Date(Date.UTC(2026, 10, 30, 9, i)).toISOString(), by: { kind: "system", reason: "metrics fixture" } as const };
+		const meta = {
+			id: `fixture-${i + 1}`,
+			at: new Date(Date.UTC(2026, 10, 30, 9, i)).toISOString(),
+			by: { kind: "system", reason: "metrics fixture" } as const,
+		};
 		commitStaged(histories, stage(histories, patch, meta));
 	});
 	const rows: Row[] = [];
@@ -126,7 +136,16 @@ function main(): void {
 		registered_root: { flat: rootCost("flat"), scoped: rootCost("scoped") },
 		rows,
 	};
-	const cols = ["selection", "mode", "declarations_bytes", "protocol_bytes", "protocol_bootstrap_bytes", "head_bytes", "visible_state_bytes", "head_overhead_ratio"] as const;
+	const cols = [
+		"selection",
+		"mode",
+		"declarations_bytes",
+		"protocol_bytes",
+		"protocol_bootstrap_bytes",
+		"head_bytes",
+		"visible_state_bytes",
+		"head_overhead_ratio",
+	] as const;
 	console.log(cols.join("\t"));
 	for (const r of rows) console.log(cols.map((c) => String(r[c])).join("\t"));
 	console.log(`\ndeclarations_bytes_max ${summary.declarations_bytes_max} (target ≤ 1800)`);

@@ -75,9 +75,7 @@ export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 /** How an option is read: a flag, or one value (`--name value` or `--name=value`); `set` records it. */
-type OptionSpec =
-	| { takesValue: false; set: (out: Parsed) => void }
-	| { takesValue: true; set: (out: Parsed, value: string, cwd: string) => void };
+type OptionSpec = { takesValue: false; set: (out: Parsed) => void } | { takesValue: true; set: (out: Parsed, value: string, cwd: string) => void };
 
 /** Every option the CLI knows. A new option is one row here and its commands in `COMMAND_OPTIONS`. */
 const OPTIONS: Record<string, OptionSpec> = {

@@ -49,7 +49,12 @@ export function checkCwd(p: Parsed): void {
 function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
 	checkCwd(p);
 	const { config, problems } = readConfig(p.agentDir);
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, limits: limitsOf(config), ...(config.retention !== undefined ? { retention: config.retention } : {}) });
+	const stores = new Stores({
+		agentDir: p.agentDir,
+		cwd: p.cwd,
+		limits: limitsOf(config),
+		...(config.retention !== undefined ? { retention: config.retention } : {}),
+	});
 	return { stores, warnings: problems.map((w) => `warning: ${w}`) };
 }
 

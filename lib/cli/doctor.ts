@@ -101,7 +101,11 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 	if (h.seq >= seq) {
 		const have = h.tail.find((r) => r.seq === seq);
 		if (have !== undefined && have.id !== part.record.id) {
-			return { text: `${where} (BLOCKED: its seq ${seq} already holds transition ${have.id}; the store was replaced or restored from a backup)`, blocks: true, missing: true };
+			return {
+				text: `${where} (BLOCKED: its seq ${seq} already holds transition ${have.id}; the store was replaced or restored from a backup)`,
+				blocks: true,
+				missing: true,
+			};
 		}
 		return { text: `${where} (has it)`, blocks: false, missing: false };
 	}
@@ -123,11 +127,15 @@ function describeJournals(listed: readonly ListedJournal[], retention: number, d
 		else {
 			const parts = l.journal.parts.map((part) => partStatus(part, retention));
 			blocks = parts.some((s) => s.blocks);
-			lines.push(`journal: transition ${l.id} is committed but not yet on every owner (${parts.map((s) => s.text).join("; ")}); ${blocks ? "it cannot be rolled forward" : dryRun ? "would roll forward" : "rolling forward"}.`);
+			lines.push(
+				`journal: transition ${l.id} is committed but not yet on every owner (${parts.map((s) => s.text).join("; ")}); ${blocks ? "it cannot be rolled forward" : dryRun ? "would roll forward" : "rolling forward"}.`,
+			);
 		}
 		if (blocks) {
 			blocked = true;
-			lines.push(`journal: ${l.id} blocks this agent directory's stores. To give up completing it, run \`state-flow doctor --drop-journal ${l.id}\` (the file is moved aside, not deleted).`);
+			lines.push(
+				`journal: ${l.id} blocks this agent directory's stores. To give up completing it, run \`state-flow doctor --drop-journal ${l.id}\` (the file is moved aside, not deleted).`,
+			);
 		}
 	}
 	return { lines, blocked };
@@ -141,7 +149,10 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 	const target = listed.find((l) => l.id === id);
 	if (target === undefined) {
 		const known = listed.map((l) => `\`${l.id}\``).join(", ");
-		throw new UsageError(`\`--drop-journal\`: there is no pending journal \`${id}\` in ${dir} (${known === "" ? "none is pending" : `pending: ${known}`}); nothing was changed.`, "doctor");
+		throw new UsageError(
+			`\`--drop-journal\`: there is no pending journal \`${id}\` in ${dir} (${known === "" ? "none is pending" : `pending: ${known}`}); nothing was changed.`,
+			"doctor",
+		);
 	}
 	const droppedDir = join(dir, "..", "journal-dropped");
 	const lost =
@@ -175,7 +186,9 @@ function oddLockFiles(lockPath: string): string[] {
 		const st = lstatOrUndefined(path);
 		if (st === undefined || (kind === "a folder" ? st.isDirectory() : st.isFile())) continue;
 		const clear = st.isDirectory() ? `rm -r '${path}'` : `rm '${path}'`;
-		out.push(`\`${path}\` is ${kindOf(st)} where State Flow keeps ${kind}; it is never followed or changed, but it may have come with the repository: remove it (\`${clear}\`) if you did not make it.`);
+		out.push(
+			`\`${path}\` is ${kindOf(st)} where State Flow keeps ${kind}; it is never followed or changed, but it may have come with the repository: remove it (\`${clear}\`) if you did not make it.`,
+		);
 	}
 	return out;
 }
@@ -229,7 +242,11 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
 	for (const o of FILE_OWNERS) verifyStore(report, fileStore(o));
 	report.lines.push(
-		report.healthy ? (p.dryRun ? "Dry run: nothing was changed." : "All stores are healthy.") : "Some stores need attention (see above); nothing damaged was rewritten.",
+		report.healthy
+			? p.dryRun
+				? "Dry run: nothing was changed."
+				: "All stores are healthy."
+			: "Some stores need attention (see above); nothing damaged was rewritten.",
 	);
 	return { stdout: `${report.lines.join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
 }
@@ -272,7 +289,9 @@ async function repairStore(report: Report, store: FileOwnerStore, cutTorn: boole
 	}
 	const holder = readLockHolder(store.lockPath);
 	if (holder !== undefined) {
-		report.lines.push(`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`);
+		report.lines.push(
+			`${o}: ${store.lockPath} is held by ${holder.who}${holder.stale ? `, which no longer runs (a crash); ${dryRun ? "would break it" : "breaking it"}` : "; waiting for it"}.`,
+		);
 	}
 	const torn = tornBytes(store.logPath);
 	const logTime = lstatOrUndefined(store.logPath)?.mtimeMs ?? 0;
@@ -280,8 +299,14 @@ async function repairStore(report: Report, store: FileOwnerStore, cutTorn: boole
 	const cutting = torn !== 0 && (explained || cutTorn);
 	if (torn !== 0) {
 		const size = torn < 0 ? "over 1 MiB" : `${torn} bytes`;
-		if (explained) report.lines.push(`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${dryRun ? "would cut it off" : "cutting it off"}.`);
-		else if (cutTorn) report.lines.push(`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`);
+		if (explained)
+			report.lines.push(
+				`${o}: ${store.logPath} ends in a record cut short by a crash (${size}, its writer died); it was never committed; ${dryRun ? "would cut it off" : "cutting it off"}.`,
+			);
+		else if (cutTorn)
+			report.lines.push(
+				`${o}: ${store.logPath} ends in ${size} that are not a complete record; cutting them as asked (--cut-torn); every complete record stays.`,
+			);
 		else {
 			report.healthy = false;
 			report.lines.push(
@@ -317,7 +342,9 @@ async function rollForward(report: Report, stores: Stores, paths: StorePaths, jo
 	for (const j of safePending(journal)) {
 		const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
 		if (waiting.length === 0) continue; // Blocked here: reported with the journal listing.
-		report.lines.push(`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`);
+		report.lines.push(
+			`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`,
+		);
 	}
 }
 
@@ -330,7 +357,9 @@ function verifyStore(report: Report, store: FileOwnerStore): void {
 		report.lines.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
 	} catch (e) {
 		report.healthy = false;
-		report.lines.push(`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`);
+		report.lines.push(
+			`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`,
+		);
 	}
 }
 

@@ -43,7 +43,8 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 		lines.push(`${plane}:`, indent(JSON.stringify(value, null, 2)));
 	}
 	// Registered roots (docs/spec.md §12), kept for their extensions whether loaded or not.
-	if (h.state.roots !== undefined && Object.keys(h.state.roots).length > 0) lines.push("roots (of extensions):", indent(JSON.stringify(h.state.roots, null, 2)));
+	if (h.state.roots !== undefined && Object.keys(h.state.roots).length > 0)
+		lines.push("roots (of extensions):", indent(JSON.stringify(h.state.roots, null, 2)));
 	return lines.join("\n");
 }
 
@@ -53,7 +54,10 @@ function patchPaths(patch: PlanePatch): string[] {
 }
 
 function formatRecord(r: TransitionRecord): string {
-	const lines = [`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`, `    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`];
+	const lines = [
+		`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`,
+		`    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`,
+	];
 	const paths = patchPaths(r.patch);
 	lines.push(`    changed: ${paths.length > 0 ? paths.join(", ") : "(nothing)"}`);
 	for (const c of r.cascades) lines.push(`    cascaded: intents/${escapePointerToken(c.intent)} -> ${c.targets.join(", ")}`);

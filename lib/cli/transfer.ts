@@ -54,7 +54,7 @@ export function parseImport(raw: unknown, only: FileOwner | undefined): Partial<
 		if (doc.format !== EXPORT_FORMAT) fail("invalid_input", `\`format\` is ${JSON.stringify(doc.format)}; expected "${EXPORT_FORMAT}".`, ["format"]);
 		if (doc.v !== EXPORT_VERSION) fail("invalid_input", `\`v\` is ${JSON.stringify(doc.v)}; this version reads ${EXPORT_VERSION}.`, ["v"]);
 		const owners = doc.owners;
-		if (!isPlainObject(owners)) fail("invalid_input", "`owners` must be an object such as {\"cwd\": {\"state\": {...}}}.", ["owners"]);
+		if (!isPlainObject(owners)) fail("invalid_input", '`owners` must be an object such as {"cwd": {"state": {...}}}.', ["owners"]);
 		const out: Partial<Record<FileOwner, OwnerState>> = {};
 		for (const key of Object.keys(owners)) {
 			if (!isFileOwner(key)) {
@@ -97,7 +97,8 @@ function checkState(value: Json | undefined, path: (string | number)[]): OwnerSt
 	if (roots !== undefined) {
 		if (!isPlainObject(roots)) fail("invalid_input", `\`${formatPath([...path, ROOTS])}\` must be an object of registered roots.`, [...path, ROOTS]);
 		for (const name of Object.keys(roots)) {
-			if (!isPlainObject(roots[name])) fail("invalid_input", `\`${formatPath([...path, ROOTS, name])}\` must be an object (a root's value).`, [...path, ROOTS, name]);
+			if (!isPlainObject(roots[name]))
+				fail("invalid_input", `\`${formatPath([...path, ROOTS, name])}\` must be an object (a root's value).`, [...path, ROOTS, name]);
 		}
 		noNullMembers(roots, [...path, ROOTS]);
 		state.roots = roots;

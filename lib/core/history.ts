@@ -106,7 +106,11 @@ function checkOffset(h: OwnerHistory, offset: number, max: number, what: "an off
 				[h.owner],
 			);
 		}
-		fail("folded", `${h.owner} history before transition ${oldest.id} was folded; retention is ${h.retention}; ${instead}, or raise retention for future transitions`, [h.owner]);
+		fail(
+			"folded",
+			`${h.owner} history before transition ${oldest.id} was folded; retention is ${h.retention}; ${instead}, or raise retention for future transitions`,
+			[h.owner],
+		);
 	}
 	fail("not_found", `${h.owner} has only ${h.seq} transition${h.seq === 1 ? "" : "s"}; ${instead}`, [h.owner]);
 }

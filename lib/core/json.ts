@@ -81,8 +81,7 @@ function detachAt(value: unknown, path: Path, ancestors: Set<object>): Json {
 	}
 	if (typeof value !== "object") return refuse(describe(value), path);
 	if (ancestors.has(value)) refuse("a cycle (a value that contains itself)", path);
-	if (ancestors.size >= DETACH_MAX_DEPTH)
-		fail("limit", `\`${shortPath(path)}\` is nested deeper than ${DETACH_MAX_DEPTH} levels; flatten the value`, path);
+	if (ancestors.size >= DETACH_MAX_DEPTH) fail("limit", `\`${shortPath(path)}\` is nested deeper than ${DETACH_MAX_DEPTH} levels; flatten the value`, path);
 	ancestors.add(value);
 	try {
 		if (Array.isArray(value)) {
@@ -166,11 +165,7 @@ export function checkLimits(value: Json, limits: Limits, path: (string | number)
 function checkAt(value: Json, limits: Limits, path: Path, depth: number): void {
 	if (typeof value !== "object" || value === null) return;
 	if (depth + 1 > limits.maxDepth) {
-		fail(
-			"limit",
-			`\`${shortPath(path)}\` nests deeper than the depth limit of ${limits.maxDepth}; store deep data flatter or as a string`,
-			path,
-		);
+		fail("limit", `\`${shortPath(path)}\` nests deeper than the depth limit of ${limits.maxDepth}; store deep data flatter or as a string`, path);
 	}
 	if (Array.isArray(value)) {
 		for (let i = 0; i < value.length; i++) {

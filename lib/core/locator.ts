@@ -102,9 +102,12 @@ class Parser {
 		if (isOwner(word)) return this.ownerRoot(word);
 		if (word === "effective") return this.effectiveRoot();
 		if (this.form !== "flat") {
-			const hint = isPlane(word) || word === "patches"
-				? `; qualify it with an owner, e.g. \`cwd.${this.text}\` or \`session.${this.text}\``
-				: word === "response" ? "; write `session.response`" : "; a locator starts with `global`, `cwd`, `session` or `effective`";
+			const hint =
+				isPlane(word) || word === "patches"
+					? `; qualify it with an owner, e.g. \`cwd.${this.text}\` or \`session.${this.text}\``
+					: word === "response"
+						? "; write `session.response`"
+						: "; a locator starts with `global`, `cwd`, `session` or `effective`";
 			this.error(start, `\`${word}\` is not an owner${hint}`, word.length);
 		}
 		if (word === "patches") {
@@ -133,7 +136,11 @@ class Parser {
 		const bracket = this.pos;
 		const offset = this.peek() === "[" ? this.index(false) : 0;
 		if (offset > 0 && this.form === "scoped") {
-			this.error(bracket, `\`effective[${offset}]\` is refused with several owners: history is per owner, read e.g. \`cwd[${offset}]\` instead`, this.pos - bracket);
+			this.error(
+				bracket,
+				`\`effective[${offset}]\` is refused with several owners: history is per owner, read e.g. \`cwd[${offset}]\` instead`,
+				this.pos - bracket,
+			);
 		}
 		// Flat `effective[N]` is the sole owner N transitions back; the model interface resolves it.
 		const scope = "effective";
@@ -150,12 +157,12 @@ class Parser {
 			const c = this.peek();
 			if (c === ".") {
 				this.pos++;
-				out.push(this.ident("a key name after `.` (use [\"...\"] for keys that are not identifiers)"));
+				out.push(this.ident('a key name after `.` (use ["..."] for keys that are not identifiers)'));
 			} else if (c === "[") {
 				if (this.text[this.pos + 1] === '"') out.push(this.quotedKey());
 				else out.push(this.index(false));
 			} else {
-				this.error(this.pos, "expected `.key`, `[N]` or `[\"key\"]`");
+				this.error(this.pos, 'expected `.key`, `[N]` or `["key"]`');
 			}
 		}
 		return out;
@@ -175,7 +182,7 @@ class Parser {
 		const start = this.pos;
 		while (this.pos < this.text.length && /[0-9]/.test(this.peek())) this.pos++;
 		const digits = this.text.slice(start, this.pos);
-		if (digits === "") this.error(start, "expected a number (or a quoted key `[\"...\"]`)");
+		if (digits === "") this.error(start, 'expected a number (or a quoted key `["..."]`)');
 		if (digits.length > 1 && digits.startsWith("0")) this.error(start, `write \`${Number(digits)}\` without leading zeros`);
 		const n = Number(digits);
 		if (!Number.isSafeInteger(n)) this.error(start, "number too large");
@@ -189,7 +196,7 @@ class Parser {
 		const start = this.pos;
 		this.pos++; // opening quote
 		while (this.pos < this.text.length && this.peek() !== '"') this.pos += this.peek() === "\\" ? 2 : 1;
-		if (this.pos >= this.text.length) this.error(this.text.length, "unterminated string; close it with `\"]`");
+		if (this.pos >= this.text.length) this.error(this.text.length, 'unterminated string; close it with `"]`');
 		this.pos++; // closing quote
 		let key: unknown;
 		try {

@@ -129,7 +129,11 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 
 function soleOwner(view: QueryView, loc: Locator, show: (loc: Locator) => string): Owner {
 	if (view.wanted.length !== 1) {
-		fail("invalid_input", `\`${show(loc)}\` names no owner; with several wanted owners write e.g. ${view.wanted.map((o) => `\`${o}.${show(loc)}\``).join(" or ")}`, []);
+		fail(
+			"invalid_input",
+			`\`${show(loc)}\` names no owner; with several wanted owners write e.g. ${view.wanted.map((o) => `\`${o}.${show(loc)}\``).join(" or ")}`,
+			[],
+		);
 	}
 	return view.wanted[0] as Owner;
 }
@@ -153,11 +157,7 @@ function step(v: Json, seg: Segment): Json | undefined {
 /** `not_found` naming the locator and the deepest parent that exists. */
 function notFound(loc: Locator, show: (loc: Locator) => string, failedAt: number): never {
 	const parent = { ...loc, path: loc.path.slice(0, failedAt) } as Locator;
-	fail(
-		"not_found",
-		`\`${show(loc)}\` does not exist; read \`${show(parent)}\` with projection \`keys\` to see what is there`,
-		[],
-	);
+	fail("not_found", `\`${show(loc)}\` does not exist; read \`${show(parent)}\` with projection \`keys\` to see what is there`, []);
 }
 
 /**
@@ -213,5 +213,9 @@ function mergeLayers(layers: Json[]): Json {
 function keysOf(value: Json, loc: Locator, show: (loc: Locator) => string): Json {
 	if (Array.isArray(value)) return { length: value.length };
 	if (isPlainObject(value)) return Object.keys(value).sort();
-	return fail("invalid_input", `projection \`keys\` needs an object or an array; \`${show(loc)}\` is ${value === null ? "null" : `a ${typeof value}`}; read it with projection \`value\``, ["projection"]);
+	return fail(
+		"invalid_input",
+		`projection \`keys\` needs an object or an array; \`${show(loc)}\` is ${value === null ? "null" : `a ${typeof value}`}; read it with projection \`value\``,
+		["projection"],
+	);
 }

@@ -57,7 +57,7 @@ const KNOWN_PLANES: readonly string[] = PLANES;
 /** Validate and detach a canonical patch; returns a private copy. */
 export function validateCanonicalPatch(patch: unknown, limits: Limits = DEFAULT_LIMITS): CanonicalPatch {
 	const copy = detach(patch);
-	if (!isPlainObject(copy)) fail("invalid_input", "the patch must be an object keyed by owner, e.g. `{ \"cwd\": { \"tactics\": {} } }`");
+	if (!isPlainObject(copy)) fail("invalid_input", 'the patch must be an object keyed by owner, e.g. `{ "cwd": { "tactics": {} } }`');
 	const out: CanonicalPatch = {};
 	for (const owner of Object.keys(copy)) {
 		if (!KNOWN_OWNERS.includes(owner)) {
@@ -104,7 +104,8 @@ export function validateCanonicalPatch(patch: unknown, limits: Limits = DEFAULT_
 function checkRoots(owner: Owner, h: OwnerHistory, patch: JsonObject, gate: RootGate | undefined): void {
 	for (const name of Object.keys(patch)) {
 		const path = [owner, name];
-		if (gate === undefined) fail("invalid_input", `\`${formatPath(path)}\` is a registered root; only State Flow inside pi, with its extension loaded, writes it`, path);
+		if (gate === undefined)
+			fail("invalid_input", `\`${formatPath(path)}\` is a registered root; only State Flow inside pi, with its extension loaded, writes it`, path);
 		const current = h.state.roots === undefined ? undefined : (h.state.roots[name] as JsonObject | undefined);
 		gate(owner, name, applyMergePatch(current, patch[name] ?? null), path);
 	}
@@ -126,12 +127,7 @@ function withDeletions(patch: PlanePatch, extra: PlanePatch): PlanePatch {
 }
 
 /** Stage `patch` against `histories` without mutating them. */
-export function stage(
-	histories: Partial<Record<Owner, OwnerHistory>>,
-	patch: CanonicalPatch,
-	meta: StageMeta,
-	limits: Limits = DEFAULT_LIMITS,
-): StageResult {
+export function stage(histories: Partial<Record<Owner, OwnerHistory>>, patch: CanonicalPatch, meta: StageMeta, limits: Limits = DEFAULT_LIMITS): StageResult {
 	const canonical = validateCanonicalPatch(patch, limits);
 	const report: StageReport = { scopes: [], changed: [], missingDeletions: [], cascades: [], danglingRefs: [] };
 	const staged: Array<{ owner: Owner; patch: PlanePatch; undo: PlanePatch; cascades: Cascade[]; bytesAfter: number; h: OwnerHistory }> = [];

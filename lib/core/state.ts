@@ -30,4 +30,3 @@ export function stateBytes(s: OwnerState): number {
 
 /** Bytes the `roots` member adds when it first appears: `,"roots":{}`. */
 export const ROOTS_MEMBER_BYTES = ',"roots":{}'.length;
-

@@ -50,7 +50,9 @@ export function acquisitionHint(readPath: string, args: AcquisitionArgs): string
 		if (owner === undefined || !args.wanted.includes(owner)) return undefined;
 		// "Not yet an artifact of a wanted owner": a Session draft of the same file counts too.
 		if (args.wanted.some((o) => tracked(o, abs, args.histories[o], args))) return undefined;
-		const rel = relative(realOrSelf(ownerRoot(owner, args)), realOrSelf(abs)).split(sep).join("/");
+		const rel = relative(realOrSelf(ownerRoot(owner, args)), realOrSelf(abs))
+			.split(sep)
+			.join("/");
 		if (rel === "" || rel === ".." || rel.startsWith("../")) return undefined;
 		const entry = { artifacts: { [rel]: { kind: "skill" } } };
 		const input = args.wanted.length === 1 ? entry : { [owner]: entry };

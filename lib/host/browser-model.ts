@@ -81,7 +81,15 @@ export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): Tree
 		const value = (plane === ROOTS ? state.roots : state[plane]) as Json;
 		const kids = children(value);
 		const open = expanded.has(pathKey([plane]));
-		rows.push({ path: [plane], depth: 0, label: plane === "lazy" ? "lazy (catalog)" : plane === ROOTS ? "roots (of extensions)" : plane, branch: kids.length > 0, expanded: open && kids.length > 0, bytes: bytesOf(value), note: count(kids.length, "key") });
+		rows.push({
+			path: [plane],
+			depth: 0,
+			label: plane === "lazy" ? "lazy (catalog)" : plane === ROOTS ? "roots (of extensions)" : plane,
+			branch: kids.length > 0,
+			expanded: open && kids.length > 0,
+			bytes: bytesOf(value),
+			note: count(kids.length, "key"),
+		});
 		if (open) for (const [k, v] of kids) walk(v, [plane, k], 1, keyLabel(value, k));
 	}
 	return rows;

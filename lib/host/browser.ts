@@ -92,7 +92,8 @@ export class StateBrowser implements Component {
 		else if (matchesKey(data, "down") || data === "j") this.cursor = Math.min(Math.max(0, count - 1), this.cursor + 1);
 		else if (matchesKey(data, "pageUp")) this.cursor = Math.max(0, this.cursor - LIST_ROWS);
 		else if (matchesKey(data, "pageDown")) this.cursor = Math.min(Math.max(0, count - 1), this.cursor + LIST_ROWS);
-		else if (matchesKey(data, "left") || matchesKey(data, "right") || data === "h" || data === "l") this.#switchOwner(matchesKey(data, "left") || data === "h" ? -1 : 1);
+		else if (matchesKey(data, "left") || matchesKey(data, "right") || data === "h" || data === "l")
+			this.#switchOwner(matchesKey(data, "left") || data === "h" ? -1 : 1);
 		else if (matchesKey(data, "tab")) {
 			this.tab = this.tab === "state" ? "history" : "state";
 			this.cursor = 0;
@@ -275,7 +276,12 @@ export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandCont
 	const source = await hostSource(host, undo);
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		shown = true;
-		return new StateBrowser(source, theme, () => done(undefined), () => tui.requestRender());
+		return new StateBrowser(
+			source,
+			theme,
+			() => done(undefined),
+			() => tui.requestRender(),
+		);
 	});
 	return shown;
 }

@@ -49,8 +49,7 @@ export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
 		const hits = items.filter((i) => i.value.startsWith(last));
 		return hits.length > 0 ? hits : null;
 	};
-	const ownerLists = (lead: string): AutocompleteItem[] =>
-		allOwnerSelections().map((o) => ({ value: `${lead}${o.join(",")}`, label: o.join(",") }));
+	const ownerLists = (lead: string): AutocompleteItem[] => allOwnerSelections().map((o) => ({ value: `${lead}${o.join(",")}`, label: o.join(",") }));
 	const ownerItems = (lead: string): AutocompleteItem[] => OWNERS.map((o) => ({ value: `${lead}${o}`, label: o }));
 	if (words.length <= 1) return filter(SUBCOMMANDS, words[0] ?? "");
 	const [first, second] = words;
@@ -87,7 +86,10 @@ export function registerStateCommand(host: StateFlowHost, output: CommandOutput)
 /** Parse and run one `/state` command line. */
 export async function runStateCommand(host: StateFlowHost, output: CommandOutput, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	host.bind(ctx);
-	const words = args.trim().split(/\s+/).filter((w) => w !== "");
+	const words = args
+		.trim()
+		.split(/\s+/)
+		.filter((w) => w !== "");
 	const [verb, ...rest] = words;
 	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
 	const usage = (problem: string) => show("usage", `${problem}\n${USAGE}`, "warning");
@@ -134,7 +136,11 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			// No interactive UI (print, JSON or RPC mode): the same information as text.
 			return show(
 				"browse",
-				[await describeStatus(host), await describeState(host, sel.owners), await describeHistory(host, sel.owners, { now: host.options.now(), full: false })].join("\n"),
+				[
+					await describeStatus(host),
+					await describeState(host, sel.owners),
+					await describeHistory(host, sel.owners, { now: host.options.now(), full: false }),
+				].join("\n"),
 			);
 		case "default":
 			return setDefault(host, rest, usage, ctx);

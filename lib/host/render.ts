@@ -150,12 +150,7 @@ function renderError(result: RenderableResult, expanded: boolean, theme: RenderT
  * `renderResult` for `patch_state`: `✓ cwd · 2 changed · <id>` plus changed paths, cascades,
  * missing deletions and dangling references; expanded shows every item (each once) and the full id.
  */
-export function renderPatchResult(
-	result: RenderableResult,
-	options: ToolRenderResultOptions,
-	theme: RenderTheme,
-	context?: Partial<RenderContext>,
-): Component {
+export function renderPatchResult(result: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
 	if (options.isPartial) return new Text(theme.fg("warning", "Writing state…"), 0, 0);
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const d = isRec(result.details) ? result.details : {};
@@ -217,12 +212,7 @@ const COMPACT_READ_LINES = 3;
  * `renderResult` for `read_state`: size and the first lines of the returned JSON collapsed,
  * the whole text (and the canonical locators from `details`) expanded.
  */
-export function renderReadResult(
-	result: RenderableResult,
-	options: ToolRenderResultOptions,
-	theme: RenderTheme,
-	context?: Partial<RenderContext>,
-): Component {
+export function renderReadResult(result: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
 	if (options.isPartial) return new Text(theme.fg("warning", "Reading state…"), 0, 0);
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const text = resultText(result);

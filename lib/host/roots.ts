@@ -41,7 +41,12 @@ export interface RootsHost {
 
 /** `"/a/b"` (ajv's instance path) → `["a", "b"]`. */
 function pathOf(pointer: string): string[] {
-	return pointer === "" ? [] : pointer.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
+	return pointer === ""
+		? []
+		: pointer
+				.slice(1)
+				.split("/")
+				.map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
 export class RootRegistry {
@@ -67,13 +72,23 @@ export class RootRegistry {
 
 	/** Registered roots (active or dormant by schema), for `/state`. */
 	entries(): Array<{ name: string; extension: string; owners: readonly Owner[]; dormant?: string }> {
-		return [...this.#entries.values()].map((e) => ({ name: e.spec.name, extension: e.spec.extension, owners: e.spec.owners, ...(e.dormant ? { dormant: e.dormant } : {}) }));
+		return [...this.#entries.values()].map((e) => ({
+			name: e.spec.name,
+			extension: e.spec.extension,
+			owners: e.spec.owners,
+			...(e.dormant ? { dormant: e.dormant } : {}),
+		}));
 	}
 
 	/** Staging's question: may `name` be written in `owner`, and is the value it would have valid? */
 	readonly gate: RootGate = (owner, name, value, path) => {
 		const e = this.#entries.get(name);
-		if (e === undefined) fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` is not registered now (its extension is not loaded); its stored data is kept unchanged and cannot be written`, path);
+		if (e === undefined)
+			fail(
+				"invalid_input",
+				`\`${formatPath(path)}\`: root \`${name}\` is not registered now (its extension is not loaded); its stored data is kept unchanged and cannot be written`,
+				path,
+			);
 		if (e.dormant !== undefined) fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` is dormant: ${e.dormant}`, path);
 		if (!e.spec.owners.includes(owner as RootOwner)) {
 			fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` lives only in ${e.spec.owners.join(", ")}; write it there`, path);
@@ -81,7 +96,11 @@ export class RootRegistry {
 		if (value !== null && !e.validate(value)) {
 			const err = e.validate.errors?.[0];
 			const at = [...path, ...pathOf(err?.instancePath ?? "")];
-			fail("invalid_input", `\`${formatPath(at)}\` ${err?.message ?? "is invalid"} (schema of root \`${name}\`, extension ${e.spec.extension}); nothing was written`, at);
+			fail(
+				"invalid_input",
+				`\`${formatPath(at)}\` ${err?.message ?? "is invalid"} (schema of root \`${name}\`, extension ${e.spec.extension}); nothing was written`,
+				at,
+			);
 		}
 	};
 
@@ -112,17 +131,20 @@ export class RootRegistry {
 		if (!isPlainObject(spec as unknown as Json)) fail("invalid_input", "the root spec must be an object { name, extension, description, schema, owners }");
 		const { name, extension, description, schema, owners } = spec;
 		if (typeof extension !== "string" || extension.trim() === "") fail("invalid_input", "`extension` must name the registering extension", ["extension"]);
-		if (typeof name !== "string" || !NAME.test(name)) fail("invalid_input", `\`name\` must be an identifier of letters, digits and _ (at most 64), got ${JSON.stringify(name)}`, ["name"]);
+		if (typeof name !== "string" || !NAME.test(name))
+			fail("invalid_input", `\`name\` must be an identifier of letters, digits and _ (at most 64), got ${JSON.stringify(name)}`, ["name"]);
 		if (RESERVED.includes(name)) fail("invalid_input", `root name \`${name}\` collides with State Flow's own \`${name}\`; choose another name`, ["name"]);
 		const other = this.#entries.get(name);
-		if (other !== undefined) fail("invalid_input", `root name \`${name}\` is already registered by extension ${other.spec.extension}; choose another name`, ["name"]);
+		if (other !== undefined)
+			fail("invalid_input", `root name \`${name}\` is already registered by extension ${other.spec.extension}; choose another name`, ["name"]);
 		if (typeof description !== "string" || description.trim() === "" || /[\r\n]/.test(description) || description.length > MAX_DESCRIPTION) {
 			fail("invalid_input", `\`description\` must be one non-empty line of at most ${MAX_DESCRIPTION} characters`, ["description"]);
 		}
 		if (!Array.isArray(owners) || owners.length === 0 || owners.some((o) => !isOwner(o)) || new Set(owners).size !== owners.length) {
 			fail("invalid_input", `\`owners\` must be a non-empty list of distinct owners of ${OWNERS.join(", ")}`, ["owners"]);
 		}
-		if (!isPlainObject(schema as Json) || schema.type !== "object") fail("invalid_input", '`schema` must be a JSON Schema object with `"type": "object"` (a root holds an object, merged like a plane)', ["schema"]);
+		if (!isPlainObject(schema as Json) || schema.type !== "object")
+			fail("invalid_input", '`schema` must be a JSON Schema object with `"type": "object"` (a root holds an object, merged like a plane)', ["schema"]);
 		let validate: ValidateFunction;
 		try {
 			validate = this.#ajv.compile(schema);
@@ -153,7 +175,8 @@ export class RootRegistry {
 			const was = e.dormant;
 			e.dormant = problem;
 			for (const owner of e.spec.owners) e.seen[owner] = JSON.stringify(histories[owner]?.state.roots?.[e.spec.name] ?? {});
-			if (problem !== undefined && problem !== was) this.#host?.say(`State Flow: root \`${e.spec.name}\` (extension ${e.spec.extension}) is dormant: ${problem}`, "warning");
+			if (problem !== undefined && problem !== was)
+				this.#host?.say(`State Flow: root \`${e.spec.name}\` (extension ${e.spec.extension}) is dormant: ${problem}`, "warning");
 			if (problem !== was) this.#notifyStatus(e);
 		}
 	}

@@ -181,7 +181,17 @@ export class StateFlowHost {
 	 */
 	startRun(head: string | undefined, seqAtHead: Partial<Record<Owner, number>> = {}, hinted: readonly string[] = []): void {
 		this.#reconcilePending = false;
-		this.#run = { head, promptTimestamp: undefined, fromPrompt: true, fileChanged: false, committed: false, reconcileSent: false, seqAtHead, ownSeqs: {}, hinted: new Set(hinted) };
+		this.#run = {
+			head,
+			promptTimestamp: undefined,
+			fromPrompt: true,
+			fileChanged: false,
+			committed: false,
+			reconcileSent: false,
+			seqAtHead,
+			ownSeqs: {},
+			hinted: new Set(hinted),
+		};
 	}
 
 	/** pi started a run (`agent_start`): the one our reconciliation follow-up triggered is not a prompt run. */

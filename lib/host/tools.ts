@@ -37,7 +37,12 @@ function checkSignal(signal: AbortSignal | undefined): void {
  * The result's courtesy lines: shared owners changed by other processes since this run's head
  * (docs/spec.md §6.4), then source-change hints. Both look at the same histories, loaded once.
  */
-async function courtesyLines(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext, loaded?: Partial<Record<Owner, OwnerHistory>>): Promise<string[]> {
+async function courtesyLines(
+	host: StateFlowHost,
+	wanted: readonly Owner[],
+	ctx: ExtensionContext,
+	loaded?: Partial<Record<Owner, OwnerHistory>>,
+): Promise<string[]> {
 	const run = host.run;
 	if (!run) return [];
 	let histories: Partial<Record<Owner, OwnerHistory>>;

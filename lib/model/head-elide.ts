@@ -337,7 +337,9 @@ export class Box {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
 		// A nested marker's locator is its own path (the head's shortened line says so): spelling
 		// it out would cost more than most of the values a small budget can show.
-		const how = this.planeLevel ? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys` : "";
+		const how = this.planeLevel
+			? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys`
+			: "";
 		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
@@ -469,7 +471,9 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
 	const candidate = (key: string): Candidate => {
 		const size = idx.sizes.get(key) as number;
-		return catalog ? { key, value: size, size: String(size).length, weight: size } : { key, value: value[key] as Json, size, weight: memberNameBytes(key) + size };
+		return catalog
+			? { key, value: size, size: String(size).length, weight: size }
+			: { key, value: value[key] as Json, size, weight: memberNameBytes(key) + size };
 	};
 	return {
 		owner: h.owner,
@@ -498,7 +502,10 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 					}
 					if (t < 0) break;
 					const patch = sectionPatch((h.tail[t--] as OwnerHistory["tail"][number]).patch, s);
-					if (patch !== undefined) pending = Object.keys(patch).filter((key) => patch[key] !== null).reverse();
+					if (patch !== undefined)
+						pending = Object.keys(patch)
+							.filter((key) => patch[key] !== null)
+							.reverse();
 				}
 				while (k < n) {
 					const key = idx.keys[k++] as string;

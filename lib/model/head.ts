@@ -96,13 +96,7 @@ function isEmptyOwner(h: OwnerHistory): boolean {
 }
 
 /** Dangling references and stale artifacts of one owner, capped. */
-function noticeLines(
-	owner: Owner,
-	h: OwnerHistory,
-	sole: Owner | undefined,
-	stale: readonly StaleArtifact[],
-	unchecked: number,
-): string[] {
+function noticeLines(owner: Owner, h: OwnerHistory, sole: Owner | undefined, stale: readonly StaleArtifact[], unchecked: number): string[] {
 	const lines: string[] = [];
 	const scope = sole === undefined ? owner : undefined;
 	const dangling = findDanglingRefs(owner, h.state);

@@ -9,7 +9,20 @@ import { formatLocator, formatModelLocator, type Locator, parseLocator } from ".
 import { PROJECTIONS, type Projection } from "../core/query.js";
 import { anchorRefs, anchorRevealedRefs, checkScopedRefs, checkWrittenRefs, presentRef, presentRefs } from "../core/refs.js";
 import { emptyState } from "../core/state.js";
-import { OWNERS, PLANES, type CanonicalPatch, type Json, type JsonObject, type Owner, type OwnerState, type Plane, type PlanePatch, isOneOf, isOwner, isPlane } from "../core/types.js";
+import {
+	OWNERS,
+	PLANES,
+	type CanonicalPatch,
+	type Json,
+	type JsonObject,
+	type Owner,
+	type OwnerState,
+	type Plane,
+	type PlanePatch,
+	isOneOf,
+	isOwner,
+	isPlane,
+} from "../core/types.js";
 
 const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
 
@@ -37,10 +50,18 @@ function planesOf(value: JsonObject, path: string[], roots: readonly string[]): 
 		if (!isPlane(key) && !isRoot) fail("invalid_input", `unknown plane \`${formatPath(at)}\`; planes are ${list([...PLANES, ...roots])}`, at);
 		const plane = value[key] as Json;
 		if (plane === null) {
-			fail("invalid_input", `\`${formatPath(at)}\` is null: a whole plane cannot be deleted; set each entry to null instead, e.g. { "${key}": { "<key>": null } }`, at);
+			fail(
+				"invalid_input",
+				`\`${formatPath(at)}\` is null: a whole plane cannot be deleted; set each entry to null instead, e.g. { "${key}": { "<key>": null } }`,
+				at,
+			);
 		}
 		if (!isPlainObject(plane)) {
-			fail("invalid_input", `\`${formatPath(at)}\` must be an object of entries (a JSON merge patch), not ${Array.isArray(plane) ? "an array" : `a ${typeof plane}`}`, at);
+			fail(
+				"invalid_input",
+				`\`${formatPath(at)}\` must be an object of entries (a JSON merge patch), not ${Array.isArray(plane) ? "an array" : `a ${typeof plane}`}`,
+				at,
+			);
 		}
 		if (isRoot) setOwn((out.roots ??= {}), key, plane);
 		else out[key as Plane] = plane;
@@ -94,7 +115,11 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 	checkWanted(wanted);
 	// Detach first: later mutation or getters of the caller's object cannot change what is checked.
 	const value = detach(input, []);
-	if (!isPlainObject(value)) fail("invalid_input", `the patch must be an object, e.g. { "tactics": { "next": "..." } }; got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}`);
+	if (!isPlainObject(value))
+		fail(
+			"invalid_input",
+			`the patch must be an object, e.g. { "tactics": { "next": "..." } }; got ${Array.isArray(value) ? "an array" : String(value === null ? "null" : typeof value)}`,
+		);
 	const keys = Object.keys(value);
 	if (keys.length === 0) fail("invalid_input", "the patch is empty; send at least one plane (flat) or owner (scoped) to change");
 	const isSection = (k: string): boolean => isPlane(k) || roots.includes(k);
@@ -113,7 +138,11 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 	if (wanted.length === 1) {
 		const owner = wanted[0] as Owner;
 		if (ownerKeys.length > 0) {
-			fail("invalid_input", `this session has one owner (${owner}): send planes at the top level, e.g. { "tactics": { ... } } instead of { "${ownerKeys[0]}": { "tactics": { ... } } }`, [ownerKeys[0] as string]);
+			fail(
+				"invalid_input",
+				`this session has one owner (${owner}): send planes at the top level, e.g. { "tactics": { ... } } instead of { "${ownerKeys[0]}": { "tactics": { ... } } }`,
+				[ownerKeys[0] as string],
+			);
 		}
 		const planes = planesOf(value, [], roots);
 		const anchored = eachSection(planes, [], (v) => entryWise(v, (x) => anchorRefs(x, owner)));
@@ -121,7 +150,11 @@ export function toCanonicalPatch(input: unknown, wanted: readonly Owner[], state
 		return { [owner]: anchored };
 	}
 	if (planeKeys.length > 0) {
-		fail("invalid_input", `this session has several owners (${wanted.join(", ")}): wrap planes in an owner, e.g. { "${wanted[0]}": { "${planeKeys[0]}": { ... } } }`, [planeKeys[0] as string]);
+		fail(
+			"invalid_input",
+			`this session has several owners (${wanted.join(", ")}): wrap planes in an owner, e.g. { "${wanted[0]}": { "${planeKeys[0]}": { ... } } }`,
+			[planeKeys[0] as string],
+		);
 	}
 	const out: CanonicalPatch = {};
 	for (const owner of ownerKeys) {
@@ -208,7 +241,8 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[], roots: re
 	const value = detach(args, []);
 	if (!isPlainObject(value)) fail("invalid_input", 'read_state needs an object, e.g. { "path": "tactics" }');
 	for (const key of Object.keys(value)) {
-		if (key !== "path" && key !== "paths" && key !== "projection") fail("invalid_input", `unknown parameter \`${formatPath([key])}\`; use \`path\`, \`paths\` and \`projection\``, [key]);
+		if (key !== "path" && key !== "paths" && key !== "projection")
+			fail("invalid_input", `unknown parameter \`${formatPath([key])}\`; use \`path\`, \`paths\` and \`projection\``, [key]);
 	}
 	const { path, paths, projection = "value" } = value as { path?: Json; paths?: Json; projection?: Json };
 	if ((path === undefined) === (paths === undefined)) fail("invalid_input", "give exactly one of `path` (one locator) or `paths` (a list of locators)");

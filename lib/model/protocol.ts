@@ -81,9 +81,7 @@ export function renderProtocol(opts: ProtocolOptions): string {
 		if (opts.bootstrap) {
 			lines.push(
 				"The state is empty. Start now: record the user's request and your first steps, e.g. patch_state " +
-					wrap(
-						`{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"${q("tactics.t1")}"}]}},"tactics":{"t1":"reproduce the bug"}}`,
-					),
+					wrap(`{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"${q("tactics.t1")}"}]}},"tactics":{"t1":"reproduce the bug"}}`),
 			);
 		}
 	} else {

@@ -8,7 +8,20 @@ import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, stat
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
-import { SHARED_DIR_MODE, SHARED_FILE_MODE, atomicWrite, checkContained, ensureDirIn, inside, kindOf, lstatOrUndefined, readFrom, realOrSelf, removeFile, unsafePath } from "./fs-util.js";
+import {
+	SHARED_DIR_MODE,
+	SHARED_FILE_MODE,
+	atomicWrite,
+	checkContained,
+	ensureDirIn,
+	inside,
+	kindOf,
+	lstatOrUndefined,
+	readFrom,
+	realOrSelf,
+	removeFile,
+	unsafePath,
+} from "./fs-util.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
 
@@ -43,8 +56,7 @@ export function resolveArtifactKey(owner: Owner, key: string, roots: ArtifactRoo
 	if (key === "" || key.includes("\0")) fail("artifact", `${field}: an artifact key must be a file path relative to ${ROOT_NAME[owner]}.`, path);
 	const root = resolve(ownerRoot(owner, roots));
 	const abs = isAbsolute(key) ? resolve(key) : resolve(root, key);
-	if (!inside(abs, root) || abs === root)
-		fail("artifact", `${field} is outside ${ROOT_NAME[owner]} (${root}); use a path inside it, relative to it.`, path);
+	if (!inside(abs, root) || abs === root) fail("artifact", `${field} is outside ${ROOT_NAME[owner]} (${root}); use a path inside it, relative to it.`, path);
 	if (!inside(realOrSelf(abs), realOrSelf(root)))
 		fail("artifact", `${field} leads outside ${ROOT_NAME[owner]} through a symbolic link; track the link target's real path from its own owner instead.`, path);
 	const territory = territoryOf(abs, roots);

@@ -11,25 +11,8 @@ import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState,
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
 import { OWNERS, isOneOf } from "../core/types.js";
-import {
-	type ArtifactRoots,
-	type FileOp,
-	fingerprintOf,
-	ownerRoot,
-	readIfFile,
-	realOrSelf,
-	resolveArtifactKey,
-	runFileOps,
-	sha256,
-} from "./artifact-files.js";
-import {
-	type FrontmatterParser,
-	renderSkill,
-	simpleFrontmatter,
-	skillDescriptionProblem,
-	skillKey,
-	skillNameProblem,
-} from "./skill-format.js";
+import { type ArtifactRoots, type FileOp, fingerprintOf, ownerRoot, readIfFile, realOrSelf, resolveArtifactKey, runFileOps, sha256 } from "./artifact-files.js";
+import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
 export interface PreparedEffects {
@@ -135,8 +118,7 @@ export function createArtifactCompiler(
 				const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
 				const desired = compileEntry({ owner, key, field, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
 				const newCompiled = compiledOf(owner, desired, roots);
-				if (oldCompiled && oldCompiled.abs !== newCompiled?.abs && oldCompiled.abs !== resolve(ownerRoot(owner, roots), key))
-					removeCompiled(oldCompiled, plan);
+				if (oldCompiled && oldCompiled.abs !== newCompiled?.abs && oldCompiled.abs !== resolve(ownerRoot(owner, roots), key)) removeCompiled(oldCompiled, plan);
 				const entry: JsonObject = { owner, key, action: actionOf(owner, desired) };
 				if (typeof desired.compiledTo === "string") entry.compiledTo = desired.compiledTo;
 				plan.report.push(entry);
@@ -284,7 +266,8 @@ function claimTarget(e: Entry, target: string, bytes: Buffer): void {
 	for (const k of Object.keys(e.current)) {
 		if (k === e.key) continue;
 		const c = compiledOf(e.owner, e.current[k], e.roots);
-		if (c?.abs === target) fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
+		if (c?.abs === target)
+			fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
 	}
 	const existing = readIfFile(target);
 	// A file byte-identical to this compile (marker included) is adopted: e.g. a clone with the compiled Skill in git.
@@ -336,4 +319,3 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 	}
 	return undefined;
 }
-

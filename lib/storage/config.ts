@@ -106,7 +106,7 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 	}
 	if (has("owners")) {
 		try {
-			if (!Array.isArray(raw.owners)) fail("invalid_input", "`owners` must be an array such as [\"cwd\", \"session\"].", ["owners"]);
+			if (!Array.isArray(raw.owners)) fail("invalid_input", '`owners` must be an array such as ["cwd", "session"].', ["owners"]);
 			config.owners = parseOwners(raw.owners);
 		} catch (e) {
 			problems.push(`${file}: ${messageOf(e)} Ignoring it.`);

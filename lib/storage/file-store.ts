@@ -173,7 +173,8 @@ export class FileOwnerStore implements OwnerStore {
 	 * complete first (`LocalOwners.recover`).
 	 */
 	async commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome> {
-		if (record.seq !== expectedSeq + 1) fail("invalid_input", `record \`${record.id}\` has seq ${record.seq}, but a commit at seq ${expectedSeq} needs seq ${expectedSeq + 1}`);
+		if (record.seq !== expectedSeq + 1)
+			fail("invalid_input", `record \`${record.id}\` has seq ${record.seq}, but a commit at seq ${expectedSeq} needs seq ${expectedSeq + 1}`);
 		this.ensureRoot();
 		const lock = await acquireLock(this.lockPath, this.lockTimeoutMs);
 		try {
@@ -232,7 +233,10 @@ export class FileOwnerStore implements OwnerStore {
 		}
 		if (c !== undefined && c.ino === st.ino) {
 			if (st.size < c.offset) {
-				this.refuse(this.logPath, `it is ${st.size} bytes long, shorter than the ${c.offset} bytes of complete records this process already read (records were cut off or removed)`);
+				this.refuse(
+					this.logPath,
+					`it is ${st.size} bytes long, shorter than the ${c.offset} bytes of complete records this process already read (records were cut off or removed)`,
+				);
 			}
 			if (c.size === st.size && c.mtimeMs === st.mtimeMs) {
 				// Bytes after the last complete record stay explained only while a writer's lock (or crash marker) is there.
@@ -346,21 +350,29 @@ export class FileOwnerStore implements OwnerStore {
 	/** The log's records after the checkpoint; the log must reach the checkpoint and continue without gaps. */
 	private afterCheckpoint(records: TransitionRecord[], cpSeq: number): TransitionRecord[] {
 		records.forEach((r, i) => {
-			if (i > 0 && r.seq !== records[i - 1]!.seq + 1) damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${records[i - 1]!.seq + 1} was expected`);
+			if (i > 0 && r.seq !== records[i - 1]!.seq + 1)
+				damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${records[i - 1]!.seq + 1} was expected`);
 		});
 		const last = records[records.length - 1];
 		if (last !== undefined && last.seq < cpSeq) {
-			damaged(this.logPath, `its last record has seq ${last.seq}, behind checkpoint \`${this.checkpointPath}\` at seq ${cpSeq} (the checkpoint does not match the log)`);
+			damaged(
+				this.logPath,
+				`its last record has seq ${last.seq}, behind checkpoint \`${this.checkpointPath}\` at seq ${cpSeq} (the checkpoint does not match the log)`,
+			);
 		}
 		if (records.length > 0 && records[0]!.seq > cpSeq + 1) {
-			damaged(this.logPath, `its first record has seq ${records[0]!.seq} but checkpoint \`${this.checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`);
+			damaged(
+				this.logPath,
+				`its first record has seq ${records[0]!.seq} but checkpoint \`${this.checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`,
+			);
 		}
 		return records.filter((r) => r.seq > cpSeq);
 	}
 
 	/** A history re-read from the files must not lose what this process already saw. */
 	private checkNotBehind(seen: OwnerHistory, now: OwnerHistory): void {
-		if (now.seq < seen.seq) this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
+		if (now.seq < seen.seq)
+			this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
 		const last = seen.tail[seen.tail.length - 1];
 		const same = last === undefined ? undefined : now.tail.find((r) => r.seq === last.seq);
 		if (last !== undefined && same !== undefined && same.id !== last.id) {
@@ -424,7 +436,11 @@ export class FileOwnerStore implements OwnerStore {
 		let buf: Buffer;
 		try {
 			if (st.size === c.size) {
-				if (createHash("sha256").update(readFrom(fd, 0, c.offset)).digest("hex") !== c.prefix.copy().digest("hex")) {
+				if (
+					createHash("sha256")
+						.update(readFrom(fd, 0, c.offset))
+						.digest("hex") !== c.prefix.copy().digest("hex")
+				) {
 					this.refuse(this.logPath, "bytes this process already read were changed in place (same size, new content)");
 				}
 				// Without torn bytes nothing else can have changed; with them, a repair plus an append may keep the size.
@@ -551,7 +567,16 @@ export class FileOwnerStore implements OwnerStore {
 		this.readFd = openFile(this.logPath, constants.O_RDONLY);
 		this.fdIno = st.ino;
 		const history = prev?.history ?? newHistory(this.owner, this.retention);
-		this.cache = { ...emptyCache(), ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, offset: st.size, diskCheckpointSeq: prev?.diskCheckpointSeq ?? 0, legacy: prev?.legacy ?? false, history };
+		this.cache = {
+			...emptyCache(),
+			ino: st.ino,
+			size: st.size,
+			mtimeMs: st.mtimeMs,
+			offset: st.size,
+			diskCheckpointSeq: prev?.diskCheckpointSeq ?? 0,
+			legacy: prev?.legacy ?? false,
+			history,
+		};
 	}
 
 	/**

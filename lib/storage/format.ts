@@ -222,7 +222,13 @@ export function checkpointText(owner: Owner, seq: number, state: OwnerState): st
 }
 
 /** Parse a whole-file JSON document, check its version, shape and integrity; `report` says what damage means for it. */
-function parseDocument(text: string, file: string, what: string, validate: () => ValidateFunction<unknown>, report: (file: string, what: string) => never): unknown {
+function parseDocument(
+	text: string,
+	file: string,
+	what: string,
+	validate: () => ValidateFunction<unknown>,
+	report: (file: string, what: string) => never,
+): unknown {
 	let value: unknown;
 	try {
 		value = JSON.parse(text);
@@ -266,7 +272,10 @@ function damagedJournal(file: string, what: string): never {
 /** Parse and validate a journal file body. */
 export function parseJournal(text: string, file: string): Journal {
 	// The schema validates every part's record (its envelope and `v`) too.
-	const j = parseDocument(text, file, "the journal", validateJournal, damagedJournal) as { id: string; parts: (JournalPart & { record: TransitionRecord & { v?: number } })[] };
+	const j = parseDocument(text, file, "the journal", validateJournal, damagedJournal) as {
+		id: string;
+		parts: (JournalPart & { record: TransitionRecord & { v?: number } })[];
+	};
 	return { id: j.id, parts: j.parts.map((p, i) => ({ ...p, record: checkRecord(p.record, file, `part ${i} of the journal`, damagedJournal) })) };
 }
 

@@ -6,7 +6,21 @@
  * input (docs/security.md): anything found where State Flow keeps a file may be a link, a
  * folder, a FIFO or a device, and is refused with a message that says what it is.
  */
-import { closeSync, constants, fstatSync, fsyncSync, lstatSync, mkdirSync, openSync, readSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import {
+	closeSync,
+	constants,
+	fstatSync,
+	fsyncSync,
+	lstatSync,
+	mkdirSync,
+	openSync,
+	readSync,
+	realpathSync,
+	renameSync,
+	statSync,
+	unlinkSync,
+	writeSync,
+} from "node:fs";
 import type { Stats } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, resolve, sep } from "node:path";

@@ -134,7 +134,8 @@ export class LocalOwners implements AtomicOwners {
 			return;
 		}
 		const journalParts: JournalPart[] = fileParts.map((p) => ({ owner: p.store.owner, root: (p.store as FileOwnerStore).root, record: p.record }));
-		if (sessionPart && session) journalParts.push({ owner: "session", sessionId: session.log.sessionId(), persistent: sessionDurable, record: sessionPart.record });
+		if (sessionPart && session)
+			journalParts.push({ owner: "session", sessionId: session.log.sessionId(), persistent: sessionDurable, record: sessionPart.record });
 		const journal: Journal = { id, parts: journalParts };
 		try {
 			this.journal.write(journal);

@@ -47,7 +47,14 @@ function newToken(): string {
 }
 
 export function holderRecord(token = newToken()): LockHolder {
-	return { pid: process.pid, host: HOST, startedAt: Date.now(), token, ...(PID_NS === undefined ? {} : { ns: PID_NS }), ...(BOOT === undefined ? {} : { boot: BOOT }) };
+	return {
+		pid: process.pid,
+		host: HOST,
+		startedAt: Date.now(),
+		token,
+		...(PID_NS === undefined ? {} : { ns: PID_NS }),
+		...(BOOT === undefined ? {} : { boot: BOOT }),
+	};
 }
 
 /** A lock of this very process (not of an earlier process that had the same pid). */

@@ -67,7 +67,8 @@ export function isStaleBreak(path: string, holder: ReadHolder): boolean {
 
 /** Who holds a lock, in words, with what makes it odd (another host, a time in the future) and when it is given up. */
 export function describeHolder(path: string, h: LockHolder | "unreadable"): string {
-	if (h === "unreadable") return `an unknown process (the lock file holds no readable holder record; it is treated as abandoned ${EMPTY_STALE_MS / 1000} s after its last change)`;
+	if (h === "unreadable")
+		return `an unknown process (the lock file holds no readable holder record; it is treated as abandoned ${EMPTY_STALE_MS / 1000} s after its last change)`;
 	const who = `pid ${h.pid} on ${h.host}`;
 	if (local(h)) return who;
 	const age = lockAgeMs(path, h);

@@ -49,7 +49,10 @@ export class Recovery {
 		for (const j of pending) {
 			const relevant =
 				owner === "session"
-					? session !== undefined && session.healthy() && !session.has(j.id) && j.parts.some((p) => p.owner === "session" && p.sessionId === session.log.sessionId())
+					? session !== undefined &&
+						session.healthy() &&
+						!session.has(j.id) &&
+						j.parts.some((p) => p.owner === "session" && p.sessionId === session.log.sessionId())
 					: !this.settled.has(j.id) && j.parts.some((p) => p.owner === owner && p.root === this.files[owner].root);
 			if (relevant) await this.complete(j, session);
 		}
@@ -81,7 +84,9 @@ export class Recovery {
 	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
 			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
-			const fileParts = j.parts.filter((p) => p.owner !== "session" && existsSync(p.root as string)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			const fileParts = j.parts
+				.filter((p) => p.owner !== "session" && existsSync(p.root as string))
+				.sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {

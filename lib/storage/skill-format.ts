@@ -26,8 +26,7 @@ export function skillNameProblem(name: unknown, folder?: string): string | undef
 /** Why a Skill description is not valid for pi, or undefined when it is. */
 export function skillDescriptionProblem(description: unknown): string | undefined {
 	if (typeof description !== "string" || description.trim() === "") return "`description` is required (pi skips a Skill without one)";
-	if (description.length > MAX_SKILL_DESCRIPTION)
-		return `\`description\` has ${description.length} characters; pi allows at most ${MAX_SKILL_DESCRIPTION}`;
+	if (description.length > MAX_SKILL_DESCRIPTION) return `\`description\` has ${description.length} characters; pi allows at most ${MAX_SKILL_DESCRIPTION}`;
 	return undefined;
 }
 

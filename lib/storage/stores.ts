@@ -173,7 +173,12 @@ export class Stores {
 				histories[o] = loaded[i];
 			});
 			const prepared = opts.prepare ? await opts.prepare(patch, histories) : undefined;
-			const result = stage(histories, prepared?.patch ?? patch, { id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) }, this.limits);
+			const result = stage(
+				histories,
+				prepared?.patch ?? patch,
+				{ id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) },
+				this.limits,
+			);
 			if (result.noop) {
 				// The state already says it all, but a compiled file it describes may be missing
 				// (deleted by hand): restore it without a transition.

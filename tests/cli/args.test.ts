@@ -67,7 +67,11 @@ describe("parseArgs", () => {
 	});
 
 	it("reads `help [command]` as `[command] --help`, refusing an unknown command or a second argument", () => {
-		for (const [argv, command] of [[["help"], undefined], [["help", "import"], "import"], [["--cwd", "x", "help", "doctor"], "doctor"]] as const) {
+		for (const [argv, command] of [
+			[["help"], undefined],
+			[["help", "import"], "import"],
+			[["--cwd", "x", "help", "doctor"], "doctor"],
+		] as const) {
 			const p = parseArgs(argv, {}, "/w");
 			assert.deepEqual([p.help, p.command], [true, command], argv.join(" "));
 		}
@@ -78,7 +82,8 @@ describe("parseArgs", () => {
 	});
 
 	it("accepts --version anywhere, even with otherwise incomplete arguments", () => {
-		for (const argv of [["--version"], ["import", "--version"], ["--version", "show", "cwd"]]) assert.equal(parseArgs(argv, {}, "/w").version, true, argv.join(" "));
+		for (const argv of [["--version"], ["import", "--version"], ["--version", "show", "cwd"]])
+			assert.equal(parseArgs(argv, {}, "/w").version, true, argv.join(" "));
 		assert.equal(parseArgs(["show"], {}, "/w").version, false);
 	});
 });

@@ -226,7 +226,9 @@ describe("state-flow import of artifacts (the artifact compiler, like patch_stat
 		writeFileSync(join(other, "state-flow.json"), exported.stdout);
 		const imported = runCli(["import", "state-flow.json", "--owner", "cwd", "--cwd", ".", "--agent-dir", e.agent], { cwd: other });
 		assert.equal(imported.code, 0, imported.stderr);
-		const back = JSON.parse(runCli(["export", "cwd", "--cwd", other, "--agent-dir", e.agent], { cwd: e.root }).stdout) as { owners: { cwd: { state: unknown } } };
+		const back = JSON.parse(runCli(["export", "cwd", "--cwd", other, "--agent-dir", e.agent], { cwd: e.root }).stdout) as {
+			owners: { cwd: { state: unknown } };
+		};
 		assert.deepEqual(back.owners.cwd.state, STATE);
 	});
 });
@@ -291,7 +293,10 @@ describe("state-flow doctor", () => {
 		const [g] = records(globalLog(e));
 		assert.ok(c && g);
 		assert.equal(c.id, g.id);
-		assert.deepEqual(readdirSync(journalDir(e)).filter((n) => n.endsWith(".json")), []);
+		assert.deepEqual(
+			readdirSync(journalDir(e)).filter((n) => n.endsWith(".json")),
+			[],
+		);
 		const doc = JSON.parse(e.run(["export"]).stdout) as { owners: Record<string, { state: unknown }> };
 		assert.deepEqual(doc.owners.cwd?.state, STATE);
 	});

@@ -46,7 +46,10 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		const before = readFileSync(join(e.journalDir, "third.json"), "utf8");
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 1, r.stderr);
-		assert.match(r.stdout, /transition third is committed but not yet on every owner \(global .* \(has it\); cwd .*BLOCKED: the record continues seq 2 but the store is at seq 1.*\); it cannot be rolled forward\./);
+		assert.match(
+			r.stdout,
+			/transition third is committed but not yet on every owner \(global .* \(has it\); cwd .*BLOCKED: the record continues seq 2 but the store is at seq 1.*\); it cannot be rolled forward\./,
+		);
 		assert.match(r.stdout, /run `state-flow doctor --drop-journal third`/);
 		assert.equal(readFileSync(join(e.journalDir, "third.json"), "utf8"), before);
 		assert.equal(existsSync(e.dropped), false);
@@ -74,7 +77,10 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 
 	it("--drop-journal refuses an unknown id as a usage error and changes nothing", async (t) => {
 		const e = await blockedJournal(t);
-		await assert.rejects(e.doctor({ dropJournal: "nope" }), (err: unknown) => err instanceof UsageError && /no pending journal `nope`.*pending: `third`.*nothing was changed/.test(err.message));
+		await assert.rejects(
+			e.doctor({ dropJournal: "nope" }),
+			(err: unknown) => err instanceof UsageError && /no pending journal `nope`.*pending: `third`.*nothing was changed/.test(err.message),
+		);
 		await assert.rejects(e.doctor({ dropJournal: "../journal/third" }), UsageError);
 		assert.deepEqual(jsonFiles(e.journalDir), ["third.json"]);
 		assert.equal(existsSync(e.dropped), false);

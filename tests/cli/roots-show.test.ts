@@ -18,7 +18,11 @@ import { runCli } from "./run.js";
 
 function withTodos() {
 	const h = newHistory("cwd", 20);
-	const r = stage({ cwd: h }, { cwd: { tactics: { t: 1 }, roots: { todos: { a: { text: "kept" } } } } }, { id: "x", at: "2026-11-30T00:00:00.000Z", by: { kind: "extension", extension: "todo" }, roots: () => undefined });
+	const r = stage(
+		{ cwd: h },
+		{ cwd: { tactics: { t: 1 }, roots: { todos: { a: { text: "kept" } } } } },
+		{ id: "x", at: "2026-11-30T00:00:00.000Z", by: { kind: "extension", extension: "todo" }, roots: () => undefined },
+	);
 	commitStaged({ cwd: h }, r);
 	return h;
 }
@@ -35,7 +39,10 @@ describe("root data in show and browse", () => {
 		const rows = treeRows(h.state, new Set([JSON.stringify(["roots"])]));
 		const labels = rows.map((r) => `${r.depth}:${r.label}`);
 		assert.deepEqual(labels.slice(5), ["0:roots (of extensions)", "1:todos"]);
-		assert.deepEqual(treeRows(newHistory("cwd", 20).state, new Set()).map((r) => r.label), ["intents", "strategy", "tactics", "artifacts", "lazy (catalog)"]);
+		assert.deepEqual(
+			treeRows(newHistory("cwd", 20).state, new Set()).map((r) => r.label),
+			["intents", "strategy", "tactics", "artifacts", "lazy (catalog)"],
+		);
 	});
 });
 
@@ -47,13 +54,19 @@ describe("root data through state-flow export and import", () => {
 		const proj = join(base, "proj");
 		mkdirSync(proj);
 		const stores = new Stores({ agentDir: agent, cwd: proj });
-		await stores.commit({ cwd: { tactics: { t: 1 }, roots: { todos: { a: { text: "kept" } } } } }, { by: { kind: "extension", extension: "todo" }, id: "x1", at: "2026-11-30T00:00:00.000Z", roots: () => undefined });
+		await stores.commit(
+			{ cwd: { tactics: { t: 1 }, roots: { todos: { a: { text: "kept" } } } } },
+			{ by: { kind: "extension", extension: "todo" }, id: "x1", at: "2026-11-30T00:00:00.000Z", roots: () => undefined },
+		);
 		const cli = (args: string[], input = "") => runCli([...args, "--cwd", proj, "--agent-dir", agent], { cwd: proj, input });
 		const exported = cli(["export", "cwd"]);
 		assert.equal(exported.code, 0, exported.stderr);
 		assert.deepEqual(JSON.parse(exported.stdout).owners.cwd.state.roots, { todos: { a: { text: "kept" } } });
 		// Change the root and the plane, then restore the export: both come back exactly.
-		await stores.commit({ cwd: { tactics: { t: 2 }, roots: { todos: { a: null, b: { text: "new" } } } } }, { by: { kind: "extension", extension: "todo" }, id: "x2", at: "2026-11-30T00:00:01.000Z", roots: () => undefined });
+		await stores.commit(
+			{ cwd: { tactics: { t: 2 }, roots: { todos: { a: null, b: { text: "new" } } } } },
+			{ by: { kind: "extension", extension: "todo" }, id: "x2", at: "2026-11-30T00:00:01.000Z", roots: () => undefined },
+		);
 		const restored = cli(["import", "-"], exported.stdout);
 		assert.equal(restored.code, 0, restored.stderr);
 		const again = (await new Stores({ agentDir: agent, cwd: proj }).load("cwd")).state;

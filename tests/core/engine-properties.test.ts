@@ -46,7 +46,10 @@ const patchValue: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
 })).v;
 
 const planePatch: fc.Arbitrary<PlanePatch> = fc
-	.array(fc.tuple(fc.constantFrom(...PLANES), fc.array(fc.tuple(key, patchValue), { minLength: 1, maxLength: 3 }).map(objectOf)), { minLength: 1, maxLength: 2 })
+	.array(fc.tuple(fc.constantFrom(...PLANES), fc.array(fc.tuple(key, patchValue), { minLength: 1, maxLength: 3 }).map(objectOf)), {
+		minLength: 1,
+		maxLength: 2,
+	})
 	.map((entries) => {
 		const p: PlanePatch = {};
 		for (const [plane, obj] of entries) p[plane] = obj;

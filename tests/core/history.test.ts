@@ -13,7 +13,16 @@ import type { JsonObject, OwnerHistory, OwnerState, PlanePatch, TransitionRecord
 
 function record(h: OwnerHistory, patch: PlanePatch, id: string): TransitionRecord {
 	const plan = planPatch(h.owner, h.state, patch);
-	return { id, at: `2026-01-01T00:00:0${h.seq % 10}Z`, seq: h.seq + 1, by: { kind: "system", reason: "test" }, patch, undo: plan.undo, cascades: [], owners: [h.owner] };
+	return {
+		id,
+		at: `2026-01-01T00:00:0${h.seq % 10}Z`,
+		seq: h.seq + 1,
+		by: { kind: "system", reason: "test" },
+		patch,
+		undo: plan.undo,
+		cascades: [],
+		owners: [h.owner],
+	};
 }
 
 function commit(h: OwnerHistory, patch: PlanePatch, id: string): void {
@@ -67,7 +76,10 @@ describe("commit and fold", () => {
 		const { h, snaps } = fixture(10);
 		fold(h, 1);
 		assert.equal(h.retention, 1);
-		assert.deepEqual(h.tail.map((r) => r.id), ["t5"]);
+		assert.deepEqual(
+			h.tail.map((r) => r.id),
+			["t5"],
+		);
 		assert.deepEqual(h.checkpoint, snaps[4]);
 		fold(h, 0);
 		assert.deepEqual(h.checkpoint, h.state);
@@ -104,7 +116,10 @@ describe("historyFrom", () => {
 
 	it("refuses records that skip or repeat a sequence number", () => {
 		const { h } = fixture(100);
-		assert.throws(() => historyFrom("cwd", emptyState(), 0, [h.tail[0] as TransitionRecord, h.tail[2] as TransitionRecord], 5), isCode("corrupt", "`t3` has seq 3 but 2 was expected"));
+		assert.throws(
+			() => historyFrom("cwd", emptyState(), 0, [h.tail[0] as TransitionRecord, h.tail[2] as TransitionRecord], 5),
+			isCode("corrupt", "`t3` has seq 3 but 2 was expected"),
+		);
 		assert.throws(() => historyFrom("cwd", emptyState(), 1, h.tail, 5), isCode("corrupt", "`t1` has seq 1 but 2 was expected"));
 	});
 });
@@ -179,10 +194,17 @@ describe("patchAt", () => {
 	});
 
 	it("says what to do when no transition is retained, instead of `at most -1`", () => {
-		const young = (e: unknown) => e instanceof StateError && e.code === "not_found" && e.message === "cwd has only 0 transitions; no transition is retained, so read the current state instead";
+		const young = (e: unknown) =>
+			e instanceof StateError &&
+			e.code === "not_found" &&
+			e.message === "cwd has only 0 transitions; no transition is retained, so read the current state instead";
 		assert.throws(() => patchAt(newHistory("cwd", 3), 0), young);
 		const zero = fixture(0).h;
-		assert.throws(() => patchAt(zero, 0), (e: unknown) => e instanceof StateError && e.code === "folded" && !/-1/.test(e.message) && /retention is 0: only the current state is kept/.test(e.message));
+		assert.throws(
+			() => patchAt(zero, 0),
+			(e: unknown) =>
+				e instanceof StateError && e.code === "folded" && !/-1/.test(e.message) && /retention is 0: only the current state is kept/.test(e.message),
+		);
 		assert.throws(() => patchAt(fixture(3).h, 3), isCode("folded", "retention is 3; read a patch index of at most 2, or raise retention"));
 	});
 });
@@ -207,6 +229,9 @@ describe("historyOf", () => {
 
 	it("covers only the retained tail", () => {
 		const { h } = fixture(2);
-		assert.deepEqual(historyOf(h, ["tactics", "item"]).map((e) => e.id), ["t4"]);
+		assert.deepEqual(
+			historyOf(h, ["tactics", "item"]).map((e) => e.id),
+			["t4"],
+		);
 	});
 });

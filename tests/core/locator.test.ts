@@ -44,8 +44,14 @@ describe("flat locators (docs/spec.md §4.1 table, captured CWD)", () => {
 	});
 
 	it("refuses another owner and `response` without Session as excluded owners", () => {
-		assert.throws(() => toCanonicalLocator("global.tactics", ["cwd"]), (e) => isStateError(e) && e.code === "excluded_owner" && /`global`/.test(e.message));
-		assert.throws(() => toCanonicalLocator("response", ["cwd"]), (e) => isStateError(e) && e.code === "excluded_owner" && /`session`/.test(e.message));
+		assert.throws(
+			() => toCanonicalLocator("global.tactics", ["cwd"]),
+			(e) => isStateError(e) && e.code === "excluded_owner" && /`global`/.test(e.message),
+		);
+		assert.throws(
+			() => toCanonicalLocator("response", ["cwd"]),
+			(e) => isStateError(e) && e.code === "excluded_owner" && /`session`/.test(e.message),
+		);
 	});
 });
 
@@ -86,7 +92,10 @@ describe("scoped and canonical locators", () => {
 	it("refuses unqualified planes in scoped form, showing the qualified form", () => {
 		assert.match(parseError("lazy.plan", "scoped"), /`lazy` is not an owner; qualify it with an owner, e.g. `cwd.lazy.plan`/);
 		assert.match(parseError("response", "scoped"), /write `session.response`/);
-		assert.throws(() => toCanonicalLocator("global.tactics", ["cwd", "session"]), (e) => isStateError(e) && e.code === "excluded_owner");
+		assert.throws(
+			() => toCanonicalLocator("global.tactics", ["cwd", "session"]),
+			(e) => isStateError(e) && e.code === "excluded_owner",
+		);
 	});
 });
 
@@ -119,7 +128,29 @@ describe("parse errors point at the offending character", () => {
 
 describe("key round-trips", () => {
 	const awkward = fc.oneof(
-		fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "a[0]", '["x"]', "~", "~0", "~1", "/", "a/b", "", "0", "12", "-1", "a b", '"', "\\", "\u2028", "é"),
+		fc.constantFrom(
+			"__proto__",
+			"constructor",
+			"prototype",
+			"$ref",
+			"a.b",
+			"a[0]",
+			'["x"]',
+			"~",
+			"~0",
+			"~1",
+			"/",
+			"a/b",
+			"",
+			"0",
+			"12",
+			"-1",
+			"a b",
+			'"',
+			"\\",
+			"\u2028",
+			"é",
+		),
 		fc.string(),
 	);
 	it("formatLocator → parseLocator is the identity for arbitrary keys and indexes", () => {

@@ -49,7 +49,17 @@ describe("planCascades", () => {
 
 	it("owns nothing through cross-owner, historical, overlay, whole-plane or nested-path-only refs", () => {
 		const s = state({
-			intents: { i: [{ $ref: "global.tactics.a" }, { $ref: "cwd[1].tactics.a" }, { $ref: "effective.tactics.a" }, { $ref: "cwd.tactics" }, { $ref: "cwd.strategy.a" }, { $ref: "cwd.patches[0]" }, { $ref: "tactics.a" }] },
+			intents: {
+				i: [
+					{ $ref: "global.tactics.a" },
+					{ $ref: "cwd[1].tactics.a" },
+					{ $ref: "effective.tactics.a" },
+					{ $ref: "cwd.tactics" },
+					{ $ref: "cwd.strategy.a" },
+					{ $ref: "cwd.patches[0]" },
+					{ $ref: "tactics.a" },
+				],
+			},
 			tactics: { a: 1 },
 			strategy: { a: 1 },
 		});
@@ -79,7 +89,13 @@ describe("planCascades", () => {
 
 	it("one drop patch per intent removes all its dangling refs, however deep in arrays", () => {
 		const s = state({
-			intents: { m: { owns: [{ $ref: "cwd.tactics.a" }, { $ref: "cwd.tactics.b" }, { $ref: "cwd.tactics.c" }], deep: [[{ $ref: "cwd.tactics.a" }, 1], { x: { $ref: "cwd.tactics.b" }, y: 2 }], keep: "k" } },
+			intents: {
+				m: {
+					owns: [{ $ref: "cwd.tactics.a" }, { $ref: "cwd.tactics.b" }, { $ref: "cwd.tactics.c" }],
+					deep: [[{ $ref: "cwd.tactics.a" }, 1], { x: { $ref: "cwd.tactics.b" }, y: 2 }],
+					keep: "k",
+				},
+			},
 			tactics: { a: 1, b: 2, c: 3 },
 		});
 		const r = planCascades("cwd", s, { tactics: { a: null, b: null } });
@@ -108,7 +124,10 @@ describe("planCascades", () => {
 
 describe("findDanglingRefs", () => {
 	it("finds every intent ref to a missing tactics/lazy entry of the owner", () => {
-		const s = state({ intents: { a: [{ $ref: "session.lazy.gone" }, { $ref: "session.lazy.here" }, { $ref: "session.lazy.gone" }], b: { $ref: "cwd.lazy.gone" } }, lazy: { here: 1 } });
+		const s = state({
+			intents: { a: [{ $ref: "session.lazy.gone" }, { $ref: "session.lazy.here" }, { $ref: "session.lazy.gone" }], b: { $ref: "cwd.lazy.gone" } },
+			lazy: { here: 1 },
+		});
 		assert.deepEqual(findDanglingRefs("session", s), [{ owner: "session", intent: "a", ref: "session.lazy.gone" }]);
 	});
 });
@@ -133,8 +152,10 @@ describe("cascade law against a reference model", () => {
 					for (const t of existing) Object.defineProperty(s[t.plane], t.key, { value: "body", enumerable: true, writable: true, configurable: true });
 					const patch: PlanePatch = { intents: {} };
 					for (const k of toDelete) (patch.intents as JsonObject)[k] = null;
-					for (const t of explicitDeletes) Object.defineProperty((patch[t.plane] ??= {}), t.key, { value: null, enumerable: true, writable: true, configurable: true });
-					for (const t of explicitWrites) Object.defineProperty((patch[t.plane] ??= {}), t.key, { value: "written", enumerable: true, writable: true, configurable: true });
+					for (const t of explicitDeletes)
+						Object.defineProperty((patch[t.plane] ??= {}), t.key, { value: null, enumerable: true, writable: true, configurable: true });
+					for (const t of explicitWrites)
+						Object.defineProperty((patch[t.plane] ??= {}), t.key, { value: "written", enumerable: true, writable: true, configurable: true });
 
 					// Reference model: owned-by-deleted minus referenced-by-remaining, existing, not written.
 					const deleted = new Set<string>(toDelete.filter((k) => Object.hasOwn(intentRefs, k)));
@@ -164,12 +185,18 @@ describe("cascade law against a reference model", () => {
 					for (const p of ["tactics", "lazy"] as const) for (const k of Object.keys(r.extraDeletions[p] ?? {})) extra.push(fmt({ plane: p, key: k }));
 					assert.deepEqual(new Set(extra), expected);
 					for (const c of r.cascades) assert.ok(deleted.has(c.intent));
-					assert.deepEqual(r.danglingRefs.map((d) => `${d.intent} ${d.ref}`), expectedDangling);
+					assert.deepEqual(
+						r.danglingRefs.map((d) => `${d.intent} ${d.ref}`),
+						expectedDangling,
+					);
 					// Each drop patch removes exactly that intent's dangling refs, keeping the rest in order.
 					for (const d of r.danglingRefs) {
 						const gone = new Set(r.danglingRefs.filter((e) => e.intent === d.intent).map((e) => e.ref));
 						const before = refsIn(s.intents[d.intent] as Json);
-						assert.deepEqual(refsIn(applyMergePatch(s.intents[d.intent] as Json, d.drop as JsonObject)), before.filter((ref) => !gone.has(ref)));
+						assert.deepEqual(
+							refsIn(applyMergePatch(s.intents[d.intent] as Json, d.drop as JsonObject)),
+							before.filter((ref) => !gone.has(ref)),
+						);
 					}
 					assert.equal(({} as Record<string, Json>)["body"], undefined);
 				},
@@ -188,7 +215,12 @@ describe("cost of ordinary writes", () => {
 	});
 
 	it("never reads state when the patch neither touches intents nor deletes entries", () => {
-		const patch: PlanePatch = { tactics: { a: "x", b: { nested: null } }, lazy: { body: "text" }, strategy: { gone: null }, artifacts: { "a.md": { kind: "file" } } };
+		const patch: PlanePatch = {
+			tactics: { a: "x", b: { nested: null } },
+			lazy: { body: "text" },
+			strategy: { gone: null },
+			artifacts: { "a.md": { kind: "file" } },
+		};
 		assert.deepEqual(planCascades("cwd", untouchable, patch), { cascades: [], extraDeletions: {}, danglingRefs: [] });
 	});
 

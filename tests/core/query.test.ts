@@ -43,7 +43,11 @@ function fixture(): { view: QueryView; ids: string[] } {
 	const ids = [
 		write(histories, { cwd: { tactics: { items: ["a", "b"], "notes/x.md": 1 } }, global: { strategy: { style: { tone: "dry", width: 80 } } } }),
 		write(histories, { cwd: { tactics: { items: ["a", "b", "c"] } }, global: { strategy: { v: 2 } } }),
-		write(histories, { cwd: { tactics: { done: true } }, session: { strategy: { style: { tone: "warm" } }, tactics: { items: ["s"] } }, global: { strategy: { v: 3 } } }),
+		write(histories, {
+			cwd: { tactics: { done: true } },
+			session: { strategy: { style: { tone: "warm" } }, tactics: { items: ["s"] } },
+			global: { strategy: { v: 3 } },
+		}),
 	];
 	return { view: { wanted: ["global", "cwd", "session"], histories, response: { last: { text: "done", at: "t" } } }, ids };
 }
@@ -61,16 +65,34 @@ describe("evaluate", () => {
 		assert.deepEqual(read(view, "cwd[1].tactics"), { items: ["a", "b", "c"], "notes/x.md": 1 });
 		assert.equal(read(view, "cwd[2].tactics.items[1]"), "b");
 		assert.deepEqual(read(view, "cwd[3].tactics"), {});
-		assert.match(code(() => read(view, "cwd[3].tactics.items")), /^not_found: `cwd\[3\].tactics.items` does not exist; read `cwd\[3\].tactics`/);
+		assert.match(
+			code(() => read(view, "cwd[3].tactics.items")),
+			/^not_found: `cwd\[3\].tactics.items` does not exist; read `cwd\[3\].tactics`/,
+		);
 		// The suggested parent is the deepest one that existed then, also several levels down.
-		assert.match(code(() => read(view, "cwd[1].tactics.nope.deeper.still")), /^not_found: `cwd\[1\].tactics.nope.deeper.still` does not exist; read `cwd\[1\].tactics` with/);
-		assert.match(code(() => read(view, "cwd[1].tactics.items[7].x")), /^not_found: `cwd\[1\].tactics.items\[7\].x` does not exist; read `cwd\[1\].tactics.items` with/);
+		assert.match(
+			code(() => read(view, "cwd[1].tactics.nope.deeper.still")),
+			/^not_found: `cwd\[1\].tactics.nope.deeper.still` does not exist; read `cwd\[1\].tactics` with/,
+		);
+		assert.match(
+			code(() => read(view, "cwd[1].tactics.items[7].x")),
+			/^not_found: `cwd\[1\].tactics.items\[7\].x` does not exist; read `cwd\[1\].tactics.items` with/,
+		);
 	});
 
 	it("refuses offsets beyond retained history instead of inventing a state", () => {
-		assert.match(code(() => read(view, "global[3].strategy")), /^folded: global history before transition t\d+ was folded; retention is 2/);
-		assert.match(code(() => read(view, "session[2].tactics")), /^not_found: session has only 1 transition; read an offset of at most 1$/);
-		assert.match(code(() => read(view, "cwd.patches[3]")), /^not_found/);
+		assert.match(
+			code(() => read(view, "global[3].strategy")),
+			/^folded: global history before transition t\d+ was folded; retention is 2/,
+		);
+		assert.match(
+			code(() => read(view, "session[2].tactics")),
+			/^not_found: session has only 1 transition; read an offset of at most 1$/,
+		);
+		assert.match(
+			code(() => read(view, "cwd.patches[3]")),
+			/^not_found/,
+		);
 	});
 
 	it("returns patches[N] as { id, at, patch } with the exact transition id", () => {
@@ -84,7 +106,10 @@ describe("evaluate", () => {
 		assert.deepEqual(read(view, "cwd.tactics", "keys"), ["done", "items", "notes/x.md"]);
 		assert.deepEqual(read(view, "cwd.tactics.items", "keys"), { length: 3 });
 		assert.deepEqual(read(view, "cwd", "keys"), ["artifacts", "intents", "lazy", "strategy", "tactics"]);
-		assert.match(code(() => read(view, "cwd.tactics.done", "keys")), /^invalid_input: projection `keys` needs an object or an array; `cwd.tactics.done` is a boolean/);
+		assert.match(
+			code(() => read(view, "cwd.tactics.done", "keys")),
+			/^invalid_input: projection `keys` needs an object or an array; `cwd.tactics.done` is a boolean/,
+		);
 	});
 
 	it("projects the history of a locator, newest first", () => {
@@ -95,7 +120,10 @@ describe("evaluate", () => {
 				[ids[0], null, ["a", "b"]],
 			],
 		);
-		assert.match(code(() => read(view, "effective.tactics", "history")), /needs a current owner locator/);
+		assert.match(
+			code(() => read(view, "effective.tactics", "history")),
+			/needs a current owner locator/,
+		);
 	});
 
 	it("overlays session over cwd over global, merging objects and taking arrays whole", () => {
@@ -103,7 +131,10 @@ describe("evaluate", () => {
 		assert.deepEqual(read(view, "effective.tactics.items"), ["s"]);
 		assert.equal(read(view, "effective.strategy.style.width"), 80);
 		assert.deepEqual(read(view, "effective.tactics", "keys"), ["done", "items", "notes/x.md"]);
-		assert.match(code(() => read(view, "effective.tactics.items[1]")), /^not_found: `effective.tactics.items\[1\]` does not exist; read `effective.tactics.items`/);
+		assert.match(
+			code(() => read(view, "effective.tactics.items[1]")),
+			/^not_found: `effective.tactics.items\[1\]` does not exist; read `effective.tactics.items`/,
+		);
 	});
 
 	it("lets a scalar of a higher owner hide a lower owner's object", () => {
@@ -111,34 +142,62 @@ describe("evaluate", () => {
 		write(h, { global: { tactics: { a: { deep: 1 } } }, session: { tactics: { a: 5 } } });
 		const v: QueryView = { wanted: ["global", "session"], histories: h };
 		assert.equal(read(v, "effective.tactics.a"), 5);
-		assert.match(code(() => read(v, "effective.tactics.a.deep")), /^not_found/);
+		assert.match(
+			code(() => read(v, "effective.tactics.a.deep")),
+			/^not_found/,
+		);
 	});
 
 	it("reads `session.response` and treats missing histories as never written", () => {
 		assert.equal(read(view, "session.response.last.text"), "done");
 		const empty: QueryView = { wanted: ["cwd"], histories: {} };
 		assert.deepEqual(read(empty, "cwd.lazy"), {});
-		assert.match(code(() => read(empty, "cwd.patches[0]")), /^not_found/);
+		assert.match(
+			code(() => read(empty, "cwd.patches[0]")),
+			/^not_found/,
+		);
 	});
 
 	it("refuses excluded owners, naming them", () => {
 		const v: QueryView = { ...view, wanted: ["cwd", "session"] };
-		assert.match(code(() => read(v, "global.strategy")), /^excluded_owner: owner `global` is not wanted/);
-		assert.match(code(() => read({ ...view, wanted: ["cwd"] }, "session.response")), /^excluded_owner: owner `session`/);
+		assert.match(
+			code(() => read(v, "global.strategy")),
+			/^excluded_owner: owner `global` is not wanted/,
+		);
+		assert.match(
+			code(() => read({ ...view, wanted: ["cwd"] }, "session.response")),
+			/^excluded_owner: owner `session`/,
+		);
 		// The overlay only sees wanted owners.
 		assert.deepEqual(read(v, "effective.strategy"), { style: { tone: "warm" } });
 	});
 
 	it("names the missing locator and its deepest existing parent, in the model's form", () => {
 		const flat: QueryView = { wanted: ["cwd"], histories: view.histories, present: (l) => presentLocator(l, ["cwd"]) };
-		assert.equal(code(() => evaluate(flat, [toCanonicalLocator("tactics.nope.deeper", ["cwd"])], "value")), "not_found: `tactics.nope.deeper` does not exist; read `tactics` with projection `keys` to see what is there");
-		assert.match(code(() => read(view, "cwd.tactics.items.x")), /read `cwd.tactics.items` with projection `keys`/);
+		assert.equal(
+			code(() => evaluate(flat, [toCanonicalLocator("tactics.nope.deeper", ["cwd"])], "value")),
+			"not_found: `tactics.nope.deeper` does not exist; read `tactics` with projection `keys` to see what is there",
+		);
+		assert.match(
+			code(() => read(view, "cwd.tactics.items.x")),
+			/read `cwd.tactics.items` with projection `keys`/,
+		);
 	});
 
 	it("answers batches in order and refuses the whole batch on one error", () => {
 		const locs = ["cwd.tactics.done", "global.strategy.v", "cwd.tactics.items[0]"].map((t) => parseLocator(t, "canonical"));
-		assert.deepEqual(evaluate(view, locs, "value").map((r) => [r.locator, r.value]), [["cwd.tactics.done", true], ["global.strategy.v", 3], ["cwd.tactics.items[0]", "a"]]);
-		assert.throws(() => evaluate(view, [...locs, parseLocator("cwd.tactics.missing", "canonical")], "value"), (e) => isStateError(e) && e.code === "not_found");
+		assert.deepEqual(
+			evaluate(view, locs, "value").map((r) => [r.locator, r.value]),
+			[
+				["cwd.tactics.done", true],
+				["global.strategy.v", 3],
+				["cwd.tactics.items[0]", "a"],
+			],
+		);
+		assert.throws(
+			() => evaluate(view, [...locs, parseLocator("cwd.tactics.missing", "canonical")], "value"),
+			(e) => isStateError(e) && e.code === "not_found",
+		);
 	});
 
 	it("returns copies: mutating a result never changes stored state", () => {
@@ -149,13 +208,22 @@ describe("evaluate", () => {
 });
 
 describe("arbitrary keys through store and bracket locators", () => {
-	const key = fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "a[0]", "]", "~", "~1", "/", "", "0", "07", "toString"), fc.string());
+	const key = fc.oneof(
+		fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "a[0]", "]", "~", "~1", "/", "", "0", "07", "toString"),
+		fc.string(),
+	);
 	it("formatLocator of any key reads back the value stored under it", () => {
 		const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
 		// Values without nested nulls: a null inside a merge patch deletes rather than stores.
 		// Inside an entry a `$ref` member makes a reference or a refusal (tests/model/interface-refs.test.ts); here keys are data.
 		const dataKey = key.filter((k) => k !== "$ref");
-		const values = fc.oneof(fc.string(), fc.integer(), fc.boolean(), fc.array(fc.oneof(fc.string(), fc.constant(null))), fc.dictionary(dataKey, fc.string())) as fc.Arbitrary<Json>;
+		const values = fc.oneof(
+			fc.string(),
+			fc.integer(),
+			fc.boolean(),
+			fc.array(fc.oneof(fc.string(), fc.constant(null))),
+			fc.dictionary(dataKey, fc.string()),
+		) as fc.Arbitrary<Json>;
 		fc.assert(
 			fc.property(key, dataKey, values, (k1, k2, value) => {
 				const histories: Histories = { session: newHistory("session", 3) };

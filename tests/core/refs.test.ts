@@ -32,7 +32,18 @@ describe("anchorRefs (flat input → canonical)", () => {
 	});
 
 	it("leaves qualified, historical, overlay and non-locator strings byte-identical", () => {
-		const kept = ["global.lazy.plan", "cwd[1].tactics.x", "effective[1].tactics.x", "effective.tactics.x", "cwd.patches[0]", "price is $5.00", "lazy.plan ", "a.b.c", "lazy..x", "README.md"];
+		const kept = [
+			"global.lazy.plan",
+			"cwd[1].tactics.x",
+			"effective[1].tactics.x",
+			"effective.tactics.x",
+			"cwd.patches[0]",
+			"price is $5.00",
+			"lazy.plan ",
+			"a.b.c",
+			"lazy..x",
+			"README.md",
+		];
 		for (const ref of kept) assert.deepEqual(anchorRefs({ $ref: ref }, "session"), { $ref: ref }, ref);
 	});
 
@@ -74,9 +85,29 @@ describe("anchorRefs (flat input → canonical)", () => {
 
 describe("presentRefs (canonical → flat presentation)", () => {
 	it("shows same-owner current refs relative and everything else as stored", () => {
-		const stored: Json = [{ $ref: "cwd.lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "cwd.patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"];
-		assert.deepEqual(presentRefs(stored, "cwd"), [{ $ref: "lazy.plan" }, { $ref: "global.lazy.plan" }, { $ref: "cwd[2].lazy.plan" }, { $ref: "effective.lazy.x" }, { $ref: "patches[0]" }, { $ref: "cwd.nope" }, "cwd.lazy.plan"]);
-		assert.deepEqual(presentRefs([{ $ref: "session.response.last" }, { $ref: "cwd.response" }, { $ref: "session.patches[1]" }], "session"), [{ $ref: "response.last" }, { $ref: "cwd.response" }, { $ref: "patches[1]" }]);
+		const stored: Json = [
+			{ $ref: "cwd.lazy.plan" },
+			{ $ref: "global.lazy.plan" },
+			{ $ref: "cwd[2].lazy.plan" },
+			{ $ref: "effective.lazy.x" },
+			{ $ref: "cwd.patches[0]" },
+			{ $ref: "cwd.nope" },
+			"cwd.lazy.plan",
+		];
+		assert.deepEqual(presentRefs(stored, "cwd"), [
+			{ $ref: "lazy.plan" },
+			{ $ref: "global.lazy.plan" },
+			{ $ref: "cwd[2].lazy.plan" },
+			{ $ref: "effective.lazy.x" },
+			{ $ref: "patches[0]" },
+			{ $ref: "cwd.nope" },
+			"cwd.lazy.plan",
+		]);
+		assert.deepEqual(presentRefs([{ $ref: "session.response.last" }, { $ref: "cwd.response" }, { $ref: "session.patches[1]" }], "session"), [
+			{ $ref: "response.last" },
+			{ $ref: "cwd.response" },
+			{ $ref: "patches[1]" },
+		]);
 	});
 });
 
@@ -84,13 +115,20 @@ describe("checkScopedRefs", () => {
 	it("refuses an unqualified locator, naming the field and the qualified forms", () => {
 		assert.throws(
 			() => checkScopedRefs({ a: { $ref: "lazy.plan" } }, ["cwd", "tactics"], ["cwd", "session"]),
-			(e) => isStateError(e) && e.code === "invalid_input" && e.message === "`cwd.tactics.a.$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`" && e.path.join("/") === "cwd/tactics/a/$ref",
+			(e) =>
+				isStateError(e) &&
+				e.code === "invalid_input" &&
+				e.message === "`cwd.tactics.a.$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`" &&
+				e.path.join("/") === "cwd/tactics/a/$ref",
 		);
 		assert.throws(() => checkScopedRefs([{ $ref: "patches[0]" }], []), /`global.patches\[0\]` or `cwd.patches\[0\]` or `session.patches\[0\]`/);
 	});
 
 	it("refuses an unqualified `$ref` patch whose other keys are deletions", () => {
-		assert.throws(() => checkScopedRefs({ a: { $ref: "lazy.plan", old: null } }, ["cwd", "intents"], ["cwd", "session"]), /`cwd\.intents\.a\.\$ref` is `lazy\.plan`; in scoped mode write `cwd\.lazy\.plan`/);
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "lazy.plan", old: null } }, ["cwd", "intents"], ["cwd", "session"]),
+			/`cwd\.intents\.a\.\$ref` is `lazy\.plan`; in scoped mode write `cwd\.lazy\.plan`/,
+		);
 		checkScopedRefs({ a: [{ $ref: "lazy.plan", old: null }] }, ["cwd", "intents"], ["cwd", "session"]);
 	});
 
@@ -99,12 +137,17 @@ describe("checkScopedRefs", () => {
 			() => checkScopedRefs({ a: { $ref: "response" } }, ["cwd", "intents"], ["global", "cwd"]),
 			(e) =>
 				isStateError(e) &&
-				e.message === "`cwd.intents.a.$ref` is `response`; only Session has `response` and Session is not wanted here (global, cwd); reference an entry of a wanted owner instead",
+				e.message ===
+					"`cwd.intents.a.$ref` is `response`; only Session has `response` and Session is not wanted here (global, cwd); reference an entry of a wanted owner instead",
 		);
-		assert.throws(() => checkScopedRefs({ a: { $ref: "response.last" } }, ["cwd", "intents"], ["cwd", "session"]), /in scoped mode write `session\.response\.last`$/);
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "response.last" } }, ["cwd", "intents"], ["cwd", "session"]),
+			/in scoped mode write `session\.response\.last`$/,
+		);
 	});
 
 	it("accepts qualified, overlay, historical and non-locator references", () => {
-		for (const ref of ["cwd.lazy.plan", "effective.tactics.x", "global[3].lazy", "effective[1].lazy.x", "see lazy.plan", "$HOME"]) checkScopedRefs({ $ref: ref }, []);
+		for (const ref of ["cwd.lazy.plan", "effective.tactics.x", "global[3].lazy", "effective[1].lazy.x", "see lazy.plan", "$HOME"])
+			checkScopedRefs({ $ref: ref }, []);
 	});
 });

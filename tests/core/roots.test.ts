@@ -22,7 +22,10 @@ const value: fc.Arbitrary<Json> = fc.letrec<{ v: Json }>((tie) => ({
 const patchValue: fc.Arbitrary<Json> = fc.oneof(fc.constant(null), value);
 const rootValue = fc.dictionary(key, value, { maxKeys: 3 });
 const rootsArb = fc.dictionary(fc.constantFrom("todos", "board", "x"), rootValue, { maxKeys: 3 });
-const rootsPatch = fc.dictionary(fc.constantFrom("todos", "board", "x"), fc.oneof(fc.constant(null), fc.dictionary(key, patchValue, { maxKeys: 3 })), { minKeys: 1, maxKeys: 3 });
+const rootsPatch = fc.dictionary(fc.constantFrom("todos", "board", "x"), fc.oneof(fc.constant(null), fc.dictionary(key, patchValue, { maxKeys: 3 })), {
+	minKeys: 1,
+	maxKeys: 3,
+});
 
 function withRoots(roots: JsonObject | undefined): OwnerState {
 	const s = emptyState();
@@ -75,11 +78,21 @@ describe("roots in staging and locators", () => {
 	it("asks the gate with the value after the patch; refuses roots without a gate", () => {
 		const h = newHistory("cwd", 20);
 		h.state.roots = { todos: { a: { text: "x" } } };
-		const r = stage({ cwd: h }, { cwd: { roots: { todos: { b: { text: "y" } } } } }, { id: "1", at: "t", by: { kind: "extension", extension: "todo" }, roots: gate });
+		const r = stage(
+			{ cwd: h },
+			{ cwd: { roots: { todos: { b: { text: "y" } } } } },
+			{ id: "1", at: "t", by: { kind: "extension", extension: "todo" }, roots: gate },
+		);
 		assert.equal(r.noop, false);
 		assert.deepEqual(gateSeen.at(-1), ["cwd", "todos", { a: { text: "x" }, b: { text: "y" } }]);
-		assert.throws(() => stage({ cwd: h }, { cwd: { roots: { board: { a: 1 } } } }, { id: "2", at: "t", by: { kind: "system", reason: "t" }, roots: gate }), /not registered/);
-		assert.throws(() => stage({ cwd: h }, { cwd: { roots: { todos: { a: 1 } } } }, { id: "3", at: "t", by: { kind: "system", reason: "t" } }), /only State Flow inside pi/);
+		assert.throws(
+			() => stage({ cwd: h }, { cwd: { roots: { board: { a: 1 } } } }, { id: "2", at: "t", by: { kind: "system", reason: "t" }, roots: gate }),
+			/not registered/,
+		);
+		assert.throws(
+			() => stage({ cwd: h }, { cwd: { roots: { todos: { a: 1 } } } }, { id: "3", at: "t", by: { kind: "system", reason: "t" } }),
+			/only State Flow inside pi/,
+		);
 	});
 
 	it("parses registered roots beside the planes and prints them back", () => {

@@ -66,7 +66,11 @@ describe("stage validation", () => {
 
 	it("refuses depth and key length over the limits", () => {
 		const limits = { ...DEFAULT_LIMITS, maxDepth: 2, maxKeyLength: 8 };
-		refused(() => stage(hs, { cwd: { tactics: { a: { b: { c: { d: 1 } } } } } }, meta("x"), limits), "limit", "`cwd.tactics.a.b.c` nests deeper than the depth limit of 2");
+		refused(
+			() => stage(hs, { cwd: { tactics: { a: { b: { c: { d: 1 } } } } } }, meta("x"), limits),
+			"limit",
+			"`cwd.tactics.a.b.c` nests deeper than the depth limit of 2",
+		);
 		refused(() => stage(hs, { cwd: { tactics: { "long-key-here": 1 } } }, meta("x"), limits), "limit", "limit is 8");
 		stage(hs, { cwd: { tactics: { a: { b: { c: 1 } } } } }, meta("x"), limits);
 	});
@@ -193,7 +197,11 @@ describe("stage cascades", () => {
 	it("anchors stored `$ref` data (written before references were checked) that a deletion of its siblings turns into a reference", () => {
 		const hs = histories("cwd");
 		const data = { $ref: "lazy.plan", note: "draft" };
-		refused(() => run(hs, { cwd: { intents: { ship: { owns: data } } } }, "t0"), "invalid_input", "`cwd.intents.ship.owns` has `$ref` beside other members (`note`)");
+		refused(
+			() => run(hs, { cwd: { intents: { ship: { owns: data } } } }, "t0"),
+			"invalid_input",
+			"`cwd.intents.ship.owns` has `$ref` beside other members (`note`)",
+		);
 		legacy(hs, { cwd: { intents: { ship: { owns: data, keep: data } }, strategy: { s: data }, lazy: { plan: "body" } } }, "t1");
 		const r = run(hs, { cwd: { intents: { ship: { owns: { note: null } } }, strategy: { s: { note: null, gone: null } } } }, "t2");
 		assert.ok(!r.noop);
@@ -221,7 +229,11 @@ describe("stage cascades", () => {
 			rewritten: { $ref: "lazy.a", x: 1 },
 		};
 		legacy(hs, { cwd: { tactics: stored } }, "t1");
-		refused(() => stage(hs, { cwd: { tactics: { two: { x: null } } } }, meta("t2")), "invalid_input", "`cwd.tactics.two` has `$ref` beside other members (`y`)");
+		refused(
+			() => stage(hs, { cwd: { tactics: { two: { x: null } } } }, meta("t2")),
+			"invalid_input",
+			"`cwd.tactics.two` has `$ref` beside other members (`y`)",
+		);
 		refused(() => stage(hs, { cwd: { tactics: { notRef: { x: null } } } }, meta("t2")), "invalid_input", "`cwd.tactics.notRef.$ref` must be a locator string");
 		refused(() => stage(hs, { cwd: { tactics: { two: { z: 1 } } } }, meta("t2")), "invalid_input", "beside other members");
 		const patch = { cwd: { tactics: { qualified: { x: null }, rewritten: { $ref: "cwd.lazy.b", x: null }, other: 1 } } };
@@ -238,7 +250,11 @@ describe("stage cascades", () => {
 	it("adding a member beside a stored reference is refused: it would silently turn into data", () => {
 		const hs = histories("cwd");
 		run(hs, { cwd: { intents: { m: { owns: { $ref: "cwd.tactics.a" } } }, tactics: { a: 1 } } }, "t1");
-		refused(() => run(hs, { cwd: { intents: { m: { owns: { note: "x" } } } } }, "t2"), "invalid_input", "`cwd.intents.m.owns` has `$ref` beside other members (`note`)");
+		refused(
+			() => run(hs, { cwd: { intents: { m: { owns: { note: "x" } } } } }, "t2"),
+			"invalid_input",
+			"`cwd.intents.m.owns` has `$ref` beside other members (`note`)",
+		);
 		// Replacing the whole member, or deleting its `$ref`, is fine.
 		run(hs, { cwd: { intents: { m: { owns: { $ref: null, note: "x" } } } } }, "t3");
 		assert.deepEqual(hs.cwd?.state.intents, { m: { owns: { note: "x" } } });
@@ -249,18 +265,26 @@ describe("references are references", () => {
 	it("refuses a reference the grammar cannot parse, showing the quoted spelling of the key", () => {
 		const hs = histories("cwd");
 		const bad = { cwd: { lazy: { "plans/api-v2.md": "the plan" }, intents: { m: { goal: "migrate", owns: [{ $ref: "lazy.plans/api-v2.md" }] } } } };
-		refused(() => run(hs, bad, "t1"), "invalid_input", '`cwd.intents.m.owns[0].$ref` is `lazy.plans/api-v2.md`, which is not a locator');
+		refused(() => run(hs, bad, "t1"), "invalid_input", "`cwd.intents.m.owns[0].$ref` is `lazy.plans/api-v2.md`, which is not a locator");
 		refused(() => run(hs, bad, "t1"), "invalid_input", 'write {"$ref":"cwd.lazy[\\"plans/api-v2.md\\"]"}');
 		assert.equal(hs.cwd?.seq, 0, "nothing written");
 		// Arrays hold values literally: a `$ref` object with a null member is not a reference there.
-		refused(() => run(hs, { cwd: { intents: { m: [{ $ref: "cwd.tactics.a", n: null }] } } }, "t1"), "invalid_input", "`cwd.intents.m[0]` has `$ref` beside other members (`n`)");
+		refused(
+			() => run(hs, { cwd: { intents: { m: [{ $ref: "cwd.tactics.a", n: null }] } } }, "t1"),
+			"invalid_input",
+			"`cwd.intents.m[0]` has `$ref` beside other members (`n`)",
+		);
 		refused(() => run(hs, { cwd: { strategy: { s: { $ref: ["x"] } } } }, "t1"), "invalid_input", "`cwd.strategy.s.$ref` must be a locator string");
 		refused(() => run(hs, { cwd: { tactics: { t: { $ref: "" } } } }, "t1"), "invalid_input", "which is not a locator; a reference names a plane and keys");
 	});
 
 	it("refuses a dotted spelling of an existing key that would name another key, stored or written in the same patch", () => {
 		const hs = histories("cwd");
-		refused(() => run(hs, { cwd: { lazy: { "plan.md": "x" }, intents: { m: { owns: [{ $ref: "cwd.lazy.plan.md" }] } } } }, "t1"), "invalid_input", 'names the key `plan` (missing), not the existing key `plan.md`');
+		refused(
+			() => run(hs, { cwd: { lazy: { "plan.md": "x" }, intents: { m: { owns: [{ $ref: "cwd.lazy.plan.md" }] } } } }, "t1"),
+			"invalid_input",
+			"names the key `plan` (missing), not the existing key `plan.md`",
+		);
 		run(hs, { cwd: { lazy: { "plan.md": "x" } } }, "t1");
 		refused(() => run(hs, { cwd: { intents: { m: { $ref: "cwd.lazy.plan.md" } } } }, "t2"), "invalid_input", 'write {"$ref":"cwd.lazy[\\"plan.md\\"]"}');
 		// The quoted spelling is the reference; a dotted path into an existing entry stays a path.

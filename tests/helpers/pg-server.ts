@@ -65,7 +65,13 @@ function hydrateSymlinks(postgresBin: string): void {
 }
 
 interface Postmaster {
-	process?: { pid?: number; kill(signal: NodeJS.Signals): boolean; once(event: "exit", fn: () => void): unknown; exitCode: number | null; signalCode: string | null };
+	process?: {
+		pid?: number;
+		kill(signal: NodeJS.Signals): boolean;
+		once(event: "exit", fn: () => void): unknown;
+		exitCode: number | null;
+		signalCode: string | null;
+	};
 }
 
 /** Start a fresh embedded PostgreSQL on a free loopback port. */

@@ -101,10 +101,7 @@ export async function createHarness(opts: HarnessOptions) {
 }
 
 /** Wrap a scripted reply so that it also records the LLM-facing context. */
-export function capturing(
-	sink: Captured[],
-	reply: (ctx: Context) => ReturnType<Extract<FauxResponseStep, (...args: never[]) => unknown>>,
-): FauxResponseStep {
+export function capturing(sink: Captured[], reply: (ctx: Context) => ReturnType<Extract<FauxResponseStep, (...args: never[]) => unknown>>): FauxResponseStep {
 	return (context, _options, state) => {
 		sink.push(snapshot(context, state.callCount));
 		return reply(context);

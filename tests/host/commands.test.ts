@@ -21,7 +21,11 @@ function selectionEntries(flow: Flow): number {
 function withWrites(fn: (flow: Flow) => Promise<void>): Promise<void> {
 	return withFlow({}, async (flow) => {
 		await flow.prompt("plan", [
-			{ calls: [{ id: "call-a", name: "patch_state", args: { cwd: { intents: { i: { goal: "g", owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "step" } } } }] },
+			{
+				calls: [
+					{ id: "call-a", name: "patch_state", args: { cwd: { intents: { i: { goal: "g", owns: [{ $ref: "cwd.tactics.t" }] } }, tactics: { t: "step" } } } },
+				],
+			},
 			{ calls: [{ id: "call-b", name: "patch_state", args: { cwd: { tactics: { t: "changed" } } } }] },
 			{ text: "ok" },
 		]);
@@ -107,7 +111,15 @@ describe("/state", () => {
 			const key = ".pi/skills/demo-skill/SKILL.md";
 			const file = join(flow.harness.cwd, key);
 			await flow.prompt("skill", [
-				{ calls: [{ id: "s1", name: "patch_state", args: { cwd: { artifacts: { [key]: { kind: "skill", name: "demo-skill", description: "A demo.", body: "# Demo" } } } } }] },
+				{
+					calls: [
+						{
+							id: "s1",
+							name: "patch_state",
+							args: { cwd: { artifacts: { [key]: { kind: "skill", name: "demo-skill", description: "A demo.", body: "# Demo" } } } },
+						},
+					],
+				},
 				{ text: "ok" },
 			]);
 			assert.ok(existsSync(file), "the Skill was compiled");
@@ -154,7 +166,15 @@ describe("/state", () => {
 
 	it("answers bad arguments with usage and changes nothing", async () => {
 		await withFlow({}, async (flow) => {
-			for (const bad of ["/state loud", "/state owners", "/state owners cwd,projects", "/state active now", "/state show moon", "/state default", "/state default owners cwd,cwd"]) {
+			for (const bad of [
+				"/state loud",
+				"/state owners",
+				"/state owners cwd,projects",
+				"/state active now",
+				"/state show moon",
+				"/state default",
+				"/state default owners cwd,cwd",
+			]) {
 				const notes = await flow.command(bad);
 				assert.equal(notes.length, 1, bad);
 				assert.match(notes[0] as string, /Usage:/, bad);

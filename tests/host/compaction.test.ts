@@ -18,7 +18,6 @@ import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } f
 
 const HEAD_TAG = "<state_flow_head>";
 
-
 /** Session state as rebuilt from the session manager's current branch (what a reload sees). */
 function sessionFromBranch(sm: SessionManager): Pick<OwnerHistory, "state" | "seq"> & { ids: string[] } {
 	const h = new SessionStore(hostSessionLog(sm), 20).history();
@@ -57,9 +56,7 @@ async function readSession(flow: Flow, id: string): Promise<unknown> {
 async function writeThreePrompts(flow: Flow): Promise<void> {
 	await flow.prompt("one", [
 		{
-			calls: [
-				{ id: "w1", name: "patch_state", args: { session: { tactics: { step1: "parse" } }, cwd: { intents: { ship: { goal: "ship v1" } } } } },
-			],
+			calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { step1: "parse" } }, cwd: { intents: { ship: { goal: "ship v1" } } } } }],
 		},
 		{ text: "recorded step one" },
 	]);
@@ -126,7 +123,10 @@ describe("compaction (issue 5)", () => {
 			assert.deepEqual(await readSession(again, "reloaded"), valueBefore);
 			assert.deepEqual(headsIn(again.seen[0]), [headBefore]);
 			assert.equal(sharedBytes(d), before.shared);
-			assert.deepEqual(again.notes.filter((n) => /cannot|error/i.test(n)), []);
+			assert.deepEqual(
+				again.notes.filter((n) => /cannot|error/i.test(n)),
+				[],
+			);
 		});
 	});
 });
@@ -177,7 +177,10 @@ describe("overflow compaction inside a run (issue 5)", () => {
 			await ended;
 			await flow.harness.session.agent.waitForIdle();
 
-			assert.ok(sm.getBranch().some((e) => e.type === "compaction"), "pi compacted on overflow");
+			assert.ok(
+				sm.getBranch().some((e) => e.type === "compaction"),
+				"pi compacted on overflow",
+			);
 			assert.ok(summariser.length >= 1 && !JSON.stringify(summariser).includes(HEAD_TAG), "no head reached the summariser");
 			assert.equal(requests.length, 4);
 			const retry = requests[3];
@@ -200,10 +203,16 @@ describe("branch summaries (issue 5)", () => {
 		let file: string | undefined;
 		let atFork: ReturnType<typeof sessionFromBranch> | undefined;
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: sm }, async (flow) => {
-			await flow.prompt("one", [{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { kept: "on both branches" } } } }] }, { text: "one done" }]);
+			await flow.prompt("one", [
+				{ calls: [{ id: "w1", name: "patch_state", args: { session: { tactics: { kept: "on both branches" } } } }] },
+				{ text: "one done" },
+			]);
 			atFork = sessionFromBranch(sm);
 			const fork = await readSession(flow, "fork");
-			await flow.prompt("two", [{ calls: [{ id: "w2", name: "patch_state", args: { session: { tactics: { abandoned: "only on the old branch" } } } }] }, { text: "two done" }]);
+			await flow.prompt("two", [
+				{ calls: [{ id: "w2", name: "patch_state", args: { session: { tactics: { abandoned: "only on the old branch" } } } }] },
+				{ text: "two done" },
+			]);
 			assert.equal(sessionFromBranch(sm).seq, 2);
 			const shared = sharedBytes(d);
 

@@ -195,7 +195,10 @@ describe("active reconciliation", () => {
 			await flow.harness.session.agent.waitForIdle();
 			assert.equal(flow.results().f?.isError, false);
 			assert.equal(reconcileMessages(flow), 0);
-			assert.ok(flow.seen.every((c) => !userTexts(c).some((t) => t.includes(RECONCILE_TEXT))), "no follow-up request");
+			assert.ok(
+				flow.seen.every((c) => !userTexts(c).some((t) => t.includes(RECONCILE_TEXT))),
+				"no follow-up request",
+			);
 		});
 	});
 
@@ -211,7 +214,10 @@ describe("active reconciliation", () => {
 			// The follow-up is attempted from a timer set when the run ended, before the probe's.
 			await closer.settled;
 			assert.deepEqual(crashes, []);
-			assert.ok(flow.notes.some((n) => /cannot send the reconciliation follow-up/.test(n)), flow.notes.join("\n"));
+			assert.ok(
+				flow.notes.some((n) => /cannot send the reconciliation follow-up/.test(n)),
+				flow.notes.join("\n"),
+			);
 		} finally {
 			process.off("uncaughtException", onCrash);
 			flow.dispose();

@@ -193,7 +193,14 @@ export function bytesUnder(dir: string): string {
  */
 export async function fauxSession(
 	t: { after(fn: () => void): void },
-	opts: { cwd: string; agentDir: string; settingsManager: SettingsManager; resourceLoader: DefaultResourceLoader; tools?: string[]; uiContext?: ExtensionUIContext },
+	opts: {
+		cwd: string;
+		agentDir: string;
+		settingsManager: SettingsManager;
+		resourceLoader: DefaultResourceLoader;
+		tools?: string[];
+		uiContext?: ExtensionUIContext;
+	},
 ) {
 	const faux = registerFauxProvider({ provider: "faux" });
 	const authStorage = AuthStorage.inMemory();
@@ -241,7 +248,14 @@ export async function extensionSession(
 		noContextFiles: true,
 	});
 	await resourceLoader.reload();
-	return fauxSession(t, { cwd, agentDir, settingsManager, resourceLoader, ...(opts.tools ? { tools: opts.tools } : {}), ...(opts.uiContext ? { uiContext: opts.uiContext } : {}) });
+	return fauxSession(t, {
+		cwd,
+		agentDir,
+		settingsManager,
+		resourceLoader,
+		...(opts.tools ? { tools: opts.tools } : {}),
+		...(opts.uiContext ? { uiContext: opts.uiContext } : {}),
+	});
 }
 
 /** An agent directory whose State Flow config file holds `text`, removed after the test. */

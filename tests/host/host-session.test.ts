@@ -49,7 +49,13 @@ function recordingUi(log: UiLog): ExtensionUIContext {
 async function hostSession(t: Parameters<typeof tempDir>[0], tools?: string[], extra: ExtensionFactory[] = [], uiContext?: ExtensionUIContext) {
 	const cwd = tempDir(t, "state-flow-cwd-");
 	const agentDir = tempDir(t, "state-flow-agent-");
-	const { session, faux } = await extensionSession(t, { cwd, agentDir, factories: [createStateFlow({ agentDir }), ...extra], ...(tools ? { tools } : {}), ...(uiContext ? { uiContext } : {}) });
+	const { session, faux } = await extensionSession(t, {
+		cwd,
+		agentDir,
+		factories: [createStateFlow({ agentDir }), ...extra],
+		...(tools ? { tools } : {}),
+		...(uiContext ? { uiContext } : {}),
+	});
 	const seen: string[][] = [];
 	const prompts: string[] = [];
 	return {
@@ -97,12 +103,7 @@ describe("the host's tool allowlist", () => {
 		await s.prompt("off, shape changed back");
 		await s.session.prompt("/state active");
 		await s.prompt("on");
-		assert.deepEqual(s.seen, [
-			["patch_state", "read", "read_state"],
-			["patch_state", "read", "read_state"],
-			["read"],
-			["patch_state", "read", "read_state"],
-		]);
+		assert.deepEqual(s.seen, [["patch_state", "read", "read_state"], ["patch_state", "read", "read_state"], ["read"], ["patch_state", "read", "read_state"]]);
 	});
 });
 
@@ -124,7 +125,16 @@ describe("with an interactive UI", () => {
 		const log: UiLog = { status: [], notes: [], dialogs: [] };
 		const s = await hostSession(t, undefined, [], recordingUi(log));
 		assert.equal(s.session.extensionRunner?.hasUI(), true);
-		for (const c of ["/state", "/state passive", "/state owners cwd", "/state off", "/state owners nobody", "/state undo", "/state default passive", "/state active"]) {
+		for (const c of [
+			"/state",
+			"/state passive",
+			"/state owners cwd",
+			"/state off",
+			"/state owners nobody",
+			"/state undo",
+			"/state default passive",
+			"/state active",
+		]) {
 			await s.session.prompt(c);
 		}
 		assert.deepEqual(log.dialogs, []);

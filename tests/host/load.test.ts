@@ -99,7 +99,8 @@ describe("loading from the package manifest (`pi -e <path>`, issue 4)", () => {
 /** One streamed chat-completions answer in OpenAI's SSE format. */
 function sse(res: ServerResponse, delta: Record<string, unknown>, finish: string): void {
 	res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
-	const chunk = (body: Record<string, unknown>) => res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m1", ...body })}\n\n`);
+	const chunk = (body: Record<string, unknown>) =>
+		res.write(`data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m1", ...body })}\n\n`);
 	chunk({ choices: [{ index: 0, delta: { role: "assistant", ...delta }, finish_reason: null }] });
 	chunk({ choices: [{ index: 0, delta: {}, finish_reason: finish }] });
 	chunk({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
@@ -123,7 +124,10 @@ async function fakeModel(t: { after(fn: () => void): void }): Promise<{ url: str
 			const text = (c: unknown) => (typeof c === "string" ? c : JSON.stringify(c));
 			seen.push({
 				tools: (json.tools ?? []).map((x) => x.function.name),
-				system: json.messages.filter((m) => m.role === "system" || m.role === "developer").map((m) => text(m.content)).join("\n"),
+				system: json.messages
+					.filter((m) => m.role === "system" || m.role === "developer")
+					.map((m) => text(m.content))
+					.join("\n"),
 				texts: json.messages.filter((m) => m.role !== "system" && m.role !== "developer").map((m) => `${m.role}: ${text(m.content)}`),
 			});
 			if (seen.length === 1) {
@@ -159,7 +163,17 @@ describe("the real `pi` CLI with `-e <package root>` (issue 4)", () => {
 		requireBuild();
 		const { cwd, agentDir } = folders(t);
 		const model = await fakeModel(t);
-		const models = { providers: { sflocal: { baseUrl: model.url, api: "openai-completions", apiKey: "test-key", compat: { supportsDeveloperRole: false, supportsReasoningEffort: false }, models: [{ id: "m1" }] } } };
+		const models = {
+			providers: {
+				sflocal: {
+					baseUrl: model.url,
+					api: "openai-completions",
+					apiKey: "test-key",
+					compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
+					models: [{ id: "m1" }],
+				},
+			},
+		};
 		writeFileSync(join(agentDir, "models.json"), JSON.stringify(models));
 		const run = await runPi(["-e", ROOT, "--provider", "sflocal", "--model", "m1", "-p", "Remember that we load with -e."], cwd, agentDir);
 		assert.equal(run.code, 0, `pi exited ${run.code}\n${run.stderr}`);
@@ -171,11 +185,13 @@ describe("the real `pi` CLI with `-e <package root>` (issue 4)", () => {
 		assert.equal(first.system.split("<state_flow_protocol>").length, 2, "the protocol block is in the system prompt once");
 		for (const skill of ["state-flow-guide", "state-flow-memory"]) assert.ok(first.system.includes(`<name>${skill}</name>`), `Skill ${skill} is offered`);
 		for (const r of model.seen) assert.equal(r.texts.filter((x) => x.includes("<state_flow_head>")).length, 1, "one head per request");
-		assert.ok(second.texts.some((x) => x.startsWith("tool: ") && x.includes("Committed transition")), second.texts.join("\n"));
+		assert.ok(
+			second.texts.some((x) => x.startsWith("tool: ") && x.includes("Committed transition")),
+			second.texts.join("\n"),
+		);
 		// The commit reached the project store of the run's cwd.
 		const store = join(cwd, ".pi", "state-flow");
 		assert.ok(existsSync(store), "the CWD store was created by the write");
 		assert.match(bytesUnder(store), /prove pi -e works/);
 	});
 });
-

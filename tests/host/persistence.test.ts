@@ -29,7 +29,13 @@ async function assertRestored(flow: Flow): Promise<void> {
 	await flow.prompt("what next", [{ calls: [{ id: "r", name: "read_state", args: { path: "tactics.next" } }] }, { text: "ok" }]);
 	assert.equal(flow.results().r?.text, '"kept"');
 	const tool = flow.seen[0]?.tools.find((t) => t.name === "patch_state");
-	assert.deepEqual(Object.keys((tool?.parameters as { properties: object } | undefined)?.properties ?? {}), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
+	assert.deepEqual(Object.keys((tool?.parameters as { properties: object } | undefined)?.properties ?? {}), [
+		"intents",
+		"strategy",
+		"tactics",
+		"artifacts",
+		"lazy",
+	]);
 }
 
 describe("file-backed sessions", () => {
@@ -67,11 +73,17 @@ describe("file-backed sessions", () => {
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.create(d.cwd, d.sessionDir) }, async (first) => {
 			await first.command("/state off");
 			await first.prompt("quiet", [{ text: "ok" }]);
-			assert.deepEqual(first.seen[0]?.tools.map((x) => x.name), []);
+			assert.deepEqual(
+				first.seen[0]?.tools.map((x) => x.name),
+				[],
+			);
 		});
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, sessionManager: SessionManager.continueRecent(d.cwd, d.sessionDir) }, async (resumed) => {
 			await resumed.prompt("still off", [{ text: "ok" }]);
-			assert.deepEqual(resumed.seen[0]?.tools.map((x) => x.name), []);
+			assert.deepEqual(
+				resumed.seen[0]?.tools.map((x) => x.name),
+				[],
+			);
 			await resumed.command("/state active");
 			await resumed.prompt("write", [{ calls: [{ id: "w", name: "patch_state", args: { session: { tactics: { back: true } } } }] }, { text: "ok" }]);
 			assert.deepEqual(resumed.seen[1]?.tools.map((x) => x.name).sort(), ["patch_state", "read_state"]);
@@ -102,7 +114,10 @@ describe("damaged Session entries", () => {
 		const sm = SessionManager.inMemory();
 		sm.appendCustomEntry("state-flow/transition", { not: "a transition" });
 		await withFlow({ sessionManager: sm }, async (flow) => {
-			assert.ok(flow.notes.some((n) => /cannot open Session state/.test(n)), flow.notes.join("\n"));
+			assert.ok(
+				flow.notes.some((n) => /cannot open Session state/.test(n)),
+				flow.notes.join("\n"),
+			);
 			await flow.prompt("go", [
 				{
 					calls: [
@@ -117,7 +132,10 @@ describe("damaged Session entries", () => {
 			assert.match(flow.results().s?.text ?? "", /damaged/);
 			assert.match(flow.results().s?.text ?? "", /\/tree/);
 			const damaged = sm.getEntries().filter((e) => e.type === "custom" && e.customType === "state-flow/transition");
-			assert.deepEqual(damaged.map((e) => (e as { data?: unknown }).data), [{ not: "a transition" }]);
+			assert.deepEqual(
+				damaged.map((e) => (e as { data?: unknown }).data),
+				[{ not: "a transition" }],
+			);
 		});
 	});
 });

@@ -37,9 +37,7 @@ describe("registration", () => {
 
 	it("re-registers on a shape change, effective from the next run, and back", async () => {
 		await withFlow({}, async (flow) => {
-			await flow.prompt("switch while streaming", [
-				{ text: "thinking", before: () => flow.command("/state owners cwd").then(() => undefined) },
-			]);
+			await flow.prompt("switch while streaming", [{ text: "thinking", before: () => flow.command("/state owners cwd").then(() => undefined) }]);
 			// The command ran during the run: that run kept the scoped declaration.
 			assert.deepEqual(patchProps(flow, 0), [...OWNERS]);
 			assert.equal(flow.registrations.patch_state, 1);
@@ -54,7 +52,10 @@ describe("registration", () => {
 			assert.deepEqual(patchProps(flow, 3), [...OWNERS]);
 			assert.equal(flow.registrations.patch_state, 3);
 			// Each registration got its own schema object: the flat and scoped declarations differ.
-			assert.notDeepEqual(flow.seen[1]?.tools.find((t) => t.name === "patch_state")?.parameters, flow.seen[3]?.tools.find((t) => t.name === "patch_state")?.parameters);
+			assert.notDeepEqual(
+				flow.seen[1]?.tools.find((t) => t.name === "patch_state")?.parameters,
+				flow.seen[3]?.tools.find((t) => t.name === "patch_state")?.parameters,
+			);
 		});
 	});
 });

@@ -55,8 +55,26 @@ async function browsing(t: Parameters<typeof tempDir>[0]) {
 	];
 	const { session, faux } = await extensionSession(t, { cwd, agentDir, factories, uiContext: mountingUi(mounted, notes) });
 	faux.setResponses([
-		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "write the parser", second: "test it" }, lazy: { "notes/design.md": "Design notes\nline two" } } }, { id: "call_Xq9kZ2aB7cD4eF6gH8iJ0kL" })], { stopReason: "toolUse" }),
-		fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { first: "parser written" } }, session: { strategy: { now: "testing" } } }, { id: "call_Yr0lA3bC8dE5fG7hI9jK1mN" })], { stopReason: "toolUse" }),
+		fauxAssistantMessage(
+			[
+				fauxToolCall(
+					"patch_state",
+					{ cwd: { tactics: { first: "write the parser", second: "test it" }, lazy: { "notes/design.md": "Design notes\nline two" } } },
+					{ id: "call_Xq9kZ2aB7cD4eF6gH8iJ0kL" },
+				),
+			],
+			{ stopReason: "toolUse" },
+		),
+		fauxAssistantMessage(
+			[
+				fauxToolCall(
+					"patch_state",
+					{ cwd: { tactics: { first: "parser written" } }, session: { strategy: { now: "testing" } } },
+					{ id: "call_Yr0lA3bC8dE5fG7hI9jK1mN" },
+				),
+			],
+			{ stopReason: "toolUse" },
+		),
 		fauxAssistantMessage([fauxText("ok")]),
 	]);
 	await session.prompt("plan");
@@ -120,7 +138,10 @@ describe("/state browse", () => {
 			assert.match(text, /- tactics\.first: write the parser\n\s*\+ tactics\.first: parser written/);
 		}
 		b.keys("f");
-		assert.match(draw(b.component, 120).join("\n"), /#2 02aa1111-2222-4333-8444-555566667777 2026-11-\d\dT\d\d:\d\d:01\.000Z model call_Yr0lA3bC8dE5fG7hI9jK1mN/);
+		assert.match(
+			draw(b.component, 120).join("\n"),
+			/#2 02aa1111-2222-4333-8444-555566667777 2026-11-\d\dT\d\d:\d\d:01\.000Z model call_Yr0lA3bC8dE5fG7hI9jK1mN/,
+		);
 		b.keys("f", RIGHT);
 		assert.match(draw(b.component, 80).join("\n"), /\[session\][\s\S]*#1 02aa .*strategy\.now[\s\S]*\+ strategy\.now: testing/);
 		await b.close();
@@ -136,7 +157,7 @@ describe("/state browse", () => {
 		b.keys("n");
 		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing changed/);
 		b.keys("u", "y");
-		while ((draw(b.component, 80).join("\n")).includes("undoing…")) await new Promise((r) => setImmediate(r));
+		while (draw(b.component, 80).join("\n").includes("undoing…")) await new Promise((r) => setImmediate(r));
 		const text = draw(b.component, 80).join("\n");
 		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
 		assert.match(text, /› #3 03aa .* \/state undo cwd,session tactics\.first/);
@@ -148,11 +169,16 @@ describe("/state browse", () => {
 		const cwd = tempDir(t, "state-flow-cwd-");
 		const agentDir = tempDir(t, "state-flow-agent-");
 		// pi's RPC mode: hasUI is true, but `custom` resolves at once without building anything.
-		const rpcUi = new Proxy({ custom: async () => undefined } as Partial<ExtensionUIContext>, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
+		const rpcUi = new Proxy({ custom: async () => undefined } as Partial<ExtensionUIContext>, {
+			get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined),
+		}) as ExtensionUIContext;
 		const { session } = await extensionSession(t, { cwd, agentDir, factories: [createStateFlow({ agentDir })], uiContext: rpcUi });
 		await session.prompt("/state browse");
 		const shown = shownOutput(session.messages);
-		assert.deepEqual(shown.map((m) => m.details.title), ["browse"]);
+		assert.deepEqual(
+			shown.map((m) => m.details.title),
+			["browse"],
+		);
 		assert.match(shown[0]?.text ?? "", /^active cwd\+session — scoped interface[\s\S]*cwd: 0 retained of 0 transitions/);
 	});
 
@@ -177,16 +203,26 @@ describe("/state output messages", () => {
 		await s.session.prompt("/state history");
 		await s.session.prompt("/state owners nobody");
 		const out = s.outputs();
-		assert.deepEqual(out.map((o) => o.details.title), ["status", "history", "usage"]);
+		assert.deepEqual(
+			out.map((o) => o.details.title),
+			["status", "history", "usage"],
+		);
 		for (const o of out) {
-			const component = outputRenderer({ role: "custom", customType: OUTPUT_TYPE, content: o.text, display: true, details: o.details, timestamp: 0 }, { expanded: false }, theme);
+			const component = outputRenderer(
+				{ role: "custom", customType: OUTPUT_TYPE, content: o.text, display: true, details: o.details, timestamp: 0 },
+				{ expanded: false },
+				theme,
+			);
 			assert.ok(component);
 			for (const width of WIDTHS) {
 				const lines = draw(component, width);
 				assert.equal(lines[0]?.trim(), `State Flow · ${o.details.title}`);
 				// Every line of the text is there, unwrapped: each fits 80 columns by construction.
 				for (const line of o.text.split("\n").filter((l) => !l.includes(s.session.sessionManager.getCwd()) && !l.includes("/state-flow"))) {
-					assert.ok(lines.some((l) => l.trim() === line.trim()), `${width}: ${line}`);
+					assert.ok(
+						lines.some((l) => l.trim() === line.trim()),
+						`${width}: ${line}`,
+					);
 					assert.ok(line.length <= 78, `${line} (${line.length})`);
 				}
 			}

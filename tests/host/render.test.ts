@@ -6,14 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type Component, visibleWidth } from "@mariozechner/pi-tui";
-import {
-	readLocators,
-	renderPatchCall,
-	renderPatchResult,
-	renderReadCall,
-	renderReadResult,
-	summarizePatchArgs,
-} from "../../lib/host/render.js";
+import { readLocators, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult, summarizePatchArgs } from "../../lib/host/render.js";
 import { code, draw, plain, raw, theme } from "../helpers/render-theme.js";
 
 const text = (t: string) => [{ type: "text", text: t }];
@@ -110,13 +103,21 @@ describe("renderPatchResult", () => {
 
 	it("shows the result text for a no-op that committed nothing", () => {
 		const noop = { content: text("No change: the patch matches the current state."), details: { changed: [], scopes: [] } };
-		assert.deepEqual(draw(renderPatchResult(noop, { expanded: false, isPartial: false }, theme)), [
-			"No change: the patch matches the current state.",
-		]);
+		assert.deepEqual(draw(renderPatchResult(noop, { expanded: false, isPartial: false }, theme)), ["No change: the patch matches the current state."]);
 	});
 
 	it("always shows concurrent-change notices, collapsed or not", () => {
-		const withNotice = { content: text("ok"), details: { ...patchDetails, changed: ["/cwd/tactics/a"], cascades: [], missingDeletions: [], danglingRefs: [], notices: ["cwd changed since the head: /cwd/tactics/x"] } };
+		const withNotice = {
+			content: text("ok"),
+			details: {
+				...patchDetails,
+				changed: ["/cwd/tactics/a"],
+				cascades: [],
+				missingDeletions: [],
+				danglingRefs: [],
+				notices: ["cwd changed since the head: /cwd/tactics/x"],
+			},
+		};
 		for (const expanded of [false, true]) {
 			const lines = draw(renderPatchResult(withNotice, { expanded, isPartial: false }, theme));
 			assert.ok(lines.includes("! cwd changed since the head: /cwd/tactics/x"), String(expanded));
@@ -131,12 +132,15 @@ describe("renderPatchResult", () => {
 			{ owner: "cwd", key: ".pi/skills/notes/SKILL.md", action: "compiled", compiledTo: ".pi/skills/notes/SKILL.md" },
 			{ owner: "global", key: "old.md", action: "removed" },
 		];
-		const withArtifacts = { content: text("ok"), details: { ...patchDetails, changed: ["/cwd/artifacts/x"], cascades: [], missingDeletions: [], danglingRefs: [], artifacts } };
+		const withArtifacts = {
+			content: text("ok"),
+			details: { ...patchDetails, changed: ["/cwd/artifacts/x"], cascades: [], missingDeletions: [], danglingRefs: [], artifacts },
+		};
 		assert.deepEqual(draw(renderPatchResult(withArtifacts, { expanded: false, isPartial: false }, theme)).slice(2), [
 			"artifacts:",
 			'  cwd.artifacts["vendor/lint/SKILL.md"] acquired → .pi/skills/lint/SKILL.md',
 			'  cwd.artifacts[".pi/skills/notes/SKILL.md"] compiled',
-			"  global.artifacts[\"old.md\"] removed",
+			'  global.artifacts["old.md"] removed',
 		]);
 	});
 
@@ -187,13 +191,23 @@ describe("renderReadResult", () => {
 });
 
 describe("every renderer at 80 and 120 columns", () => {
-	const longArgs = { cwd: { tactics: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`step_${i}_${"x".repeat(20)}`, i])) }, session: { lazy: { "notes/a very long key name.md": "y" } } };
+	const longArgs = {
+		cwd: { tactics: Object.fromEntries(Array.from({ length: 9 }, (_, i) => [`step_${i}_${"x".repeat(20)}`, i])) },
+		session: { lazy: { "notes/a very long key name.md": "y" } },
+	};
 	const readText = JSON.stringify({ tactics: Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, "v".repeat(150)])) }, null, 2);
 	const cases: Array<[string, (expanded: boolean) => Component]> = [
 		["patch_state call", (expanded) => renderPatchCall(longArgs, theme, { expanded })],
-		["patch_state result", (expanded) => renderPatchResult({ content: text("Committed."), details: patchDetails }, { expanded, isPartial: false }, theme, { isError: false })],
+		[
+			"patch_state result",
+			(expanded) => renderPatchResult({ content: text("Committed."), details: patchDetails }, { expanded, isPartial: false }, theme, { isError: false }),
+		],
 		["read_state call", (expanded) => renderReadCall({ paths: ["tactics", "lazy.plan", "cwd.intents.ship", "strategy", "artifacts"] }, theme, { expanded })],
-		["read_state result", (expanded) => renderReadResult({ content: text(readText), details: { canonical: ["cwd.tactics"] } }, { expanded, isPartial: false }, theme, { isError: false })],
+		[
+			"read_state result",
+			(expanded) =>
+				renderReadResult({ content: text(readText), details: { canonical: ["cwd.tactics"] } }, { expanded, isPartial: false }, theme, { isError: false }),
+		],
 	];
 	for (const [name, make] of cases) {
 		it(`${name} fits, collapsed and expanded`, () => {

@@ -46,7 +46,10 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		assert.equal(results.r?.isError, false, results.r?.text);
 		assert.match(results.r?.text ?? "", /^\["buy milk",\{"id":"t-0001","at":"[^"]+","patch":\{"todos":\{"milk"/m);
 		assert.ok((results.r?.text ?? "").endsWith(',{"milk":{"text":"buy milk","done":false}}]'), results.r?.text);
-		assert.deepEqual(probe.changes.map((c) => [c.owner, c.value, c.by?.kind]), [["cwd", { milk: { text: "buy milk", done: false } }, "tool"]]);
+		assert.deepEqual(
+			probe.changes.map((c) => [c.owner, c.value, c.by?.kind]),
+			[["cwd", { milk: { text: "buy milk", done: false } }, "tool"]],
+		);
 		// The next prompt's head shows the root beside the planes.
 		await flow.prompt("show", [{ text: "ok" }]);
 		const head = userTexts(flow.seen.at(-1) as (typeof flow.seen)[number]).find((t) => t.startsWith("<state_flow_head>")) ?? "";
@@ -88,16 +91,21 @@ describe("registered roots: the todo example next to State Flow", () => {
 
 	it("refuses a colliding name with a message to the registering extension", async () => {
 		const statuses: Record<string, RootStatus> = {};
-		const clash = (name: string, key: string): ExtensionFactory => (pi) => {
-			registerRoot(pi, { ...TODO_SPEC, name, extension: key }, { status: (s) => (statuses[key] = s) });
-		};
-		await withFlow({ extraFactories: [createTodoExtension(), clash("tactics", "p"), clash("cwd", "o"), clash("response", "r"), clash("todos", "d")] }, async () => {
-			assert.equal(statuses.p?.state, "refused");
-			assert.match(statuses.p?.message ?? "", /`tactics` collides with State Flow's own/);
-			assert.match(statuses.o?.message ?? "", /`cwd` collides/);
-			assert.match(statuses.r?.message ?? "", /`response` collides/);
-			assert.match(statuses.d?.message ?? "", /already registered by extension todo/);
-		});
+		const clash =
+			(name: string, key: string): ExtensionFactory =>
+			(pi) => {
+				registerRoot(pi, { ...TODO_SPEC, name, extension: key }, { status: (s) => (statuses[key] = s) });
+			};
+		await withFlow(
+			{ extraFactories: [createTodoExtension(), clash("tactics", "p"), clash("cwd", "o"), clash("response", "r"), clash("todos", "d")] },
+			async () => {
+				assert.equal(statuses.p?.state, "refused");
+				assert.match(statuses.p?.message ?? "", /`tactics` collides with State Flow's own/);
+				assert.match(statuses.o?.message ?? "", /`cwd` collides/);
+				assert.match(statuses.r?.message ?? "", /`response` collides/);
+				assert.match(statuses.d?.message ?? "", /already registered by extension todo/);
+			},
+		);
 	});
 
 	it("writes by the extension go through the commit path with its provenance; data of a session without it stays dormant and untouched", async (t) => {
@@ -123,7 +131,12 @@ describe("registered roots: the todo example next to State Flow", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"from the extension"/);
 			await flow.prompt("write", [
-				{ calls: [{ id: "w", name: "patch_state", args: { cwd: { todos: { z: { text: "no" } } } } }, { id: "r", name: "read_state", args: { path: "cwd" } }] },
+				{
+					calls: [
+						{ id: "w", name: "patch_state", args: { cwd: { todos: { z: { text: "no" } } } } },
+						{ id: "r", name: "read_state", args: { path: "cwd" } },
+					],
+				},
 				{ text: "ok" },
 			]);
 			assert.equal(flow.results().w?.isError, true);
@@ -160,7 +173,10 @@ describe("registered roots: the todo example next to State Flow", () => {
 			assert.match(r.r2?.text ?? "", /^\["a","b"\]$/m);
 			assert.match(r.r3?.text ?? "", /"before":\{"text":"one"\},"after":\{"text":"one","done":true\}/);
 			assert.equal(r.r4?.isError, true, "the namespace is not the model's to name");
-			assert.deepEqual(probe.changes.map((c) => c.owner), ["session", "session"]);
+			assert.deepEqual(
+				probe.changes.map((c) => c.owner),
+				["session", "session"],
+			);
 		});
 	});
 
@@ -176,7 +192,9 @@ describe("registered roots: the todo example next to State Flow", () => {
 			execFileSync(process.execPath, ["--input-type=module", "-e", script, d.agentDir, d.cwd]);
 			assert.deepEqual(probe.changes, []);
 			await flow.prompt("next", [{ text: "ok" }]);
-			assert.deepEqual(probe.changes, [{ owner: "cwd", value: { far: { text: "from elsewhere" } }, by: { kind: "extension", extension: "todo" }, transitionId: "other-1" }]);
+			assert.deepEqual(probe.changes, [
+				{ owner: "cwd", value: { far: { text: "from elsewhere" } }, by: { kind: "extension", extension: "todo" }, transitionId: "other-1" },
+			]);
 		});
 	});
 
@@ -210,14 +228,20 @@ describe("registered roots: the todo example next to State Flow", () => {
 		});
 		const strict = { ...TODO_SPEC, schema: { type: "object", additionalProperties: { type: "object", required: ["text", "due"] } } };
 		const statuses: RootStatus[] = [];
-		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [(pi) => void registerRoot(pi, strict, { status: (s) => statuses.push(s) })] }, async (flow) => {
-			assert.equal(statuses.at(-1)?.state, "dormant");
-			assert.match(statuses.at(-1)?.message ?? "", /`cwd\.todos\.a` must have required property 'due'/);
-			assert.ok(flow.notes.some((n) => /root `todos` \(extension todo\) is dormant/.test(n)), flow.notes.join("\n"));
-			const [shown] = await flow.command("/state show cwd");
-			assert.match(shown ?? "", /"kept"/);
-			await flow.prompt("x", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { todos: { a: null } } } }] }, { text: "ok" }]);
-			assert.equal(flow.results().w?.isError, true);
-		});
+		await withFlow(
+			{ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [(pi) => void registerRoot(pi, strict, { status: (s) => statuses.push(s) })] },
+			async (flow) => {
+				assert.equal(statuses.at(-1)?.state, "dormant");
+				assert.match(statuses.at(-1)?.message ?? "", /`cwd\.todos\.a` must have required property 'due'/);
+				assert.ok(
+					flow.notes.some((n) => /root `todos` \(extension todo\) is dormant/.test(n)),
+					flow.notes.join("\n"),
+				);
+				const [shown] = await flow.command("/state show cwd");
+				assert.match(shown ?? "", /"kept"/);
+				await flow.prompt("x", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { todos: { a: null } } } }] }, { text: "ok" }]);
+				assert.equal(flow.results().w?.isError, true);
+			},
+		);
 	});
 });

@@ -46,7 +46,10 @@ describe("all selections × active/passive", () => {
 					assert.ok(p1 && r1);
 					assert.equal(p1.isError, false, p1.text);
 					assert.deepEqual(p1.details.scopes, owners);
-					assert.deepEqual(p1.details.changed, owners.map((o) => `/${o}/tactics/k`));
+					assert.deepEqual(
+						p1.details.changed,
+						owners.map((o) => `/${o}/tactics/k`),
+					);
 					assert.equal(p1.details.transitionId, "t-0001");
 					assert.match(p1.text, /Committed transition t-0001/);
 					if (flat) {
@@ -56,7 +59,10 @@ describe("all selections × active/passive", () => {
 					assert.equal(r1.isError, false, r1.text);
 					const expected = flat ? marker(owners[0] as Owner) : owners.map(marker);
 					assert.deepEqual(JSON.parse(r1.text.split("\n").at(-1) as string), expected);
-					assert.deepEqual(r1.details.canonical, owners.map((o) => `${o}.tactics.k`));
+					assert.deepEqual(
+						r1.details.canonical,
+						owners.map((o) => `${o}.tactics.k`),
+					);
 
 					// What the model saw: protocol in the system prompt, head next to the prompt, the right shape.
 					const first = flow.seen[0];

@@ -22,16 +22,28 @@ describe("owner lists", () => {
 		fc.assert(
 			fc.property(ownerArb, fc.constantFrom(",", "+", " ", ", "), (owners, sep) => {
 				const parsed = parseOwners(owners.join(sep));
-				assert.deepEqual(parsed, OWNERS.filter((o) => owners.includes(o)));
+				assert.deepEqual(
+					parsed,
+					OWNERS.filter((o) => owners.includes(o)),
+				);
 				assert.deepEqual(parseOwners(parsed.join(",")), parsed);
 			}),
 		);
 	});
 
 	it("refuse unknown, repeated and empty owners naming the offending entry", () => {
-		assert.throws(() => parseOwners("cwd,projects"), (e) => isStateError(e) && e.code === "invalid_input" && /owners\[1\]/.test(e.message));
-		assert.throws(() => parseOwners("cwd,cwd"), (e) => isStateError(e) && /repeats `cwd`/.test(e.message));
-		assert.throws(() => parseOwners(" , "), (e) => isStateError(e) && /empty/.test(e.message));
+		assert.throws(
+			() => parseOwners("cwd,projects"),
+			(e) => isStateError(e) && e.code === "invalid_input" && /owners\[1\]/.test(e.message),
+		);
+		assert.throws(
+			() => parseOwners("cwd,cwd"),
+			(e) => isStateError(e) && /repeats `cwd`/.test(e.message),
+		);
+		assert.throws(
+			() => parseOwners(" , "),
+			(e) => isStateError(e) && /empty/.test(e.message),
+		);
 	});
 
 	it("give flat shape for one owner and scoped for two or three; all seven selections exist", () => {
@@ -83,7 +95,10 @@ describe("config file", () => {
 	it("keeps valid fields and reports each invalid one", (t) => {
 		const dir = tempDir(t);
 		mkdirSync(join(dir, "state-flow"));
-		writeFileSync(configPath(dir), JSON.stringify({ mode: "passive", owners: ["cwd", "nope"], retention: 5000, headBudget: 4096, reconcile: "yes", maxStateBytes: 100 }));
+		writeFileSync(
+			configPath(dir),
+			JSON.stringify({ mode: "passive", owners: ["cwd", "nope"], retention: 5000, headBudget: 4096, reconcile: "yes", maxStateBytes: 100 }),
+		);
 		const { config, problems } = readConfig(dir);
 		assert.deepEqual(config, { mode: "passive", headBudget: 4096 });
 		assert.equal(problems.length, 4);
@@ -123,7 +138,10 @@ describe("config file", () => {
 		const dir = tempDir(t);
 		mkdirSync(join(dir, "state-flow"));
 		writeFileSync(configPath(dir), "not json");
-		assert.throws(() => updateConfig(dir, { mode: "off" }), (e) => isStateError(e) && /left untouched/.test(e.message));
+		assert.throws(
+			() => updateConfig(dir, { mode: "off" }),
+			(e) => isStateError(e) && /left untouched/.test(e.message),
+		);
 		assert.equal(readFileSync(configPath(dir), "utf8"), "not json");
 	});
 });
@@ -143,7 +161,8 @@ describe("admission", () => {
 		const a = new Admission();
 		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active" });
 		a.bind(["call-1", "call-2"]);
-		const stale = (re: RegExp) => (e: unknown) => isStateError(e) && e.code === "stale_call" && re.test(e.message) && /Nothing was written/.test(e.message) && /read_state/.test(e.message);
+		const stale = (re: RegExp) => (e: unknown) =>
+			isStateError(e) && e.code === "stale_call" && re.test(e.message) && /Nothing was written/.test(e.message) && /read_state/.test(e.message);
 		assert.throws(() => a.admit("patch_state", "call-x", now), stale(/not issued/));
 		assert.throws(() => a.admit("patch_state", "call-1", { ...now, identity: { ...id, sessionId: "s2" } }), stale(/session changed/));
 		assert.throws(() => a.admit("patch_state", "call-1", { ...now, wanted: ["cwd"] }), stale(/cwd\+session to cwd/));
@@ -159,18 +178,33 @@ describe("admission", () => {
 		a.capture({ identity: id, wanted: ["cwd", "session"], mode: "active" });
 		a.bind(["late"]);
 		assert.deepEqual(a.receipt("early")?.wanted, ["cwd"]);
-		assert.throws(() => a.admit("patch_state", "early", { ...now, wanted: ["cwd"] }), (e) => isStateError(e) && e.code === "stale_call");
+		assert.throws(
+			() => a.admit("patch_state", "early", { ...now, wanted: ["cwd"] }),
+			(e) => isStateError(e) && e.code === "stale_call",
+		);
 		assert.deepEqual(a.admit("patch_state", "late", now).wanted, ["cwd", "session"]);
 	});
 });
 
 describe("/state completions", () => {
 	it("complete subcommands, owner lists and defaults", () => {
-		assert.deepEqual(completeStateArgs("pa")?.map((i) => i.value), ["passive"]);
+		assert.deepEqual(
+			completeStateArgs("pa")?.map((i) => i.value),
+			["passive"],
+		);
 		assert.equal(completeStateArgs("owners ")?.length, 7);
-		assert.deepEqual(completeStateArgs("owners cwd,s")?.map((i) => i.value), ["owners cwd,session"]);
-		assert.deepEqual(completeStateArgs("show g")?.map((i) => i.value), ["show global"]);
-		assert.deepEqual(completeStateArgs("default o")?.map((i) => i.value), ["default off", "default owners "]);
+		assert.deepEqual(
+			completeStateArgs("owners cwd,s")?.map((i) => i.value),
+			["owners cwd,session"],
+		);
+		assert.deepEqual(
+			completeStateArgs("show g")?.map((i) => i.value),
+			["show global"],
+		);
+		assert.deepEqual(
+			completeStateArgs("default o")?.map((i) => i.value),
+			["default off", "default owners "],
+		);
 		assert.equal(completeStateArgs("default owners ")?.length, 7);
 		assert.equal(completeStateArgs("zzz"), null);
 	});

@@ -97,7 +97,10 @@ describe("source-change hints in tool results (issue 6)", () => {
 			assert.deepEqual(hintLines(flow, "r"), [], "the head already said it");
 
 			// Deleting the file is a new finding; a sole owner's locator is relative.
-			await flow.prompt("again", [{ calls: [{ id: "r2", name: "read_state", args: { path: "tactics" } }], before: () => rmSync(join(flow.harness.cwd, "notes.md")) }, { text: "ok" }]);
+			await flow.prompt("again", [
+				{ calls: [{ id: "r2", name: "read_state", args: { path: "tactics" } }], before: () => rmSync(join(flow.harness.cwd, "notes.md")) },
+				{ text: "ok" },
+			]);
 			assert.deepEqual(hintLines(flow, "r2"), ['Source changed: artifacts["notes.md"]: file is gone since it was recorded.']);
 		});
 	});

@@ -35,7 +35,10 @@ describe("stale calls", () => {
 				{ text: "ok" },
 			]);
 			assertStale(flow, "old", /mode changed from active to passive/);
-			assert.match(flow.results().old?.text ?? "", /Now: passive, owners cwd\+session \(scoped locators and patch keys, e\.g\. `cwd\.tactics`; write only what the user explicitly asked for\)\./);
+			assert.match(
+				flow.results().old?.text ?? "",
+				/Now: passive, owners cwd\+session \(scoped locators and patch keys, e\.g\. `cwd\.tactics`; write only what the user explicitly asked for\)\./,
+			);
 			assert.equal(flow.results().fresh?.isError, false, flow.results().fresh?.text);
 			assert.doesNotMatch(cwdBytes(flow), /stale/);
 			assert.match(cwdBytes(flow), /fresh/);
@@ -44,13 +47,13 @@ describe("stale calls", () => {
 
 	it("refuses a call issued before an owner change and never rebinds it; the next run succeeds with the new grammar", async () => {
 		await withFlow({}, async (flow) => {
-			await flow.prompt("go", [
-				{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state owners cwd")) },
-				{ text: "ok" },
-			]);
+			await flow.prompt("go", [{ calls: [write("old", "stale")], before: async () => void (await flow.command("/state owners cwd")) }, { text: "ok" }]);
 			assertStale(flow, "old", /wanted owners changed from cwd\+session to cwd/);
 			// Inside the running turn the model still has the scoped declaration: it is told so, not to retry writes.
-			assert.match(flow.results().old?.text ?? "", /Now: active, owners cwd \(flat locators and patch keys, e\.g\. `tactics`\)\. `read_state` works at once; the matching `patch_state` declaration arrives with the next user prompt/);
+			assert.match(
+				flow.results().old?.text ?? "",
+				/Now: active, owners cwd \(flat locators and patch keys, e\.g\. `tactics`\)\. `read_state` works at once; the matching `patch_state` declaration arrives with the next user prompt/,
+			);
 			assert.equal(cwdBytes(flow), "");
 			await flow.prompt("again", [{ calls: [{ id: "flat", name: "patch_state", args: { tactics: { step: "flat" } } }] }, { text: "ok" }]);
 			assert.equal(flow.results().flat?.isError, false, flow.results().flat?.text);
@@ -62,11 +65,17 @@ describe("stale calls", () => {
 		await withFlow({}, async (flow) => {
 			await flow.command("/state owners cwd");
 			await flow.prompt("go", [
-				{ calls: [{ id: "old", name: "patch_state", args: { tactics: { step: "meant-for-cwd" } } }], before: async () => void (await flow.command("/state owners global")) },
+				{
+					calls: [{ id: "old", name: "patch_state", args: { tactics: { step: "meant-for-cwd" } } }],
+					before: async () => void (await flow.command("/state owners global")),
+				},
 				{ text: "ok" },
 			]);
 			assertStale(flow, "old", /wanted owners changed from cwd to global/);
-			assert.match(flow.results().old?.text ?? "", /Now: active, owners global \(flat locators and patch keys, e\.g\. `tactics`\)\. Re-read what you need with `read_state` and retry\./);
+			assert.match(
+				flow.results().old?.text ?? "",
+				/Now: active, owners global \(flat locators and patch keys, e\.g\. `tactics`\)\. Re-read what you need with `read_state` and retry\./,
+			);
 			assert.equal(flow.registrations.patch_state, 2, "same arity: registered at load and for the flat shape only");
 			assert.equal(cwdBytes(flow), "");
 			assert.equal(bytesUnder(join(flow.harness.agentDir, "state-flow")), "");

@@ -21,7 +21,11 @@ describe("host wiring", () => {
 						{
 							id: "s",
 							name: "patch_state",
-							args: { cwd: { artifacts: { [key]: { kind: "skill", name: "release-notes", description: "Write release notes.", body: "# Release notes\nList changes." } } } },
+							args: {
+								cwd: {
+									artifacts: { [key]: { kind: "skill", name: "release-notes", description: "Write release notes.", body: "# Release notes\nList changes." } },
+								},
+							},
 						},
 					],
 				},
@@ -40,9 +44,15 @@ describe("host wiring", () => {
 		await withFlow({}, async (flow) => {
 			const other = () => new Stores({ agentDir: join(flow.harness.agentDir), cwd: flow.harness.cwd });
 			await flow.prompt("go", [
-				{ calls: [{ id: "r", name: "read_state", args: { path: "cwd.tactics" } }], before: async () => {
-					await other().commit({ cwd: { tactics: { theirs: 1 } } }, { by: { kind: "system", reason: "test" }, id: "other-1", at: "2026-11-30T08:00:00.000Z" });
-				} },
+				{
+					calls: [{ id: "r", name: "read_state", args: { path: "cwd.tactics" } }],
+					before: async () => {
+						await other().commit(
+							{ cwd: { tactics: { theirs: 1 } } },
+							{ by: { kind: "system", reason: "test" }, id: "other-1", at: "2026-11-30T08:00:00.000Z" },
+						);
+					},
+				},
 				{ text: "ok" },
 			]);
 			const r = flow.results().r;

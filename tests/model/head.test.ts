@@ -35,9 +35,14 @@ function build(wanted: readonly Owner[], patches: CanonicalPatch[], exact = fals
 
 const BODY = "the full plan body, never shown in the head ".repeat(4);
 const FIXTURE: CanonicalPatch[] = [
-	{ cwd: { intents: { login: { goal: "fix login", owns: [{ $ref: "cwd.tactics.t1" }, { $ref: "cwd.tactics.t2" }] } }, tactics: { t1: "reproduce", t2: "patch" } } },
+	{
+		cwd: {
+			intents: { login: { goal: "fix login", owns: [{ $ref: "cwd.tactics.t1" }, { $ref: "cwd.tactics.t2" }] } },
+			tactics: { t1: "reproduce", t2: "patch" },
+		},
+	},
 	{ cwd: { tactics: { t2: null }, lazy: { "notes/plan.md": BODY }, artifacts: { "src/a.ts": { kind: "file" } } } },
-	{ cwd: { strategy: { approach: "smallest fix first" } }, session: { tactics: { s1: { $ref: "cwd.lazy[\"notes/plan.md\"]" } } } },
+	{ cwd: { strategy: { approach: "smallest fix first" } }, session: { tactics: { s1: { $ref: 'cwd.lazy["notes/plan.md"]' } } } },
 ];
 
 /** The JSON shown after a line's prefix, per plane line of the head. */
@@ -52,13 +57,25 @@ function planeLines(head: string): Map<string, Json> {
 
 describe("head rendering", () => {
 	it("shows the flat owner's planes in stable order, lazy as a catalog, refs relative, flags and recent keys", () => {
-		const histories = build(["cwd"], FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })));
-		const head = renderHead({ mode: "active", wanted: ["cwd"], histories, budget: 8192, staleArtifacts: [{ owner: "cwd", key: "src/a.ts", note: "file changed since recorded" }] });
+		const histories = build(
+			["cwd"],
+			FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })),
+		);
+		const head = renderHead({
+			mode: "active",
+			wanted: ["cwd"],
+			histories,
+			budget: 8192,
+			staleArtifacts: [{ owner: "cwd", key: "src/a.ts", note: "file changed since recorded" }],
+		});
 		const lines = head.split("\n");
 		assert.equal(lines[0], HEAD_OPEN);
 		assert.equal(lines.at(-1), HEAD_CLOSE);
 		assert.equal(lines[1], "# cwd seq 3");
-		assert.deepEqual(lines.slice(2, 7).map((l) => l.split(/[ :]/)[0]), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
+		assert.deepEqual(
+			lines.slice(2, 7).map((l) => l.split(/[ :]/)[0]),
+			["intents", "strategy", "tactics", "artifacts", "lazy"],
+		);
 		assert.equal(lines[2], 'intents: {"login":{"goal":"fix login","owns":[{"$ref":"tactics.t1"},{"$ref":"tactics.t2"}]}}');
 		assert.equal(lines[6], `lazy (catalog, bytes): {"notes/plan.md":${utf8Bytes(JSON.stringify(BODY))}}`);
 		assert.ok(!head.includes("never shown"), "no lazy body in the head");
@@ -73,7 +90,10 @@ describe("head rendering", () => {
 	});
 
 	it("shows no recent transitions in Passive mode", () => {
-		const histories = build(["cwd"], FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })));
+		const histories = build(
+			["cwd"],
+			FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })),
+		);
 		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 8192 });
 		assert.ok(!head.includes("recent transitions"));
 		assert.ok(!head.includes("2026-01-01"));
@@ -103,7 +123,10 @@ describe("head rendering", () => {
 
 	it("marks an owner that was never written or is emptied as empty", () => {
 		const histories = build(["cwd"], [{ cwd: { tactics: { a: 1 } } }, { cwd: { tactics: { a: null } } }]);
-		assert.equal(renderHead({ mode: "passive", wanted: ["cwd", "session"], histories, budget: 8192 }), `${HEAD_OPEN}\n# cwd seq 2 (empty)\n# session seq 0 (empty)\n${HEAD_CLOSE}`);
+		assert.equal(
+			renderHead({ mode: "passive", wanted: ["cwd", "session"], histories, budget: 8192 }),
+			`${HEAD_OPEN}\n# cwd seq 2 (empty)\n# session seq 0 (empty)\n${HEAD_CLOSE}`,
+		);
 	});
 });
 
@@ -143,7 +166,11 @@ describe("head budget", () => {
 		const tactics = planeLines(head).get("tactics") as JsonObject;
 		const shown = Object.keys(tactics).filter((k) => k !== MARKER_KEY);
 		assert.ok(shown.length >= 100, `${shown.length} keys shown`);
-		assert.deepEqual(shown, shown.slice().sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))), "natural key order");
+		assert.deepEqual(
+			shown,
+			shown.slice().sort((a, b) => Number(a.slice(5)) - Number(b.slice(5))),
+			"natural key order",
+		);
 		for (const k of shown) {
 			const v = tactics[k] as string;
 			const full = (histories.cwd as OwnerHistory).state.tactics[k] as string;
@@ -157,7 +184,11 @@ describe("head budget", () => {
 	});
 
 	it("offers recently changed keys first, and lists the shown keys in natural order whatever the merge order", () => {
-		const patches: CanonicalPatch[] = [{ cwd: { tactics: steps(60, 170) } }, { cwd: { tactics: { "step-2": null } } }, { cwd: { tactics: { "step-2": "again", "step-55": "now in progress" } } }];
+		const patches: CanonicalPatch[] = [
+			{ cwd: { tactics: steps(60, 170) } },
+			{ cwd: { tactics: { "step-2": null } } },
+			{ cwd: { tactics: { "step-2": "again", "step-55": "now in progress" } } },
+		];
 		const histories = build(["cwd"], patches);
 		const stored = Object.keys((histories.cwd as OwnerHistory).state.tactics);
 		assert.ok(stored.indexOf("step-2") > stored.indexOf("step-3"), "the merge moved step-2 to the end of the stored object");
@@ -227,8 +258,16 @@ describe("head budget", () => {
 			const histories = build(["cwd"], []);
 			const input = (): Parameters<typeof renderHead>[0] => ({ mode: "active", wanted: ["cwd"], histories, budget: 2000 });
 			for (let i = 0; i < 80; i++) {
-				const patch: CanonicalPatch = { cwd: { tactics: { [`s${(i * 7) % 13}`]: i % 5 === 4 ? null : `value ${i} `.repeat(i % 9) }, lazy: { [`n${i % 4}`]: i % 6 === 5 ? null : "b".repeat(i) } } };
-				commitStaged(histories, stage(histories, patch, { id: `x${i}`, at: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString(), by: { kind: "system", reason: "test" } }));
+				const patch: CanonicalPatch = {
+					cwd: {
+						tactics: { [`s${(i * 7) % 13}`]: i % 5 === 4 ? null : `value ${i} `.repeat(i % 9) },
+						lazy: { [`n${i % 4}`]: i % 6 === 5 ? null : "b".repeat(i) },
+					},
+				};
+				commitStaged(
+					histories,
+					stage(histories, patch, { id: `x${i}`, at: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString(), by: { kind: "system", reason: "test" } }),
+				);
 				if (i % every !== every - 1) continue;
 				const cold = structuredClone(histories.cwd as OwnerHistory);
 				assert.equal(renderHead(input()), renderHead({ ...input(), histories: { cwd: cold } }), `after commit ${i}, rendering every ${every}`);
@@ -248,7 +287,17 @@ describe("head budget", () => {
 	});
 
 	it("orders keys naturally: a total order where digit runs compare as numbers", () => {
-		assert.deepEqual(["s10", "s2", "s1", "2-fix", "10-test", "1-reproduce", "s01", "b", "a"].sort(naturalCompare), ["1-reproduce", "2-fix", "10-test", "a", "b", "s01", "s1", "s2", "s10"]);
+		assert.deepEqual(["s10", "s2", "s1", "2-fix", "10-test", "1-reproduce", "s01", "b", "a"].sort(naturalCompare), [
+			"1-reproduce",
+			"2-fix",
+			"10-test",
+			"a",
+			"b",
+			"s01",
+			"s1",
+			"s2",
+			"s10",
+		]);
 		const key = fc.string({ unit: fc.constantFrom("0", "1", "2", "9", "a", "b", "-", " "), maxLength: 6 });
 		fc.assert(
 			fc.property(key, key, key, (a, b, c) => {
@@ -276,84 +325,97 @@ describe("head budget", () => {
 		const wantedArb = fc.subarray([...OWNERS], { minLength: 1 });
 		const budgetArb = fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1024, max: 9000 }));
 		fc.assert(
-			fc.property(wantedArb, fc.array(fc.dictionary(fc.constantFrom(...OWNERS), ownerPatch, { maxKeys: 3 }), { maxLength: 4 }), budgetArb, fc.constantFrom("active", "passive"), (wanted, patches, budget, mode) => {
-				const histories = build(OWNERS, patches as CanonicalPatch[], true);
-				const input = { mode: mode as "active" | "passive", wanted, histories, budget };
-				const head = renderHead(input);
-				assert.equal(renderHead(input), head, "deterministic");
-				const bytes = utf8Bytes(head);
-				const skeleton = utf8Bytes(renderHead({ ...input, budget: 0 }));
-				const shortened = SHORTENED.test(head);
-				if (budget >= skeleton) assert.ok(bytes <= budget, `${bytes} > ${budget}`);
-				if (shortened && budget >= 1024 && budget >= skeleton) assert.ok(bytes >= 0.85 * budget, `fill ${bytes} / ${budget}`);
-				if (!shortened) assert.ok(!head.includes("- elided"), "transitions are dropped only in a shortened head");
-				const read = (loc: string): Json => {
-					const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);
-					assert.ok(result !== undefined, loc);
-					return presentValue(result.value, wanted);
-				};
-				/** Check a displayed value against the original; returns whether anything was left out. */
-				const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
-					if (jsonEqual(displayed, original)) return false;
-					assert.ok(shortened, "a value is shown whole unless the head says it was shortened");
-					if (typeof original === "string") {
-						assert.ok(typeof displayed === "string" && displayed.endsWith("…") && original.startsWith(displayed.slice(0, -1)), `preview of ${JSON.stringify(original).slice(0, 40)}`);
+			fc.property(
+				wantedArb,
+				fc.array(fc.dictionary(fc.constantFrom(...OWNERS), ownerPatch, { maxKeys: 3 }), { maxLength: 4 }),
+				budgetArb,
+				fc.constantFrom("active", "passive"),
+				(wanted, patches, budget, mode) => {
+					const histories = build(OWNERS, patches as CanonicalPatch[], true);
+					const input = { mode: mode as "active" | "passive", wanted, histories, budget };
+					const head = renderHead(input);
+					assert.equal(renderHead(input), head, "deterministic");
+					const bytes = utf8Bytes(head);
+					const skeleton = utf8Bytes(renderHead({ ...input, budget: 0 }));
+					const shortened = SHORTENED.test(head);
+					if (budget >= skeleton) assert.ok(bytes <= budget, `${bytes} > ${budget}`);
+					if (shortened && budget >= 1024 && budget >= skeleton) assert.ok(bytes >= 0.85 * budget, `fill ${bytes} / ${budget}`);
+					if (!shortened) assert.ok(!head.includes("- elided"), "transitions are dropped only in a shortened head");
+					const read = (loc: string): Json => {
+						const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);
+						assert.ok(result !== undefined, loc);
+						return presentValue(result.value, wanted);
+					};
+					/** Check a displayed value against the original; returns whether anything was left out. */
+					const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
+						if (jsonEqual(displayed, original)) return false;
+						assert.ok(shortened, "a value is shown whole unless the head says it was shortened");
+						if (typeof original === "string") {
+							assert.ok(
+								typeof displayed === "string" && displayed.endsWith("…") && original.startsWith(displayed.slice(0, -1)),
+								`preview of ${JSON.stringify(original).slice(0, 40)}`,
+							);
+							return true;
+						}
+						assert.ok(
+							typeof displayed === "object" && displayed !== null && typeof original === "object" && original !== null,
+							"only strings and containers are shortened",
+						);
+						const isArray = Array.isArray(original);
+						assert.equal(Array.isArray(displayed), isArray);
+						const items = isArray ? (displayed as Json[]) : Object.entries(displayed as JsonObject);
+						const last = items.at(-1);
+						// An array's marker counts items; an object item shown as its marker alone counts keys.
+						const lastMarker = (last as JsonObject | undefined)?.[MARKER_KEY];
+						const markerText = isArray
+							? typeof lastMarker === "string" && / items?, /.test(lastMarker)
+								? lastMarker
+								: undefined
+							: (last as [string, Json] | undefined)?.[0] === MARKER_KEY
+								? (last as [string, Json])[1]
+								: undefined;
+						const shownItems = markerText === undefined ? items : items.slice(0, -1);
+						if (typeof markerText === "string") {
+							const m = MARKER_TEXT.exec(markerText);
+							assert.ok(m, markerText);
+							// A plane's marker names its locator; a nested one is read at its own path.
+							const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
+							assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
+							const value = read(loc);
+							// A catalog marker reads the bodies; the catalog is their keys.
+							if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
+							else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
+							const total = isArray ? (original as Json[]).length : Object.keys(original).length;
+							assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
+						}
+						shownItems.forEach((item, i) => {
+							if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
+							else {
+								const [k, v] = item as [string, Json];
+								assert.ok(Object.hasOwn(original, k), `shown key ${k} exists`);
+								if (catalog) assert.equal(v, (original as JsonObject)[k]);
+								else check(v, (original as JsonObject)[k] as Json, false, { ...at, path: [...at.path, k] });
+							}
+						});
 						return true;
-					}
-					assert.ok(typeof displayed === "object" && displayed !== null && typeof original === "object" && original !== null, "only strings and containers are shortened");
-					const isArray = Array.isArray(original);
-					assert.equal(Array.isArray(displayed), isArray);
-					const items = isArray ? (displayed as Json[]) : Object.entries(displayed as JsonObject);
-					const last = items.at(-1);
-					// An array's marker counts items; an object item shown as its marker alone counts keys.
-					const lastMarker = (last as JsonObject | undefined)?.[MARKER_KEY];
-					const markerText = isArray
-						? typeof lastMarker === "string" && / items?, /.test(lastMarker)
-							? lastMarker
-							: undefined
-						: (last as [string, Json] | undefined)?.[0] === MARKER_KEY
-							? (last as [string, Json])[1]
-							: undefined;
-					const shownItems = markerText === undefined ? items : items.slice(0, -1);
-					if (typeof markerText === "string") {
-						const m = MARKER_TEXT.exec(markerText);
-						assert.ok(m, markerText);
-						// A plane's marker names its locator; a nested one is read at its own path.
-						const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
-						assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
-						const value = read(loc);
-						// A catalog marker reads the bodies; the catalog is their keys.
-						if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
-						else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
-						const total = isArray ? (original as Json[]).length : Object.keys(original).length;
-						assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
-					}
-					shownItems.forEach((item, i) => {
-						if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
-						else {
-							const [k, v] = item as [string, Json];
-							assert.ok(Object.hasOwn(original, k), `shown key ${k} exists`);
-							if (catalog) assert.equal(v, (original as JsonObject)[k]);
-							else check(v, (original as JsonObject)[k] as Json, false, { ...at, path: [...at.path, k] });
+					};
+					for (const owner of wanted) {
+						for (const p of PLANES) {
+							const state = histories[owner]?.state[p] ?? {};
+							const name = wanted.length === 1 ? p : `${owner}.${p}`;
+							const displayed = shown(head).get(name);
+							if (Object.keys(state).length === 0) {
+								assert.equal(displayed, undefined);
+								continue;
+							}
+							assert.ok(displayed !== undefined, `${name} is shown`);
+							const original =
+								p === "lazy" ? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))])) : presentValue(state, wanted);
+							check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
 						}
-					});
-					return true;
-				};
-				for (const owner of wanted) {
-					for (const p of PLANES) {
-						const state = histories[owner]?.state[p] ?? {};
-						const name = wanted.length === 1 ? p : `${owner}.${p}`;
-						const displayed = shown(head).get(name);
-						if (Object.keys(state).length === 0) {
-							assert.equal(displayed, undefined);
-							continue;
-						}
-						assert.ok(displayed !== undefined, `${name} is shown`);
-						const original = p === "lazy" ? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))])) : presentValue(state, wanted);
-						check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
 					}
-				}
-			}),
+				},
+			),
 			{ numRuns: 120 },
 		);
 	});

@@ -15,7 +15,10 @@ import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES, type Json, type JsonObject, type Owner } from "../../lib/core/types.js";
 import { presentValue, toCanonicalPatch } from "../../lib/model/interface.js";
 
-const key = fc.oneof(fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "x[0]", "~1", "/", "", "0", "plan", "step-1"), fc.string({ maxLength: 6 }));
+const key = fc.oneof(
+	fc.constantFrom("__proto__", "constructor", "prototype", "$ref", "a.b", "x[0]", "~1", "/", "", "0", "plan", "step-1"),
+	fc.string({ maxLength: 6 }),
+);
 const segs = fc.array(fc.oneof(key, fc.nat(20)), { maxLength: 3 });
 const plane = fc.constantFrom(...PLANES);
 
@@ -31,10 +34,31 @@ function refString(owner: Owner): fc.Arbitrary<string> {
 		// same-owner historical, e.g. `cwd[2].x`
 		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constant(owner), offset: fc.integer({ min: 1, max: 9 }), plane, path: segs })),
 		// overlay, current or historical
-		loc(fc.record({ kind: fc.constant("state" as const), scope: fc.constant("effective" as const), offset: fc.nat(3), plane: fc.option(plane, { nil: null }).map((p) => p ?? "tactics"), path: segs })),
+		loc(
+			fc.record({
+				kind: fc.constant("state" as const),
+				scope: fc.constant("effective" as const),
+				offset: fc.nat(3),
+				plane: fc.option(plane, { nil: null }).map((p) => p ?? "tactics"),
+				path: segs,
+			}),
+		),
 		// patches[N], relative (gets anchored) or another owner's
 		loc(fc.record({ kind: fc.constant("patches" as const), owner: fc.constantFrom<Owner | null>(null, ...others), index: fc.nat(5), path: segs })),
-		fc.constantFrom("response", "response.last.text", "$HOME", "a.b", "lazy.plan is long", "cwd.", ".tactics", "lazy..x", "tactics.]", "$ref", "price: $5.00", "README.md"),
+		fc.constantFrom(
+			"response",
+			"response.last.text",
+			"$HOME",
+			"a.b",
+			"lazy.plan is long",
+			"cwd.",
+			".tactics",
+			"lazy..x",
+			"tactics.]",
+			"$ref",
+			"price: $5.00",
+			"README.md",
+		),
 		fc.string({ maxLength: 12 }),
 	);
 }
@@ -64,11 +88,17 @@ function valueWithRefs(owner: Owner): fc.Arbitrary<Json> {
 			{ depthSize: "small", withCrossShrink: true },
 			fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean(), fc.constant(null)) as fc.Arbitrary<Json>,
 			ref.map((r) => ({ $ref: r }) as Json),
-			fc.tuple(ref, key.filter((k) => k !== "$ref"), tie("value")).map(([r, k, v]) => {
-				const o: JsonObject = { $ref: r };
-				Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-				return o as Json;
-			}),
+			fc
+				.tuple(
+					ref,
+					key.filter((k) => k !== "$ref"),
+					tie("value"),
+				)
+				.map(([r, k, v]) => {
+					const o: JsonObject = { $ref: r };
+					Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+					return o as Json;
+				}),
 			fc.array(tie("value"), { maxLength: 3 }),
 			fc.array(fc.tuple(key, tie("value")), { maxLength: 3 }).map((entries) => {
 				const o: JsonObject = {};
@@ -81,15 +111,17 @@ function valueWithRefs(owner: Owner): fc.Arbitrary<Json> {
 }
 
 function flatInput(owner: Owner): fc.Arbitrary<JsonObject> {
-	return fc.uniqueArray(fc.tuple(plane, fc.array(fc.tuple(key, valueWithRefs(owner)), { maxLength: 3 })), { selector: ([p]) => p, minLength: 1, maxLength: 3 }).map((planes) => {
-		const out: JsonObject = {};
-		for (const [p, entries] of planes) {
-			const body: JsonObject = {};
-			for (const [k, v] of entries) Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
-			out[p] = body;
-		}
-		return out;
-	});
+	return fc
+		.uniqueArray(fc.tuple(plane, fc.array(fc.tuple(key, valueWithRefs(owner)), { maxLength: 3 })), { selector: ([p]) => p, minLength: 1, maxLength: 3 })
+		.map((planes) => {
+			const out: JsonObject = {};
+			for (const [p, entries] of planes) {
+				const body: JsonObject = {};
+				for (const [k, v] of entries) Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
+				out[p] = body;
+			}
+			return out;
+		});
 }
 
 /**
@@ -161,23 +193,41 @@ describe("flat round trip", () => {
 describe("references revealed by deleting siblings", () => {
 	for (const owner of OWNERS) {
 		it(`stored \`$ref\` data (from before references were checked) whose siblings a later patch deletes is stored qualified and presented as written, or refused when it is no reference, sole owner ${owner}`, () => {
-			const extras = fc.uniqueArray(key.filter((k) => k !== "$ref"), { minLength: 1, maxLength: 3 });
+			const extras = fc.uniqueArray(
+				key.filter((k) => k !== "$ref"),
+				{ minLength: 1, maxLength: 3 },
+			);
 			fc.assert(
-				fc.property(plane, key.filter((k) => k !== "$ref"), fc.array(key.filter((k) => k !== "$ref"), { maxLength: 2 }), refString(owner), extras, (p, entry, path, ref, siblings) => {
-					const h = newHistory(owner, 5);
-					const by = { kind: "system", reason: "property" } as const;
-					const input = (leaf: Json): JsonObject => ({ [p]: nest([entry], nest(path, leaf)) as JsonObject });
-					const data: JsonObject = { $ref: ref };
-					for (const k of siblings) Object.defineProperty(data, k, { value: 1, enumerable: true, writable: true, configurable: true });
-					// Stored as an older build wrote it: as sent, unchecked (an exact delta).
-					commitStaged({ [owner]: h }, stage({ [owner]: h }, { [owner]: input(data) }, { id: "t1", at: "2026-11-30T00:00:00.000Z", by, exact: true }));
-					const reveal = () => stage({ [owner]: h }, toCanonicalPatch(input(Object.fromEntries(siblings.map((k) => [k, null])) as JsonObject), [owner]), { id: "t2", at: "2026-11-30T00:00:00.000Z", by });
-					if (!resolvable(ref, owner)) return void assert.throws(reveal, (e: unknown) => e instanceof StateError && e.code === "invalid_input");
-					commitStaged({ [owner]: h }, reveal());
-					const stored = h.state[p];
-					assertQualified(stored, owner);
-					assert.deepEqual(presentValue(stored, [owner]), nest([entry], nest(path, { $ref: ref })));
-				}),
+				fc.property(
+					plane,
+					key.filter((k) => k !== "$ref"),
+					fc.array(
+						key.filter((k) => k !== "$ref"),
+						{ maxLength: 2 },
+					),
+					refString(owner),
+					extras,
+					(p, entry, path, ref, siblings) => {
+						const h = newHistory(owner, 5);
+						const by = { kind: "system", reason: "property" } as const;
+						const input = (leaf: Json): JsonObject => ({ [p]: nest([entry], nest(path, leaf)) as JsonObject });
+						const data: JsonObject = { $ref: ref };
+						for (const k of siblings) Object.defineProperty(data, k, { value: 1, enumerable: true, writable: true, configurable: true });
+						// Stored as an older build wrote it: as sent, unchecked (an exact delta).
+						commitStaged({ [owner]: h }, stage({ [owner]: h }, { [owner]: input(data) }, { id: "t1", at: "2026-11-30T00:00:00.000Z", by, exact: true }));
+						const reveal = () =>
+							stage({ [owner]: h }, toCanonicalPatch(input(Object.fromEntries(siblings.map((k) => [k, null])) as JsonObject), [owner]), {
+								id: "t2",
+								at: "2026-11-30T00:00:00.000Z",
+								by,
+							});
+						if (!resolvable(ref, owner)) return void assert.throws(reveal, (e: unknown) => e instanceof StateError && e.code === "invalid_input");
+						commitStaged({ [owner]: h }, reveal());
+						const stored = h.state[p];
+						assertQualified(stored, owner);
+						assert.deepEqual(presentValue(stored, [owner]), nest([entry], nest(path, { $ref: ref })));
+					},
+				),
 				{ numRuns: 300 },
 			);
 		});

@@ -21,7 +21,28 @@ import { presentValue, toCanonicalLocator, toCanonicalPatch } from "../../lib/mo
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
-const SPECIAL = ["tactics", "lazy", "plans/api-v2.md", "plan.md", "a.b.c", "x[0]", '["q"]', 'say "hi"', "two words", "naïve/ü", "日本.md", "__proto__", "constructor", "$ref", "a]b", "\\", "", "t1", "-x", "9"];
+const SPECIAL = [
+	"tactics",
+	"lazy",
+	"plans/api-v2.md",
+	"plan.md",
+	"a.b.c",
+	"x[0]",
+	'["q"]',
+	'say "hi"',
+	"two words",
+	"naïve/ü",
+	"日本.md",
+	"__proto__",
+	"constructor",
+	"$ref",
+	"a]b",
+	"\\",
+	"",
+	"t1",
+	"-x",
+	"9",
+];
 const key = fc.oneof(fc.constantFrom(...SPECIAL), fc.string({ maxLength: 8 }), fc.string({ unit: "grapheme", maxLength: 4 }));
 const SIBLING = "untouched sibling";
 
@@ -61,7 +82,10 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					// The documented spelling: the locator of the key, relative in flat form, owner-qualified in scoped.
 					const documented = formatLocator({ kind: "state", scope: wanted.length === 1 ? null : "cwd", offset: 0, plane, path: [target] });
 					const written = await commit(
-						modelPatch(wanted, { [plane]: { ...one(target, "the body"), [SIBLING]: "stays" }, intents: one(intent, { goal: "g", owns: [{ $ref: documented }] }) }),
+						modelPatch(wanted, {
+							[plane]: { ...one(target, "the body"), [SIBLING]: "stays" },
+							intents: one(intent, { goal: "g", owns: [{ $ref: documented }] }),
+						}),
 					);
 					assert.equal(written.noop, false);
 					assert.deepEqual(written.report.danglingRefs, []);
@@ -69,7 +93,7 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					// Reload from disk, then read the intent and the target through the reference's own text.
 					stores = open();
 					// No pi session is attached here: the scoped case writes and reads cwd only.
-					const histories = { cwd: (await stores.load("cwd")) };
+					const histories = { cwd: await stores.load("cwd") };
 					const stored = (histories.cwd.state.intents[intent] as JsonObject)["owns"] as Json[];
 					assert.ok(isRef(stored[0]), "stored as a reference");
 					const intentLoc = formatLocator({ kind: "state", scope: wanted.length === 1 ? null : "cwd", offset: 0, plane: "intents", path: [intent] });
@@ -96,14 +120,19 @@ describe("a reference is a reference, for arbitrary keys", () => {
 						const ref = (((await stores.load("cwd")).state.intents["other spelling"] as JsonObject)["owns"] as Json[])[0];
 						assert.ok(isRef(ref), `${other} is stored as a reference`);
 						const loc = tryParseLocator(ref.$ref, "canonical");
-						assert.ok(loc?.kind === "state" && loc.scope === "cwd" && loc.plane === plane && loc.path[0] === target, `${other} resolves to ${documented}, stored as ${ref.$ref}`);
+						assert.ok(
+							loc?.kind === "state" && loc.scope === "cwd" && loc.plane === plane && loc.path[0] === target,
+							`${other} resolves to ${documented}, stored as ${ref.$ref}`,
+						);
 						await commit(modelPatch(wanted, { intents: { "other spelling": null } }));
 						assert.ok(Object.hasOwn((await stores.load("cwd")).state[plane], target), "the target stays while the first intent owns it");
 					}
 
 					// Deleting the intent cascades to exactly its target.
 					const del = await commit(modelPatch(wanted, { intents: one(intent, null) }));
-					assert.deepEqual(del.report.cascades, [{ owner: "cwd", intent, targets: [formatLocator({ kind: "state", scope: "cwd", offset: 0, plane, path: [target] })] }]);
+					assert.deepEqual(del.report.cascades, [
+						{ owner: "cwd", intent, targets: [formatLocator({ kind: "state", scope: "cwd", offset: 0, plane, path: [target] })] },
+					]);
 					assert.deepEqual((await stores.load("cwd")).state[plane], { [SIBLING]: "stays" });
 				}),
 				{ numRuns: 40 },
@@ -141,13 +170,19 @@ describe("reference refusals speak the model's spelling", () => {
 
 	it("scoped: the same rule, owner-qualified", () => {
 		const e = refusal(() => toCanonicalPatch({ cwd: { intents: { m: { owns: [{ $ref: "cwd.lazy.plans/api-v2.md" }] } } } }, ["cwd", "session"]));
-		assert.match(e.message, /^`cwd\.intents\.m\.owns\[0\]\.\$ref` is `cwd\.lazy\.plans\/api-v2\.md`, which is not a locator: .* write \{"\$ref":"cwd\.lazy\[\\"plans\/api-v2\.md\\"\]"\}$/);
+		assert.match(
+			e.message,
+			/^`cwd\.intents\.m\.owns\[0\]\.\$ref` is `cwd\.lazy\.plans\/api-v2\.md`, which is not a locator: .* write \{"\$ref":"cwd\.lazy\[\\"plans\/api-v2\.md\\"\]"\}$/,
+		);
 	});
 
 	it("a dotted spelling of an existing key is refused with its quoted form, using the current state", () => {
 		const state = { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: { "plan.md": "x" } };
 		const e = refusal(() => toCanonicalPatch({ intents: { m: { $ref: "lazy.plan.md" } } }, ["cwd"], () => state));
-		assert.equal(e.message, '`intents.m.$ref` is `lazy.plan.md`, which names the key `plan` (missing), not the existing key `plan.md`; quote keys that are not plain names: write {"$ref":"lazy[\\"plan.md\\"]"}');
+		assert.equal(
+			e.message,
+			'`intents.m.$ref` is `lazy.plan.md`, which names the key `plan` (missing), not the existing key `plan.md`; quote keys that are not plain names: write {"$ref":"lazy[\\"plan.md\\"]"}',
+		);
 		// A bare key held by exactly one plane is pointed to that plane.
 		const bare = refusal(() => toCanonicalPatch({ intents: { m: { $ref: "plan.md" } } }, ["cwd"], () => state));
 		assert.match(bare.message, /write \{"\$ref":"lazy\[\\"plan\.md\\"\]"\}$/);
@@ -160,7 +195,10 @@ describe("reference refusals speak the model's spelling", () => {
 
 	it("other members beside `$ref` are refused, never kept as data", () => {
 		const e = refusal(() => toCanonicalPatch({ intents: { m: { owns: [{ $ref: "tactics.a", why: "first" }] } } }, ["cwd"]));
-		assert.equal(e.message, '`intents.m.owns[0]` has `$ref` beside other members (`why`): a reference is {"$ref":"<locator>"} alone in its object; put it under its own key (e.g. {"ref":{"$ref":"tactics.a"}}) or rename `$ref`');
+		assert.equal(
+			e.message,
+			'`intents.m.owns[0]` has `$ref` beside other members (`why`): a reference is {"$ref":"<locator>"} alone in its object; put it under its own key (e.g. {"ref":{"$ref":"tactics.a"}}) or rename `$ref`',
+		);
 	});
 });
 

@@ -39,7 +39,14 @@ describe("toCanonicalPatch", () => {
 
 	it("detaches first: later mutation and getters cannot change the result", () => {
 		let reads = 0;
-		const input = { tactics: { get step() { reads++; return reads === 1 ? "first" : "second"; } } };
+		const input = {
+			tactics: {
+				get step() {
+					reads++;
+					return reads === 1 ? "first" : "second";
+				},
+			},
+		};
 		const out = toCanonicalPatch(input, FLAT);
 		(input.tactics as Record<string, unknown>)["extra"] = 1;
 		assert.deepEqual(out, { cwd: { tactics: { step: "first" } } });
@@ -51,20 +58,48 @@ describe("toCanonicalPatch", () => {
 		["a non-object", [1], FLAT, "invalid_input", /must be an object.*array/, ""],
 		["mixed flat and scoped keys", { tactics: {}, cwd: {} }, SCOPED, "invalid_input", /mixes plane keys \(`tactics`\) and owner keys \(`cwd`\)/, "cwd"],
 		["owner keys with one wanted owner", { cwd: { tactics: {} } }, FLAT, "invalid_input", /one owner \(cwd\): send planes at the top level/, "cwd"],
-		["plane keys with several wanted owners", { tactics: { a: 1 } }, SCOPED, "invalid_input", /several owners \(cwd, session\): wrap planes in an owner, e.g. \{ "cwd": \{ "tactics"/, "tactics"],
-		["an excluded owner", { global: { tactics: {} } }, SCOPED, "excluded_owner", /owner `global` is not wanted in this session \(wanted: cwd, session\)/, "global"],
+		[
+			"plane keys with several wanted owners",
+			{ tactics: { a: 1 } },
+			SCOPED,
+			"invalid_input",
+			/several owners \(cwd, session\): wrap planes in an owner, e.g. \{ "cwd": \{ "tactics"/,
+			"tactics",
+		],
+		[
+			"an excluded owner",
+			{ global: { tactics: {} } },
+			SCOPED,
+			"excluded_owner",
+			/owner `global` is not wanted in this session \(wanted: cwd, session\)/,
+			"global",
+		],
 		["flat `response`", { response: { last: 1 } }, FLAT, "invalid_input", /`response` is runtime-owned/, "response"],
 		["scoped `response`", { session: { response: {} } }, SCOPED, "invalid_input", /`session.response` is runtime-owned/, "session/response"],
 		["an unknown flat plane", { tasks: {} }, FLAT, "invalid_input", /unknown key `tasks`; expected planes `intents`/, "tasks"],
 		["an unknown scoped plane", { cwd: { tasks: {} } }, SCOPED, "invalid_input", /unknown plane `cwd.tasks`/, "cwd/tasks"],
 		["a whole plane set to null", { lazy: null }, FLAT, "invalid_input", /`lazy` is null: a whole plane cannot be deleted/, "lazy"],
-		["a whole plane set to an array", { cwd: { tactics: [1] } }, SCOPED, "invalid_input", /`cwd.tactics` must be an object of entries.*not an array/, "cwd/tactics"],
+		[
+			"a whole plane set to an array",
+			{ cwd: { tactics: [1] } },
+			SCOPED,
+			"invalid_input",
+			/`cwd.tactics` must be an object of entries.*not an array/,
+			"cwd/tactics",
+		],
 		["a whole plane set to a string", { tactics: "x" }, FLAT, "invalid_input", /not a string/, "tactics"],
 		["a scoped owner set to null", { cwd: null }, SCOPED, "invalid_input", /`cwd` must be an object of planes/, "cwd"],
 		["a non-finite number", { tactics: { n: Number.NaN } }, FLAT, "invalid_value", /`tactics.n` is NaN/, "tactics/n"],
 		["undefined", { tactics: { u: undefined } }, FLAT, "invalid_value", /`tactics.u` is undefined/, "tactics/u"],
 		["a class instance", { tactics: { d: new Date(0) } }, FLAT, "invalid_value", /`tactics.d` is a Date instance/, "tactics/d"],
-		["an unqualified scoped ref", { cwd: { intents: { i: { $ref: "lazy.plan" } } } }, SCOPED, "invalid_input", /`cwd.intents.i.\$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`/, "cwd/intents/i/$ref"],
+		[
+			"an unqualified scoped ref",
+			{ cwd: { intents: { i: { $ref: "lazy.plan" } } } },
+			SCOPED,
+			"invalid_input",
+			/`cwd.intents.i.\$ref` is `lazy.plan`; in scoped mode write `cwd.lazy.plan` or `session.lazy.plan`/,
+			"cwd/intents/i/$ref",
+		],
 	];
 	for (const [name, input, wanted, code, re, path] of refusals) {
 		it(`refuses ${name}`, () => {
@@ -129,14 +164,20 @@ describe("references written as merge patches", () => {
 describe("toReadRequest", () => {
 	it("resolves one path or an ordered batch", () => {
 		const one = toReadRequest({ path: "tactics" }, FLAT);
-		assert.deepEqual({ ...one, locators: one.locators.map(formatLocator) }, { texts: ["tactics"], locators: ["cwd.tactics"], projection: "value", batch: false });
+		assert.deepEqual(
+			{ ...one, locators: one.locators.map(formatLocator) },
+			{ texts: ["tactics"], locators: ["cwd.tactics"], projection: "value", batch: false },
+		);
 		const many = toReadRequest({ paths: ["cwd.lazy", "session.patches[1]"], projection: "keys" }, SCOPED);
-		assert.deepEqual({ ...many, locators: many.locators.map(formatLocator) }, {
-			texts: ["cwd.lazy", "session.patches[1]"],
-			locators: ["cwd.lazy", "session.patches[1]"],
-			projection: "keys",
-			batch: true,
-		});
+		assert.deepEqual(
+			{ ...many, locators: many.locators.map(formatLocator) },
+			{
+				texts: ["cwd.lazy", "session.patches[1]"],
+				locators: ["cwd.lazy", "session.patches[1]"],
+				projection: "keys",
+				batch: true,
+			},
+		);
 	});
 
 	it("reads each argument once: the texts it returns are the ones it resolved", () => {

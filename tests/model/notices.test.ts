@@ -44,7 +44,10 @@ describe("concurrentNotice", () => {
 		commit(h, "x1", { global: { strategy: { s: 1 } }, session: { tactics: { t: 1 } } });
 		commit(h, "x2", { global: { intents: { i: {} } } });
 		const notice = concurrentNotice({ wanted: ["global", "cwd", "session"], histories: h, seqAtHead, ownSeqs: {} });
-		assert.equal(notice, "Note: global was changed by another process since this run's head (2 transitions, now seq 2): global.strategy.s, global.intents.i. The head is not updated; read_state for current values.");
+		assert.equal(
+			notice,
+			"Note: global was changed by another process since this run's head (2 transitions, now seq 2): global.strategy.s, global.intents.i. The head is not updated; read_state for current values.",
+		);
 	});
 
 	it("says nothing when only this run wrote, nothing changed, or the owner is not wanted", () => {
@@ -60,7 +63,10 @@ describe("concurrentNotice", () => {
 		const h = histories(["cwd"]);
 		for (let i = 1; i <= 4; i++) commit(h, `theirs${i}`, { cwd: { tactics: { [`k${i}`]: i } } }, 2);
 		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: {} });
-		assert.equal(notice, "Note: cwd was changed by another process since this run's head (4 transitions, now seq 4; 2 no longer retained): tactics.k3, tactics.k4. The head is not updated; read_state for current values.");
+		assert.equal(
+			notice,
+			"Note: cwd was changed by another process since this run's head (4 transitions, now seq 4; 2 no longer retained): tactics.k3, tactics.k4. The head is not updated; read_state for current values.",
+		);
 	});
 
 	it("does not count this run's own transitions that retention already folded", () => {

@@ -68,7 +68,11 @@ describe("protocol block", () => {
 			const excluded = OWNERS.filter((o) => !wanted.includes(o));
 			for (const loc of backtickLocators(text)) {
 				if (wanted.length === 1) assert.doesNotMatch(loc, /^(global|cwd|session)\b/, `flat locator ${loc}`);
-				else if (!loc.startsWith("effective.")) assert.ok(wanted.some((o) => loc.startsWith(o)), `scoped locator ${loc} names a wanted owner`);
+				else if (!loc.startsWith("effective."))
+					assert.ok(
+						wanted.some((o) => loc.startsWith(o)),
+						`scoped locator ${loc} names a wanted owner`,
+					);
 				for (const o of excluded) assert.ok(!loc.startsWith(o), `${loc} avoids excluded ${o}`);
 			}
 		}
@@ -101,11 +105,14 @@ describe("protocol block", () => {
 			for (const v of VARIANTS) {
 				const text = renderProtocol({ mode: v.mode, wanted, bootstrap: v.bootstrap });
 				const refs = [...text.matchAll(/\{"\$ref":"(?:[^"\\]|\\.)*"\}/g)].map((m) => JSON.parse(m[0]) as { $ref: string });
-				assert.ok(refs.some((r) => r.$ref.endsWith('lazy["notes/plan.md"]')), `${wanted.join("+")}: shows the quoted key spelling`);
+				assert.ok(
+					refs.some((r) => r.$ref.endsWith('lazy["notes/plan.md"]')),
+					`${wanted.join("+")}: shows the quoted key spelling`,
+				);
 				// Every reference the text shows is one the engine stores as a reference to an existing key.
 				const histories: Partial<Record<Owner, OwnerHistory>> = {};
 				for (const o of wanted) histories[o] = newHistory(o, 20);
-				const owner = wanted.length === 1 ? undefined : (wanted.includes("cwd") ? "cwd" : wanted.includes("session") ? "session" : "global");
+				const owner = wanted.length === 1 ? undefined : wanted.includes("cwd") ? "cwd" : wanted.includes("session") ? "session" : "global";
 				const planes = { lazy: { "notes/plan.md": "p" }, tactics: { t1: "x" }, intents: { i: { owns: refs } } };
 				const staged = stage(histories, toCanonicalPatch(owner === undefined ? planes : { [owner]: planes }, wanted), meta("t1"));
 				assert.deepEqual(staged.report.danglingRefs, [], `${wanted.join("+")}: shown references resolve`);

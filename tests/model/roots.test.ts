@@ -12,7 +12,11 @@ import { concurrentNotice } from "../../lib/model/notices.js";
 
 describe("notices name registered roots only", () => {
 	const h = newHistory("cwd", 20);
-	const r = stage({ cwd: h }, { cwd: { roots: { todos: { a: { text: "x" } }, secret: { k: 1 } } } }, { id: "o1", at: "2026-11-30T00:00:00.000Z", by: { kind: "extension", extension: "other" }, roots: () => undefined });
+	const r = stage(
+		{ cwd: h },
+		{ cwd: { roots: { todos: { a: { text: "x" } }, secret: { k: 1 } } } },
+		{ id: "o1", at: "2026-11-30T00:00:00.000Z", by: { kind: "extension", extension: "other" }, roots: () => undefined },
+	);
 	commitStaged({ cwd: h }, r);
 	const args = { wanted: ["cwd"] as const, histories: { cwd: h }, seqAtHead: { cwd: 0 }, ownSeqs: {} };
 
@@ -33,7 +37,14 @@ describe("the head shows registered roots under the budget", () => {
 		const h = newHistory("cwd", 20);
 		const todos: Record<string, { text: string }> = {};
 		for (let i = 0; i < 200; i++) todos[`t${i}`] = { text: `item number ${i} `.repeat(4) };
-		commitStaged({ cwd: h }, stage({ cwd: h }, { cwd: { tactics: { next: "x" }, roots: { todos, secret: { k: "hidden" } } } }, { id: "1", at: "2026-11-30T00:00:00.000Z", by: { kind: "system", reason: "t" }, roots: () => undefined }));
+		commitStaged(
+			{ cwd: h },
+			stage(
+				{ cwd: h },
+				{ cwd: { tactics: { next: "x" }, roots: { todos, secret: { k: "hidden" } } } },
+				{ id: "1", at: "2026-11-30T00:00:00.000Z", by: { kind: "system", reason: "t" }, roots: () => undefined },
+			),
+		);
 		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories: { cwd: h }, budget: 1024, roots: ["todos"] });
 		assert.ok(utf8Bytes(head) <= 1024, `${utf8Bytes(head)} bytes`);
 		assert.match(head, /^todos: \{.*"…":"\d+ more keys, [\d.]+ KB: read_state todos with projection keys"\}$/m);

@@ -13,15 +13,7 @@ import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { Owner, OwnerHistory } from "../../lib/core/types.js";
 import { toCanonicalLocator, toCanonicalPatch } from "../../lib/model/interface.js";
-import {
-	PATCH_LABEL,
-	READ_LABEL,
-	flatPatchSchema,
-	patchDescription,
-	readDescription,
-	readSchema,
-	scopedPatchSchema,
-} from "../../lib/model/schemas.js";
+import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../../lib/model/schemas.js";
 
 type Shape = "flat" | "scoped";
 
@@ -150,7 +142,9 @@ describe("tool schemas", () => {
 			const text = readDescription(shape);
 			const histories: Partial<Record<Owner, OwnerHistory>> = {};
 			for (const o of wanted) histories[o] = newHistory(o, 20);
-			writes.forEach((patch, i) => commitStaged(histories, stage(histories, patch, { id: `t${i}`, at: "2026-01-01T00:00:00.000Z", by: { kind: "system", reason: "test" } })));
+			writes.forEach((patch, i) =>
+				commitStaged(histories, stage(histories, patch, { id: `t${i}`, at: "2026-01-01T00:00:00.000Z", by: { kind: "system", reason: "test" } })),
+			);
 			for (const loc of locators) {
 				assert.ok(text.includes(loc), `${shape} description shows ${loc}`);
 				const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);

@@ -90,7 +90,7 @@ describe("model surface through the SDK", () => {
 	it("stays in bootstrap while only an excluded owner has state", async () => {
 		await withFlow({}, async (flow) => {
 			await flow.command("/state owners global");
-			await flow.prompt("remember globally", [{ calls: [{ id: "g1", name: "patch_state", args: { strategy: { style: "terse" } } } ] }, { text: "done" }]);
+			await flow.prompt("remember globally", [{ calls: [{ id: "g1", name: "patch_state", args: { strategy: { style: "terse" } } }] }, { text: "done" }]);
 			assert.equal(flow.results().g1?.isError, false, flow.results().g1?.text);
 			await flow.command("/state owners cwd,session");
 			await flow.prompt("project work", [{ text: "ok" }]);
@@ -134,7 +134,10 @@ describe("model surface through the SDK", () => {
 				{
 					calls: [{ id: "r1", name: "read_state", args: { path: "cwd.tactics" } }],
 					before: async () => {
-						await other.commit({ cwd: { tactics: { theirs: { body: "x" } } } }, { id: "other-1", at: "2026-11-30T09:30:00.000Z", by: { kind: "command", command: "test" } });
+						await other.commit(
+							{ cwd: { tactics: { theirs: { body: "x" } } } },
+							{ id: "other-1", at: "2026-11-30T09:30:00.000Z", by: { kind: "command", command: "test" } },
+						);
 					},
 				},
 				{ text: "done" },

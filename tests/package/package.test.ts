@@ -11,14 +11,7 @@ import { basename, dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { registerFauxProvider } from "@mariozechner/pi-ai";
-import {
-	AuthStorage,
-	createAgentSession,
-	DefaultResourceLoader,
-	ModelRegistry,
-	SessionManager,
-	SettingsManager,
-} from "@mariozechner/pi-coding-agent";
+import { AuthStorage, createAgentSession, DefaultResourceLoader, ModelRegistry, SessionManager, SettingsManager } from "@mariozechner/pi-coding-agent";
 import { tempDir } from "../helpers/temp-dir.js";
 
 function packageRoot(): string {
@@ -44,16 +37,28 @@ describe("the npm package", () => {
 		for (const needed of ["package.json", "README.md", "dist/lib/index.js", "skills/state-flow-guide/SKILL.md", "skills/state-flow-memory/SKILL.md"]) {
 			assert.ok(files.includes(needed), `${needed} is not packed`);
 		}
-		const allowed = /^(package\.json|README\.md|LICENSE(\.md)?|extensions\/state-flow\/index\.js|dist\/lib\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|skills\/[a-z0-9-]+\/SKILL\.md|docs\/.+\.md)$/;
-		assert.deepEqual(files.filter((f) => !allowed.test(f)), []);
-		assert.deepEqual(files.filter((f) => /^(tests|dist\/tests|scripts|dist\/scripts|lib|\.ci)\//.test(f)), []);
+		const allowed =
+			/^(package\.json|README\.md|LICENSE(\.md)?|extensions\/state-flow\/index\.js|dist\/lib\/.+\.(js|d\.ts|js\.map|d\.ts\.map)|skills\/[a-z0-9-]+\/SKILL\.md|docs\/.+\.md)$/;
+		assert.deepEqual(
+			files.filter((f) => !allowed.test(f)),
+			[],
+		);
+		assert.deepEqual(
+			files.filter((f) => /^(tests|dist\/tests|scripts|dist\/scripts|lib|\.ci)\//.test(f)),
+			[],
+		);
 		// `dist/` is never cleaned by tsc: a module whose source was deleted must not ship.
-		const orphans = files.filter((f) => f.startsWith("dist/lib/") && f.endsWith(".js") && !existsSync(join(ROOT, f.slice("dist/".length).replace(/\.js$/, ".ts"))));
+		const orphans = files.filter(
+			(f) => f.startsWith("dist/lib/") && f.endsWith(".js") && !existsSync(join(ROOT, f.slice("dist/".length).replace(/\.js$/, ".ts"))),
+		);
 		assert.deepEqual(orphans, [], "built files without a source in lib/: rebuild from a clean dist/");
 		const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { pi: { extensions: string[]; skills: string[] } };
 		for (const entry of manifest.pi.extensions) assert.ok(files.includes(relative(".", entry)), `pi.extensions entry ${entry} is not packed`);
 		// pi's startup list names an extension after its entry's folder: State Flow, not `lib`.
-		assert.deepEqual(manifest.pi.extensions.map((e) => basename(dirname(e))), ["state-flow"]);
+		assert.deepEqual(
+			manifest.pi.extensions.map((e) => basename(dirname(e))),
+			["state-flow"],
+		);
 	});
 
 	it("exports the typed extension API as `pi-state-flow/api` (docs/extension-api.md)", async () => {
@@ -81,7 +86,12 @@ describe("the npm package", () => {
 		const pkg = join(base, "package");
 		symlinkSync(join(ROOT, "node_modules"), join(pkg, "node_modules"), "dir");
 		const pi = join(ROOT, "node_modules/@mariozechner/pi-coding-agent/dist/cli.js");
-		execFileSync(process.execPath, [pi, "install", pkg], { cwd, env: { ...process.env, PI_CODING_AGENT_DIR: agentDir }, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+		execFileSync(process.execPath, [pi, "install", pkg], {
+			cwd,
+			env: { ...process.env, PI_CODING_AGENT_DIR: agentDir },
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "pipe"],
+		});
 		const settings = JSON.parse(readFileSync(join(agentDir, "settings.json"), "utf8")) as { packages: string[] };
 		assert.equal(settings.packages.length, 1);
 
@@ -92,7 +102,10 @@ describe("the npm package", () => {
 		await resourceLoader.reload();
 		const ext = resourceLoader.getExtensions();
 		assert.deepEqual(ext.errors, []);
-		assert.deepEqual(ext.extensions.map((e) => e.sourceInfo.origin), ["package"]);
+		assert.deepEqual(
+			ext.extensions.map((e) => e.sourceInfo.origin),
+			["package"],
+		);
 		assert.ok(ext.extensions[0]?.commands.has("state"), "the /state command is not registered");
 		const skills = resourceLoader.getSkills();
 		assert.deepEqual(skills.skills.map((s) => s.name).sort(), ["state-flow-guide", "state-flow-memory"]);

@@ -17,7 +17,11 @@ const started = performance.timeOrigin + performance.now();
 for (let i = 0; i < Number(countText); i++) {
 	const id = `${tag}-${i}`;
 	await db.commitLocked([store], ([h]) => {
-		const r = stage({ cwd: h as OwnerHistory }, { cwd: { tactics: { [id]: i, last: id }, lazy: { counts: { [tag]: i + 1 } } } }, { id, at: new Date().toISOString(), by });
+		const r = stage(
+			{ cwd: h as OwnerHistory },
+			{ cwd: { tactics: { [id]: i, last: id }, lazy: { counts: { [tag]: i + 1 } } } },
+			{ id, at: new Date().toISOString(), by },
+		);
 		return { records: [r.noop ? undefined : r.records.cwd], value: undefined };
 	});
 }

@@ -37,7 +37,10 @@ describe("PostgreSQL: concurrent writers", () => {
 			await c.end();
 		}
 		assert.equal(rows.length, PROCS * COMMITS);
-		assert.deepEqual(rows.map((r) => Number(r.seq)), rows.map((_, i) => i + 1));
+		assert.deepEqual(
+			rows.map((r) => Number(r.seq)),
+			rows.map((_, i) => i + 1),
+		);
 		assert.equal(new Set(rows.map((r) => r.id)).size, PROCS * COMMITS);
 		const replayed = emptyState();
 		for (const r of rows) applyPatch(replayed, (JSON.parse(r.body) as TransitionRecord).patch);

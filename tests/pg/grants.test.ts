@@ -83,7 +83,10 @@ describe("PostgreSQL database requirements", () => {
 			}
 			assert.ok(isStateError(caught), String(caught));
 			assert.equal(caught.code, "io");
-			assert.match(caught.message, /unavailable: the database role lacks a privilege on schema `state_flow` .*permission denied.*nothing was written\. Grant what docs\/shared-memory\.md lists/);
+			assert.match(
+				caught.message,
+				/unavailable: the database role lacks a privilege on schema `state_flow` .*permission denied.*nothing was written\. Grant what docs\/shared-memory\.md lists/,
+			);
 			assert.ok(!caught.message.includes("state_flow_reader-pw"));
 			assert.equal(await app.store("cwd", "acme/api").committedSeq("by-reader"), undefined);
 		} finally {

@@ -35,7 +35,12 @@ function write(db: PgDatabase, store: PgOwnerStore, patch: PlanePatch, id: strin
 }
 
 /** One owner's store on a fresh connection pool, closed after `fn` whether it returns or throws. */
-async function withStore(options: PgDatabaseOptions, kind: PgOwnerKind, key: string, fn: (db: PgDatabase, store: PgOwnerStore) => Promise<void>): Promise<void> {
+async function withStore(
+	options: PgDatabaseOptions,
+	kind: PgOwnerKind,
+	key: string,
+	fn: (db: PgDatabase, store: PgOwnerStore) => Promise<void>,
+): Promise<void> {
 	const db = new PgDatabase(options);
 	try {
 		await fn(db, db.store(kind, key));
@@ -63,7 +68,10 @@ describe("PostgreSQL outages", () => {
 			for (const attempt of [store.load(), write(db, store, { tactics: { during: 1 } }, "o2")]) {
 				const r = await refusal(attempt);
 				assert.equal(r.code, "io");
-				assert.match(r.message, /`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres cannot be reached .*Nothing was written/);
+				assert.match(
+					r.message,
+					/`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres cannot be reached .*Nothing was written/,
+				);
 				assert.ok(!r.message.includes(password));
 			}
 			await server.restart();

@@ -98,7 +98,10 @@ describe("PostgreSQL owner store: commits and reads", () => {
 		assert.deepEqual(h.state.tactics, { step: "two" });
 		assert.equal(valueAt(h, 1, ["tactics", "step"]), "one");
 		assert.equal(patchAt(h, 0).id, "t2");
-		assert.deepEqual(historyOf(h, ["tactics", "step"]).map((e) => e.id), ["t2", "t1"]);
+		assert.deepEqual(
+			historyOf(h, ["tactics", "step"]).map((e) => e.id),
+			["t2", "t1"],
+		);
 		// Warm reader sees a later commit made through the other connection.
 		await write(a, sa, { tactics: { step: "three" } }, "t3");
 		assert.equal((await sb.load()).state.tactics.step, "three");
@@ -152,15 +155,22 @@ describe("PostgreSQL owner store: commits and reads", () => {
 		const theirs = await connect(schema).store("cwd", "r", 2).load();
 		assert.equal(theirs.seq, 80);
 		assert.equal(JSON.stringify(theirs.state), JSON.stringify(mine.state));
-		assert.deepEqual(theirs.tail.map((r) => r.id), ["r79", "r80"]);
-		await rejectsWith(Promise.resolve().then(() => valueAt(theirs, 3, ["tactics"])), "folded", /retention is 2/);
+		assert.deepEqual(
+			theirs.tail.map((r) => r.id),
+			["r79", "r80"],
+		);
+		await rejectsWith(
+			Promise.resolve().then(() => valueAt(theirs, 3, ["tactics"])),
+			"folded",
+			/retention is 2/,
+		);
 	});
 
 	it("stores the exact JSON text: key order, unicode and numbers round-trip byte for byte", async () => {
 		const schema = server.schema();
 		const a = connect(schema);
 		const sa = a.store("cwd", "text");
-		const value = { zeta: 1, alpha: { "b-key": [3, 2, 1], "a-key": "\u2028 é 😀 \u0000 \"q\"" }, "10": 0.1, "2": 1e21, mid: -5e-7, "": { "": "" } };
+		const value = { zeta: 1, alpha: { "b-key": [3, 2, 1], "a-key": '\u2028 é 😀 \u0000 "q"' }, "10": 0.1, "2": 1e21, mid: -5e-7, "": { "": "" } };
 		const record = (await write(a, sa, { strategy: { plan: value } }, "j1")) as TransitionRecord;
 		const [row] = await sql<{ body: string }>(`SELECT body FROM "${schema}".transitions WHERE id = 'j1'`);
 		assert.equal(row?.body, recordLine(record));
@@ -173,7 +183,10 @@ describe("PostgreSQL owner store: commits and reads", () => {
 		const schema = server.schema();
 		const dbs = Array.from({ length: 4 }, () => connect(schema));
 		const hs = await Promise.all(dbs.map((db) => db.store("cwd", "m").load()));
-		assert.deepEqual(hs.map((h) => h.seq), [0, 0, 0, 0]);
+		assert.deepEqual(
+			hs.map((h) => h.seq),
+			[0, 0, 0, 0],
+		);
 		assert.deepEqual(await sql(`SELECT version FROM "${schema}".schema_version`), [{ version: SCHEMA_VERSION }]);
 	});
 
@@ -192,14 +205,24 @@ describe("PostgreSQL owner store: several owners in one transaction", () => {
 		const g = db.store("global", "alice");
 		const c = db.store("cwd", "acme/api");
 		await db.commitLocked([c, g], ([hc, hg]) => {
-			const r = stage({ cwd: hc as OwnerHistory, global: hg as OwnerHistory }, { global: { lazy: { g: 1 } }, cwd: { lazy: { c: 1 } } }, { id: "both", at: "2026", by });
+			const r = stage(
+				{ cwd: hc as OwnerHistory, global: hg as OwnerHistory },
+				{ global: { lazy: { g: 1 } }, cwd: { lazy: { c: 1 } } },
+				{ id: "both", at: "2026", by },
+			);
 			assert.equal(r.noop, false);
 			return { records: r.noop ? [] : [r.records.cwd, r.records.global], value: undefined };
 		});
 		const ids = await sql<{ kind: string; id: string; xmin: string }>(
 			`SELECT o.kind, t.id, t.xmin::text AS xmin FROM "${schema}".transitions t JOIN "${schema}".owners o USING (owner_id) ORDER BY o.kind`,
 		);
-		assert.deepEqual(ids.map((r) => [r.kind, r.id]), [["cwd", "both"], ["global", "both"]]);
+		assert.deepEqual(
+			ids.map((r) => [r.kind, r.id]),
+			[
+				["cwd", "both"],
+				["global", "both"],
+			],
+		);
 		assert.equal(ids[0]?.xmin, ids[1]?.xmin, "both rows were written by the same SQL transaction");
 		const fresh = connect(schema);
 		assert.equal((await fresh.store("global", "alice").load()).state.lazy.g, 1);
@@ -212,9 +235,15 @@ describe("PostgreSQL owner store: several owners in one transaction", () => {
 		const g = db.store("global", "bob");
 		const c = db.store("cwd", "acme/api");
 		await write(db, c, { lazy: { c: 0 } }, "c0");
-		await sql(`INSERT INTO "${schema}".transitions (owner_id, seq, id, body, sum) SELECT owner_id, 2, 'intruder', '{}', 'x' FROM "${schema}".owners WHERE kind = 'cwd'`);
+		await sql(
+			`INSERT INTO "${schema}".transitions (owner_id, seq, id, body, sum) SELECT owner_id, 2, 'intruder', '{}', 'x' FROM "${schema}".owners WHERE kind = 'cwd'`,
+		);
 		const both = db.commitLocked([g, c], ([hg, hc]) => {
-			const r = stage({ global: hg as OwnerHistory, cwd: hc as OwnerHistory }, { global: { lazy: { g: 1 } }, cwd: { lazy: { c: 1 } } }, { id: "pair", at: "2026", by });
+			const r = stage(
+				{ global: hg as OwnerHistory, cwd: hc as OwnerHistory },
+				{ global: { lazy: { g: 1 } }, cwd: { lazy: { c: 1 } } },
+				{ id: "pair", at: "2026", by },
+			);
 			return { records: r.noop ? [] : [r.records.global, r.records.cwd], value: undefined };
 		});
 		await rejectsWith(both, "corrupt", /transition row with seq 2 exists beyond its head seq 1.*nothing was written/);
@@ -243,7 +272,10 @@ describe("PostgreSQL owner store: damage in hand-edited rows", () => {
 	}
 
 	it("a body edited by hand fails its checksum", async () => {
-		await damagedBy((s) => sql(`UPDATE "${s}".transitions SET body = replace(body, '"k2":2', '"k2":3') WHERE seq = 2`), /seq 2 does not match its checksum.*left unchanged/);
+		await damagedBy(
+			(s) => sql(`UPDATE "${s}".transitions SET body = replace(body, '"k2":2', '"k2":3') WHERE seq = 2`),
+			/seq 2 does not match its checksum.*left unchanged/,
+		);
 	});
 
 	it("bad JSON is reported even when its checksum was recomputed", async () => {
@@ -261,7 +293,10 @@ describe("PostgreSQL owner store: damage in hand-edited rows", () => {
 	});
 
 	it("a checkpoint edited by hand fails its checksum", async () => {
-		await damagedBy((s) => sql(`UPDATE "${s}".owners SET checkpoint = replace(checkpoint, '"lazy":{}', '"lazy":{"x":1}')`), /checkpoint .* does not match its checksum/);
+		await damagedBy(
+			(s) => sql(`UPDATE "${s}".owners SET checkpoint = replace(checkpoint, '"lazy":{}', '"lazy":{"x":1}')`),
+			/checkpoint .* does not match its checksum/,
+		);
 	});
 });
 
@@ -287,7 +322,11 @@ describe("PostgreSQL owner store: waits that end", () => {
 		const s = db.store("cwd", "w");
 		await write(db, s, { lazy: { a: 1 } }, "w1");
 		await whileLocked(schema, async () => {
-			await rejectsWith(write(db, s, { lazy: { b: 1 } }, "w2"), "busy", /being written by another process \(waited 200 ms for its row lock\); nothing was written; retry/);
+			await rejectsWith(
+				write(db, s, { lazy: { b: 1 } }, "w2"),
+				"busy",
+				/being written by another process \(waited 200 ms for its row lock\); nothing was written; retry/,
+			);
 		});
 		assert.equal(await s.committedSeq("w2"), undefined);
 		await write(db, s, { lazy: { b: 1 } }, "w2");
@@ -301,7 +340,11 @@ describe("PostgreSQL owner store: waits that end", () => {
 		const s = db.store("cwd", "w");
 		await write(db, s, { lazy: { a: 1 } }, "t1");
 		await whileLocked(schema, async () => {
-			await rejectsWith(write(db, s, { lazy: { b: 1 } }, "t2"), "io", /unavailable: PostgreSQL at .* did not answer in time \(.*statement timeout.*\)\. Nothing was written/);
+			await rejectsWith(
+				write(db, s, { lazy: { b: 1 } }, "t2"),
+				"io",
+				/unavailable: PostgreSQL at .* did not answer in time \(.*statement timeout.*\)\. Nothing was written/,
+			);
 		});
 		assert.equal(await s.committedSeq("t2"), undefined);
 		assert.equal((await s.load()).seq, 1);
@@ -314,7 +357,11 @@ describe("PostgreSQL owner store: the password never shows", () => {
 		const bad = new URL(server.url);
 		bad.password = secret;
 		const db = connect(server.schema(), bad.toString());
-		const e = await rejectsWith(db.store("cwd", "x").load(), "io", /unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres refused the credentials .*the next call reconnects by itself/);
+		const e = await rejectsWith(
+			db.store("cwd", "x").load(),
+			"io",
+			/unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres refused the credentials .*the next call reconnects by itself/,
+		);
 		for (const text of [e.message, String(e), inspect(e, { depth: 5 }), JSON.stringify(e), e.stack ?? ""]) assert.ok(!text.includes(secret), text);
 		const status = await db.store("cwd", "x").status();
 		assert.ok(status.error !== undefined && !status.error.includes(secret));
@@ -324,7 +371,11 @@ describe("PostgreSQL owner store: the password never shows", () => {
 	it("an unreachable server is reported unavailable without the password (also one given as a query parameter)", async () => {
 		const secret = "another-Secret-77";
 		const url = `postgres://app:${secret}@127.0.0.1:1/memory?password=${secret}&sslmode=disable`;
-		const e = await rejectsWith(connect(server.schema(), url).store("cwd", "x").load(), "io", /unavailable: PostgreSQL at postgres:\/\/app@127\.0\.0\.1:1\/memory\?password=\*\*\*&sslmode=disable cannot be reached/);
+		const e = await rejectsWith(
+			connect(server.schema(), url).store("cwd", "x").load(),
+			"io",
+			/unavailable: PostgreSQL at postgres:\/\/app@127\.0\.0\.1:1\/memory\?password=\*\*\*&sslmode=disable cannot be reached/,
+		);
 		assert.ok(!inspect(e, { depth: 5 }).includes(secret));
 	});
 

@@ -35,11 +35,11 @@ async function callTools(h: Harness, calls: Array<[string, Record<string, unknow
 		fauxAssistantMessage([fauxText("done")]),
 	]);
 	await h.session.prompt("go");
-	return h.session.messages.slice(before).flatMap((m) =>
-		m.role === "toolResult"
-			? [{ name: m.toolName, isError: m.isError, text: m.content.map((c) => (c.type === "text" ? c.text : "")).join("") }]
-			: [],
-	);
+	return h.session.messages
+		.slice(before)
+		.flatMap((m) =>
+			m.role === "toolResult" ? [{ name: m.toolName, isError: m.isError, text: m.content.map((c) => (c.type === "text" ? c.text : "")).join("") }] : [],
+		);
 }
 
 /** The agent and project folders with a config selecting `owners`, plus one committed write. */

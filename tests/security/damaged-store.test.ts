@@ -72,7 +72,7 @@ async function refusedAndIsolated(stores: Stores, s: Store): Promise<void> {
 }
 
 const history = async (stores: Stores) => {
-	const h = (await stores.load("cwd"));
+	const h = await stores.load("cwd");
 	return { seq: h.seq, state: h.state, ids: h.tail.map((r) => r.id) };
 };
 
@@ -82,7 +82,7 @@ describe("damaged stores: truncation", () => {
 		const from = s.starts[s.starts.length - 2]!;
 		for (let cut = from; cut < s.bytes.length; cut += 7) {
 			const stores = open(s);
-			(await stores.load("cwd"));
+			await stores.load("cwd");
 			writeFileSync(s.log, s.bytes.subarray(0, cut));
 			await refusedAndIsolated(stores, s);
 			writeFileSync(s.log, s.bytes);
@@ -135,7 +135,7 @@ describe("damaged stores: bytes changed in place", () => {
 		const s = await seeded(t, 4);
 		const original = await history(open(s));
 		const live = open(s);
-		(await live.load("cwd"));
+		await live.load("cwd");
 		await fc.assert(
 			fc.asyncProperty(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, delta) => {
 				const changed = Buffer.from(s.bytes);
@@ -188,7 +188,7 @@ describe("damaged stores: bytes changed in place", () => {
 	it("a live process notices a record changed in place (same size) and stops writing to that store", async (t) => {
 		const s = await seeded(t);
 		const stores = open(s);
-		(await stores.load("cwd"));
+		await stores.load("cwd");
 		const text = s.bytes.toString("utf8").replace('"value 1"', '"VALUE 1"');
 		assert.equal(Buffer.byteLength(text), s.bytes.length);
 		writeFileSync(s.log, text);
@@ -201,7 +201,7 @@ describe("damaged stores: bytes changed in place", () => {
 	it("a live process notices a changed earlier record when another process appends", async (t) => {
 		const s = await seeded(t);
 		const stores = open(s);
-		(await stores.load("cwd"));
+		await stores.load("cwd");
 		const lastStart = s.starts[s.starts.length - 1]!;
 		const changed = Buffer.from(s.bytes);
 		changed[lastStart + 10] = changed[lastStart + 10]! ^ 0x01;
@@ -270,7 +270,12 @@ describe("damaged stores: doctor", () => {
 		writeFileSync(s.log, changed);
 		const env = { PI_CODING_AGENT_DIR: s.agent };
 		const root = dirname(s.log);
-		const files = () => Object.fromEntries(readdirSync(root).filter((f) => !f.startsWith("lock")).map((f) => [f, readFileSync(join(root, f)).toString("hex")]));
+		const files = () =>
+			Object.fromEntries(
+				readdirSync(root)
+					.filter((f) => !f.startsWith("lock"))
+					.map((f) => [f, readFileSync(join(root, f)).toString("hex")]),
+			);
 		const kept = files();
 		const report = runCli(["doctor"], { cwd: s.proj, env });
 		assert.equal(report.code, 1);
@@ -280,7 +285,11 @@ describe("damaged stores: doctor", () => {
 		const dest = /moved \S+ to (\S+) \(kept/.exec(moved.stdout)?.[1];
 		assert.ok(dest, moved.stdout);
 		assert.ok(existsSync(dest));
-		const aside = Object.fromEntries(readdirSync(dest).filter((f) => !f.startsWith("lock")).map((f) => [f, readFileSync(join(dest, f)).toString("hex")]));
+		const aside = Object.fromEntries(
+			readdirSync(dest)
+				.filter((f) => !f.startsWith("lock"))
+				.map((f) => [f, readFileSync(join(dest, f)).toString("hex")]),
+		);
 		assert.deepEqual(aside, kept, "every byte of the damaged store is kept aside");
 		assert.equal(moved.code, 0, moved.stdout);
 		await open(s).commit({ cwd: { tactics: { fresh: 1 } } }, meta());
@@ -311,20 +320,35 @@ describe("stores written by 0.1.0", () => {
 		writeFileSync(join(root, "log.jsonl"), records.map((r) => `${JSON.stringify(r)}\n`).join(""));
 		writeFileSync(
 			join(root, "checkpoint.json"),
-			JSON.stringify({ format: "state-flow/checkpoint", v: 1, owner: "cwd", seq: 0, state: { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} } }),
+			JSON.stringify({
+				format: "state-flow/checkpoint",
+				v: 1,
+				owner: "cwd",
+				seq: 0,
+				state: { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} },
+			}),
 		);
 		const stores = new Stores({ agentDir: agent, cwd: proj });
-		const h = (await stores.load("cwd"));
+		const h = await stores.load("cwd");
 		assert.equal(h.seq, 3);
 		assert.deepEqual(h.state.tactics, { t1: 1, t2: 2, t3: 3 });
 		await stores.commit({ cwd: { tactics: { t4: 4 } } }, meta());
-		const lines = readFileSync(join(root, "log.jsonl"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { v: number; id: string; sum?: string });
+		const lines = readFileSync(join(root, "log.jsonl"), "utf8")
+			.trim()
+			.split("\n")
+			.map((l) => JSON.parse(l) as { v: number; id: string; sum?: string });
 		assert.deepEqual(lines.map((l) => l.id).slice(0, 3), ["old-1", "old-2", "old-3"], "every retained transition is kept");
-		assert.ok(lines.every((l) => l.v === 2 && typeof l.sum === "string"), "rewritten in the current format");
+		assert.ok(
+			lines.every((l) => l.v === 2 && typeof l.sum === "string"),
+			"rewritten in the current format",
+		);
 		assert.equal((JSON.parse(readFileSync(join(root, "checkpoint.json"), "utf8")) as { v: number }).v, 2);
-		const fresh = (await new Stores({ agentDir: agent, cwd: proj }).load("cwd"));
+		const fresh = await new Stores({ agentDir: agent, cwd: proj }).load("cwd");
 		assert.equal(fresh.seq, 4);
-		assert.deepEqual(fresh.tail.map((r) => r.id), ["old-1", "old-2", "old-3", lines[3]!.id]);
+		assert.deepEqual(
+			fresh.tail.map((r) => r.id),
+			["old-1", "old-2", "old-3", lines[3]!.id],
+		);
 	});
 });
 

@@ -112,7 +112,10 @@ describe("hostile repository", () => {
 						await s.commit(patch, { ...meta(), prepare: compile });
 					} catch (e) {
 						// An artifact refusal names the key relative to the project; a file-system one names the path.
-						assert.ok(isStateError(e) && (e.code === "artifact" || e.code === "corrupt"), `${kind} at ${rel}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+						assert.ok(
+							isStateError(e) && (e.code === "artifact" || e.code === "corrupt"),
+							`${kind} at ${rel}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`,
+						);
 					}
 				}
 				assert.deepEqual(snapshot(w.sentinel), before);

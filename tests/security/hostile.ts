@@ -38,7 +38,15 @@ export const AGENT_PATHS = [
 ] as const;
 
 /** Folders State Flow keeps as folders (a link to one leads to a folder outside). */
-const FOLDERS = new Set([".pi", ".pi/state-flow", ".pi/state-flow/lock.holders", "state-flow", "state-flow/global", "state-flow/global/lock.holders", "state-flow/journal"]);
+const FOLDERS = new Set([
+	".pi",
+	".pi/state-flow",
+	".pi/state-flow/lock.holders",
+	"state-flow",
+	"state-flow/global",
+	"state-flow/global/lock.holders",
+	"state-flow/journal",
+]);
 
 /** A sentinel folder outside both roots, with a file and a folder for every link to point at. */
 export function makeSentinel(dir: string): string {

@@ -147,9 +147,7 @@ describe("packaged Skills", () => {
 		const { results } = await runGroup(t, group);
 		const i = group.findIndex((ex) => JSON.stringify(ex.input) === '{"intents":{"sso-login":null}}');
 		assert.ok(i >= 0);
-		assert.deepEqual(results[i]?.details?.cascades, [
-			{ owner: "cwd", intent: "sso-login", targets: ["cwd.tactics.repro", "cwd.lazy.sso-notes"] },
-		]);
+		assert.deepEqual(results[i]?.details?.cascades, [{ owner: "cwd", intent: "sso-login", targets: ["cwd.tactics.repro", "cwd.lazy.sso-notes"] }]);
 	});
 
 	it("the Guide's quoted reference owns its target, and deleting a target names the exact drop patch its next example sends", async (t) => {

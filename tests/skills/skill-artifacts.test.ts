@@ -40,7 +40,10 @@ describe("inline Skills", () => {
 		const description = 'Quotes "x", colons: y, # hash, newline\nand unicode ü ✓';
 		s.commit({ global: { artifacts: { "skills/notes/SKILL.md": skill("notes", description) } } });
 		const { skills } = loadSkills({ cwd: s.cwd, agentDir: s.agentDir, skillPaths: [], includeDefaults: true });
-		assert.deepEqual(skills.map((k) => [k.name, k.description, k.sourceInfo.scope]), [["notes", description, "user"]]);
+		assert.deepEqual(
+			skills.map((k) => [k.name, k.description, k.sourceInfo.scope]),
+			[["notes", description, "user"]],
+		);
 		assert.equal(existsSync(join(s.cwd, ".pi")), false);
 	});
 
@@ -69,10 +72,7 @@ describe("inline Skills", () => {
 
 	it("never compiles a Global Skill into the project", (t) => {
 		const s = setup(t);
-		refused(
-			() => s.compile({ global: { artifacts: { ".pi/skills/x/SKILL.md": skill("x") } } }, s.histories),
-			/use artifacts\["skills\/x\/SKILL.md"\]/,
-		);
+		refused(() => s.compile({ global: { artifacts: { ".pi/skills/x/SKILL.md": skill("x") } } }, s.histories), /use artifacts\["skills\/x\/SKILL.md"\]/);
 		refused(() => s.compile({ global: { artifacts: { [join(s.cwd, ".pi/skills/x/SKILL.md")]: skill("x") } } }, s.histories), /outside/);
 		refused(() => s.compile({ global: { artifacts: { "../proj/.pi/skills/x/SKILL.md": skill("x") } } }, s.histories), /outside/);
 		assert.equal(existsSync(join(s.cwd, ".pi")), false);
@@ -234,7 +234,10 @@ describe("acquired Skills", () => {
 		const before = tree(s.base);
 		refused(() => s.commit({ cwd: { artifacts: { "vendor/none/SKILL.md": { kind: "skill" } } } }), /no Skill file there/);
 		refused(() => s.commit({ cwd: { artifacts: { "vendor/bad/SKILL.md": { kind: "skill" } } } }), /`description` is required/);
-		refused(() => s.commit({ cwd: { artifacts: { "vendor/yaml/SKILL.md": { kind: "skill" } } } }), /artifacts\["vendor\/yaml\/SKILL.md"\]`: the Skill's frontmatter is not valid YAML .*Fix the file/);
+		refused(
+			() => s.commit({ cwd: { artifacts: { "vendor/yaml/SKILL.md": { kind: "skill" } } } }),
+			/artifacts\["vendor\/yaml\/SKILL.md"\]`: the Skill's frontmatter is not valid YAML .*Fix the file/,
+		);
 		assert.deepEqual(tree(s.base), before);
 	});
 });

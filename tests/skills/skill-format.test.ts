@@ -72,7 +72,7 @@ describe("the fallback frontmatter parser", () => {
 	it("agrees with pi's YAML parser on the forms Skill frontmatter uses", () => {
 		const samples = [
 			"---\nname: deploy\ndescription: Deploy the app.\n---\nbody",
-			"---\nname: 'quoted'\ndescription: \"with: colon and \\\"quotes\\\"\"\n---\n",
+			'---\nname: \'quoted\'\ndescription: "with: colon and \\"quotes\\""\n---\n',
 			"---\nname: multi\ndescription: first line\n  continues here\nlicense: MIT\n---\n",
 			"---\nname: block\ndescription: |\n  line one\n  line two\n---\n",
 			"---\nname: folded\ndescription: >-\n  folded one\n  folded two\n---\n",

@@ -129,7 +129,7 @@ describe("through the real Stores.commit", () => {
 		const key = ".pi/skills/release-notes/SKILL.md";
 		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
 		assert.equal(r.noop, false);
-		const reopened = (await new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd"));
+		const reopened = await new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd");
 		assert.equal((reopened.state.artifacts[key] as JsonObject).compiledTo, key);
 		assert.equal(existsSync(join(s.cwd, key)), true);
 		await stores.commit({ cwd: { artifacts: { [key]: null } } }, { by, at, id: "t2", prepare });

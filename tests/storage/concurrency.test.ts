@@ -35,15 +35,21 @@ describe("concurrent writers", () => {
 		await runWriters(dir, 1000);
 		const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1000 });
 		const log = join(stores.identity().cwdRoot, "log.jsonl");
-		const records = readFileSync(log, "utf8").split("\n").slice(0, -1).map((l) => parseRecordLine(l, log, "line"));
+		const records = readFileSync(log, "utf8")
+			.split("\n")
+			.slice(0, -1)
+			.map((l) => parseRecordLine(l, log, "line"));
 		assert.equal(records.length, PROCS * COMMITS);
-		assert.deepEqual(records.map((r) => r.seq), records.map((_, i) => i + 1));
+		assert.deepEqual(
+			records.map((r) => r.seq),
+			records.map((_, i) => i + 1),
+		);
 		const ids = new Set(records.map((r) => r.id));
 		assert.equal(ids.size, PROCS * COMMITS, "a commit appears twice");
 		for (let p = 0; p < PROCS; p++) for (let i = 0; i < COMMITS; i++) assert.ok(ids.has(`p${p}-${i}`), `commit p${p}-${i} is lost`);
 		const replayed = emptyState();
 		for (const r of records) applyPatch(replayed, r.patch);
-		const h = (await stores.load("cwd"));
+		const h = await stores.load("cwd");
 		assert.deepEqual(h.state, replayed);
 		assert.equal(h.state.tactics.last, records.at(-1)?.id, "the shared key holds the last committed writer's value");
 		for (let p = 0; p < PROCS; p++) assert.equal((h.state.lazy.counts as Record<string, number>)[`p${p}`], COMMITS);
@@ -52,7 +58,7 @@ describe("concurrent writers", () => {
 	it("keeps every commit while compacting under contention (retention 5)", async (t) => {
 		const dir = tempDir(t);
 		await runWriters(dir, 5);
-		const h = (await new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 5 }).load("cwd"));
+		const h = await new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 5 }).load("cwd");
 		assert.equal(h.seq, PROCS * COMMITS);
 		for (let p = 0; p < PROCS; p++) for (let i = 0; i < COMMITS; i++) assert.equal(h.state.tactics[`p${p}-${i}`], i, `commit p${p}-${i} is lost`);
 		assert.equal(h.tail.length, 5);

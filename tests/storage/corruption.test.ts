@@ -166,7 +166,7 @@ describe("damaged stores", () => {
 		const dir = tempDir(t);
 		const { log } = await seeded(dir, 2);
 		const reader = open(dir);
-		const h = (await reader.load("cwd"));
+		const h = await reader.load("cwd");
 		appendFileSync(log, "not json\n");
 		await assert.rejects(reader.load("cwd"), isCorrupt(log));
 		assert.deepEqual(Object.keys(h.state.tactics), ["k0", "k1"], "the history object handed out before stays intact");

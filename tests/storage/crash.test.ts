@@ -55,7 +55,10 @@ async function checkLane(lane: Lane, label: string): Promise<void> {
 	const hs: Record<Owner, OwnerHistory> = { global: await stores.load("global"), cwd: await stores.load("cwd"), session: await stores.load("session") };
 	for (const [id, owners] of lane.attempted) {
 		const present = owners.filter((o) => hs[o].state.tactics[id] !== undefined);
-		assert.ok(present.length === 0 || present.length === owners.length, `${label}: transition ${id} is torn: present in ${present.join(",")} of ${owners.join(",")}`);
+		assert.ok(
+			present.length === 0 || present.length === owners.length,
+			`${label}: transition ${id} is torn: present in ${present.join(",")} of ${owners.join(",")}`,
+		);
 	}
 	for (const o of ["global", "cwd", "session"] as const) {
 		assert.deepEqual(replay(hs[o].checkpoint, hs[o].tail), hs[o].state, `${label}: ${o} replay(checkpoint, tail) differs from state`);
@@ -71,7 +74,11 @@ async function checkLane(lane: Lane, label: string): Promise<void> {
 async function crashRun(lane: Lane, count: number, fault: string | undefined, randomKill: boolean): Promise<void> {
 	const tag = `r${lane.runs++}`;
 	for (let i = 0; i < count; i++) lane.attempted.set(`${tag}-${i}`, i % 3 === 2 ? ["cwd"] : ["global", "cwd", "session"]);
-	const child = runChild("crash-child", [lane.agentDir, lane.cwd, lane.sessionFile, tag, String(count), String(RETENTION)], fault ? { STATE_FLOW_FAULT: fault } : {});
+	const child = runChild(
+		"crash-child",
+		[lane.agentDir, lane.cwd, lane.sessionFile, tag, String(count), String(RETENTION)],
+		fault ? { STATE_FLOW_FAULT: fault } : {},
+	);
 	if (randomKill) {
 		await child.ready;
 		await new Promise((r) => setTimeout(r, Math.random() * 25));

@@ -28,7 +28,10 @@ function open(dir: string, extra: Partial<StoresOptions> = {}): Stores {
 }
 
 function logRecords(path: string) {
-	return readFileSync(path, "utf8").split("\n").slice(0, -1).map((l) => parseRecordLine(l, path, "line"));
+	return readFileSync(path, "utf8")
+		.split("\n")
+		.slice(0, -1)
+		.map((l) => parseRecordLine(l, path, "line"));
 }
 
 describe("file stores", () => {
@@ -69,7 +72,7 @@ describe("file stores", () => {
 		rmSync(root, { recursive: true });
 		await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
 		assert.ok(existsSync(join(root, ".gitignore")));
-		const h = (await open(dir).load("cwd"));
+		const h = await open(dir).load("cwd");
 		assert.deepEqual(h.state.tactics, { b: 2 });
 		assert.equal(h.seq, 1);
 	});
@@ -82,14 +85,17 @@ describe("file stores", () => {
 		const text = readFileSync(join(s.identity().cwdRoot, "log.jsonl"), "utf8");
 		assert.equal(text.split("\n").length, 3);
 		assert.ok(text.endsWith("\n"));
-		assert.deepEqual(logRecords(join(s.identity().cwdRoot, "log.jsonl")).map((r) => r.seq), [1, 2]);
+		assert.deepEqual(
+			logRecords(join(s.identity().cwdRoot, "log.jsonl")).map((r) => r.seq),
+			[1, 2],
+		);
 	});
 
 	it("returns the cached history while the store is unchanged (no reparse)", async (t) => {
 		const dir = tempDir(t);
 		const s = open(dir);
 		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		const h1 = (await s.load("cwd"));
+		const h1 = await s.load("cwd");
 		assert.equal(await s.load("cwd"), h1);
 	});
 
@@ -98,10 +104,10 @@ describe("file stores", () => {
 		const a = open(dir);
 		const b = open(dir);
 		await a.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		const hb = (await b.load("cwd"));
+		const hb = await b.load("cwd");
 		assert.deepEqual(hb.state.tactics, { a: 1 });
 		await a.commit({ cwd: { tactics: { b: 2 } } }, meta());
-		const hb2 = (await b.load("cwd"));
+		const hb2 = await b.load("cwd");
 		assert.equal(hb2, hb, "catch-up applies appended records to the cached history in place");
 		assert.deepEqual(hb2.state.tactics, { a: 1, b: 2 });
 		assert.equal(hb2.seq, 2);
@@ -111,13 +117,13 @@ describe("file stores", () => {
 		const dir = tempDir(t);
 		const a = open(dir);
 		const b = open(dir);
-		(await a.load("cwd"));
-		(await b.load("cwd"));
+		await a.load("cwd");
+		await b.load("cwd");
 		for (let i = 0; i < 10; i++) {
 			await a.commit({ cwd: { tactics: { [`a${i}`]: i } } }, meta());
 			await b.commit({ cwd: { tactics: { [`b${i}`]: i } } }, meta());
 		}
-		const h = (await open(dir).load("cwd"));
+		const h = await open(dir).load("cwd");
 		assert.equal(h.seq, 20);
 		assert.equal(Object.keys(h.state.tactics).length, 20);
 		assert.deepEqual((await b.load("cwd")).state, h.state);
@@ -146,7 +152,7 @@ describe("file stores", () => {
 		assert.ok(existsSync(join(root, "checkpoint.json")));
 		const records = logRecords(join(root, "log.jsonl"));
 		assert.ok(records.length <= R + compactionSlack(R), `log holds ${records.length} records`);
-		const h = (await open(dir, { retention: R }).load("cwd"));
+		const h = await open(dir, { retention: R }).load("cwd");
 		assert.equal(h.seq, total);
 		assert.equal(h.tail.length, R);
 		assert.deepEqual(h.state, (await s.load("cwd")).state);
@@ -222,12 +228,20 @@ describe("file stores", () => {
 	it("refuses the Session owner when no session is attached", async (t) => {
 		const s = open(tempDir(t));
 		await assert.rejects(s.load("session"), (e: unknown) => isStateError(e) && e.code === "excluded_owner");
-		await assert.rejects(s.commit({ session: { tactics: { a: 1 } } } as CanonicalPatch, meta()), (e: unknown) => isStateError(e) && e.code === "excluded_owner");
+		await assert.rejects(
+			s.commit({ session: { tactics: { a: 1 } } } as CanonicalPatch, meta()),
+			(e: unknown) => isStateError(e) && e.code === "excluded_owner",
+		);
 	});
 
 	it("property: for any retention, the live state, a reload from disk and replay(checkpoint, tail) all equal a sequential application of every patch", async () => {
 		const key = fc.constantFrom("a", "b", "c", "__proto__", "x.y", "");
-		const val = fc.oneof(fc.constant(null), fc.integer(), fc.string({ maxLength: 5 }), fc.dictionary(fc.constantFrom("p", "q"), fc.oneof(fc.constant(null), fc.integer())));
+		const val = fc.oneof(
+			fc.constant(null),
+			fc.integer(),
+			fc.string({ maxLength: 5 }),
+			fc.dictionary(fc.constantFrom("p", "q"), fc.oneof(fc.constant(null), fc.integer())),
+		);
 		const patch = fc.record({ plane: fc.constantFrom("tactics", "lazy", "intents"), key, val });
 		await fc.assert(
 			fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(patch, { minLength: 1, maxLength: 90 }), async (retention, patches) => {
@@ -241,9 +255,9 @@ describe("file stores", () => {
 						await s.commit({ cwd: { [p.plane]: planePatch } }, meta());
 						applyPatch(seen, { [p.plane]: planePatch });
 					}
-					const live = (await s.load("cwd"));
+					const live = await s.load("cwd");
 					assert.deepEqual(live.state, seen);
-					const fresh = (await open(dir, { retention }).load("cwd"));
+					const fresh = await open(dir, { retention }).load("cwd");
 					assert.deepEqual(fresh.state, seen);
 					assert.equal(fresh.seq, live.seq);
 					assert.deepEqual(replay(fresh.checkpoint, fresh.tail), fresh.state);

@@ -96,8 +96,17 @@ describe("journal roll-forward", () => {
 		writeFileSync(join(dir, "x.json.tmp-1-ab"), "half");
 		assert.deepEqual(j.pending(), []);
 		const record: TransitionRecord = { id: "x", at: "t", seq: 1, by, patch: {}, undo: {}, cascades: [], owners: ["global", "cwd"] };
-		j.write({ id: "x", parts: [{ owner: "global", root: "/g", record }, { owner: "cwd", root: "/c", record }] });
-		assert.deepEqual(j.pending().map((p) => p.id), ["x"]);
+		j.write({
+			id: "x",
+			parts: [
+				{ owner: "global", root: "/g", record },
+				{ owner: "cwd", root: "/c", record },
+			],
+		});
+		assert.deepEqual(
+			j.pending().map((p) => p.id),
+			["x"],
+		);
 		j.remove("x");
 		assert.deepEqual(j.pending(), []);
 	});
@@ -111,9 +120,19 @@ describe("journal roll-forward", () => {
 		const j = new JournalDir(dir);
 		assert.deepEqual(j.pending(), []);
 		const record: TransitionRecord = { id: "y", at: "t", seq: 1, by, patch: {}, undo: {}, cascades: [], owners: ["global", "cwd"] };
-		new JournalDir(dir).write({ id: "y", parts: [{ owner: "global", root: "/g", record }, { owner: "cwd", root: "/c", record }] });
+		new JournalDir(dir).write({
+			id: "y",
+			parts: [
+				{ owner: "global", root: "/g", record },
+				{ owner: "cwd", root: "/c", record },
+			],
+		});
 		utimesSync(dir, tick, tick);
-		assert.deepEqual(j.pending().map((p) => p.id), ["y"], "a journal written in the same tick is seen");
+		assert.deepEqual(
+			j.pending().map((p) => p.id),
+			["y"],
+			"a journal written in the same tick is seen",
+		);
 	});
 
 	it("reports a damaged journal as corrupt naming the file and what to do, for every owner, writing nothing", async (t) => {
@@ -148,8 +167,12 @@ describe("journal roll-forward", () => {
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 		await leaveJournal(s, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 2 } }, session: { tactics: { s: 2 } } }, "tx2", "sess-1");
 		await s.commit({ session: { tactics: { after: 1 } } }, { by, id: "after", at: "x" });
-		const h = (await s.load("session"));
-		assert.deepEqual(h.tail.map((r) => r.id), ["tx", "tx2", "after"], "the commit continues after the journaled transition instead of taking its seq");
+		const h = await s.load("session");
+		assert.deepEqual(
+			h.tail.map((r) => r.id),
+			["tx", "tx2", "after"],
+			"the commit continues after the journaled transition instead of taking its seq",
+		);
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 	});
 

@@ -68,7 +68,10 @@ describe("lock", () => {
 	it("refuses with busy naming the lock file when a live holder keeps it past the timeout", async (t) => {
 		const path = join(tempDir(t), "lock");
 		const l = await acquireLock(path, 1000);
-		await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy" && e.message.includes(`\`${path}\``) && e.message.includes(`pid ${process.pid}`));
+		await assert.rejects(
+			acquireLock(path, 50),
+			(e: unknown) => isStateError(e) && e.code === "busy" && e.message.includes(`\`${path}\``) && e.message.includes(`pid ${process.pid}`),
+		);
 		l.release();
 	});
 
@@ -152,7 +155,10 @@ describe("lock", () => {
 		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
 		assert.equal(readLockHolder(path)?.stale, true);
 		writeFileSync(path, "");
-		assert.deepEqual(readLockHolder(path), { who: "an unknown process (the lock file holds no readable holder record; it is treated as abandoned 2 s after its last change)", stale: false });
+		assert.deepEqual(readLockHolder(path), {
+			who: "an unknown process (the lock file holds no readable holder record; it is treated as abandoned 2 s after its last change)",
+			stale: false,
+		});
 		assert.ok(existsSync(path), "reading a lock never removes it");
 	});
 
@@ -179,7 +185,10 @@ describe("odd lock paths", () => {
 			const path = join(tempDir(t), "lock");
 			make(path);
 			// A timeout far beyond the test's own: refusing must not depend on waiting it out.
-			await assert.rejects(acquireLock(path, 3_600_000), (e: unknown) => isStateError(e) && e.code === "busy" && pattern.test(e.message) && e.message.includes(path));
+			await assert.rejects(
+				acquireLock(path, 3_600_000),
+				(e: unknown) => isStateError(e) && e.code === "busy" && pattern.test(e.message) && e.message.includes(path),
+			);
 			await assert.rejects(acquireLockUnlessMine(path, 3_600_000), (e: unknown) => isStateError(e) && pattern.test(e.message));
 			assert.match(readLockHolder(path)?.odd ?? "", pattern);
 		});
@@ -190,6 +199,9 @@ describe("odd lock paths", () => {
 		writeFileSync(path, JSON.stringify({ pid: 4242, host: "build-server-7", startedAt: Date.now() + 3_600_000, token: "future-1" }));
 		const status = readLockHolder(path);
 		assert.equal(status?.stale, false);
-		assert.match(status?.who ?? "", /pid 4242 on build-server-7 \(another host.*abandoned 60 s after it was taken; its time lies \d+ s in the future \(clock skew/);
+		assert.match(
+			status?.who ?? "",
+			/pid 4242 on build-server-7 \(another host.*abandoned 60 s after it was taken; its time lies \d+ s in the future \(clock skew/,
+		);
 	});
 });

@@ -86,7 +86,13 @@ describe("local multi-owner commit", () => {
 		const root = join(dir, "agent", "state-flow", "global");
 		const global = new FileOwnerStore({ owner: "global", root, retention: 20, gitignore: false });
 		const cwd = new FileOwnerStore({ owner: "cwd", root: join(dir, "proj", ".pi", "state-flow"), retention: 20, gitignore: true });
-		const local = new LocalOwners({ files: { global, cwd }, journalDir: join(dir, "agent", "state-flow", "journal"), retention: 20, lockTimeoutMs: 2_000, session: () => undefined });
+		const local = new LocalOwners({
+			files: { global, cwd },
+			journalDir: join(dir, "agent", "state-flow", "journal"),
+			retention: 20,
+			lockTimeoutMs: 2_000,
+			session: () => undefined,
+		});
 		let abandoned = 0;
 		// Two durable owners go through a journal first; a journal file that cannot be written (its
 		// name leads into a folder that does not exist) fails before the commit point.

@@ -20,7 +20,10 @@ describe("root data in the file stores", () => {
 		const open = () => new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1 });
 		const s = open();
 		for (let i = 0; i < 4; i++) {
-			await s.commit({ cwd: { roots: { todos: { [`k${i}`]: { text: `t${i}` } } } } }, { by: { kind: "extension", extension: "todo" }, id: `r${i}`, at, roots: gate });
+			await s.commit(
+				{ cwd: { roots: { todos: { [`k${i}`]: { text: `t${i}` } } } } },
+				{ by: { kind: "extension", extension: "todo" }, id: `r${i}`, at, roots: gate },
+			);
 		}
 		const stored = (await s.load("cwd")).state.roots;
 		assert.deepEqual(Object.keys((stored?.todos ?? {}) as object), ["k0", "k1", "k2", "k3"]);

@@ -34,7 +34,10 @@ describe("session store on pi's SessionManager", () => {
 		await s.commit({ session: { tactics: { b: 2 } } }, meta());
 		assert.deepEqual((await s.load("session")).state.tactics, { a: 1, b: 2 });
 		const entries = sm.getBranch().filter((e) => e.type === "custom");
-		assert.deepEqual(entries.map((e) => (e as { customType: string }).customType), [TRANSITION_ENTRY, TRANSITION_ENTRY]);
+		assert.deepEqual(
+			entries.map((e) => (e as { customType: string }).customType),
+			[TRANSITION_ENTRY, TRANSITION_ENTRY],
+		);
 		assert.equal(sm.getSessionFile() === undefined || !sm.isPersisted(), true);
 		assert.equal((await storesFor(dir, sm).load("session")).seq, 2, "a rebuilt view of the same session sees its entries");
 	});
@@ -49,7 +52,7 @@ describe("session store on pi's SessionManager", () => {
 		const file = sm.getSessionFile() as string;
 		assert.match(readFileSync(file, "utf8"), /state-flow\/transition/);
 		const reopened = storesFor(dir, SessionManager.open(file, join(dir, "sessions")), 1);
-		const h = (await reopened.load("session"));
+		const h = await reopened.load("session");
 		assert.deepEqual(h.state, { intents: { goal: "ship" }, strategy: {}, tactics: { b: 2 }, artifacts: {}, lazy: {} });
 		assert.equal(h.seq, 2);
 		assert.equal(h.tail.length, 1, "retention applies to the rebuilt history");
@@ -141,7 +144,12 @@ describe("session store on pi's SessionManager", () => {
 		sm.appendCustomEntry(TRANSITION_ENTRY, { v: 1, id: "x" });
 		const s = storesFor(dir, sm);
 		const isSessionDamage = (e: unknown) =>
-			isStateError(e) && e.code === "corrupt" && e.message.includes(`pi session \`${sm.getSessionId()}\``) && /\/tree/.test(e.message) && /nothing was written/.test(e.message) && !/state-flow doctor/.test(e.message);
+			isStateError(e) &&
+			e.code === "corrupt" &&
+			e.message.includes(`pi session \`${sm.getSessionId()}\``) &&
+			/\/tree/.test(e.message) &&
+			/nothing was written/.test(e.message) &&
+			!/state-flow doctor/.test(e.message);
 		await assert.rejects(s.load("session"), isSessionDamage);
 		const entries = sm.getEntries().length;
 		await assert.rejects(s.commit({ session: { tactics: { a: 1 } } }, meta()), isSessionDamage);
@@ -161,7 +169,7 @@ describe("in-process commit ordering", () => {
 			return { patch, apply: () => {}, revert: () => {} };
 		};
 		await Promise.all(Array.from({ length: 5 }, (_, i) => s.commit({ session: { tactics: { [`k${i}`]: i } } }, { ...meta(), prepare: slow })));
-		const h = (await storesFor(dir, sm).load("session"));
+		const h = await storesFor(dir, sm).load("session");
 		assert.equal(h.seq, 5);
 		assert.deepEqual(Object.keys(h.state.tactics).sort(), ["k0", "k1", "k2", "k3", "k4"]);
 	});

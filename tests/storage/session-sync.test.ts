@@ -37,7 +37,10 @@ function recordingSession(journalDir: string): SessionLog & { calls: string[] } 
 }
 
 function piSessionLog(sm: SessionManager): SessionLog {
-	return createSessionLog({ appendEntry: (t: string, d: unknown) => void sm.appendCustomEntry(t, d) } as never, () => ({ sessionManager: sm }) as unknown as ExtensionContext);
+	return createSessionLog(
+		{ appendEntry: (t: string, d: unknown) => void sm.appendCustomEntry(t, d) } as never,
+		() => ({ sessionManager: sm }) as unknown as ExtensionContext,
+	);
 }
 
 describe("Session fsync before the journal is deleted", () => {
@@ -54,7 +57,11 @@ describe("Session fsync before the journal is deleted", () => {
 		assert.deepEqual(session.calls, [], "a transition without Session does not sync the session");
 		await stores.commit({ cwd: { tactics: { b: 2 } }, session: { tactics: { b: 2 } } }, { by, id: "multi", at: "x" });
 		assert.deepEqual(session.calls, [`append ${TRANSITION_ENTRY} (journals: 1)`, "sync (journals: 1)"]);
-		assert.deepEqual(readdirSync(journalDir).filter((n) => n.endsWith(".json")), [], "the journal is deleted after the sync");
+		assert.deepEqual(
+			readdirSync(journalDir).filter((n) => n.endsWith(".json")),
+			[],
+			"the journal is deleted after the sync",
+		);
 	});
 
 	it("syncs the Session part a roll-forward appends before it deletes the journal", async (t) => {
@@ -63,7 +70,18 @@ describe("Session fsync before the journal is deleted", () => {
 		const journalDir = join(agentDir, "state-flow", "journal");
 		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
 		await writer.commit({ cwd: { tactics: { c: 0 } } }, { by, id: "first", at: "x" });
-		const record = (seq: number, key: string) => ({ v: 1, id: "left", at: "x", seq, by, patch: { tactics: { [key]: 1 } }, undo: { tactics: { [key]: null } }, cascades: [], owners: ["cwd", "session"] }) as never;
+		const record = (seq: number, key: string) =>
+			({
+				v: 1,
+				id: "left",
+				at: "x",
+				seq,
+				by,
+				patch: { tactics: { [key]: 1 } },
+				undo: { tactics: { [key]: null } },
+				cascades: [],
+				owners: ["cwd", "session"],
+			}) as never;
 		new JournalDir(journalDir).write({
 			id: "left",
 			parts: [
@@ -95,7 +113,7 @@ describe("Session fsync before the journal is deleted", () => {
 			],
 		});
 		session.calls.length = 0;
-		(await new Stores({ agentDir, cwd: join(dir, "proj"), session }).load("cwd"));
+		await new Stores({ agentDir, cwd: join(dir, "proj"), session }).load("cwd");
 		assert.deepEqual(session.calls, ["sync (journals: 1)"]);
 		assert.equal(existsSync(join(journalDir, "both.json")), false);
 	});
@@ -110,7 +128,10 @@ describe("Session fsync before the journal is deleted", () => {
 		withAssistant(sm);
 		const stores = new Stores({ agentDir: join(dir, "agent"), cwd, session: piSessionLog(sm) });
 		await stores.commit({ global: { tactics: { g: 1 } }, session: { tactics: { s: 1 } } }, { by, id: "both", at: "x" });
-		const lines = readFileSync(sm.getSessionFile() as string, "utf8").trim().split("\n").map((l) => JSON.parse(l));
+		const lines = readFileSync(sm.getSessionFile() as string, "utf8")
+			.trim()
+			.split("\n")
+			.map((l) => JSON.parse(l));
 		assert.ok(lines.some((e) => e.type === "custom" && e.customType === TRANSITION_ENTRY && e.data.id === "both"));
 		piSessionLog(SessionManager.inMemory(cwd)).sync?.();
 	});

@@ -80,7 +80,10 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 		});
 		await step("Tab shows the history timeline with the selected transition's diff", async () => {
 			pane.press("Tab");
-			const screen = await wait(/\[history\][\s\S]*› #1 \w+ (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha[\s\S]*\+ tactics\.alpha: noted/, false);
+			const screen = await wait(
+				/\[history\][\s\S]*› #1 \w+ (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha[\s\S]*\+ tactics\.alpha: noted/,
+				false,
+			);
 			for (const line of screen.split("\n")) assert.ok(line.trimEnd().length <= COLS, line);
 		});
 		await step("Escape closes the browser", async () => {

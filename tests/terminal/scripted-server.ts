@@ -67,7 +67,11 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
 		const last = messages[messages.length - 1];
 		let i = messages.length - 1;
 		while (i > 0 && messages[i - 1]?.role === "user") i--;
-		const userText = messages.slice(i).filter((m) => m.role === "user").map(textOf).join("\n");
+		const userText = messages
+			.slice(i)
+			.filter((m) => m.role === "user")
+			.map(textOf)
+			.join("\n");
 		requests.push({ tools, userText, lastRole: last?.role ?? "" });
 		res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
 		const word = /remember (\w+)/.exec(userText)?.[1];
@@ -81,14 +85,18 @@ export async function startScriptedServer(): Promise<ScriptedServer> {
 			const patch = { tactics: { [word]: "noted" } };
 			const args = JSON.stringify(scoped ? { cwd: patch } : patch);
 			const id = `call_${String(++calls).padStart(2, "0")}scripted${word}`;
-			res.write(chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id, type: "function", function: { name: "patch_state", arguments: "" } }] }, null));
+			res.write(
+				chunk({ role: "assistant", content: null, tool_calls: [{ index: 0, id, type: "function", function: { name: "patch_state", arguments: "" } }] }, null),
+			);
 			res.write(chunk({ tool_calls: [{ index: 0, function: { arguments: args } }] }, null));
 			res.write(chunk({}, "tool_calls"));
 		} else {
 			res.write(chunk({ role: "assistant", content: word !== undefined ? `No state tools: ${word}.` : "ok." }, null));
 			res.write(chunk({}, "stop"));
 		}
-		res.write(`data: ${JSON.stringify({ id: "chatcmpl-scripted", object: "chat.completion.chunk", created: 0, model: "scripted-1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`);
+		res.write(
+			`data: ${JSON.stringify({ id: "chatcmpl-scripted", object: "chat.completion.chunk", created: 0, model: "scripted-1", choices: [], usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 } })}\n\n`,
+		);
 		res.end("data: [DONE]\n\n");
 	});
 	await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

@@ -38,7 +38,17 @@ export function makePiHome(baseUrl: string): PiHome {
 					api: "openai-completions",
 					apiKey: "not-a-key",
 					compat: { supportsDeveloperRole: false, supportsReasoningEffort: false },
-					models: [{ id: "scripted-1", name: "Scripted", reasoning: false, input: ["text"], contextWindow: 128000, maxTokens: 4096, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 } }],
+					models: [
+						{
+							id: "scripted-1",
+							name: "Scripted",
+							reasoning: false,
+							input: ["text"],
+							contextWindow: 128000,
+							maxTokens: 4096,
+							cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 },
+						},
+					],
 				},
 			},
 		}),

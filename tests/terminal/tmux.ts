@@ -94,7 +94,10 @@ export class Pane {
 		const lines = this.screen().split("\n");
 		const rules = lines.flatMap((l, i) => (/^─{20,}\s*$/.test(l) ? [i] : []));
 		if (rules.length < 2) return "";
-		return lines.slice((rules.at(-2) as number) + 1, rules.at(-1)).join("\n").trim();
+		return lines
+			.slice((rules.at(-2) as number) + 1, rules.at(-1))
+			.join("\n")
+			.trim();
 	}
 
 	/**

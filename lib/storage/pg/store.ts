@@ -107,7 +107,9 @@ export class PgDatabase implements AtomicOwners {
 	/** The store of one owner (one object per (kind, key), so every caller shares its cache). */
 	store(kind: PgOwnerKind, key: string, retention = DEFAULT_RETENTION): PgOwnerStore {
 		if (typeof key !== "string" || key === "" || key.length > 200) {
-			fail("invalid_input", `the ${kind === "cwd" ? "project id" : "user"} of a shared owner must be 1..200 characters, got ${JSON.stringify(key)}`, [kind === "cwd" ? "project" : "user"]);
+			fail("invalid_input", `the ${kind === "cwd" ? "project id" : "user"} of a shared owner must be 1..200 characters, got ${JSON.stringify(key)}`, [
+				kind === "cwd" ? "project" : "user",
+			]);
 		}
 		const id = `${kind}\n${key}`;
 		let s = this.stores.get(id);
@@ -195,7 +197,10 @@ export class PgDatabase implements AtomicOwners {
 		const detail = this.scrub(`${messageOf(e)}${code && !/^E[A-Z]+$/.test(code) ? ` [SQLSTATE ${code}]` : ""}`);
 		if (connectionLost(e)) this.drop();
 		if (code === LOCK_NOT_AVAILABLE) {
-			return new StateError("busy", `${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`);
+			return new StateError(
+				"busy",
+				`${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`,
+			);
 		}
 		if (code === INSUFFICIENT_PRIVILEGE) {
 			return new StateError(
@@ -204,7 +209,13 @@ export class PgDatabase implements AtomicOwners {
 			);
 		}
 		const what =
-			code === QUERY_CANCELED ? "did not answer in time" : code === "28P01" || code === "28000" ? "refused the credentials" : code === "3D000" ? "has no such database" : "cannot be reached";
+			code === QUERY_CANCELED
+				? "did not answer in time"
+				: code === "28P01" || code === "28000"
+					? "refused the credentials"
+					: code === "3D000"
+						? "has no such database"
+						: "cannot be reached";
 		return new StateError(
 			"io",
 			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
@@ -248,28 +259,32 @@ export class PgDatabase implements AtomicOwners {
 		let staged: LockedStage<T> | undefined;
 		let written: Array<{ store: PgOwnerStore; record: TransitionRecord }> = [];
 		try {
-			return await this.run(label, async (c) => {
-				await c.query("BEGIN");
-				const histories: OwnerHistory[] = new Array(mine.length);
-				for (const i of order) histories[i] = await (mine[i] as PgOwnerStore).lockAndCatchUp(c);
-				staged = await stage(histories);
-				written = [];
-				for (const i of order) {
-					const record = staged.records[i];
-					const store = mine[i] as PgOwnerStore;
-					if (record === undefined) continue;
-					if (await store.insertLocked(c, histories[i] as OwnerHistory, record)) written.push({ store, record });
-				}
-				if (written.length === 0) {
-					await c.query("ROLLBACK");
+			return await this.run(
+				label,
+				async (c) => {
+					await c.query("BEGIN");
+					const histories: OwnerHistory[] = new Array(mine.length);
+					for (const i of order) histories[i] = await (mine[i] as PgOwnerStore).lockAndCatchUp(c);
+					staged = await stage(histories);
+					written = [];
+					for (const i of order) {
+						const record = staged.records[i];
+						const store = mine[i] as PgOwnerStore;
+						if (record === undefined) continue;
+						if (await store.insertLocked(c, histories[i] as OwnerHistory, record)) written.push({ store, record });
+					}
+					if (written.length === 0) {
+						await c.query("ROLLBACK");
+						return staged.value;
+					}
+					phase = "commit";
+					await c.query("COMMIT");
+					for (const w of written) w.store.applyCommitted(w.record);
+					for (const w of written) await w.store.compactIfDue(c);
 					return staged.value;
-				}
-				phase = "commit";
-				await c.query("COMMIT");
-				for (const w of written) w.store.applyCommitted(w.record);
-				for (const w of written) await w.store.compactIfDue(c);
-				return staged.value;
-			}, () => phase !== "commit");
+				},
+				() => phase !== "commit",
+			);
 		} catch (e) {
 			if (phase !== "commit") staged?.abandon?.();
 			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
@@ -306,7 +321,10 @@ export class PgDatabase implements AtomicOwners {
 			);
 		}
 		if (seq === undefined) {
-			fail("io", `${label}: the connection was lost while committing transition \`${id}\`; it was NOT committed (checked after reconnecting) and nothing was written. Retry the change.`);
+			fail(
+				"io",
+				`${label}: the connection was lost while committing transition \`${id}\`; it was NOT committed (checked after reconnecting) and nothing was written. Retry the change.`,
+			);
 		}
 	}
 }
@@ -415,11 +433,20 @@ export class PgOwnerStore implements OwnerStore {
 		const suffix = lock ? " FOR UPDATE" : "";
 		const head =
 			this.ownerId === undefined
-				? await c.query({ name: `sf-head-by-key${lock ? "-lock" : ""}`, text: `SELECT owner_id, seq FROM ${t.owners} WHERE kind = $1 AND key = $2${suffix}`, values: [this.kind, this.key] })
-				: await c.query({ name: `sf-head${lock ? "-lock" : ""}`, text: `SELECT owner_id, seq FROM ${t.owners} WHERE owner_id = $1${suffix}`, values: [this.ownerId] });
+				? await c.query({
+						name: `sf-head-by-key${lock ? "-lock" : ""}`,
+						text: `SELECT owner_id, seq FROM ${t.owners} WHERE kind = $1 AND key = $2${suffix}`,
+						values: [this.kind, this.key],
+					})
+				: await c.query({
+						name: `sf-head${lock ? "-lock" : ""}`,
+						text: `SELECT owner_id, seq FROM ${t.owners} WHERE owner_id = $1${suffix}`,
+						values: [this.ownerId],
+					});
 		const row = head.rows[0] as { owner_id: string; seq: string } | undefined;
 		if (row === undefined) {
-			if (this.cache !== undefined && this.cache.seq > 0) this.db.damaged(this.kind, this.key, `its owner row is gone although it held ${this.cache.seq} transitions`);
+			if (this.cache !== undefined && this.cache.seq > 0)
+				this.db.damaged(this.kind, this.key, `its owner row is gone although it held ${this.cache.seq} transitions`);
 			this.ownerId = undefined;
 			this.cache ??= newHistory(this.owner, this.retention);
 			return this.cache;
@@ -474,7 +501,8 @@ export class PgOwnerStore implements OwnerStore {
 			const checkpoint = this.verifyCheckpoint(own.checkpoint, own.checkpoint_sum, cpSeq);
 			const rows = r.rows as Row[];
 			rows.forEach((row, i) => {
-				if (Number(row.seq) !== cpSeq + 1 + i) this.db.damaged(this.kind, this.key, `transition seq ${cpSeq + 1 + i} is missing (the next row has seq ${row.seq})`);
+				if (Number(row.seq) !== cpSeq + 1 + i)
+					this.db.damaged(this.kind, this.key, `transition seq ${cpSeq + 1 + i} is missing (the next row has seq ${row.seq})`);
 			});
 			if (cpSeq + rows.length !== head) {
 				this.db.damaged(this.kind, this.key, `its head says seq ${head} but the stored transitions end at seq ${cpSeq + rows.length}`);
@@ -501,7 +529,8 @@ export class PgOwnerStore implements OwnerStore {
 		const seq = Number(row.seq);
 		const where = `transition row seq ${seq}`;
 		if (row.body === null || row.sum === null) this.db.damaged(this.kind, this.key, `${where} has no text although it is after the checkpoint`);
-		if (checksum(this.kind, this.key, seq, row.body) !== row.sum) this.db.damaged(this.kind, this.key, `${where} does not match its checksum (edited outside State Flow)`);
+		if (checksum(this.kind, this.key, seq, row.body) !== row.sum)
+			this.db.damaged(this.kind, this.key, `${where} does not match its checksum (edited outside State Flow)`);
 		let value: unknown;
 		try {
 			value = JSON.parse(row.body);
@@ -516,7 +545,8 @@ export class PgOwnerStore implements OwnerStore {
 	}
 
 	private verifyCheckpoint(text: string, sum: string, seq: number): OwnerState {
-		if (checksum(this.kind, this.key, CHECKPOINT_SEQ_TAG, text) !== sum) this.db.damaged(this.kind, this.key, `its checkpoint (state at seq ${seq}) does not match its checksum (edited outside State Flow)`);
+		if (checksum(this.kind, this.key, CHECKPOINT_SEQ_TAG, text) !== sum)
+			this.db.damaged(this.kind, this.key, `its checkpoint (state at seq ${seq}) does not match its checksum (edited outside State Flow)`);
 		let value: unknown;
 		try {
 			value = JSON.parse(text);
@@ -525,7 +555,12 @@ export class PgOwnerStore implements OwnerStore {
 		}
 		// The planes, and the registered roots' namespace once one was written (docs/spec.md §12).
 		const sections = isPlainObject(value) ? Object.keys(value).filter((k) => k !== ROOTS || isPlainObject(value[k])) : [];
-		if (!isPlainObject(value) || sections.length !== Object.keys(value).length || sections.length - (ROOTS in value ? 1 : 0) !== PLANES.length || PLANES.some((p) => !isPlainObject(value[p]))) {
+		if (
+			!isPlainObject(value) ||
+			sections.length !== Object.keys(value).length ||
+			sections.length - (ROOTS in value ? 1 : 0) !== PLANES.length ||
+			PLANES.some((p) => !isPlainObject(value[p]))
+		) {
 			this.db.damaged(this.kind, this.key, `its checkpoint is not an object of the planes ${PLANES.join(", ")}`);
 		}
 		return value as unknown as OwnerState;
@@ -547,7 +582,8 @@ export class PgOwnerStore implements OwnerStore {
 
 	/** Inside the transaction, head locked: insert one record and move the head in one statement; false when the id is already stored. */
 	async insertLocked(c: pg.Client, h: OwnerHistory, record: TransitionRecord): Promise<boolean> {
-		if (record.seq !== h.seq + 1) fail("invalid_input", `${this.label}: record \`${record.id}\` has seq ${record.seq}, but the owner is at ${h.seq}; re-stage it on the current state`);
+		if (record.seq !== h.seq + 1)
+			fail("invalid_input", `${this.label}: record \`${record.id}\` has seq ${record.seq}, but the owner is at ${h.seq}; re-stage it on the current state`);
 		const body = recordLine(record);
 		const t = this.db.tables;
 		let ins: pg.QueryResult;
@@ -560,7 +596,8 @@ export class PgOwnerStore implements OwnerStore {
 			});
 		} catch (e) {
 			// The head row is locked, so only a row written outside State Flow can already hold this seq.
-			if (sqlStateOf(e) === UNIQUE_VIOLATION) this.db.damaged(this.kind, this.key, `a transition row with seq ${record.seq} exists beyond its head seq ${h.seq}`);
+			if (sqlStateOf(e) === UNIQUE_VIOLATION)
+				this.db.damaged(this.kind, this.key, `a transition row with seq ${record.seq} exists beyond its head seq ${h.seq}`);
 			throw e;
 		}
 		return ins.rows.length > 0;
@@ -586,7 +623,11 @@ export class PgOwnerStore implements OwnerStore {
 		const t = this.db.tables;
 		try {
 			await c.query("BEGIN");
-			const head = await c.query({ name: "sf-head-lock", text: `SELECT owner_id, seq FROM ${t.owners} WHERE owner_id = $1 FOR UPDATE`, values: [this.ownerId] });
+			const head = await c.query({
+				name: "sf-head-lock",
+				text: `SELECT owner_id, seq FROM ${t.owners} WHERE owner_id = $1 FOR UPDATE`,
+				values: [this.ownerId],
+			});
 			if (Number((head.rows[0] as { seq: string } | undefined)?.seq) !== h.seq) {
 				await c.query("ROLLBACK");
 				return;
