@@ -27,7 +27,8 @@ const READS = 2000;
 const PROCS = 8;
 const PER_PROC = 100;
 
-function p50(xs: number[]): number {
+/** The median of a sample (the upper one for an even count); shared with scripts/bench.ts. */
+export function p50(xs: number[]): number {
 	const s = xs.slice().sort((a, b) => a - b);
 	return s[Math.floor(s.length / 2)] as number;
 }

@@ -27,7 +27,7 @@ import { commitStaged, stage } from "../lib/core/stage.js";
 import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../lib/model/head.js";
 import { createStateFlow } from "../lib/index.js";
 import { createHarness } from "../tests/helpers/pi-harness.js";
-import { benchPg } from "./bench-pg.js";
+import { benchPg, p50 } from "./bench-pg.js";
 
 const SELF = fileURLToPath(import.meta.url);
 const BY = { kind: "system", reason: "bench" } as const;
@@ -39,10 +39,6 @@ let idc = 0;
 const newId = (): string => `b${process.pid}-${++idc}`;
 const value = (i: number): string => `v${i}-`.padEnd(180, "x");
 
-function p50(xs: number[]): number {
-	const s = xs.slice().sort((a, b) => a - b);
-	return s[Math.floor(s.length / 2)] as number;
-}
 function ms(t0: bigint): number {
 	return Number(process.hrtime.bigint() - t0) / 1e6;
 }
