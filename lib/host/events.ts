@@ -15,6 +15,7 @@ import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
+import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleSignature } from "./tools.js";
@@ -56,7 +57,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 }
 
 /** Before each user prompt: declarations, activation, protocol and the frozen head. */
-function onBeforeAgentStart(host: StateFlowHost): void {
+function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
 		const sel = host.selection();
@@ -77,7 +78,9 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
-			const { stale, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
+			const compiled = skills.sync(ctx, histories);
+			const window = checkStaleWindow(host, sel.owners, histories, roots);
+			const [stale, unchecked] = [withSkillProblems(compiled.problems, window.stale), window.unchecked];
 			head = renderHead({
 				mode: sel.mode,
 				wanted: sel.owners,
@@ -94,7 +97,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		}
 		host.startRun(head, seqAtHead, shown);
 		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
-		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
+		return { systemPrompt: `${skills.withListing(event.systemPrompt, event.systemPromptOptions)}\n\n${protocol}` };
 	});
 	host.pi.on("agent_start", () => host.agentStarted());
 }
@@ -236,7 +239,7 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 /** Wire every event handler. */
 export function registerEvents(host: StateFlowHost, output: CommandOutput): void {
 	onSession(host, output);
-	onBeforeAgentStart(host);
+	onBeforeAgentStart(host, registerSkillSync(host));
 	onContext(host);
 	onReadResult(host);
 	onAgentEnd(host, output);

@@ -1,0 +1,233 @@
+/**
+ * Compiled Skills of a shared owner on "another machine": a checkout whose CWD store was
+ * copied from another checkout (what a shared owner looks like to this one) gets the compiled
+ * Skills the state names, written where missing, never over a different file or through a
+ * link, with pi listing them, without a transition and without looking again each prompt.
+ * Real pi sessions (faux model), real files.
+ */
+import assert from "node:assert/strict";
+import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import { createStateFlow } from "../../lib/index.js";
+import { bytesUnder } from "../host/fixture.js";
+import { type Captured, capturing, createHarness } from "../helpers/pi-harness.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const KEY = ".pi/skills/release-notes/SKILL.md";
+const releaseNotes = { kind: "skill", name: "release-notes", description: "Write release notes for this project.", body: "# Release notes\n\nGroup by type." };
+const deployNotes = { kind: "skill", name: "deploy-notes", description: "Write the deploy log.", body: "# Deploy\n\nList what shipped." };
+
+/** A "machine": its own agent folder and a checkout of the project at its own path. */
+interface Machine {
+	cwd: string;
+	agentDir: string;
+}
+
+function machines(t: { after(fn: () => void): void }): { a: Machine; b: Machine; base: string } {
+	const base = tempDir(t, "state-flow-materialise-");
+	const make = (name: string): Machine => {
+		const m = { cwd: join(base, `proj-${name}`), agentDir: join(base, `agent-${name}`) };
+		mkdirSync(join(m.agentDir, "state-flow"), { recursive: true });
+		mkdirSync(m.cwd);
+		writeFileSync(join(m.agentDir, "state-flow", "config.json"), JSON.stringify({ owners: ["cwd"] }));
+		return m;
+	};
+	return { a: make("a"), b: make("b"), base };
+}
+
+/** A pi session on one machine: pi's default Skill discovery on, its read tool active, notices tapped. */
+async function open(m: Machine) {
+	const notes: string[] = [];
+	const seen: Captured[] = [];
+	const h = await createHarness({
+		extensionFactories: [createStateFlow({ agentDir: m.agentDir, notify: (msg) => notes.push(msg) })],
+		...m,
+		skillPaths: [],
+		builtinTools: true,
+	});
+	return {
+		h,
+		notes,
+		seen,
+		/** One prompt; the model makes these patch_state calls, then answers. */
+		async prompt(calls: Array<Record<string, unknown>> = []) {
+			h.faux.setResponses([
+				...calls.map((args) => capturing(seen, () => fauxAssistantMessage([fauxToolCall("patch_state", args)], { stopReason: "toolUse" }))),
+				capturing(seen, () => fauxAssistantMessage(fauxText("done"))),
+			]);
+			await h.session.prompt("go");
+			await h.session.agent.waitForIdle();
+			const results = h.session.messages.filter((x) => x.role === "toolResult");
+			for (const r of results) assert.equal(r.isError, false, JSON.stringify(r.content));
+			return seen.at(-1) as Captured;
+		},
+		skills: () => h.session.resourceLoader.getSkills().skills.map((s) => [s.name, s.filePath]),
+		dispose: () => h.dispose(),
+	};
+}
+
+/** Commit on machine `a` through a real session: the state another machine will load. */
+async function commitOn(a: Machine, artifacts: Record<string, unknown>): Promise<void> {
+	const s = await open(a);
+	try {
+		await s.prompt([{ artifacts }]);
+	} finally {
+		s.dispose();
+	}
+}
+
+/** What sharing the owner looks like to checkout `b`: `a`'s CWD store, as it is now. */
+function share(a: Machine, b: Machine): void {
+	rmSync(join(b.cwd, ".pi/state-flow"), { recursive: true, force: true });
+	cpSync(join(a.cwd, ".pi/state-flow"), join(b.cwd, ".pi/state-flow"), { recursive: true });
+}
+
+const store = (m: Machine) => bytesUnder(join(m.cwd, ".pi/state-flow"));
+const headOf = (c: Captured) => JSON.stringify(c.messages);
+const wrote = (notes: string[]) => notes.filter((n) => n.includes("wrote the compiled Skill"));
+
+describe("compiled Skills of a shared owner in another checkout", () => {
+	it("a missing compiled Skill is written at session start, pi loads and lists it, and no transition is made", async (t) => {
+		const { a, b } = machines(t);
+		await commitOn(a, { [KEY]: releaseNotes });
+		share(a, b);
+		const storeBefore = store(b);
+		const s = await open(b);
+		try {
+			const file = join(b.cwd, KEY);
+			assert.deepEqual(readFileSync(file), readFileSync(join(a.cwd, KEY)), "the same bytes as the committing checkout");
+			assert.deepEqual(s.skills(), [["release-notes", file]], "pi loaded the Skill written at session start");
+			assert.deepEqual(wrote(s.notes), [`State Flow: wrote the compiled Skill ${file} (CWD state names it; it was missing here).`]);
+			const seen = await s.prompt();
+			assert.equal(seen.systemPrompt.split(`<location>${file}</location>`).length - 1, 1, "listed once, by pi");
+			assert.equal(store(b), storeBefore, "materialising made no transition");
+		} finally {
+			s.dispose();
+		}
+	});
+
+	it("a Skill compiled elsewhere during the session is written before the next prompt and listed in that prompt", async (t) => {
+		const { a, b } = machines(t);
+		await commitOn(a, { [KEY]: releaseNotes });
+		share(a, b);
+		const s = await open(b);
+		try {
+			await s.prompt();
+			await commitOn(a, { ".pi/skills/deploy-notes/SKILL.md": deployNotes });
+			share(a, b);
+			const seen = await s.prompt();
+			const file = join(b.cwd, ".pi/skills/deploy-notes/SKILL.md");
+			assert.deepEqual(readFileSync(file), readFileSync(join(a.cwd, ".pi/skills/deploy-notes/SKILL.md")));
+			assert.deepEqual(
+				s.skills().map(([n]) => n),
+				["release-notes"],
+				"pi itself discovers Skills only at session start",
+			);
+			assert.match(seen.systemPrompt, /<name>deploy-notes<\/name>\n {4}<description>Write the deploy log.<\/description>/);
+			assert.equal(seen.systemPrompt.split(`<location>${file}</location>`).length - 1, 1);
+			assert.equal(seen.systemPrompt.split("<available_skills>").length - 1, 1, "one Skill list, pi's");
+			assert.equal(seen.systemPrompt.split("<name>release-notes</name>").length - 1, 1);
+		} finally {
+			s.dispose();
+		}
+	});
+
+	it("an identical file is left untouched", async (t) => {
+		const { a, b } = machines(t);
+		await commitOn(a, { [KEY]: releaseNotes });
+		share(a, b);
+		const file = join(b.cwd, KEY);
+		mkdirSync(join(b.cwd, ".pi/skills/release-notes"), { recursive: true });
+		writeFileSync(file, readFileSync(join(a.cwd, KEY)));
+		const before = statSync(file);
+		const s = await open(b);
+		try {
+			const seen = await s.prompt();
+			const after = statSync(file);
+			assert.deepEqual([after.ino, after.mtimeMs], [before.ino, before.mtimeMs]);
+			assert.deepEqual(wrote(s.notes), []);
+			assert.doesNotMatch(headOf(seen), /stale artifact/);
+		} finally {
+			s.dispose();
+		}
+	});
+
+	it("a different file is never overwritten: the head carries the usual note, the user is told once", async (t) => {
+		const { a, b } = machines(t);
+		await commitOn(a, { [KEY]: releaseNotes });
+		share(a, b);
+		const file = join(b.cwd, KEY);
+		mkdirSync(join(b.cwd, ".pi/skills/release-notes"), { recursive: true });
+		const mine = "---\nname: release-notes\ndescription: My own.\n---\nMine.\n";
+		writeFileSync(file, mine);
+		const s = await open(b);
+		try {
+			const first = await s.prompt();
+			const second = await s.prompt();
+			assert.equal(readFileSync(file, "utf8"), mine);
+			const line = `! stale artifact: artifacts[\\"${KEY}\\"]: compiled Skill ${KEY} was edited outside State Flow`;
+			assert.ok(headOf(first).includes(line), headOf(first));
+			assert.ok(headOf(second).includes(line), "still named while it lasts");
+			assert.deepEqual(
+				s.notes.filter((n) => n.includes("edited outside State Flow")),
+				[`State Flow: CWD artifacts["${KEY}"]: compiled Skill ${KEY} was edited outside State Flow.`],
+			);
+			assert.deepEqual(wrote(s.notes), []);
+		} finally {
+			s.dispose();
+		}
+	});
+
+	for (const target of ["an existing file", "nothing (a dangling link)"]) {
+		it(`a link at the Skill's place is refused and never followed: it points to ${target}`, async (t) => {
+			const { a, b, base } = machines(t);
+			await commitOn(a, { [KEY]: releaseNotes });
+			share(a, b);
+			const outside = join(base, "outside.md");
+			if (target === "an existing file") writeFileSync(outside, "outside\n");
+			mkdirSync(join(b.cwd, ".pi/skills/release-notes"), { recursive: true });
+			const file = join(b.cwd, KEY);
+			symlinkSync(outside, file);
+			const s = await open(b);
+			try {
+				const seen = await s.prompt();
+				assert.equal(lstatSync(file).isSymbolicLink(), true);
+				if (target === "an existing file") assert.equal(readFileSync(outside, "utf8"), "outside\n");
+				else assert.equal(existsSync(outside), false, "a write through the link would have created its target");
+				assert.ok(headOf(seen).includes(`! stale artifact: artifacts[\\"${KEY}\\"]: compiled Skill ${KEY} was not written:`), headOf(seen));
+				assert.match(headOf(seen), /is a symbolic link where State Flow keeps a regular file/);
+				assert.equal(s.notes.filter((n) => n.includes("symbolic link")).length, 1);
+			} finally {
+				s.dispose();
+			}
+		});
+	}
+
+	it("unchanged state is not looked at again each prompt; a transition touching the Skill is", async (t) => {
+		const { a, b } = machines(t);
+		await commitOn(a, { [KEY]: releaseNotes });
+		share(a, b);
+		const s = await open(b);
+		try {
+			const file = join(b.cwd, KEY);
+			assert.equal(existsSync(file), true);
+			rmSync(file);
+			await s.prompt();
+			assert.equal(existsSync(file), false, "same seq: the file is not looked at again");
+			await commitOn(a, { ".pi/skills/deploy-notes/SKILL.md": deployNotes });
+			share(a, b);
+			await s.prompt();
+			assert.equal(existsSync(join(b.cwd, ".pi/skills/deploy-notes/SKILL.md")), true, "the Skill it touched is written");
+			assert.equal(existsSync(file), false, "a transition that did not touch the Skill does not look at it");
+			await commitOn(a, { [KEY]: { body: "# Release notes\n\nGroup by type, newest first." } });
+			share(a, b);
+			await s.prompt();
+			assert.match(readFileSync(file, "utf8"), /newest first/, "a transition touching the Skill does");
+			assert.equal(wrote(s.notes).length, 3);
+		} finally {
+			s.dispose();
+		}
+	});
+});
