@@ -25,13 +25,13 @@ interface Machine {
 	agentDir: string;
 }
 
-function machines(t: { after(fn: () => void): void }): { a: Machine; b: Machine; base: string } {
+function machines(t: { after(fn: () => void): void }, owners = ["cwd"]): { a: Machine; b: Machine; base: string } {
 	const base = tempDir(t, "state-flow-materialise-");
 	const make = (name: string): Machine => {
 		const m = { cwd: join(base, `proj-${name}`), agentDir: join(base, `agent-${name}`) };
 		mkdirSync(join(m.agentDir, "state-flow"), { recursive: true });
 		mkdirSync(m.cwd);
-		writeFileSync(join(m.agentDir, "state-flow", "config.json"), JSON.stringify({ owners: ["cwd"] }));
+		writeFileSync(join(m.agentDir, "state-flow", "config.json"), JSON.stringify({ owners }));
 		return m;
 	};
 	return { a: make("a"), b: make("b"), base };
@@ -226,6 +226,51 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 			await s.prompt();
 			assert.match(readFileSync(file, "utf8"), /newest first/, "a transition touching the Skill does");
 			assert.equal(wrote(s.notes).length, 3);
+		} finally {
+			s.dispose();
+		}
+	});
+
+	it("an acquired Skill's copy is written from this checkout's source when it is the same, else the head says why", async (t) => {
+		const { a, b } = machines(t);
+		const source = "---\nname: deploy\ndescription: Deploy checklist.\n---\nTag, then ship.\n";
+		for (const m of [a, b]) {
+			mkdirSync(join(m.cwd, "vendor/deploy"), { recursive: true });
+			writeFileSync(join(m.cwd, "vendor/deploy/SKILL.md"), source);
+		}
+		await commitOn(a, { "vendor/deploy/SKILL.md": { kind: "skill" } });
+		share(a, b);
+		const copy = join(b.cwd, ".pi/skills/deploy/SKILL.md");
+		const same = await open(b);
+		same.dispose();
+		assert.equal(readFileSync(copy, "utf8"), source);
+		rmSync(join(b.cwd, ".pi/skills"), { recursive: true });
+		writeFileSync(join(b.cwd, "vendor/deploy/SKILL.md"), source.replace("Tag", "Tag twice"));
+		const other = await open(b);
+		try {
+			const seen = await other.prompt();
+			assert.equal(existsSync(copy), false);
+			assert.ok(
+				headOf(seen).includes(
+					"compiled Skill .pi/skills/deploy/SKILL.md is missing and its source here is missing or differs from the one acquired; patch the same artifact again once this checkout holds the source",
+				),
+				headOf(seen),
+			);
+		} finally {
+			other.dispose();
+		}
+	});
+
+	it("a Global Skill is written into this machine's agent folder", async (t) => {
+		const { a, b } = machines(t, ["global"]);
+		await commitOn(a, { "skills/release-notes/SKILL.md": releaseNotes });
+		cpSync(join(a.agentDir, "state-flow/global"), join(b.agentDir, "state-flow/global"), { recursive: true });
+		const s = await open(b);
+		try {
+			const file = join(b.agentDir, "skills/release-notes/SKILL.md");
+			assert.deepEqual(readFileSync(file), readFileSync(join(a.agentDir, "skills/release-notes/SKILL.md")));
+			assert.deepEqual(s.skills(), [["release-notes", file]]);
+			assert.equal(existsSync(join(b.cwd, ".pi")), false);
 		} finally {
 			s.dispose();
 		}
