@@ -125,7 +125,10 @@ export class UnavailableStore implements OwnerStore {
 
 	private refuse(): never {
 		const what = this.owner === "cwd" ? `project \`${this.key}\`` : `user \`${this.key}\``;
-		fail("unavailable", `The \`${this.owner}\` owner (${what}) is shared through PostgreSQL, but ${this.why} Nothing was written; the other owners keep working.`);
+		fail(
+			"unavailable",
+			`The \`${this.owner}\` owner (${what}) is shared through PostgreSQL, but ${this.why} Nothing was written; the other owners keep working.`,
+		);
 	}
 
 	load(): Promise<never> {

@@ -208,50 +208,52 @@ export class LocalOwners implements AtomicOwners {
 			let localRecords: ReadonlyArray<TransitionRecord | undefined> = [];
 			let journaled = false;
 			let journalId: string | undefined;
-			const value = await remote.commitLocked<T>(
-				remoteAt.map((i) => stores[i] as OwnerStore),
-				async (remoteHistories) => {
-					const all: OwnerHistory[] = new Array(stores.length);
-					localAt.forEach((at, k) => {
-						all[at] = localHistories[k] as OwnerHistory;
-					});
-					remoteAt.forEach((at, k) => {
-						all[at] = remoteHistories[k] as OwnerHistory;
-					});
-					const staged = await stage(all);
-					localRecords = localAt.map((i) => staged.records[i]);
-					const parts = partsOf(mine, localHistories, localRecords);
-					return {
-						records: remoteAt.map((i) => staged.records[i]),
-						value: staged.value,
-						beforeCommit: (written) => {
-							// Only an in-memory Session part: nothing local can be lost in a crash, no journal.
-							if (!parts.some((p) => p.store instanceof FileOwnerStore || p.store.log.persistent())) return;
-							const id = (written[0] as TransitionRecord).id;
-							const dbParts: JournalPart[] = remoteAt.flatMap((i) => {
-								const record = staged.records[i];
-								const store = stores[i] as OwnerStore;
-								return record !== undefined && written.includes(record) ? [{ owner: store.owner, database: locationKey(store.location()), record }] : [];
-							});
-							writing.add(id);
-							journalId = id;
-							this.journal.write({ id, parts: [...this.journalParts(parts), ...dbParts] });
-							journaled = true;
-						},
-						abandon: () => {
-							// Nothing was committed: the journal must not be completed later.
-							if (journalId !== undefined) {
-								if (journaled) this.recovery.settle(journalId);
-								writing.delete(journalId);
-							}
-							staged.abandon?.();
-						},
-					};
-				},
-			).finally(() => {
-				// Settled or left for roll-forward: from here on recovery may look at it.
-				if (journalId !== undefined) writing.delete(journalId);
-			});
+			const value = await remote
+				.commitLocked<T>(
+					remoteAt.map((i) => stores[i] as OwnerStore),
+					async (remoteHistories) => {
+						const all: OwnerHistory[] = new Array(stores.length);
+						localAt.forEach((at, k) => {
+							all[at] = localHistories[k] as OwnerHistory;
+						});
+						remoteAt.forEach((at, k) => {
+							all[at] = remoteHistories[k] as OwnerHistory;
+						});
+						const staged = await stage(all);
+						localRecords = localAt.map((i) => staged.records[i]);
+						const parts = partsOf(mine, localHistories, localRecords);
+						return {
+							records: remoteAt.map((i) => staged.records[i]),
+							value: staged.value,
+							beforeCommit: (written) => {
+								// Only an in-memory Session part: nothing local can be lost in a crash, no journal.
+								if (!parts.some((p) => p.store instanceof FileOwnerStore || p.store.log.persistent())) return;
+								const id = (written[0] as TransitionRecord).id;
+								const dbParts: JournalPart[] = remoteAt.flatMap((i) => {
+									const record = staged.records[i];
+									const store = stores[i] as OwnerStore;
+									return record !== undefined && written.includes(record) ? [{ owner: store.owner, database: locationKey(store.location()), record }] : [];
+								});
+								writing.add(id);
+								journalId = id;
+								this.journal.write({ id, parts: [...this.journalParts(parts), ...dbParts] });
+								journaled = true;
+							},
+							abandon: () => {
+								// Nothing was committed: the journal must not be completed later.
+								if (journalId !== undefined) {
+									if (journaled) this.recovery.settle(journalId);
+									writing.delete(journalId);
+								}
+								staged.abandon?.();
+							},
+						};
+					},
+				)
+				.finally(() => {
+					// Settled or left for roll-forward: from here on recovery may look at it.
+					if (journalId !== undefined) writing.delete(journalId);
+				});
 			return { records: localRecords, value, journaled };
 		});
 	}

@@ -111,9 +111,7 @@ export class Recovery {
 	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
 			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
-			const fileParts = j.parts
-				.filter((p) => p.root !== undefined && existsSync(p.root))
-				.sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			const fileParts = j.parts.filter((p) => p.root !== undefined && existsSync(p.root)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {

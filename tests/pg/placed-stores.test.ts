@@ -187,7 +187,10 @@ describe("shared owners in PostgreSQL", () => {
 		assert.doesNotMatch(JSON.stringify(status.location), /s3cr3t-pw/);
 		await commit(stores, { global: { intents: { still: "works" } } });
 		// A transition that needs the unreachable owner writes nothing anywhere.
-		await assert.rejects(commit(stores, { global: { intents: { both: 1 } }, cwd: { intents: { both: 1 } } }), (e: unknown) => isStateError(e) && e.code === "unavailable");
+		await assert.rejects(
+			commit(stores, { global: { intents: { both: 1 } }, cwd: { intents: { both: 1 } } }),
+			(e: unknown) => isStateError(e) && e.code === "unavailable",
+		);
 		assert.equal("both" in (await intents(stores, "global")), false);
 	});
 });
