@@ -9,74 +9,8 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
-import { createStateFlow } from "../../lib/index.js";
 import { bytesUnder } from "../host/fixture.js";
-import { type Captured, capturing, createHarness } from "../helpers/pi-harness.js";
-import { tempDir } from "../helpers/temp-dir.js";
-
-const KEY = ".pi/skills/release-notes/SKILL.md";
-const releaseNotes = { kind: "skill", name: "release-notes", description: "Write release notes for this project.", body: "# Release notes\n\nGroup by type." };
-const deployNotes = { kind: "skill", name: "deploy-notes", description: "Write the deploy log.", body: "# Deploy\n\nList what shipped." };
-
-/** A "machine": its own agent folder and a checkout of the project at its own path. */
-interface Machine {
-	cwd: string;
-	agentDir: string;
-}
-
-function machines(t: { after(fn: () => void): void }, owners = ["cwd"]): { a: Machine; b: Machine; base: string } {
-	const base = tempDir(t, "state-flow-materialise-");
-	const make = (name: string): Machine => {
-		const m = { cwd: join(base, `proj-${name}`), agentDir: join(base, `agent-${name}`) };
-		mkdirSync(join(m.agentDir, "state-flow"), { recursive: true });
-		mkdirSync(m.cwd);
-		writeFileSync(join(m.agentDir, "state-flow", "config.json"), JSON.stringify({ owners }));
-		return m;
-	};
-	return { a: make("a"), b: make("b"), base };
-}
-
-/** A pi session on one machine: pi's default Skill discovery on, its read tool active, notices tapped. */
-async function open(m: Machine) {
-	const notes: string[] = [];
-	const seen: Captured[] = [];
-	const h = await createHarness({
-		extensionFactories: [createStateFlow({ agentDir: m.agentDir, notify: (msg) => notes.push(msg) })],
-		...m,
-		skillPaths: [],
-		builtinTools: true,
-	});
-	return {
-		h,
-		notes,
-		seen,
-		/** One prompt; the model makes these patch_state calls, then answers. */
-		async prompt(calls: Array<Record<string, unknown>> = []) {
-			h.faux.setResponses([
-				...calls.map((args) => capturing(seen, () => fauxAssistantMessage([fauxToolCall("patch_state", args)], { stopReason: "toolUse" }))),
-				capturing(seen, () => fauxAssistantMessage(fauxText("done"))),
-			]);
-			await h.session.prompt("go");
-			await h.session.agent.waitForIdle();
-			const results = h.session.messages.filter((x) => x.role === "toolResult");
-			for (const r of results) assert.equal(r.isError, false, JSON.stringify(r.content));
-			return seen.at(-1) as Captured;
-		},
-		skills: () => h.session.resourceLoader.getSkills().skills.map((s) => [s.name, s.filePath]),
-		dispose: () => h.dispose(),
-	};
-}
-
-/** Commit on machine `a` through a real session: the state another machine will load. */
-async function commitOn(a: Machine, artifacts: Record<string, unknown>): Promise<void> {
-	const s = await open(a);
-	try {
-		await s.prompt([{ artifacts }]);
-	} finally {
-		s.dispose();
-	}
-}
+import { KEY, type Machine, commitOn, count, deployNotes, headOf, machines, open, releaseNotes, wrote } from "./materialise-fixture.js";
 
 /** What sharing the owner looks like to checkout `b`: `a`'s CWD store, as it is now. */
 function share(a: Machine, b: Machine): void {
@@ -85,8 +19,6 @@ function share(a: Machine, b: Machine): void {
 }
 
 const store = (m: Machine) => bytesUnder(join(m.cwd, ".pi/state-flow"));
-const headOf = (c: Captured) => JSON.stringify(c.messages);
-const wrote = (notes: string[]) => notes.filter((n) => n.includes("wrote the compiled Skill"));
 
 describe("compiled Skills of a shared owner in another checkout", () => {
 	it("a missing compiled Skill is written at session start, pi loads and lists it, and no transition is made", async (t) => {
@@ -101,7 +33,7 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 			assert.deepEqual(s.skills(), [["release-notes", file]], "pi loaded the Skill written at session start");
 			assert.deepEqual(wrote(s.notes), [`State Flow: wrote the compiled Skill ${file} (CWD state names it; it was missing here).`]);
 			const seen = await s.prompt();
-			assert.equal(seen.systemPrompt.split(`<location>${file}</location>`).length - 1, 1, "listed once, by pi");
+			assert.equal(count(seen.systemPrompt, `<location>${file}</location>`), 1, "listed once, by pi");
 			assert.equal(store(b), storeBefore, "materialising made no transition");
 		} finally {
 			s.dispose();
@@ -126,9 +58,9 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 				"pi itself discovers Skills only at session start",
 			);
 			assert.match(seen.systemPrompt, /<name>deploy-notes<\/name>\n {4}<description>Write the deploy log.<\/description>/);
-			assert.equal(seen.systemPrompt.split(`<location>${file}</location>`).length - 1, 1);
-			assert.equal(seen.systemPrompt.split("<available_skills>").length - 1, 1, "one Skill list, pi's");
-			assert.equal(seen.systemPrompt.split("<name>release-notes</name>").length - 1, 1);
+			assert.equal(count(seen.systemPrompt, `<location>${file}</location>`), 1);
+			assert.equal(count(seen.systemPrompt, "<available_skills>"), 1, "one Skill list, pi's");
+			assert.equal(count(seen.systemPrompt, "<name>release-notes</name>"), 1);
 		} finally {
 			s.dispose();
 		}
@@ -262,7 +194,7 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 	});
 
 	it("a Global Skill is written into this machine's agent folder", async (t) => {
-		const { a, b } = machines(t, ["global"]);
+		const { a, b } = machines(t, () => ({ owners: ["global"] }));
 		await commitOn(a, { "skills/release-notes/SKILL.md": releaseNotes });
 		cpSync(join(a.agentDir, "state-flow/global"), join(b.agentDir, "state-flow/global"), { recursive: true });
 		const s = await open(b);
