@@ -67,7 +67,15 @@ export class SkillSync {
 	async atSessionStart(ctx: ExtensionContext): Promise<string[]> {
 		const sel = this.host.selection();
 		if (sel.mode === "off") return [];
-		const { present, written } = this.sync(ctx, await this.host.histories(sel.owners.filter(isSharedOwner)));
+		const histories: Partial<Record<Owner, OwnerHistory>> = {};
+		for (const owner of sel.owners.filter(isSharedOwner)) {
+			try {
+				histories[owner] = (await this.host.histories([owner]))[owner];
+			} catch {
+				// Unavailable or damaged: the first prompt's head reports it, and syncs again.
+			}
+		}
+		const { present, written } = this.sync(ctx, histories);
 		// Files found in place were discovered by pi itself (unless its discovery is off: the user's choice).
 		for (const abs of present) this.#atStart.add(realOrSelf(abs));
 		return written;
@@ -78,14 +86,15 @@ export class SkillSync {
 	 * after its discovery) added to its Skill list, the way pi lists Skills.
 	 */
 	withListing(systemPrompt: string, options: BuildSystemPromptOptions): string {
+		const later = this.#present.filter((abs) => !this.#atStart.has(realOrSelf(abs)));
+		if (later.length === 0) return systemPrompt;
 		if (options.selectedTools !== undefined && !options.selectedTools.includes("read")) return systemPrompt;
 		const known = options.skills ?? [];
 		const paths = new Set(known.map((s) => realOrSelf(s.filePath)));
 		const names = new Set(known.map((s) => s.name));
 		const extra: Skill[] = [];
-		for (const abs of this.#present) {
-			const real = realOrSelf(abs);
-			if (this.#atStart.has(real) || paths.has(real)) continue;
+		for (const abs of later) {
+			if (paths.has(realOrSelf(abs))) continue;
 			const skill = this.#skillAt(abs);
 			// pi keeps the first Skill of a name; so does this list.
 			if (skill === undefined || names.has(skill.name)) continue;
@@ -94,9 +103,11 @@ export class SkillSync {
 		}
 		const block = formatSkillsForPrompt(extra);
 		if (block === "") return systemPrompt;
+		// Into pi's own list when it has one, so the model reads one list of Skills.
 		const end = systemPrompt.lastIndexOf("</available_skills>");
 		if (end < 0 || !known.some((s) => !s.disableModelInvocation)) return `${systemPrompt}${block}`;
-		const entries = block.slice(block.indexOf("<available_skills>\n") + "<available_skills>\n".length, block.lastIndexOf("</available_skills>"));
+		const open = "<available_skills>\n";
+		const entries = block.slice(block.indexOf(open) + open.length, block.lastIndexOf("</available_skills>"));
 		return `${systemPrompt.slice(0, end)}${entries}${systemPrompt.slice(end)}`;
 	}
 
@@ -131,7 +142,7 @@ export function registerSkillSync(host: StateFlowHost): SkillSync {
 			const written = await sync.atSessionStart(ctx);
 			return written.length > 0 ? { skillPaths: written } : undefined;
 		} catch {
-			// Stores unavailable or damaged: the first prompt's head reports it, and syncs again.
+			// No stores (they could not be opened): already reported at session start.
 			return undefined;
 		}
 	});

@@ -207,4 +207,26 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 			s.dispose();
 		}
 	});
+
+	it("a Skill this session compiles is listed from its next prompt, and by pi itself (once) in the next session", async (t) => {
+		const { a } = machines(t);
+		const s = await open(a);
+		try {
+			const during = await s.prompt([{ artifacts: { [KEY]: releaseNotes } }]);
+			assert.equal(count(during.systemPrompt, "<name>release-notes</name>"), 0, "the run that compiles it keeps its system prompt");
+			const next = await s.prompt();
+			assert.equal(count(next.systemPrompt, `<location>${join(a.cwd, KEY)}</location>`), 1);
+			assert.deepEqual(s.skills(), [], "pi's own loader has it from the next session");
+			assert.deepEqual(wrote(s.notes), [], "the commit wrote it, not materialising");
+		} finally {
+			s.dispose();
+		}
+		const later = await open(a);
+		try {
+			const seen = await later.prompt();
+			assert.equal(count(seen.systemPrompt, "<name>release-notes</name>"), 1);
+		} finally {
+			later.dispose();
+		}
+	});
 });
