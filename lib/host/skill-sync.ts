@@ -8,13 +8,7 @@
  * pi's own format until the next session loads it. Nothing here fails a prompt.
  */
 import { statSync } from "node:fs";
-import {
-	type BuildSystemPromptOptions,
-	type ExtensionContext,
-	formatSkillsForPrompt,
-	loadSkills,
-	type Skill,
-} from "@mariozechner/pi-coding-agent";
+import { type BuildSystemPromptOptions, type ExtensionContext, formatSkillsForPrompt, loadSkills, type Skill } from "@mariozechner/pi-coding-agent";
 import { type Owner, type OwnerHistory, type SharedOwner, type StaleArtifact, isSharedOwner } from "../core/types.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { CompiledSkills } from "../storage/compiled-skills.js";
@@ -53,7 +47,8 @@ export class SkillSync {
 			if (h === undefined) continue;
 			const place = JSON.stringify([owner === "global" ? identity.globalRoot : identity.cwdRoot, owner === "global" ? roots.agentDir : roots.cwd]);
 			const r = this.#compiled.refresh(owner, h, place, roots);
-			for (const abs of r.written) this.host.say(`State Flow: wrote the compiled Skill ${abs} (${ownerName(owner)} state names it; it was missing here).`, "info", ctx);
+			for (const abs of r.written)
+				this.host.say(`State Flow: wrote the compiled Skill ${abs} (${ownerName(owner)} state names it; it was missing here).`, "info", ctx);
 			for (const p of r.newProblems) this.host.say(`State Flow: ${ownerName(owner)} artifacts[${JSON.stringify(p.key)}]: ${p.note}.`, "warning", ctx);
 			problems.push(...r.problems);
 			present.push(...r.present);

@@ -12,7 +12,12 @@ import { type Captured, capturing, createHarness } from "../helpers/pi-harness.j
 import { tempDir } from "../helpers/temp-dir.js";
 
 export const KEY = ".pi/skills/release-notes/SKILL.md";
-export const releaseNotes = { kind: "skill", name: "release-notes", description: "Write release notes for this project.", body: "# Release notes\n\nGroup by type." };
+export const releaseNotes = {
+	kind: "skill",
+	name: "release-notes",
+	description: "Write release notes for this project.",
+	body: "# Release notes\n\nGroup by type.",
+};
 export const deployNotes = { kind: "skill", name: "deploy-notes", description: "Write the deploy log.", body: "# Deploy\n\nList what shipped." };
 
 /** A "machine": its own agent folder and a checkout of the project at its own path. */
