@@ -72,7 +72,7 @@ export class SkillSync {
 		}
 		const { present, written } = this.sync(ctx, histories);
 		// Files found in place were discovered by pi itself (unless its discovery is off: the user's choice).
-		for (const abs of present) this.#atStart.add(realOrSelf(abs));
+		for (const abs of present) this.#atStart.add(abs);
 		return written;
 	}
 
@@ -81,7 +81,7 @@ export class SkillSync {
 	 * after its discovery) added to its Skill list, the way pi lists Skills.
 	 */
 	withListing(systemPrompt: string, options: BuildSystemPromptOptions): string {
-		const later = this.#present.filter((abs) => !this.#atStart.has(realOrSelf(abs)));
+		const later = this.#present.filter((abs) => !this.#atStart.has(abs));
 		if (later.length === 0) return systemPrompt;
 		if (options.selectedTools !== undefined && !options.selectedTools.includes("read")) return systemPrompt;
 		const known = options.skills ?? [];
