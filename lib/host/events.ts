@@ -81,9 +81,10 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
-			const compiled = skills.sync(ctx, histories);
-			const window = checkStaleWindow(host, sel.owners, histories, roots);
-			const [stale, unchecked] = [withSkillProblems(compiled.problems, window.stale), window.unchecked];
+			// Compiled Skills missing here are written first; what cannot be is named like a stale artifact.
+			const { problems } = skills.sync(ctx, histories);
+			const { stale: window, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
+			const stale = withSkillProblems(problems, window);
 			head = renderHead({
 				mode: sel.mode,
 				wanted: sel.owners,

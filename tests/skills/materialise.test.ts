@@ -34,6 +34,7 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 			assert.deepEqual(wrote(s.notes), [`State Flow: wrote the compiled Skill ${file} (CWD state names it; it was missing here).`]);
 			const seen = await s.prompt();
 			assert.equal(count(seen.systemPrompt, `<location>${file}</location>`), 1, "listed once, by pi");
+			assert.doesNotMatch(headOf(seen), /stale artifact/);
 			assert.equal(store(b), storeBefore, "materialising made no transition");
 		} finally {
 			s.dispose();
@@ -50,6 +51,7 @@ describe("compiled Skills of a shared owner in another checkout", () => {
 			await commitOn(a, { ".pi/skills/deploy-notes/SKILL.md": deployNotes });
 			share(a, b);
 			const seen = await s.prompt();
+			assert.doesNotMatch(headOf(seen), /stale artifact/, "checked after it was written");
 			const file = join(b.cwd, ".pi/skills/deploy-notes/SKILL.md");
 			assert.deepEqual(readFileSync(file), readFileSync(join(a.cwd, ".pi/skills/deploy-notes/SKILL.md")));
 			assert.deepEqual(
