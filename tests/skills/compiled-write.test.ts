@@ -6,11 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { isStateError } from "../../lib/core/errors.js";
 import { writeCompiledIfMissing } from "../../lib/storage/artifact-files.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { runChild } from "../storage/children/spawn.js";
+import { setup, skill } from "./artifact-fixture.js";
 
 function place(t: { after(fn: () => void): void }) {
 	const base = tempDir(t, "state-flow-compiled-write-");
@@ -68,5 +70,27 @@ describe("writeCompiledIfMissing", () => {
 			(e: unknown) => isStateError(e) && /outside/.test(e.message),
 		);
 		assert.deepEqual(readdirSync(elsewhere), []);
+	});
+});
+
+describe("materialising one compiled Skill from several processes at once", () => {
+	it("exactly one process writes it, the others find State Flow's bytes; nothing else is left", async (t) => {
+		const s = setup(t);
+		const key = ".pi/skills/release-notes/SKILL.md";
+		s.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } });
+		const file = join(s.cwd, key);
+		const bytes = readFileSync(file);
+		const value = JSON.stringify(s.art("cwd", key));
+		for (let round = 0; round < 3; round++) {
+			rmSync(join(s.cwd, ".pi/skills"), { recursive: true });
+			const children = Array.from({ length: 4 }, () => runChild("materialise-child", ["cwd", s.cwd, s.agentDir, key, value]));
+			await Promise.all(children.map((c) => c.ready));
+			for (const c of children) c.proc.kill("SIGUSR2");
+			const outcomes = await Promise.all(children.map((c) => c.done));
+			const statuses = outcomes.map((o) => (JSON.parse(o.stdout.split("\n")[1] ?? "null") as { status: string } | null)?.status).sort();
+			assert.deepEqual(statuses, ["present", "present", "present", "written"], JSON.stringify(outcomes));
+			assert.deepEqual(readFileSync(file), bytes);
+			assert.deepEqual(readdirSync(dirname(file)), ["SKILL.md"], "no temp file left");
+		}
 	});
 });
