@@ -3,8 +3,8 @@
  * symlinks resolved), stat fingerprints, hashes, and the commit's file effects, each
  * written atomically (temp file, fsync, rename) and undone in reverse on failure.
  */
-import { createHash, randomBytes } from "node:crypto";
-import { closeSync, constants, fstatSync, fsyncSync, linkSync, openSync, readdirSync, renameSync, rmdirSync, statSync, unlinkSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
@@ -13,11 +13,9 @@ import {
 	SHARED_FILE_MODE,
 	atomicWrite,
 	checkContained,
+	createOnce,
 	ensureDirIn,
-	errnoOf,
-	fsyncDir,
 	inside,
-	ioFail,
 	kindOf,
 	lstatOrUndefined,
 	readFrom,
@@ -25,7 +23,6 @@ import {
 	realOrSelf,
 	removeFile,
 	unsafePath,
-	writeAll,
 } from "./fs-util.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
@@ -181,67 +178,24 @@ export function readCompiled(abs: string, root: string): Buffer | undefined {
 }
 
 /**
- * Write a compiled Skill only where nothing is: the bytes go to a temp file next to it
- * (O_EXCL|O_NOFOLLOW, fsynced) and are hard-linked into place, which fails when anything
- * (a file, a link, even a dangling one) appeared there meanwhile, so nothing is ever
- * replaced and pi never sees a half-written Skill. The folder is created inside `root` only
- * (the checks the commit's file effects use). False when something was already there.
+ * Write a compiled Skill only where nothing is (`createOnce`: nothing is ever replaced or
+ * followed, and pi never sees a half-written Skill). The folder is created inside `root` only
+ * (the checks the commit's file effects use), and removed again when the write fails. False
+ * when something was already there.
  */
 export function writeCompiledIfMissing(abs: string, root: string, bytes: Buffer): boolean {
 	const dir = dirname(abs);
 	const made = ensureDirIn(dir, realOrSelf(root), "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
-	const tmp = `${abs}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
-	let linked = false;
 	try {
-		const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, SHARED_FILE_MODE);
-		try {
-			writeAll(fd, bytes);
-			fsyncSync(fd);
-		} finally {
-			closeSync(fd);
-		}
-		linked = placeOnce(tmp, abs);
+		return createOnce(abs, bytes, SHARED_FILE_MODE);
 	} catch (e) {
-		if (made !== undefined) removeTmpAndDirs(tmp, dir, made);
-		ioFail(abs, "write", e);
-	} finally {
-		removeFileQuietly(tmp);
-	}
-	if (linked) fsyncDir(dir);
-	return linked;
-}
-
-/** Hard-link `tmp` to `abs` unless something is there; false when something is. */
-function placeOnce(tmp: string, abs: string): boolean {
-	try {
-		linkSync(tmp, abs);
-		return true;
-	} catch (e) {
-		const code = errnoOf(e);
-		if (code === "EEXIST") return false;
-		// A file system without hard links: rename, after one more look (a narrow race, see BACKLOG).
-		if ((code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") && lstatOrUndefined(abs) === undefined) {
-			renameSync(tmp, abs);
-			return true;
+		if (made !== undefined) {
+			try {
+				removeEmptyDirs(dir, made);
+			} catch {
+				// Best effort: an empty folder left behind is harmless.
+			}
 		}
 		throw e;
-	}
-}
-
-function removeFileQuietly(path: string): void {
-	try {
-		unlinkSync(path);
-	} catch {
-		// Already gone (or never made).
-	}
-}
-
-/** After a failed first write: the temp file and the folders this write created go again. */
-function removeTmpAndDirs(tmp: string, dir: string, made: string): void {
-	removeFileQuietly(tmp);
-	try {
-		removeEmptyDirs(dir, made);
-	} catch {
-		// Best effort: an empty folder left behind is harmless.
 	}
 }
