@@ -80,9 +80,18 @@ export class SkillSync {
 	 * The prompt's system prompt with the compiled Skills pi has not loaded (they appeared
 	 * after its discovery) added to its Skill list, the way pi lists Skills.
 	 */
-	withListing(systemPrompt: string, options: BuildSystemPromptOptions): string {
+	withListing(systemPrompt: string, options: BuildSystemPromptOptions | undefined): string {
 		const later = this.#present.filter((abs) => !this.#atStart.has(abs));
-		if (later.length === 0) return systemPrompt;
+		if (later.length === 0 || options === undefined) return systemPrompt;
+		try {
+			return this.#listed(systemPrompt, options, later);
+		} catch {
+			// A courtesy: a pi without these helpers (or a Skill that cannot be read now) never fails the prompt.
+			return systemPrompt;
+		}
+	}
+
+	#listed(systemPrompt: string, options: BuildSystemPromptOptions, later: readonly string[]): string {
 		if (options.selectedTools !== undefined && !options.selectedTools.includes("read")) return systemPrompt;
 		const known = options.skills ?? [];
 		const paths = new Set(known.map((s) => realOrSelf(s.filePath)));
