@@ -180,6 +180,9 @@ export class PgDatabase implements AtomicOwners {
 			c.end().catch(() => undefined);
 			throw e;
 		}
+		// An idle connection must not keep the process alive (pi's print mode, a script that
+		// forgets `close`). A query in flight still does: the driver holds a timer for it (`query_timeout`).
+		(c as unknown as { connection?: { stream?: { unref?: () => void } } }).connection?.stream?.unref?.();
 		this.conn = c;
 		return c;
 	}
