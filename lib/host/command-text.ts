@@ -167,7 +167,8 @@ function describePlacement(host: StateFlowHost): string[] {
 	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));
 	if (p.database !== undefined && p.project === undefined) {
 		const suggestion = readSuggestion(host.ctx.cwd);
-		if (suggestion !== undefined && "project" in suggestion) lines.push(...wrapWords(`the repository suggests project ${suggestion.project}: /state link shares it (asks first)`, TEXT_WIDTH));
+		if (suggestion !== undefined && "project" in suggestion)
+			lines.push(...wrapWords(`the repository suggests project ${suggestion.project}: /state link shares it (asks first)`, TEXT_WIDTH));
 	}
 	return lines;
 }

@@ -28,7 +28,8 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 	let project = id;
 	if (project === undefined) {
 		const suggestion = readSuggestion(ctx.cwd);
-		if (suggestion === undefined) return usage(`\`link\` needs a project id, e.g. \`/state link acme/api\` (this repository suggests none in ${SUGGESTION_FILE}).`);
+		if (suggestion === undefined)
+			return usage(`\`link\` needs a project id, e.g. \`/state link acme/api\` (this repository suggests none in ${SUGGESTION_FILE}).`);
 		if ("problem" in suggestion) return usage(`${suggestion.problem} Name the project yourself: \`/state link <project-id>\`.`);
 		project = suggestion.project;
 	} else {

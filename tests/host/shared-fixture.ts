@@ -53,7 +53,9 @@ export function commitOn(stores: Stores, patch: CanonicalPatch): Promise<unknown
 	return stores.commit(patch, { id: `other-${++ids}`, at: "2026-11-30T08:00:00.000Z", by: { kind: "system", reason: "other machine" } });
 }
 
-export type Step = { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: () => Promise<void> } | { text: string; before?: () => Promise<void> };
+export type Step =
+	| { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: () => Promise<void> }
+	| { text: string; before?: () => Promise<void> };
 
 /** A pi session on a machine, with an interactive UI whose confirmations answer `answer` (none: no UI). */
 export async function piOn(t: T, m: Machine, answer?: boolean) {
@@ -75,8 +77,15 @@ export async function piOn(t: T, m: Machine, answer?: boolean) {
 		},
 		notify: () => undefined,
 	};
-	const uiContext = new Proxy(ui, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
-	const { session, faux } = await extensionSession(t, { cwd: m.cwd, agentDir: m.agentDir, factories: [factory], ...(answer !== undefined ? { uiContext } : {}) });
+	const uiContext = new Proxy(ui, {
+		get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined),
+	}) as ExtensionUIContext;
+	const { session, faux } = await extensionSession(t, {
+		cwd: m.cwd,
+		agentDir: m.agentDir,
+		factories: [factory],
+		...(answer !== undefined ? { uiContext } : {}),
+	});
 	const results = (): Record<string, { isError: boolean; text: string }> => {
 		const out: Record<string, { isError: boolean; text: string }> = {};
 		for (const msg of session.messages) {
@@ -117,8 +126,11 @@ export async function piOn(t: T, m: Machine, answer?: boolean) {
 		},
 		/** The latest `/state` output message of a kind. */
 		output(title: string): string {
-			return shownOutput(session.messages).filter((o) => o.details.title === title).at(-1)?.text ?? "";
+			return (
+				shownOutput(session.messages)
+					.filter((o) => o.details.title === title)
+					.at(-1)?.text ?? ""
+			);
 		},
 	};
 }
-

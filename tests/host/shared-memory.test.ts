@@ -58,7 +58,10 @@ describe("/state link and unlink", () => {
 		assert.doesNotMatch(pi.head(), /mine/);
 		await pi.command("/state");
 		const status = pi.output("status");
-		assert.match(status, /^ {2}cwd {6}wanted {6}.*\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema sf_test_\w+, project acme\/api$/m);
+		assert.match(
+			status,
+			/^ {2}cwd {6}wanted {6}.*\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema sf_test_\w+, project acme\/api$/m,
+		);
 		assert.match(status, /^database: postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(from config\)$/m);
 		assert.ok(!status.includes(password()));
 		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);
@@ -117,7 +120,10 @@ describe("a running session follows the user's config", () => {
 		assert.match(moved[0] as string, /cwd now lives in PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none \(schema \w+\), project acme\/api/);
 		assert.ok(!pi.notes.join("\n").includes("s3cr3t-pw"));
 		// The database cannot be reached: the head says so in one line, without the password.
-		assert.match(pi.head(), /^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/m);
+		assert.match(
+			pi.head(),
+			/^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/m,
+		);
 		assert.ok(!pi.head().includes("s3cr3t-pw"));
 		// The URL is fixed: the same session reconnects, no restart.
 		updateConfig(a.agentDir, { database: server.url });
@@ -166,10 +172,18 @@ describe("a repository's suggested project", () => {
 		writeFileSync(outside, JSON.stringify({ project: "victim/secret" }));
 		const cases: Array<[string, string, RegExp]> = [
 			[checkout("link", (d) => symlinkSync(outside, join(d, "state-flow.json"))), "a symbolic link", /symbolic link|is a link/],
-			[checkout("big", (d) => writeFileSync(join(d, "state-flow.json"), `{"project":"a","pad":"${"x".repeat(MAX_SUGGESTION_BYTES)}"}`)), "too large", /more than the 4096/],
+			[
+				checkout("big", (d) => writeFileSync(join(d, "state-flow.json"), `{"project":"a","pad":"${"x".repeat(MAX_SUGGESTION_BYTES)}"}`)),
+				"too large",
+				/more than the 4096/,
+			],
 			[checkout("json", (d) => writeFileSync(join(d, "state-flow.json"), "{project: acme}")), "not JSON", /not valid JSON/],
 			[checkout("array", (d) => writeFileSync(join(d, "state-flow.json"), '["acme/api"]')), "not an object", /must be a JSON object/],
-			[checkout("ctl", (d) => writeFileSync(join(d, "state-flow.json"), JSON.stringify({ project: "acme\napi" }))), "a control character", /must not contain control characters/],
+			[
+				checkout("ctl", (d) => writeFileSync(join(d, "state-flow.json"), JSON.stringify({ project: "acme\napi" }))),
+				"a control character",
+				/must not contain control characters/,
+			],
 			[checkout("dir", (d) => mkdirSync(join(d, "state-flow.json"))), "a folder", /a folder/],
 		];
 		const linkedPi = join(root, "linked-pi");
@@ -185,7 +199,9 @@ describe("a repository's suggested project", () => {
 			assert.match(got.problem, /\.pi\/state-flow\.json is ignored/, what);
 			assert.match(got.problem, why, what);
 		}
-		assert.deepEqual(readSuggestion(checkout("ok", (d) => writeFileSync(join(d, "state-flow.json"), '{"project":"acme/api","note":1}'))), { project: "acme/api" });
+		assert.deepEqual(readSuggestion(checkout("ok", (d) => writeFileSync(join(d, "state-flow.json"), '{"project":"acme/api","note":1}'))), {
+			project: "acme/api",
+		});
 		assert.equal(readSuggestion(join(root, "none")), undefined);
 		// In a session: one warning, no crash, nothing linked.
 		const a = machine(t, { database: server.url, databaseSchema: server.schema() });
@@ -219,7 +235,10 @@ describe("an unavailable shared owner", () => {
 			{ text: "ok" },
 		]);
 		const head = pi.head();
-		assert.match(head, /^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached \(.*\)$/m);
+		assert.match(
+			head,
+			/^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached \(.*\)$/m,
+		);
 		assert.match(head, /^# session seq 0 \(empty\)$/m);
 		const r = pi.results();
 		assert.equal(r.p1?.isError, false);
@@ -232,7 +251,10 @@ describe("an unavailable shared owner", () => {
 		assert.ok(!JSON.stringify(pi.session.messages).includes("s3cr3t-pw"));
 		await pi.command("/state");
 		const status = pi.output("status");
-		assert.match(status, /^ {2}cwd {6}wanted {6}unavailable\n {11}postgres postgres:\/\/sf@127\.0\.0\.1:1\/none\n {11}schema state_flow, project acme\/api\n {11}/m);
+		assert.match(
+			status,
+			/^ {2}cwd {6}wanted {6}unavailable\n {11}postgres postgres:\/\/sf@127\.0\.0\.1:1\/none\n {11}schema state_flow, project acme\/api\n {11}/m,
+		);
 		assert.ok(!status.includes("s3cr3t-pw"));
 		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);
 		// The next prompt's head of a run is byte-identical on every request of that run.
@@ -246,7 +268,10 @@ describe("an unavailable shared owner", () => {
 		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
 		await pi.prompt("work", [{ calls: [{ id: "p1", name: "patch_state", args: { session: { tactics: { t: "ok" } } } }] }, { text: "ok" }]);
-		assert.match(pi.head(), /^# cwd unavailable, not shown .*: The `cwd` owner \(project `acme\/api`\) is shared through PostgreSQL, but no database is configured/m);
+		assert.match(
+			pi.head(),
+			/^# cwd unavailable, not shown .*: The `cwd` owner \(project `acme\/api`\) is shared through PostgreSQL, but no database is configured/m,
+		);
 		assert.equal(pi.results().p1?.isError, false);
 		await pi.command("/state");
 		assert.match(pi.output("status"), /^problem: no database is configured/m);

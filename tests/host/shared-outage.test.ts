@@ -27,7 +27,10 @@ describe("the database stops and restarts under a running session", () => {
 		const a = machine(t, { database: server.url, databaseSchema: "outage_host" });
 		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
-		await pi.prompt("before", [{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { intents: { kept: "written before the outage" } } } }] }, { text: "ok" }]);
+		await pi.prompt("before", [
+			{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { intents: { kept: "written before the outage" } } } }] },
+			{ text: "ok" },
+		]);
 		assert.equal(pi.results().p1?.isError, false);
 		await server.stopImmediate();
 		await pi.prompt("during", [
@@ -40,7 +43,10 @@ describe("the database stops and restarts under a running session", () => {
 			{ text: "ok" },
 		]);
 		const password = new URL(server.url).password;
-		assert.match(pi.head(), /^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres cannot be reached/m);
+		assert.match(
+			pi.head(),
+			/^# cwd unavailable, not shown \(calls on it are refused until it is back\): PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres cannot be reached/m,
+		);
 		assert.match(pi.head(), /^# session seq 0 \(empty\)$/m);
 		const during = pi.results();
 		assert.equal(during.p2?.isError, false);
