@@ -49,7 +49,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 		const problems = host.loadSettings();
 		await host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
-		host.offerSuggestion(ctx);
+		host.tellPlacement(ctx);
 		// Stored data of registered roots is checked before the declaration names them.
 		await host.roots.checkStored();
 		ensureShape(host);
@@ -200,7 +200,12 @@ function onReadResult(host: StateFlowHost): void {
 		if (sel.mode === "off") return undefined;
 		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
 		try {
-			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: await host.histories(wanted) });
+			const hint = acquisitionHint(event.input.path, {
+				cwd: ctx.cwd,
+				agentDir: host.options.agentDir,
+				wanted,
+				histories: (await host.available(wanted)).histories,
+			});
 			return hint === undefined ? undefined : { content: [...event.content, { type: "text" as const, text: `\n${hint}` }] };
 		} catch {
 			return undefined;

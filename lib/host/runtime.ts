@@ -364,10 +364,12 @@ export class StateFlowHost {
 	}
 
 	/**
-	 * Offer the repository's suggested project once per checkout and id in this process: only
-	 * when a database is configured and the checkout is not linked. Never links anything.
+	 * At session start: why a shared owner cannot be placed, if so; else the repository's
+	 * suggested project, offered once per checkout and id in this process, only when a database
+	 * is configured and the checkout is not linked. Never links anything.
 	 */
-	offerSuggestion(ctx: ExtensionContext): void {
+	tellPlacement(ctx: ExtensionContext): void {
+		if (this.#placement.problem !== undefined) return this.say(`State Flow: shared memory is unavailable: ${this.#placement.problem}`, "warning", ctx);
 		if (this.#placement.database === undefined || this.#placement.project !== undefined) return;
 		const suggestion = readSuggestion(ctx.cwd);
 		if (suggestion === undefined) return;

@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { HEAD_OPEN } from "../../lib/model/head.js";
+import { completeStateArgs } from "../../lib/host/commands.js";
 import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
 import { closeDatabases } from "../../lib/storage/backend.js";
 import { updateConfig } from "../../lib/storage/config.js";
@@ -90,9 +91,21 @@ describe("/state link and unlink", () => {
 		assert.equal(links(a), undefined);
 	});
 
-	it("refuses a bad project id with the usage, and a link with no database configured", async (t) => {
+	it("refuses a bad project id with the usage, and a link with no database configured; completion offers both", async (t) => {
+		assert.deepEqual(
+			completeStateArgs("li")?.map((i) => i.value),
+			["link "],
+		);
+		assert.deepEqual(
+			completeStateArgs("unl")?.map((i) => i.value),
+			["unlink"],
+		);
 		const a = machine(t, {});
 		const pi = await piOn(t, a, true);
+		await pi.command("/state unlink now");
+		assert.match(pi.output("usage"), /`unlink` takes no argument\.\nUsage:[\s\S]*\/state link \[project-id\]/);
+		await pi.command("/state link a b");
+		assert.match(pi.output("usage"), /`link` takes at most one project id/);
 		await pi.command("/state link a\u0007b");
 		assert.match(pi.output("usage"), /the project id must not contain control characters/);
 		const said = await pi.command("/state link acme/api");
@@ -267,6 +280,12 @@ describe("an unavailable shared owner", () => {
 		const a = machine(t, {});
 		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
+		assert.deepEqual(
+			pi.notes.filter((m) => m.includes("shared memory is unavailable")),
+			[
+				"State Flow: shared memory is unavailable: no database is configured: set `STATE_FLOW_DATABASE_URL` or `database` in the State Flow config.json, or run `state-flow unlink` to keep this checkout's memory in files.",
+			],
+		);
 		await pi.prompt("work", [{ calls: [{ id: "p1", name: "patch_state", args: { session: { tactics: { t: "ok" } } } }] }, { text: "ok" }]);
 		assert.match(
 			pi.head(),
