@@ -76,7 +76,7 @@ describe("/state link and unlink", () => {
 		assert.doesNotMatch(pi.head(), /team goal/);
 	});
 
-	it("a no changes nothing; without an interactive UI linking is refused with the `state-flow link` command to run", async (t) => {
+	it("a no changes nothing; without an interactive UI linking is refused with the `state-flow link` command to run, unlinking is not", async (t) => {
 		const schema = server.schema();
 		const a = machine(t, { database: server.url, databaseSchema: schema });
 		const pi = await piOn(t, a, false);
@@ -89,6 +89,11 @@ describe("/state link and unlink", () => {
 		const refused = await flow.command("/state link acme/api");
 		assert.match(refused.join("\n"), /needs your confirmation.*nothing changed\. To link, run: state-flow link acme\/api --cwd \//);
 		assert.equal(links(a), undefined);
+		// Unlinking brings no one else's memory in: without a UI the typed command is enough.
+		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api", "/elsewhere": "other/project" } });
+		const unlinked = await flow.command("/state unlink");
+		assert.match(unlinked.join("\n"), /unlinked from project `acme\/api`/);
+		assert.deepEqual(links(a), { "/elsewhere": "other/project" });
 	});
 
 	it("refuses a bad project id with the usage, and a link with no database configured; completion offers both", async (t) => {
