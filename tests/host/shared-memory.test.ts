@@ -339,4 +339,18 @@ describe("an idle database connection", () => {
 		assert.equal(run.status, 0, run.stderr);
 		assert.equal(run.stdout.trim(), "loaded seq 1");
 	});
+
+	it("is closed to the end when a process closes it last (nothing else keeps the process alive meanwhile)", async (t) => {
+		const worker = fileURLToPath(new URL(`idle-worker${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
+		// Whether the server's goodbye arrives before node looks for live handles is a race: try it a few times.
+		for (let i = 0; i < 5; i++) {
+			const a = machine(t, {});
+			const run = spawnSync(process.execPath, [...process.execArgv, worker, a.agentDir, a.cwd, server.url, server.schema(), "close"], {
+				encoding: "utf8",
+				timeout: 60_000,
+			});
+			assert.equal(run.status, 0, `exit ${run.status} (13: the closing await was abandoned): ${run.stderr}`);
+			assert.equal(run.stdout.trim(), "loaded seq 1\nclosed");
+		}
+	});
 });
