@@ -124,6 +124,12 @@ export function wrapWords(text: string, width: number): string[] {
 	return lines;
 }
 
+/** An owner that cannot be read, wrapped to the width: `cwd: unavailable: …` and indented continuation lines. */
+function failureLines(owner: Owner, why: string): string[] {
+	const [first, ...rest] = wrapWords(`${owner}: ${why}`, TEXT_WIDTH);
+	return [first ?? owner, ...wrapWords(rest.join(" "), TEXT_WIDTH - 2).map((l) => `  ${l}`)];
+}
+
 /** Where the effective selection comes from. */
 export function selectionSource(host: StateFlowHost): string {
 	return { session: "this session's /state choice", flags: "CLI flags", config: "defaults and config" }[host.selectionSource()];
@@ -194,7 +200,7 @@ export async function describeState(host: StateFlowHost, owners: readonly Owner[
 	for (const owner of owners) {
 		const loaded = await loadFor(host, owner);
 		if (!loaded.ok) {
-			out.push(`${owner}: ${loaded.why}`);
+			out.push(...failureLines(owner, loaded.why));
 			continue;
 		}
 		const h = loaded.value;
@@ -237,7 +243,7 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 	const lines: string[] = [];
 	for (const [owner, result] of loaded) {
 		if (!result.ok) {
-			lines.push(`${owner}: ${result.why}`);
+			lines.push(...failureLines(owner, result.why));
 			continue;
 		}
 		const h = result.value;

@@ -120,6 +120,27 @@ describe("/state link and unlink", () => {
 	});
 });
 
+describe("/state with a shared Global owner", () => {
+	it("says the Global owner lives in the database under the user, and the CWD owner in its folder", async (t) => {
+		const schema = server.schema();
+		const a = machine(t, { database: server.url, databaseSchema: schema, shareGlobal: true, user: "alice", owners: ["global", "cwd", "session"] });
+		const pi = await piOn(t, a);
+		await pi.prompt("work", [{ calls: [{ id: "p1", name: "patch_state", args: { global: { strategy: { tabs: "indent with tabs" } } } }] }, { text: "ok" }]);
+		await pi.command("/state");
+		const status = pi.output("status");
+		assert.match(
+			status,
+			/^ {2}global {3}wanted {6}\d+ B, 1 transition, 1 retained\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema \w+, user alice$/m,
+		);
+		assert.match(status, new RegExp(`^ {2}cwd {6}wanted {6}empty\\n {11}${realOrSelf(a.cwd).replace(/[/.]/g, "\\$&")}/\\.pi/state-flow$`, "m"));
+		// Another machine of the same user sees the same personal memory.
+		const b = machine(t, { database: server.url, databaseSchema: schema, shareGlobal: true, user: "alice", owners: ["global", "cwd", "session"] });
+		const onB = await piOn(t, b);
+		await onB.prompt("hi", [{ text: "ok" }]);
+		assert.match(onB.head(), /indent with tabs/);
+	});
+});
+
 describe("a running session follows the user's config", () => {
 	it("picks up a link made in another terminal at its next prompt, says so once, and follows a changed database URL", async (t) => {
 		const schema = server.schema();
@@ -275,6 +296,13 @@ describe("an unavailable shared owner", () => {
 		);
 		assert.ok(!status.includes("s3cr3t-pw"));
 		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);
+		await pi.command("/state show");
+		await pi.command("/state history");
+		for (const title of ["show", "history"]) {
+			const text = pi.output(title);
+			assert.match(text, /^cwd: unavailable: `cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at/m);
+			for (const line of text.split("\n")) assert.ok(line.length <= 80, `${title} fits 80 columns: ${line}`);
+		}
 		// The next prompt's head of a run is byte-identical on every request of that run.
 		await pi.prompt("again", [{ calls: [{ id: "r3", name: "read_state", args: { path: "session.tactics" } }] }, { text: "ok" }]);
 		const heads = pi.seen.slice(-2).map((c) => userTexts(c).find((x) => x.startsWith(HEAD_OPEN)));
