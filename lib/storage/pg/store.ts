@@ -9,7 +9,7 @@
  * reset. Connection failures become an "owner unavailable" error that never holds the password.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
@@ -165,7 +165,9 @@ export class PgDatabase implements AtomicOwners {
 
 	private async connection(): Promise<pg.Client> {
 		if (this.conn) return this.conn;
-		const c = new pg.Client(this.config);
+		// Loaded on first use: a user without a database never pays for the driver at pi's start.
+		const { default: driver } = await import("pg");
+		const c = new driver.Client(this.config);
 		// A connection lost while idle is reported here: forget it, the next call reconnects.
 		c.on("error", () => {
 			if (this.conn === c) this.conn = undefined;
