@@ -130,19 +130,27 @@ export class Pi {
 		return (await this.next("prompted")) as Prompted;
 	}
 
-	/** Start a prompt whose script pauses; resolves once the run reached the pause. */
-	async promptUntilPause(text: string, steps: DriverStep[], pause: string): Promise<() => Promise<Prompted>> {
-		const paused = this.next("paused");
+	/**
+	 * Start a prompt without waiting for its end: its paused turns are met with `pausedAt` and
+	 * `resume`; the returned promise is its result.
+	 */
+	begin(text: string, steps: DriverStep[]): Promise<Prompted> {
 		const done = this.next("prompted") as Promise<Prompted>;
-		// Settled either way below; keep an early rejection from being reported as unhandled meanwhile.
+		// Awaited by the caller later; keep an early rejection from counting as unhandled meanwhile.
 		done.catch(() => undefined);
 		this.send({ op: "prompt", text, steps });
-		const e = (await paused) as Extract<DriverEvent, { event: "paused" }>;
-		if (e.name !== pause) throw new Error(`paused at ${e.name}, expected ${pause}`);
-		return () => {
-			this.send({ op: "resume", name: pause });
-			return done;
-		};
+		return done;
+	}
+
+	/** Wait until the running prompt's script reached this pause. */
+	async pausedAt(name: string): Promise<void> {
+		const e = (await this.next("paused")) as Extract<DriverEvent, { event: "paused" }>;
+		if (e.name !== name) throw new Error(`pi paused at \`${e.name}\`, expected \`${name}\``);
+	}
+
+	/** Let the paused prompt go on. */
+	resume(name: string): void {
+		this.send({ op: "resume", name });
 	}
 
 	/** Run a slash command; resolves with what it showed the user. */

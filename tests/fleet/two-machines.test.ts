@@ -41,17 +41,18 @@ describe("two machines on one shared project", () => {
 		assert.match(head, /release 2\.0 by Friday/);
 
 		// B's run renders its head, then waits in a scripted model turn until A has committed.
-		const finish = await onB.promptUntilPause(
-			"check the plan",
-			[{ pause: "A writes now", calls: [{ id: "b1", name: "read_state", args: { path: "cwd.tactics" } }] }, { text: "done" }],
-			"A writes now",
-		);
+		const running = onB.begin("check the plan", [
+			{ pause: "A writes now", calls: [{ id: "b1", name: "read_state", args: { path: "cwd.tactics" } }] },
+			{ text: "done" },
+		]);
+		await onB.pausedAt("A writes now");
 		const mid = await onA.prompt("add a tactic", [
 			{ calls: [{ id: "a2", name: "patch_state", args: { cwd: { intents: { docs: { goal: "write the upgrade guide" } } } } }] },
 			{ text: "added" },
 		]);
 		ok(mid.results, "a2");
-		const run = await finish();
+		onB.resume("A writes now");
+		const run = await running;
 		// The run's head is frozen from before A's write; the tool result names what A changed.
 		assert.doesNotMatch(headOf(run.requests[0]), /upgrade guide/);
 		const notice = ok(run.results, "b1");
