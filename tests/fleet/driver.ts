@@ -99,7 +99,9 @@ function userTexts(messages: ReadonlyArray<{ role: string; content?: unknown }>)
 	return messages
 		.filter((m) => m.role === "user")
 		.map((m) =>
-			typeof m.content === "string" ? m.content : (m.content as Array<{ type: string; text?: string }>).map((p) => (p.type === "text" ? (p.text ?? "") : "")).join(""),
+			typeof m.content === "string"
+				? m.content
+				: (m.content as Array<{ type: string; text?: string }>).map((p) => (p.type === "text" ? (p.text ?? "") : "")).join(""),
 		);
 }
 

@@ -173,7 +173,11 @@ export class Pi {
 }
 
 /** Start pi on a machine; it is killed after the test if the test did not end it. */
-export async function startPi(t: { after(fn: () => void | Promise<void>): void }, m: Machine, opts: PiOptions): Promise<{ pi: Pi; sessionFile: string | null }> {
+export async function startPi(
+	t: { after(fn: () => void | Promise<void>): void },
+	m: Machine,
+	opts: PiOptions,
+): Promise<{ pi: Pi; sessionFile: string | null }> {
 	const started = await Pi.start(m, opts);
 	t.after(() => started.pi.kill());
 	return started;

@@ -4,7 +4,7 @@
  * `unavailable` error that never holds the password, the Global file owner and the Session keep
  * working, nothing is queued, and after the restart the next call succeeds in the same pi
  * process. The head and `/state` during the outage say which owner is unavailable and where
- * each one lives. Always an embedded server (a system PostgreSQL cannot be stopped by a test).
+ * each one lives. A wrong password is refused the same way and shown nowhere. Always an embedded server (a system PostgreSQL cannot be stopped by a test).
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -158,5 +158,28 @@ describe("the database stopped and restarted under a running pi session", () => 
 		});
 		await pi.exit();
 		assert.ok(!pi.output.includes(new URL(server.url).password), "the password appears nowhere in what pi showed or logged");
+	});
+});
+
+describe("wrong credentials under a running pi session", () => {
+	it("a wrong password in the config: calls on the shared owner say the credentials were refused, the password shows nowhere, the other owners work", async (t) => {
+		const wrong = new URL(server.url);
+		wrong.password = "wrong-pw-7f3a9c";
+		const m = machine(t, wrong.toString(), `outage_${process.pid}_auth`, { owners: OWNERS });
+		const { pi } = await startPi(t, m, { tag: "auth" });
+		const { results } = await pi.prompt("try", [
+			{ calls: [{ id: "cwd", name: "patch_state", args: { cwd: { tactics: { x: 1 } } } }] },
+			{ calls: [{ id: "session", name: "patch_state", args: { session: { tactics: { x: 1 } } } }] },
+			{ calls: [{ id: "global", name: "patch_state", args: { global: { tactics: { x: 1 } } } }] },
+			{ text: "ok" },
+		]);
+		const r = results.cwd;
+		assert.equal(r?.isError, true, r?.text);
+		assert.match(r?.text ?? "", /`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at \S+ refused the credentials/);
+		ok(results, "session");
+		ok(results, "global");
+		await pi.command("/state");
+		await pi.exit();
+		assert.ok(!pi.output.includes("wrong-pw-7f3a9c"), "the password appears nowhere in tool results, notices, /state or logs");
 	});
 });
