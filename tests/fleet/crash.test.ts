@@ -56,26 +56,43 @@ async function sessionWithHistory(m: Machine, owners: readonly Owner[]): Promise
 	return file;
 }
 
-// [fault point, owners the killed transition touches, is it committed?]
-const cases: Array<[string, Owner[], boolean]> = [
+interface Case {
+	point: string;
+	/** The owners the killed transition touches. */
+	owners: Owner[];
+	/** Global lives in the database too (the user's shared Global), not in this machine's files. */
+	shareGlobal?: boolean;
+	committed: boolean;
+}
+
+const cases: Case[] = [
 	// The database alone: its COMMIT is the commit point.
-	["pg-after-lock", ["cwd"], false],
-	["pg-before-commit", ["cwd"], false],
-	["pg-after-commit", ["cwd"], true],
+	{ point: "pg-after-lock", owners: ["cwd"], committed: false },
+	{ point: "pg-before-commit", owners: ["cwd"], committed: false },
+	{ point: "pg-after-commit", owners: ["cwd"], committed: true },
+	// Two owners in the database: one SQL transaction.
+	{ point: "pg-before-commit", owners: ["global", "cwd"], shareGlobal: true, committed: false },
+	{ point: "pg-after-commit", owners: ["global", "cwd"], shareGlobal: true, committed: true },
 	// Mixed with the Global file and the Session: the journal is written right before COMMIT.
-	["pg-after-lock", ALL, false],
-	["after-journal", ALL, false],
-	["pg-before-commit", ALL, false],
-	["pg-after-commit", ALL, true],
-	["after-append-global", ALL, true],
-	["after-append-session", ALL, true],
+	{ point: "pg-after-lock", owners: ALL, committed: false },
+	{ point: "after-journal", owners: ALL, committed: false },
+	{ point: "pg-before-commit", owners: ALL, committed: false },
+	{ point: "pg-after-commit", owners: ALL, committed: true },
+	{ point: "after-append-global", owners: ALL, committed: true },
+	{ point: "after-append-session", owners: ALL, committed: true },
+	// Two database owners and the Session.
+	{ point: "pg-after-commit", owners: ALL, shareGlobal: true, committed: true },
 ];
 
+function describeCase(c: Case): string {
+	return c.owners.map((o) => (o === "session" ? "Session" : o === "cwd" || c.shareGlobal ? `${o} (database)` : `${o} (file)`)).join(" + ");
+}
+
 describe("pi killed inside patch_state on the database commit path", { concurrency: 2 }, () => {
-	for (const [point, owners, committed] of cases) {
-		const over = owners.length === 1 ? "the database alone" : "Global file + database + Session";
-		it(`${point}, ${over}: the transition is ${committed ? "whole" : "absent"} in every owner after resuming the session`, async (t) => {
-			const m = machine(t, server.url, server.schema(), { owners: ALL });
+	for (const c of cases) {
+		const { point, owners, committed } = c;
+		it(`${point}, ${describeCase(c)}: the transition is ${committed ? "whole" : "absent"} in every owner after resuming the session`, async (t) => {
+			const m = machine(t, server.url, server.schema(), { owners: ALL, ...(c.shareGlobal ? { shareGlobal: true, user: "alice" } : {}) });
 			const sessionFile = await sessionWithHistory(m, owners);
 			const patch = Object.fromEntries(owners.map((o) => [o, { tactics: { crash: point } }]));
 
@@ -101,6 +118,7 @@ describe("pi killed inside patch_state on the database commit path", { concurren
 
 			// Each owner holds it at most once, and no journal is left behind.
 			const stores = storesOf(m, sessionFile);
+			assert.equal(stores.location("global").backend, c.shareGlobal ? "postgres" : "file");
 			for (const o of owners) {
 				const h = await stores.load(o);
 				assert.equal(writesOf(h, "crash"), committed ? 1 : 0, `${o}: records of the killed transition`);

@@ -7,6 +7,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import type { Owner } from "../../lib/core/types.js";
 import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { testDatabase } from "../helpers/pg-server.js";
@@ -23,15 +24,25 @@ after(async () => {
 });
 
 describe("two machines on one shared project", () => {
-	it("an intent written on A is in B's next head, and in B's mid-run notice when A writes while B's run is going", async (t) => {
+	it("an intent written on A is in B's next head, and in B's mid-run notice when A writes while B's run is going (project and the user's shared Global)", async (t) => {
 		const schema = server.schema();
-		const a = machine(t, server.url, schema);
-		const b = machine(t, server.url, schema);
+		// The same user on both machines, sharing Global too: one transition over two database owners.
+		const shared = { owners: ["global", "cwd", "session"] as Owner[], shareGlobal: true, user: "alice" };
+		const a = machine(t, server.url, schema, shared);
+		const b = machine(t, server.url, schema, shared);
 		const [{ pi: onA }, { pi: onB }] = await Promise.all([startPi(t, a, { tag: "a" }), startPi(t, b, { tag: "b" })]);
 
 		// B's session is already running when A writes.
 		const wrote = await onA.prompt("plan the release", [
-			{ calls: [{ id: "a1", name: "patch_state", args: { cwd: { intents: { ship: { goal: "release 2.0 by Friday" } } } } }] },
+			{
+				calls: [
+					{
+						id: "a1",
+						name: "patch_state",
+						args: { cwd: { intents: { ship: { goal: "release 2.0 by Friday" } } }, global: { strategy: { tabs: "alice indents with tabs" } } },
+					},
+				],
+			},
 			{ text: "noted" },
 		]);
 		ok(wrote.results, "a1");
@@ -39,6 +50,7 @@ describe("two machines on one shared project", () => {
 		const head = headOf(next.requests[0]);
 		assert.match(head, /ship/);
 		assert.match(head, /release 2\.0 by Friday/);
+		assert.match(head, /alice indents with tabs/);
 
 		// B's run renders its head, then waits in a scripted model turn until A has committed.
 		const running = onB.begin("check the plan", [
@@ -47,7 +59,15 @@ describe("two machines on one shared project", () => {
 		]);
 		await onB.pausedAt("A writes now");
 		const mid = await onA.prompt("add a tactic", [
-			{ calls: [{ id: "a2", name: "patch_state", args: { cwd: { intents: { docs: { goal: "write the upgrade guide" } } } } }] },
+			{
+				calls: [
+					{
+						id: "a2",
+						name: "patch_state",
+						args: { cwd: { intents: { docs: { goal: "write the upgrade guide" } } }, global: { strategy: { review: "small PRs" } } },
+					},
+				],
+			},
 			{ text: "added" },
 		]);
 		ok(mid.results, "a2");
@@ -56,11 +76,13 @@ describe("two machines on one shared project", () => {
 		// The run's head is frozen from before A's write; the tool result names what A changed.
 		assert.doesNotMatch(headOf(run.requests[0]), /upgrade guide/);
 		const notice = ok(run.results, "b1");
-		assert.match(notice, /cwd was changed by another process since this run's head \(1 transition, now seq 2\): cwd\.intents\.docs/);
-		assert.doesNotMatch(notice, /write the upgrade guide/, "a notice names paths, never values");
+		assert.match(notice, /global was changed by another process since this run's head \(1 transition, now seq 2\): global\.strategy\.review\./);
+		assert.match(notice, /cwd was changed by another process since this run's head \(1 transition, now seq 2\): cwd\.intents\.docs\./);
+		assert.doesNotMatch(notice, /write the upgrade guide|small PRs/, "a notice names paths, never values");
 		// And B's next prompt shows it in the head.
 		const later = await onB.prompt("and now?", [{ text: "ok" }]);
 		assert.match(headOf(later.requests[0]), /write the upgrade guide/);
+		assert.match(headOf(later.requests[0]), /small PRs/);
 		await Promise.all([onA.exit(), onB.exit()]);
 	});
 
