@@ -72,9 +72,13 @@ describe("the database stopped and restarted under a running pi session", () => 
 		]);
 		await pi.pausedAt("stop");
 		await server.stopImmediate();
-		pi.resume("stop");
-		await pi.pausedAt("restart");
-		await server.restart();
+		try {
+			pi.resume("stop");
+			await pi.pausedAt("restart");
+		} finally {
+			// Up again whatever happened: the other tests use the same server.
+			await server.restart();
+		}
 		pi.resume("restart");
 		const { results } = await running;
 
