@@ -8,10 +8,11 @@
 import { messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
+import { formatWho } from "../storage/who.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -63,6 +64,16 @@ export function who(by: Provenance, full = false): string {
 		default:
 			return "unknown";
 	}
+}
+
+/** Which teammate or machine, short: `alice@laptop` (the host's first label; whole with `full`). */
+export function shortWho(w: Who, full = false): string {
+	return full ? formatWho(w) : clipText(formatWho({ user: w.user, host: w.host.split(".")[0] || w.host }), 20);
+}
+
+/** Who made a transition and, when recorded, as which teammate on which machine: `model call_8xKz… alice@laptop`. */
+export function madeBy(r: TransitionRecord, full = false): string {
+	return r.who === undefined ? who(r.by, full) : `${who(r.by, full)} ${shortWho(r.who, full)}`;
 }
 
 /** The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`. */
@@ -173,14 +184,14 @@ export interface HistoryFormat {
 }
 
 /**
- * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… tactics.a, lazy.b +2`
+ * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… alice@laptop tactics.a, lazy.b +2`
  * (fits `width`), or in full form three lines with whole ids and times.
  */
 export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
 	if (f.full) {
-		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${who(r.by, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
+		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
 	}
-	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${who(r.by)}`;
+	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
 	const room = (f.width ?? TEXT_WIDTH) - head.length - 1;
 	return `${head} ${fitList(changedKeys(r), Math.max(8, room))}`;
 }

@@ -12,6 +12,7 @@ import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storag
 import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { Admission, type Identity } from "./admission.js";
 import {
 	describeSelection,
@@ -292,7 +293,7 @@ export class StateFlowHost {
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, who: whoAmI(), session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
