@@ -160,7 +160,10 @@ function checkVersion(file: string, value: unknown, where: string): void {
 
 function firstError(errors: ValidateFunction["errors"]): string {
 	const e = errors?.[0];
-	return e ? `\`${e.instancePath || "/"}\` ${e.message ?? "is invalid"}` : "invalid shape";
+	if (e === undefined) return "invalid shape";
+	// The pattern of a user or host name, spelled out, would be a screenful of escapes.
+	const what = e.keyword === "pattern" && e.params.pattern === WHO_TEXT.pattern ? "holds a control or invisible character" : (e.message ?? "is invalid");
+	return `\`${e.instancePath || "/"}\` ${what}`;
 }
 
 /** The integrity check of a stored value: SHA-256 of its JSON text without `sum`, first 64 bits. */

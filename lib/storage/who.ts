@@ -7,7 +7,7 @@
 import { hostname, userInfo } from "node:os";
 import type { Who } from "../core/types.js";
 
-/** Longest user or host name kept, in UTF-16 code units (a DNS name is at most 253). */
+/** Longest user or host name kept, in code points (a DNS name is at most 253 characters). */
 export const WHO_MAX_LENGTH = 256;
 /**
  * Characters a user or host name may not hold: C0 and C1 controls, DEL, and the invisible
@@ -20,7 +20,8 @@ const UNSAFE_RE = new RegExp(`[${UNSAFE}]`, "gu");
 
 /** `text` made storable: unsafe characters dropped, trimmed, bounded; empty when nothing is left. */
 function storable(text: string | undefined): string {
-	return (text ?? "").replace(UNSAFE_RE, "").trim().slice(0, WHO_MAX_LENGTH);
+	// Cut by code points, as the schema counts them, so no surrogate pair is split.
+	return Array.from((text ?? "").replace(UNSAFE_RE, "").trim()).slice(0, WHO_MAX_LENGTH).join("");
 }
 
 /** The OS user; `userInfo()` throws in a container whose uid has no passwd entry. */
