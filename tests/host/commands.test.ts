@@ -11,6 +11,7 @@ import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { ME, ME_FULL } from "../helpers/who.js";
 import { agentDirWithConfig, type Flow, userTexts, withFlow } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
@@ -51,10 +52,10 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^  #2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
-			assert.match(history ?? "", /^  #1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+			assert.match(history ?? "", new RegExp(`^  #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^  #1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} intents\\.i, tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
-			assert.match(full ?? "", /^  #2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
+			assert.match(full ?? "", new RegExp(`^  #2 t-0002\n {5}at 2026-11-30T09:00:01\\.000Z by model call-b ${ME_FULL}\n {5}changed: tactics\\.t$`, "m"));
 			const [bad] = await flow.command("/state history cwd session");
 			assert.match(bad ?? "", /`history` takes at most one owner/);
 		});
@@ -85,7 +86,7 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^  #3 t-0003 \d\d:\d\d:\d\d \/state undo cwd tactics\.t$/m);
+			assert.match(history ?? "", new RegExp(`^  #3 t-0003 \\d\\d:\\d\\d:\\d\\d /state undo cwd ${ME} tactics\\.t$`, "m"));
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});
