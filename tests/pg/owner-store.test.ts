@@ -392,3 +392,32 @@ describe("PostgreSQL owner store: the password never shows", () => {
 		);
 	});
 });
+
+describe("PostgreSQL owner store: who made each transition", () => {
+	const alice = { user: "alice", host: "laptop.example.com" };
+
+	it("round-trips who in the stored record, sealed by both checksums and validated on read", async () => {
+		const schema = server.schema();
+		const db = connect(schema);
+		const s = db.store("cwd", "who");
+		const committed = await db.commitLocked([s], ([h]) => {
+			const r = stage({ cwd: h as OwnerHistory }, { cwd: { tactics: { a: 1 } } }, { id: "w1", at: "2026-12-01T00:00:00.000Z", by, who: alice });
+			const record = r.noop ? undefined : r.records.cwd;
+			return { records: [record], value: record };
+		});
+		assert.deepEqual(committed?.who, alice);
+		const [row] = await sql<{ body: string }>(`SELECT body FROM "${schema}".transitions WHERE id = 'w1'`);
+		assert.equal(row?.body, recordLine(committed as TransitionRecord), "the stored text is the record line");
+		assert.deepEqual((await connect(schema).store("cwd", "who").load()).tail[0]?.who, alice, "another connection reads it back");
+
+		// A who changed by hand: the row's checksum catches it.
+		await sql(`UPDATE "${schema}".transitions SET body = replace(body, '"alice"', '"mallo"') WHERE id = 'w1'`);
+		await rejectsWith(connect(schema).store("cwd", "who").load(), "corrupt", /does not match its checksum/);
+		// Both checksums recomputed: the record is still refused for what it holds.
+		const { createHash } = await import("node:crypto");
+		const forged = recordLine({ ...(committed as TransitionRecord), who: { user: "a\u001b]0;pwned\u0007", host: "h" } });
+		const sum = createHash("sha256").update(`cwd\nwho\n1\n${forged}`).digest("hex");
+		await sql(`UPDATE "${schema}".transitions SET body = $1, sum = $2 WHERE id = 'w1'`, [forged, sum]);
+		await rejectsWith(connect(schema).store("cwd", "who").load(), "corrupt", /`\/who\/user` holds a control or invisible character/);
+	});
+});
