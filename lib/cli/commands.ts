@@ -54,7 +54,7 @@ function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
 		agentDir: p.agentDir,
 		cwd: p.cwd,
 		limits: limitsOf(config),
-		who: whoAmI(),
+		who: whoAmI(config.user),
 		...(config.retention !== undefined ? { retention: config.retention } : {}),
 	});
 	return { stores, warnings: problems.map((w) => `warning: ${w}`) };

@@ -229,7 +229,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const { config, problems } = readConfig(p.agentDir);
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, who: whoAmI(), ...(config.retention !== undefined ? { retention } : {}) });
+	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, who: whoAmI(config.user), ...(config.retention !== undefined ? { retention } : {}) });
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });

@@ -24,12 +24,12 @@ function storable(text: string | undefined): string {
 	return Array.from((text ?? "").replace(UNSAFE_RE, "").trim()).slice(0, WHO_MAX_LENGTH).join("");
 }
 
-/** The OS user; `userInfo()` throws in a container whose uid has no passwd entry. */
-function osUser(): string | undefined {
+/** The OS user name; containers without a passwd entry (`userInfo()` throws) fall back to `$USER`, then "unknown". */
+export function osUser(): string {
 	try {
 		return userInfo().username;
 	} catch {
-		return process.env.USER;
+		return process.env.USER || process.env.USERNAME || "unknown";
 	}
 }
 

@@ -9,13 +9,14 @@
  * reset. Connection failures become an "owner unavailable" error that never holds the password.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS } from "../../core/types.js";
 import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
+import { fault } from "../fault.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
 import type { AtomicOwners, CommitOutcome, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
@@ -164,7 +165,9 @@ export class PgDatabase implements AtomicOwners {
 
 	private async connection(): Promise<pg.Client> {
 		if (this.conn) return this.conn;
-		const c = new pg.Client(this.config);
+		// Loaded on first use: a user without a database never pays for the driver at pi's start.
+		const { default: driver } = await import("pg");
+		const c = new driver.Client(this.config);
 		// A connection lost while idle is reported here: forget it, the next call reconnects.
 		c.on("error", () => {
 			if (this.conn === c) this.conn = undefined;
@@ -204,7 +207,7 @@ export class PgDatabase implements AtomicOwners {
 		}
 		if (code === INSUFFICIENT_PRIVILEGE) {
 			return new StateError(
-				"io",
+				"unavailable",
 				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
 			);
 		}
@@ -217,7 +220,7 @@ export class PgDatabase implements AtomicOwners {
 						? "has no such database"
 						: "cannot be reached";
 		return new StateError(
-			"io",
+			"unavailable",
 			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
 		);
 	}
@@ -265,6 +268,7 @@ export class PgDatabase implements AtomicOwners {
 					await c.query("BEGIN");
 					const histories: OwnerHistory[] = new Array(mine.length);
 					for (const i of order) histories[i] = await (mine[i] as PgOwnerStore).lockAndCatchUp(c);
+					fault("pg-after-lock");
 					staged = await stage(histories);
 					written = [];
 					for (const i of order) {
@@ -277,8 +281,11 @@ export class PgDatabase implements AtomicOwners {
 						await c.query("ROLLBACK");
 						return staged.value;
 					}
+					await staged.beforeCommit?.(written.map((w) => w.record));
+					fault("pg-before-commit");
 					phase = "commit";
 					await c.query("COMMIT");
+					fault("pg-after-commit");
 					for (const w of written) w.store.applyCommitted(w.record);
 					for (const w of written) await w.store.compactIfDue(c);
 					return staged.value;
@@ -287,8 +294,8 @@ export class PgDatabase implements AtomicOwners {
 			);
 		} catch (e) {
 			if (phase !== "commit") staged?.abandon?.();
-			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
-			await this.resolveLostCommit(label, written, e);
+			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "unavailable") throw e;
+			await this.resolveLostCommit(label, written, e, staged);
 			return staged.value;
 		}
 	}
@@ -298,31 +305,28 @@ export class PgDatabase implements AtomicOwners {
 	 * server whether the transition is there. Returns when it committed; throws saying exactly
 	 * what is known otherwise. Every owner of it is in the same SQL transaction: one id answers for all.
 	 */
-	private async resolveLostCommit(label: string, written: ReadonlyArray<{ store: PgOwnerStore; record: TransitionRecord }>, lost: Error): Promise<void> {
+	private async resolveLostCommit(
+		label: string,
+		written: ReadonlyArray<{ store: PgOwnerStore; record: TransitionRecord }>,
+		lost: Error,
+		staged: LockedStage<unknown>,
+	): Promise<void> {
 		for (const w of written) w.store.forget();
 		const first = written[0] as { store: PgOwnerStore; record: TransitionRecord };
 		const id = first.record.id;
-		const store = first.store;
 		let seq: number | undefined;
 		try {
-			seq = await this.run(label, async (c) => {
-				await c.query("BEGIN");
-				// The lost transaction holds the head row (or the new owner's key) until it commits or aborts:
-				// taking them waits for its outcome, so the id below is the final answer, not a race.
-				await store.lockAndCatchUp(c);
-				const found = await store.committedSeqOn(c, id);
-				await c.query("ROLLBACK");
-				return found;
-			});
+			seq = await first.store.outcomeOf(id);
 		} catch {
 			fail(
-				"io",
+				"unavailable",
 				`${label}: the connection was lost while committing transition \`${id}\`, and PostgreSQL at ${this.shownUrl} could not be asked whether it committed; it is either wholly there or wholly absent, and the next read shows which. (${lost.message})`,
 			);
 		}
 		if (seq === undefined) {
+			staged.abandon?.();
 			fail(
-				"io",
+				"unavailable",
 				`${label}: the connection was lost while committing transition \`${id}\`; it was NOT committed (checked after reconnecting) and nothing was written. Retry the change.`,
 			);
 		}
@@ -400,6 +404,21 @@ export class PgOwnerStore implements OwnerStore {
 		});
 		const row = r.rows[0] as { seq: string } | undefined;
 		return row === undefined ? undefined : Number(row.seq);
+	}
+
+	/**
+	 * Whether a transition with this id committed, decisively: the head row is locked first, so
+	 * a transaction still in flight on another connection (a writer that lost its connection or
+	 * died during COMMIT) has finished, one way or the other, before the id is looked up.
+	 */
+	outcomeOf(id: string): Promise<number | undefined> {
+		return this.db.run(this.label, async (c) => {
+			await c.query("BEGIN");
+			await this.lockAndCatchUp(c);
+			const found = await this.committedSeqOn(c, id);
+			await c.query("ROLLBACK");
+			return found;
+		});
 	}
 
 	async status(): Promise<OwnerStoreStatus> {
