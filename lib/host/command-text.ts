@@ -66,9 +66,16 @@ export function who(by: Provenance, full = false): string {
 	}
 }
 
-/** Which teammate or machine, short: `alice@laptop` (the host's first label; whole with `full`). */
+/** Columns of a short who; when both names do not fit, each keeps at least half, so neither is lost. */
+const WHO_WIDTH = 20;
+
+/** Which teammate on which machine, short: `alice@laptop` (the host's first label; both whole with `full`). */
 export function shortWho(w: Who, full = false): string {
-	return full ? formatWho(w) : clipText(formatWho({ user: w.user, host: w.host.split(".")[0] || w.host }), 20);
+	if (full) return formatWho(w);
+	const host = w.host.split(".")[0] || w.host;
+	const room = WHO_WIDTH - 1;
+	const user = clipText(w.user, Math.max(room - host.length, Math.ceil(room / 2)));
+	return formatWho({ user, host: clipText(host, room - user.length) });
 }
 
 /** Who made a transition and, when recorded, as which teammate on which machine: `model call_8xKz… alice@laptop`. */
@@ -192,8 +199,9 @@ export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryF
 		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
 	}
 	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
-	const room = (f.width ?? TEXT_WIDTH) - head.length - 1;
-	return `${head} ${fitList(changedKeys(r), Math.max(8, room))}`;
+	const width = f.width ?? TEXT_WIDTH;
+	// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
+	return clipText(`${head} ${fitList(changedKeys(r), Math.max(8, width - head.length - 1))}`, width);
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */
