@@ -8,9 +8,9 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Who } from "../../lib/core/types.js";
-import { whoAmI } from "../../lib/storage/who.js";
+import { formatWho, whoAmI } from "../../lib/storage/who.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { ME_FULL } from "../helpers/who.js";
+import { literal, ME_FULL } from "../helpers/who.js";
 import { runCli } from "./run.js";
 
 interface Env {
@@ -147,6 +147,22 @@ describe("state-flow import", () => {
 		assert.match(r.stdout, new RegExp(`transition ${c.id}`));
 		assert.deepEqual(c.by, { kind: "import", source: file });
 		assert.deepEqual([c.seq, g.seq], [1, 1]);
+	});
+
+	it("an exported state imported elsewhere is signed by whoever imported it (the config's user)", (t) => {
+		const a = setup(t);
+		const b = setup(t);
+		for (const [e, user] of [[a, "alice"], [b, "bob"]] as const) {
+			mkdirSync(join(e.agent, "state-flow"), { recursive: true });
+			writeFileSync(join(e.agent, "state-flow", "config.json"), JSON.stringify({ user }));
+		}
+		assert.equal(a.run(["import", writeJson(a, "s.json", STATE), "--owner", "cwd"]).code, 0);
+		assert.deepEqual(records(cwdLog(a))[0]?.who, whoAmI("alice"));
+		const exported = a.run(["export", "cwd"]).stdout;
+		assert.doesNotMatch(exported, /alice/, "export documents carry states, not who");
+		assert.equal(b.run(["import", writeJson(b, "x.json", JSON.parse(exported))]).code, 0);
+		assert.deepEqual(records(cwdLog(b))[0]?.who, whoAmI("bob"));
+		assert.match(b.run(["history", "cwd"]).stdout, new RegExp(`^ {4}who ${literal(formatWho(whoAmI("bob")))}$`, "m"));
 	});
 
 	it("records who imported on every owner's record, and history shows it", (t) => {

@@ -23,6 +23,7 @@ import { WHO_MAX_LENGTH, whoAmI } from "../../lib/storage/who.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
+import { runChild } from "./children/spawn.js";
 
 const by = { kind: "system", reason: "who-test" } as const;
 let n = 0;
@@ -132,6 +133,20 @@ describe("who in stored records", () => {
 		assert.ok(!lines.join("\n").startsWith(before.trimEnd()), "the log was rewritten");
 		assert.ok(lines.length < 2 + compactionSlack(1), `compacted to ${lines.length} lines`);
 		for (const line of lines) assert.deepEqual(parseRecordLine(line, "log", "a line").who, { user: "bob", host: "ci" });
+	});
+
+	it("a transition rolled forward from its journal after its writer was killed keeps its who in every owner", async (t) => {
+		const dir = tempDir(t);
+		const child = runChild("who-child", [join(dir, "agent"), join(dir, "proj")], { STATE_FLOW_FAULT: "after-journal" });
+		const end = await child.done;
+		assert.equal(end.signal, "SIGKILL", `the writer died at its commit point (${end.stdout}${end.stderr})`);
+		// Another process, writing as someone else, completes it from the journal.
+		const s = storesFor(dir, { who: { user: "bob", host: "ci" } });
+		for (const owner of ["global", "cwd"] as const) {
+			const [record] = (await s.load(owner)).tail;
+			assert.equal(record?.id, "crash-1", owner);
+			assert.deepEqual(record?.who, { user: "alice", host: "laptop" }, `${owner} keeps the writer's who`);
+		}
 	});
 
 	it("refuses a log whose who was changed after it was written (integrity check), and writes nothing", async (t) => {
