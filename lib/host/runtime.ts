@@ -295,7 +295,12 @@ export class StateFlowHost {
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, placement: placementFor(this.#config, ctx.cwd), who: whoAmI(this.#config.user), session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({
+				...options,
+				placement: placementFor(this.#config, ctx.cwd),
+				who: whoAmI(this.#config.user),
+				session: createSessionLog(this.pi, () => this.ctx),
+			});
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);

@@ -31,7 +31,6 @@ export interface Placement {
 	problem?: string;
 }
 
-
 /** The user name State Flow signs and keys shared Global memory with. */
 export function userOf(config: StateFlowConfig): string {
 	return config.user ?? osUser();

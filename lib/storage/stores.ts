@@ -209,7 +209,7 @@ export class Stores {
 			const result = stage(
 				histories,
 				prepared?.patch ?? patch,
-				{ id: opts.id, at: opts.at, by: opts.by, ...(this.who ? { who: this.who } : {}), ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) },
+				{ id: opts.id, at: opts.at, by: opts.by, who: this.who, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) },
 				this.limits,
 			);
 			if (result.noop) {

@@ -21,7 +21,9 @@ const UNSAFE_RE = new RegExp(`[${UNSAFE}]`, "gu");
 /** `text` made storable: unsafe characters dropped, trimmed, bounded; empty when nothing is left. */
 function storable(text: string | undefined): string {
 	// Cut by code points, as the schema counts them, so no surrogate pair is split.
-	return Array.from((text ?? "").replace(UNSAFE_RE, "").trim()).slice(0, WHO_MAX_LENGTH).join("");
+	return Array.from((text ?? "").replace(UNSAFE_RE, "").trim())
+		.slice(0, WHO_MAX_LENGTH)
+		.join("");
 }
 
 /** The OS user name; containers without a passwd entry (`userInfo()` throws) fall back to `$USER`, then "unknown". */

@@ -152,7 +152,10 @@ describe("state-flow import", () => {
 	it("an exported state imported elsewhere is signed by whoever imported it (the config's user)", (t) => {
 		const a = setup(t);
 		const b = setup(t);
-		for (const [e, user] of [[a, "alice"], [b, "bob"]] as const) {
+		for (const [e, user] of [
+			[a, "alice"],
+			[b, "bob"],
+		] as const) {
 			mkdirSync(join(e.agent, "state-flow"), { recursive: true });
 			writeFileSync(join(e.agent, "state-flow", "config.json"), JSON.stringify({ user }));
 		}

@@ -87,7 +87,12 @@ describe("whoAmI", () => {
 			let passwd = true; try { userInfo(); } catch { passwd = false; }
 			console.log(JSON.stringify({ passwd, who: whoAmI() }));`;
 		const run = (env: NodeJS.ProcessEnv) => {
-			const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { uid: 54_321, gid: 54_321, env: { PATH: process.env.PATH, ...env }, encoding: "utf8" });
+			const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], {
+				uid: 54_321,
+				gid: 54_321,
+				env: { PATH: process.env.PATH, ...env },
+				encoding: "utf8",
+			});
 			assert.equal(r.status, 0, r.stderr);
 			const out = JSON.parse(r.stdout) as { passwd: boolean; who: Who };
 			assert.equal(out.passwd, false, "the child's uid has no passwd entry");
@@ -106,7 +111,8 @@ describe("who in stored records", () => {
 		const s = storesFor(dir, { who: alice, sm });
 		const m = meta();
 		await s.commit({ global: { intents: { g: 1 } }, cwd: { tactics: { c: 1 } }, session: { lazy: { l: 1 } } }, m);
-		for (const owner of ["global", "cwd"] as const) assert.match(readFileSync(logOf(dir, owner), "utf8"), /"who":\{"user":"alice","host":"laptop\.example\.com"\}/);
+		for (const owner of ["global", "cwd"] as const)
+			assert.match(readFileSync(logOf(dir, owner), "utf8"), /"who":\{"user":"alice","host":"laptop\.example\.com"\}/);
 		const reopened = storesFor(dir, { sm: SessionManager.open(sm.getSessionFile() as string, join(dir, "sessions")) });
 		for (const owner of ["global", "cwd", "session"] as const) {
 			const [record] = (await reopened.load(owner)).tail;
