@@ -15,6 +15,7 @@ import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-form
 import { rootOf, storePaths } from "../storage/paths.js";
 import type { StorePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { formatHistory, formatShow } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
@@ -53,6 +54,7 @@ function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
 		agentDir: p.agentDir,
 		cwd: p.cwd,
 		limits: limitsOf(config),
+		who: whoAmI(config.user),
 		...(config.retention !== undefined ? { retention: config.retention } : {}),
 	});
 	return { stores, warnings: problems.map((w) => `warning: ${w}`) };

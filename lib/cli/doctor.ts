@@ -22,6 +22,7 @@ import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../
 import { holdersDir } from "../storage/lock-holder.js";
 import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome } from "./commands.js";
 import { FILE_OWNERS, type FileOwner, isFileOwner } from "./transfer.js";
@@ -228,7 +229,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const { config, problems } = readConfig(p.agentDir);
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, ...(config.retention !== undefined ? { retention } : {}) });
+	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, who: whoAmI(config.user), ...(config.retention !== undefined ? { retention } : {}) });
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });
