@@ -17,6 +17,7 @@ export type StateErrorCode =
 	| "busy" // lock wait timed out
 	| "corrupt" // store damaged
 	| "io" // unexpected file-system failure
+	| "unavailable" // an owner's store cannot be reached now (database down, not configured); the others keep working
 	| "artifact"; // artifact / Skill compilation refused
 
 export class StateError extends Error {

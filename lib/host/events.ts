@@ -48,6 +48,9 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 		host.applyActivation();
 		host.showStatus();
 	});
+	host.pi.on("session_shutdown", async () => {
+		await host.closeSession();
+	});
 	host.pi.on("session_tree", async (_event, ctx) => {
 		await host.followBranch(ctx);
 		host.applyActivation();

@@ -11,6 +11,7 @@ import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
+import { placementFor } from "../storage/backend.js";
 import { Stores } from "../storage/stores.js";
 import { Admission, type Identity } from "./admission.js";
 import {
@@ -289,10 +290,11 @@ export class StateFlowHost {
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
 		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.#config.retention, limits: limitsOf(this.#config) };
+		await this.#stores?.close();
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, placement: placementFor(this.#config, ctx.cwd), session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
@@ -303,6 +305,15 @@ export class StateFlowHost {
 		// The Session store keeps damage and reports it on every Session access (Global and CWD
 		// keep working from the same stores); say so now too, not only at the first write.
 		await this.#checkSession("cannot open Session state", ctx);
+	}
+
+	/** The session ends (quit, switch, reload): release database connections; nothing is lost (the stores reopen on use). */
+	async closeSession(): Promise<void> {
+		try {
+			await this.#stores?.close();
+		} catch {
+			// Closing is best effort: a connection that is already gone has nothing to release.
+		}
 	}
 
 	/** After `/tree` navigation: the branch has its own selection and Session state. */

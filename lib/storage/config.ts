@@ -4,7 +4,7 @@
  * Writing (only `/state default …`) is atomic (temp + rename), preserves unknown keys and
  * refuses to replace a file it cannot parse, so a hand-edited file is never lost.
  */
-import { join } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
@@ -23,12 +23,50 @@ export interface StateFlowConfig {
 	reconcile?: boolean;
 	/** Per-owner state size limit in bytes (docs/spec.md §8; default 4 MiB). */
 	maxStateBytes?: number;
+	/** PostgreSQL URL for shared owners (`STATE_FLOW_DATABASE_URL` wins over it); absent: files only. */
+	database?: string;
+	/** PostgreSQL schema holding State Flow's tables (default `state_flow`). */
+	databaseSchema?: string;
+	/** Who this user is in shared memory: keys a shared Global owner and signs provenance (default: the OS user). */
+	user?: string;
+	/** Keep the Global owner in the database (the same personal memory on every machine). */
+	shareGlobal?: boolean;
+	/** Checkouts linked to shared projects: checkout real path -> project id (`state-flow link`). */
+	links?: Record<string, string>;
 }
 
 /** What reading the config produced: the valid settings and one line per ignored problem. */
 export interface ConfigRead {
 	config: StateFlowConfig;
 	problems: string[];
+}
+
+/** Longest project id or user name a shared owner may be keyed by. */
+export const MAX_SHARED_KEY = 200;
+
+/**
+ * Why a project id or user name cannot key a shared owner, or undefined when it can:
+ * 1..200 characters, none of them a control character (it is shown in messages and `/state`).
+ */
+export function sharedKeyProblem(value: unknown): string | undefined {
+	if (typeof value !== "string" || value.length === 0) return "must be a non-empty string";
+	if (value.length > MAX_SHARED_KEY) return `must be at most ${MAX_SHARED_KEY} characters`;
+	// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
+	if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) return "must not contain control characters or line breaks";
+	return undefined;
+}
+
+/** Why a database URL is unusable, or undefined; never echoes the URL (it may hold a password). */
+export function databaseUrlProblem(value: unknown): string | undefined {
+	if (typeof value !== "string" || value === "") return "must be a postgres:// URL";
+	let u: URL;
+	try {
+		u = new URL(value);
+	} catch {
+		return "does not parse as postgres://user:password@host:port/database";
+	}
+	if (u.protocol !== "postgres:" && u.protocol !== "postgresql:") return `must start with postgres:// or postgresql://, not ${u.protocol}//`;
+	return undefined;
 }
 
 /** Bounds of the head budget in bytes; below the minimum the head cannot say anything useful. */
@@ -130,6 +168,39 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 	if (has("reconcile")) {
 		if (typeof raw.reconcile === "boolean") config.reconcile = raw.reconcile;
 		else problems.push(`${file}: \`reconcile\` must be true or false; ignoring ${JSON.stringify(raw.reconcile)}.`);
+	}
+	if (has("database")) {
+		const why = databaseUrlProblem(raw.database);
+		if (why === undefined) config.database = raw.database as string;
+		else problems.push(`${file}: \`database\` ${why}; ignoring it (shared owners are unavailable until it is fixed).`);
+	}
+	if (has("databaseSchema")) {
+		const v = raw.databaseSchema;
+		if (typeof v === "string" && /^[a-z_][a-z0-9_]{0,62}$/.test(v)) config.databaseSchema = v;
+		else problems.push(`${file}: \`databaseSchema\` must be a lower-case identifier (letters, digits, _; at most 63); ignoring ${JSON.stringify(v)}.`);
+	}
+	if (has("user")) {
+		const why = sharedKeyProblem(raw.user);
+		if (why === undefined) config.user = raw.user as string;
+		else problems.push(`${file}: \`user\` ${why}; ignoring it and using the OS user.`);
+	}
+	if (has("shareGlobal")) {
+		if (typeof raw.shareGlobal === "boolean") config.shareGlobal = raw.shareGlobal;
+		else problems.push(`${file}: \`shareGlobal\` must be true or false; ignoring ${JSON.stringify(raw.shareGlobal)}.`);
+	}
+	if (has("links")) {
+		const links = raw.links;
+		if (links === null || typeof links !== "object" || Array.isArray(links)) {
+			problems.push(`${file}: \`links\` must be an object of checkout path -> project id; ignoring it.`);
+		} else {
+			const kept: Record<string, string> = {};
+			for (const [path, project] of Object.entries(links)) {
+				const why = isAbsolute(path) ? sharedKeyProblem(project) : "is not under an absolute checkout path";
+				if (why === undefined) kept[path] = project as string;
+				else problems.push(`${file}: \`links[${JSON.stringify(path)}]\` ${why}; ignoring that link (run \`state-flow link\` again).`);
+			}
+			config.links = kept;
+		}
 	}
 	return { config, problems };
 }

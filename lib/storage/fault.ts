@@ -18,6 +18,9 @@ export const FAULT_POINTS = [
 	"mid-compaction", // new checkpoint renamed into place, log not yet rewritten
 	"mid-compaction-log", // new log written to its temp file, not yet renamed
 	"before-unlock", // commit finished, locks still held
+	"pg-after-lock", // PostgreSQL: head rows locked in the open transaction, nothing inserted
+	"pg-before-commit", // PostgreSQL: records inserted (and a mixed commit's journal written), COMMIT not sent
+	"pg-after-commit", // PostgreSQL: COMMIT answered, local parts of a mixed commit not written yet
 ] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 

@@ -93,6 +93,7 @@ const journalSchema = {
 					root: { type: "string" },
 					sessionId: { type: "string" },
 					persistent: { type: "boolean" },
+					database: { type: "string", minLength: 1 },
 					record: recordSchema,
 				},
 				additionalProperties: false,
@@ -120,6 +121,12 @@ export interface JournalPart {
 	sessionId?: string;
 	/** False for an in-memory session: nothing to roll forward after a crash. */
 	persistent?: boolean;
+	/**
+	 * A database owner's part (its `locationKey`, never a password). The database's COMMIT is
+	 * the transition's commit point: roll-forward asks it whether the id committed, then
+	 * completes the local parts or drops the journal; the database part itself is never replayed.
+	 */
+	database?: string;
 	record: TransitionRecord;
 }
 export interface Journal {

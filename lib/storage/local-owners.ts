@@ -13,14 +13,19 @@ import type { OwnerHistory, TransitionRecord } from "../core/types.js";
 import { fault } from "./fault.js";
 import type { FaultPoint } from "./fault.js";
 import { FileOwnerStore, applyDurable } from "./file-store.js";
-import type { Journal, JournalPart } from "./format.js";
+import type { JournalPart } from "./format.js";
 import { JournalDir } from "./journal.js";
 import { acquireLock } from "./lock.js";
 import type { HeldLock } from "./lock.js";
 import type { FileOwner } from "./paths.js";
+import { locationKey } from "./port.js";
 import type { AtomicOwners, LockedStage, OwnerStore } from "./port.js";
-import { Recovery } from "./recovery.js";
+import { Recovery, writing } from "./recovery.js";
+import type { DatabaseOutcome } from "./recovery.js";
 import { SessionStore } from "./session-store.js";
+
+/** A stage whose local parts are already in a journal (a mixed commit wrote it before the database's COMMIT). */
+type LocalStage<T> = LockedStage<T> & { journaled?: boolean };
 
 /** One owner's part of a commit, paired with the store it goes to. */
 interface Part {
@@ -36,6 +41,8 @@ export interface LocalOwnersOptions {
 	lockTimeoutMs: number;
 	/** The Session store attached now (it changes with the session and the branch). */
 	session: () => SessionStore | undefined;
+	/** Asks a database whether a mixed transition committed (journals with a database part). */
+	database?: DatabaseOutcome;
 }
 
 export class LocalOwners implements AtomicOwners {
@@ -48,7 +55,7 @@ export class LocalOwners implements AtomicOwners {
 	constructor(opts: LocalOwnersOptions) {
 		this.files = opts.files;
 		this.journal = new JournalDir(opts.journalDir);
-		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs);
+		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs, opts.database);
 		this.lockTimeoutMs = opts.lockTimeoutMs;
 		this.session = opts.session;
 	}
@@ -88,16 +95,11 @@ export class LocalOwners implements AtomicOwners {
 				// A lock recovered from a writer that died: the bytes it left after its last record may be cut.
 				const crashed = new Set(files.filter((_, i) => locks[i]?.recoveredCrash === true));
 				const histories = mine.map((s) => (s instanceof FileOwnerStore ? s.catchUpLocked(crashed.has(s)) : s.history()));
-				const staged = await stage(histories);
-				const parts: Part[] = [];
-				mine.forEach((store, i) => {
-					const record = staged.records[i];
-					const history = histories[i] as OwnerHistory;
-					// Idempotent by transition id: an owner that already holds it is left alone.
-					if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record });
-				});
+				const staged: LocalStage<T> = await stage(histories);
+				const parts = partsOf(mine, histories, staged.records);
 				if (parts.length === 0) return staged.value;
-				this.durable(parts, staged);
+				if (staged.journaled) this.complete(parts, (parts[0] as Part).record.id);
+				else this.durable(parts, staged);
 				for (const p of parts) applyDurable(p.history, p.record);
 				for (const p of parts) if (p.store instanceof FileOwnerStore) p.store.compactAfterCommit();
 				fault("before-unlock");
@@ -133,16 +135,31 @@ export class LocalOwners implements AtomicOwners {
 			if (sessionPart && session) session.append(sessionPart.record);
 			return;
 		}
-		const journalParts: JournalPart[] = fileParts.map((p) => ({ owner: p.store.owner, root: (p.store as FileOwnerStore).root, record: p.record }));
-		if (sessionPart && session)
-			journalParts.push({ owner: "session", sessionId: session.log.sessionId(), persistent: sessionDurable, record: sessionPart.record });
-		const journal: Journal = { id, parts: journalParts };
 		try {
-			this.journal.write(journal);
+			this.journal.write({ id, parts: this.journalParts(parts) });
 		} catch (e) {
 			staged.abandon?.();
 			throw e;
 		}
+		this.complete(parts, id);
+	}
+
+	/** The parts as the journal records them (a persistent Session part is rolled forward too). */
+	private journalParts(parts: readonly Part[]): JournalPart[] {
+		const out: JournalPart[] = [];
+		for (const p of parts) {
+			if (p.store instanceof FileOwnerStore) out.push({ owner: p.store.owner, root: p.store.root, record: p.record });
+			else out.push({ owner: "session", sessionId: p.store.log.sessionId(), persistent: p.store.log.persistent(), record: p.record });
+		}
+		return out;
+	}
+
+	/** After the commit point (the journal is durable): write every local part, then drop the journal. */
+	private complete(parts: readonly Part[], id: string): void {
+		const fileParts = parts.filter((p) => p.store instanceof FileOwnerStore);
+		const sessionPart = parts.find((p) => p.store instanceof SessionStore);
+		const session = sessionPart?.store as SessionStore | undefined;
+		const sessionDurable = session !== undefined && session.log.persistent();
 		// Committed. From here a failure leaves the journal for roll-forward instead of undoing.
 		try {
 			for (const p of fileParts) {
@@ -167,4 +184,92 @@ export class LocalOwners implements AtomicOwners {
 		fault("before-journal-delete");
 		this.recovery.settle(id);
 	}
+
+	/**
+	 * A transition over local owners and owners of another backend (PostgreSQL) whose COMMIT is
+	 * the commit point. The local owners are locked and caught up first, then the database's
+	 * owners inside its transaction; the stage runs on all of them. Right before the database
+	 * commits, a journal with every part is made durable (a local part must never be missing
+	 * once the database has it); after the COMMIT the local parts are written and the journal
+	 * dropped. A COMMIT that definitely failed drops the journal; one whose outcome is unknown
+	 * leaves it, and roll-forward asks the database (\`Recovery\`) before completing or dropping it.
+	 */
+	commitWith<T>(
+		stores: readonly OwnerStore[],
+		remote: AtomicOwners,
+		isRemote: (s: OwnerStore) => boolean,
+		stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>,
+	): Promise<T> {
+		const localAt = stores.flatMap((s, i) => (isRemote(s) ? [] : [i]));
+		const remoteAt = stores.flatMap((s, i) => (isRemote(s) ? [i] : []));
+		const localStores = localAt.map((i) => stores[i] as OwnerStore);
+		return this.commitLocked<T>(localStores, async (localHistories) => {
+			const mine = localStores.map((s) => this.own(s));
+			let localRecords: ReadonlyArray<TransitionRecord | undefined> = [];
+			let journaled = false;
+			let journalId: string | undefined;
+			const value = await remote
+				.commitLocked<T>(
+					remoteAt.map((i) => stores[i] as OwnerStore),
+					async (remoteHistories) => {
+						const all: OwnerHistory[] = new Array(stores.length);
+						localAt.forEach((at, k) => {
+							all[at] = localHistories[k] as OwnerHistory;
+						});
+						remoteAt.forEach((at, k) => {
+							all[at] = remoteHistories[k] as OwnerHistory;
+						});
+						const staged = await stage(all);
+						localRecords = localAt.map((i) => staged.records[i]);
+						const parts = partsOf(mine, localHistories, localRecords);
+						return {
+							records: remoteAt.map((i) => staged.records[i]),
+							value: staged.value,
+							beforeCommit: (written) => {
+								// Only an in-memory Session part: nothing local can be lost in a crash, no journal.
+								if (!parts.some((p) => p.store instanceof FileOwnerStore || p.store.log.persistent())) return;
+								const id = (written[0] as TransitionRecord).id;
+								const dbParts: JournalPart[] = remoteAt.flatMap((i) => {
+									const record = staged.records[i];
+									const store = stores[i] as OwnerStore;
+									return record !== undefined && written.includes(record) ? [{ owner: store.owner, database: locationKey(store.location()), record }] : [];
+								});
+								writing.add(id);
+								journalId = id;
+								this.journal.write({ id, parts: [...this.journalParts(parts), ...dbParts] });
+								journaled = true;
+							},
+							abandon: () => {
+								// Nothing was committed: the journal must not be completed later.
+								if (journalId !== undefined) {
+									if (journaled) this.recovery.settle(journalId);
+									writing.delete(journalId);
+								}
+								staged.abandon?.();
+							},
+						};
+					},
+				)
+				.finally(() => {
+					// Settled or left for roll-forward: from here on recovery may look at it.
+					if (journalId !== undefined) writing.delete(journalId);
+				});
+			return { records: localRecords, value, journaled };
+		});
+	}
+}
+
+/** The parts a stage produced that an owner does not hold yet (idempotent by transition id). */
+function partsOf(
+	stores: ReadonlyArray<FileOwnerStore | SessionStore>,
+	histories: readonly OwnerHistory[],
+	records: ReadonlyArray<TransitionRecord | undefined>,
+): Part[] {
+	const parts: Part[] = [];
+	stores.forEach((store, i) => {
+		const record = records[i];
+		const history = histories[i] as OwnerHistory;
+		if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record });
+	});
+	return parts;
 }

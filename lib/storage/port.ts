@@ -108,6 +108,12 @@ export interface LockedStage<T> {
 	 * failed before the commit point): undo what the stage did outside the store.
 	 */
 	abandon?(): void;
+	/**
+	 * Called with the records about to be written, after they are staged and right before the
+	 * backend's commit point (PostgreSQL: before COMMIT). A transition that also touches another
+	 * backend records itself here (the local journal); a throw means nothing is committed.
+	 */
+	beforeCommit?(records: readonly TransitionRecord[]): Promise<void> | void;
 }
 
 /**

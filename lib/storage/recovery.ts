@@ -5,6 +5,7 @@
  * in the fixed order Global -> CWD; the Session part when that session is next loaded.
  */
 import { existsSync } from "node:fs";
+import { fail } from "../core/errors.js";
 import { OWNERS } from "../core/types.js";
 import type { Owner, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { FileOwnerStore, applyDurable } from "./file-store.js";
@@ -24,6 +25,16 @@ import type { SessionStore } from "./session-store.js";
  */
 let completing: Promise<unknown> = Promise.resolve();
 
+/** Journals this process is writing right now (a mixed commit between its journal and its COMMIT): recovery leaves them alone. */
+export const writing = new Set<string>();
+
+/**
+ * The seq at which the database owner named by a journal's database part (its `locationKey`)
+ * holds transition `id`, undefined when it does not; decisive (a transaction still in flight
+ * is waited for). Undefined as a whole when that database is not configured here.
+ */
+export type DatabaseOutcome = (location: string) => ((id: string) => Promise<number | undefined>) | undefined;
+
 export class Recovery {
 	/** Journals whose file parts this process has seen complete (the Session part may still wait). */
 	private readonly settled = new Set<string>();
@@ -34,6 +45,7 @@ export class Recovery {
 		private readonly files: Record<FileOwner, FileOwnerStore>,
 		private readonly retention: number,
 		private readonly lockTimeoutMs: number,
+		private readonly database?: DatabaseOutcome,
 	) {}
 
 	/** Is a journal with an unapplied part for this owner's store pending? */
@@ -47,6 +59,7 @@ export class Recovery {
 		const pending = this.journal.pending();
 		if (pending.length === 0) return;
 		for (const j of pending) {
+			if (writing.has(j.id)) continue;
 			const relevant =
 				owner === "session"
 					? session !== undefined &&
@@ -56,6 +69,20 @@ export class Recovery {
 					: !this.settled.has(j.id) && j.parts.some((p) => p.owner === owner && p.root === this.files[owner].root);
 			if (relevant) await this.complete(j, session);
 		}
+	}
+
+	/** True unless the journal has a database part and the database says the transition is not there. */
+	private async committedInDatabase(j: Journal): Promise<boolean> {
+		const part = j.parts.find((p) => p.database !== undefined);
+		if (part === undefined) return true;
+		const ask = this.database?.(part.database as string);
+		if (ask === undefined) {
+			fail(
+				"unavailable",
+				`Journal \`${this.journal.pathOf(j.id)}\` records a transition that also touched the database owner \`${part.database}\`, which is not configured here, so it cannot be told whether it committed; the owners it touched wait for it. Configure that database again (\`STATE_FLOW_DATABASE_URL\` or \`database\`), or run \`state-flow doctor\`.`,
+			);
+		}
+		return (await ask(j.id)) !== undefined;
 	}
 
 	/** The writer finished every part itself: drop its journal. */
@@ -84,9 +111,7 @@ export class Recovery {
 	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
 			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
-			const fileParts = j.parts
-				.filter((p) => p.owner !== "session" && existsSync(p.root as string))
-				.sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			const fileParts = j.parts.filter((p) => p.root !== undefined && existsSync(p.root)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {
@@ -95,6 +120,13 @@ export class Recovery {
 					// This process holds the lock in an unfinished commit, which completes journals itself.
 					if (lock === undefined) return;
 					locks.push(lock);
+				}
+				// A transition that also touched a database committed there or nowhere: ask it (under the
+				// local locks, so its writer is finished or dead) before completing anything.
+				if (!(await this.committedInDatabase(j))) {
+					this.journal.remove(j.id);
+					this.settled.add(j.id);
+					return;
 				}
 				fileParts.forEach((p, i) => {
 					const store = this.storeFor(p);

@@ -15,7 +15,10 @@ import { LocalOwners } from "./local-owners.js";
 import { storePaths } from "./paths.js";
 import type { FileOwner } from "./paths.js";
 import { locationKey } from "./port.js";
-import type { AtomicOwners, OwnerLocation, OwnerStore } from "./port.js";
+import type { AtomicOwners, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
+import { PlacedOwners, sharedStore } from "./backend.js";
+import type { Placement } from "./backend.js";
+import { PgOwnerStore } from "./pg/store.js";
 import { SessionStore } from "./session-store.js";
 import type { SessionLog } from "./session-store.js";
 
@@ -33,6 +36,8 @@ export interface StoresOptions {
 	limits?: Limits;
 	/** How long a writer waits for a lock before "busy" (default 10 s). */
 	lockTimeoutMs?: number;
+	/** Where shared owners live (`placementFor`); absent: Global and CWD on files. */
+	placement?: Placement;
 }
 
 export interface CommitOptions {
@@ -94,8 +99,17 @@ export class Stores {
 			global: new FileOwnerStore({ owner: "global", root: paths.globalRoot, retention, gitignore: false, lockTimeoutMs }),
 			cwd: new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, lockTimeoutMs }),
 		};
-		this.shared = files;
-		this.atomic = new LocalOwners({ files, journalDir: paths.journalDir, retention, lockTimeoutMs, session: () => this.session });
+		const placement = opts.placement ?? {};
+		this.shared = {
+			global: sharedStore(placement, "global", retention) ?? files.global,
+			cwd: sharedStore(placement, "cwd", retention) ?? files.cwd,
+		};
+		const database = (location: string) => {
+			const store = Object.values(this.shared).find((s) => s instanceof PgOwnerStore && locationKey(s.location()) === location) as PgOwnerStore | undefined;
+			return store === undefined ? undefined : (id: string) => store.outcomeOf(id);
+		};
+		const local = new LocalOwners({ files, journalDir: paths.journalDir, retention, lockTimeoutMs, session: () => this.session, database });
+		this.atomic = new PlacedOwners(local);
 		this.resetSession(opts.session);
 	}
 
@@ -104,6 +118,21 @@ export class Stores {
 		const store = this.storeOf(owner);
 		await this.atomic.recover?.(store);
 		return store.load();
+	}
+
+	/** Where an owner lives (never a password). */
+	location(owner: Owner): OwnerLocation {
+		return this.storeOf(owner).location();
+	}
+
+	/** What `/state` and `state-flow show` say about an owner: where, how big, and any problem. */
+	status(owner: Owner): Promise<OwnerStoreStatus> {
+		return this.storeOf(owner).status();
+	}
+
+	/** Release database connections (the CLI before it exits, a session shutting down); the stores reopen on use. */
+	async close(): Promise<void> {
+		for (const s of Object.values(this.shared)) await s.close();
 	}
 
 	/** Physical identity of the owners' storage (for admission checks). */

@@ -51,10 +51,10 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^  #2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
-			assert.match(history ?? "", /^  #1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+			assert.match(history ?? "", /^ {2}#2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
+			assert.match(history ?? "", /^ {2}#1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
 			const [full] = await flow.command("/state history cwd --full");
-			assert.match(full ?? "", /^  #2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
+			assert.match(full ?? "", /^ {2}#2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
 			const [bad] = await flow.command("/state history cwd session");
 			assert.match(bad ?? "", /`history` takes at most one owner/);
 		});
@@ -85,7 +85,7 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^  #3 t-0003 \d\d:\d\d:\d\d \/state undo cwd tactics\.t$/m);
+			assert.match(history ?? "", /^ {2}#3 t-0003 \d\d:\d\d:\d\d \/state undo cwd tactics\.t$/m);
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});

@@ -82,7 +82,7 @@ describe("PostgreSQL database requirements", () => {
 				caught = e;
 			}
 			assert.ok(isStateError(caught), String(caught));
-			assert.equal(caught.code, "io");
+			assert.equal(caught.code, "unavailable");
 			assert.match(
 				caught.message,
 				/unavailable: the database role lacks a privilege on schema `state_flow` .*permission denied.*nothing was written\. Grant what docs\/shared-memory\.md lists/,

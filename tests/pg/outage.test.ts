@@ -67,7 +67,7 @@ describe("PostgreSQL outages", () => {
 			const password = new URL(server.url).password;
 			for (const attempt of [store.load(), write(db, store, { tactics: { during: 1 } }, "o2")]) {
 				const r = await refusal(attempt);
-				assert.equal(r.code, "io");
+				assert.equal(r.code, "unavailable");
 				assert.match(
 					r.message,
 					/`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres cannot be reached .*Nothing was written/,
@@ -184,7 +184,7 @@ describe("PostgreSQL outages", () => {
 				cut = "before";
 				const r = await refusal(write(db, store, { tactics: { b: 2 } }, "m2"));
 				assert.equal(cut, undefined, "the proxy cut the connection at COMMIT");
-				assert.equal(r.code, "io");
+				assert.equal(r.code, "unavailable");
 				assert.match(r.message, /lost while committing transition `m2`; it was NOT committed \(checked after reconnecting\)/);
 				assert.equal(await store.committedSeq("m2"), undefined);
 				const h = await store.load();

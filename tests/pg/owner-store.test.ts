@@ -342,7 +342,7 @@ describe("PostgreSQL owner store: waits that end", () => {
 		await whileLocked(schema, async () => {
 			await rejectsWith(
 				write(db, s, { lazy: { b: 1 } }, "t2"),
-				"io",
+				"unavailable",
 				/unavailable: PostgreSQL at .* did not answer in time \(.*statement timeout.*\)\. Nothing was written/,
 			);
 		});
@@ -359,7 +359,7 @@ describe("PostgreSQL owner store: the password never shows", () => {
 		const db = connect(server.schema(), bad.toString());
 		const e = await rejectsWith(
 			db.store("cwd", "x").load(),
-			"io",
+			"unavailable",
 			/unavailable: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres refused the credentials .*the next call reconnects by itself/,
 		);
 		for (const text of [e.message, String(e), inspect(e, { depth: 5 }), JSON.stringify(e), e.stack ?? ""]) assert.ok(!text.includes(secret), text);
@@ -373,7 +373,7 @@ describe("PostgreSQL owner store: the password never shows", () => {
 		const url = `postgres://app:${secret}@127.0.0.1:1/memory?password=${secret}&sslmode=disable`;
 		const e = await rejectsWith(
 			connect(server.schema(), url).store("cwd", "x").load(),
-			"io",
+			"unavailable",
 			/unavailable: PostgreSQL at postgres:\/\/app@127\.0\.0\.1:1\/memory\?password=\*\*\*&sslmode=disable cannot be reached/,
 		);
 		assert.ok(!inspect(e, { depth: 5 }).includes(secret));

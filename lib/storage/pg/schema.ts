@@ -84,7 +84,7 @@ async function checkEncoding(c: Queryable): Promise<void> {
 	const row = r.rows[0] as { e: string; d: string } | undefined;
 	if (row !== undefined && row.e !== "UTF8") {
 		fail(
-			"io",
+			"unavailable",
 			`database \`${row.d}\` uses encoding ${row.e}; State Flow needs UTF8 so that stored text comes back exactly as written. Use a database created with ENCODING 'UTF8'; nothing was written.`,
 		);
 	}

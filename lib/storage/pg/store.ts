@@ -9,13 +9,14 @@
  * reset. Connection failures become an "owner unavailable" error that never holds the password.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS } from "../../core/types.js";
 import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
+import { fault } from "../fault.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
 import type { AtomicOwners, CommitOutcome, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
@@ -164,7 +165,9 @@ export class PgDatabase implements AtomicOwners {
 
 	private async connection(): Promise<pg.Client> {
 		if (this.conn) return this.conn;
-		const c = new pg.Client(this.config);
+		// Loaded on first use: a user without a database never pays for the driver at pi's start.
+		const { default: driver } = await import("pg");
+		const c = new driver.Client(this.config);
 		// A connection lost while idle is reported here: forget it, the next call reconnects.
 		c.on("error", () => {
 			if (this.conn === c) this.conn = undefined;
@@ -204,8 +207,15 @@ export class PgDatabase implements AtomicOwners {
 		}
 		if (code === INSUFFICIENT_PRIVILEGE) {
 			return new StateError(
-				"io",
+				"unavailable",
 				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
+			);
+		}
+		if (!connectionLost(e) && code !== QUERY_CANCELED) {
+			// The server answered but refused a statement: not an outage, and retrying will not help.
+			return new StateError(
+				"io",
+				`${owner}: PostgreSQL at ${this.shownUrl} refused a State Flow statement (${detail}); nothing was written. The tables in schema \`${this.schema}\` may have been changed by hand: run \`state-flow doctor\`, and report it if they were not.`,
 			);
 		}
 		const what =
@@ -217,7 +227,7 @@ export class PgDatabase implements AtomicOwners {
 						? "has no such database"
 						: "cannot be reached";
 		return new StateError(
-			"io",
+			"unavailable",
 			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
 		);
 	}
@@ -265,6 +275,7 @@ export class PgDatabase implements AtomicOwners {
 					await c.query("BEGIN");
 					const histories: OwnerHistory[] = new Array(mine.length);
 					for (const i of order) histories[i] = await (mine[i] as PgOwnerStore).lockAndCatchUp(c);
+					fault("pg-after-lock");
 					staged = await stage(histories);
 					written = [];
 					for (const i of order) {
@@ -275,10 +286,14 @@ export class PgDatabase implements AtomicOwners {
 					}
 					if (written.length === 0) {
 						await c.query("ROLLBACK");
+						for (const s of mine) s.rolledBack();
 						return staged.value;
 					}
+					await staged.beforeCommit?.(written.map((w) => w.record));
+					fault("pg-before-commit");
 					phase = "commit";
 					await c.query("COMMIT");
+					fault("pg-after-commit");
 					for (const w of written) w.store.applyCommitted(w.record);
 					for (const w of written) await w.store.compactIfDue(c);
 					return staged.value;
@@ -286,9 +301,10 @@ export class PgDatabase implements AtomicOwners {
 				() => phase !== "commit",
 			);
 		} catch (e) {
+			for (const s of mine) s.rolledBack();
 			if (phase !== "commit") staged?.abandon?.();
-			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "io") throw e;
-			await this.resolveLostCommit(label, written, e);
+			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "unavailable") throw e;
+			await this.resolveLostCommit(label, written, e, staged);
 			return staged.value;
 		}
 	}
@@ -298,31 +314,28 @@ export class PgDatabase implements AtomicOwners {
 	 * server whether the transition is there. Returns when it committed; throws saying exactly
 	 * what is known otherwise. Every owner of it is in the same SQL transaction: one id answers for all.
 	 */
-	private async resolveLostCommit(label: string, written: ReadonlyArray<{ store: PgOwnerStore; record: TransitionRecord }>, lost: Error): Promise<void> {
+	private async resolveLostCommit(
+		label: string,
+		written: ReadonlyArray<{ store: PgOwnerStore; record: TransitionRecord }>,
+		lost: Error,
+		staged: LockedStage<unknown>,
+	): Promise<void> {
 		for (const w of written) w.store.forget();
 		const first = written[0] as { store: PgOwnerStore; record: TransitionRecord };
 		const id = first.record.id;
-		const store = first.store;
 		let seq: number | undefined;
 		try {
-			seq = await this.run(label, async (c) => {
-				await c.query("BEGIN");
-				// The lost transaction holds the head row (or the new owner's key) until it commits or aborts:
-				// taking them waits for its outcome, so the id below is the final answer, not a race.
-				await store.lockAndCatchUp(c);
-				const found = await store.committedSeqOn(c, id);
-				await c.query("ROLLBACK");
-				return found;
-			});
+			seq = await first.store.outcomeOf(id);
 		} catch {
 			fail(
-				"io",
+				"unavailable",
 				`${label}: the connection was lost while committing transition \`${id}\`, and PostgreSQL at ${this.shownUrl} could not be asked whether it committed; it is either wholly there or wholly absent, and the next read shows which. (${lost.message})`,
 			);
 		}
 		if (seq === undefined) {
+			staged.abandon?.();
 			fail(
-				"io",
+				"unavailable",
 				`${label}: the connection was lost while committing transition \`${id}\`; it was NOT committed (checked after reconnecting) and nothing was written. Retry the change.`,
 			);
 		}
@@ -340,6 +353,8 @@ export class PgOwnerStore implements OwnerStore {
 	readonly owner: PgOwnerKind;
 	/** Row id of the owner once known (it exists only after the first commit). */
 	private ownerId: number | undefined;
+	/** `ownerId` came from a row this open transaction created: not real until it commits. */
+	private idUncommitted = false;
 	private cache: OwnerHistory | undefined;
 	/** Checkpoint seq stored in the owner row (compaction moves it). */
 	private storedCheckpointSeq = 0;
@@ -400,6 +415,22 @@ export class PgOwnerStore implements OwnerStore {
 		});
 		const row = r.rows[0] as { seq: string } | undefined;
 		return row === undefined ? undefined : Number(row.seq);
+	}
+
+	/**
+	 * Whether a transition with this id committed, decisively: the head row is locked first, so
+	 * a transaction still in flight on another connection (a writer that lost its connection or
+	 * died during COMMIT) has finished, one way or the other, before the id is looked up.
+	 */
+	outcomeOf(id: string): Promise<number | undefined> {
+		return this.db.run(this.label, async (c) => {
+			await c.query("BEGIN");
+			await this.lockAndCatchUp(c);
+			const found = await this.committedSeqOn(c, id);
+			await c.query("ROLLBACK");
+			this.rolledBack();
+			return found;
+		});
 	}
 
 	async status(): Promise<OwnerStoreStatus> {
@@ -569,6 +600,8 @@ export class PgOwnerStore implements OwnerStore {
 	/** Inside a transaction: create the owner row if needed, lock it and catch up. */
 	async lockAndCatchUp(c: pg.Client): Promise<OwnerHistory> {
 		if (this.ownerId === undefined) {
+			// The row id read below exists only if this transaction commits: forgotten on rollback.
+			this.idUncommitted = true;
 			const empty = checkpointText(emptyState());
 			// Created inside the transaction: a commit that rolls back leaves no owner row behind.
 			await c.query({
@@ -603,8 +636,15 @@ export class PgOwnerStore implements OwnerStore {
 		return ins.rows.length > 0;
 	}
 
+	/** The transaction that may have created the owner row ended without committing it. */
+	rolledBack(): void {
+		if (this.idUncommitted) this.ownerId = undefined;
+		this.idUncommitted = false;
+	}
+
 	/** After COMMIT: the record is durable; apply it to the cached history. */
 	applyCommitted(record: TransitionRecord): void {
+		this.idUncommitted = false;
 		if (this.cache === undefined || this.cache.seq !== record.seq - 1) {
 			this.forget();
 			return;

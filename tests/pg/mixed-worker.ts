@@ -1,0 +1,20 @@
+/**
+ * A process that commits one transition over a file owner (Global) and a database owner (the
+ * CWD owner linked to a project), for the crash tests of the mixed commit path: run with
+ * `STATE_FLOW_FAULT=<point>` it dies by SIGKILL at that point.
+ * argv: agentDir cwd url schema project id
+ */
+import { placementFor } from "../../lib/storage/backend.js";
+import { closeDatabases } from "../../lib/storage/backend.js";
+import { realOrSelf } from "../../lib/storage/fs-util.js";
+import { Stores } from "../../lib/storage/stores.js";
+
+const [agentDir, cwd, url, schema, project, id] = process.argv.slice(2) as [string, string, string, string, string, string];
+const placement = placementFor({ database: url, databaseSchema: schema, links: { [realOrSelf(cwd)]: project } }, cwd, {});
+const stores = new Stores({ agentDir, cwd, placement });
+await stores.commit(
+	{ global: { intents: { [id]: "global part" } }, cwd: { intents: { [id]: "cwd part" } } },
+	{ id, at: new Date().toISOString(), by: { kind: "system", reason: "mixed-worker" } },
+);
+await closeDatabases();
+process.stdout.write("committed\n");
