@@ -13,6 +13,7 @@ import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
 import { type Placement, placementFor, placementKey } from "../storage/backend.js";
 import { Stores } from "../storage/stores.js";
+import type { StoresIdentity } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { Admission, type Identity } from "./admission.js";
 import {
@@ -108,7 +109,9 @@ export class StateFlowHost {
 	 */
 	#reconcilePending = false;
 	#ctx: ExtensionContext | undefined;
-	#lastKey: string | undefined;
+	#lastKey: { key: string; id: Identity | undefined; mode: Mode; owners: string } | undefined;
+	/** The last identity computed and the stores' identity it was made from. */
+	#identity: { roots: StoresIdentity | undefined; value: Identity } | undefined;
 	/** Session id seen last (the session manager may switch sessions in place). */
 	#sessionId: string | undefined;
 	/** Why the stores could not be opened (whatever was thrown). */
@@ -448,12 +451,18 @@ export class StateFlowHost {
 		const cwd = this.#realCwd.real;
 		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
 		const roots = this.#stores?.identity();
-		return {
-			sessionId: ctx.sessionManager.getSessionId(),
+		const sessionId = ctx.sessionManager.getSessionId();
+		// The same object while nothing it is made of moved: `#noteKey` compares references on every event.
+		const known = this.#identity;
+		if (known !== undefined && known.roots === roots && known.value.sessionId === sessionId && known.value.cwd === cwd) return known.value;
+		const value = {
+			sessionId,
 			cwd,
 			globalRoot: roots?.globalRoot ?? storePaths(this.options.agentDir, cwd).globalRoot,
 			cwdRoot: roots?.cwdRoot ?? cwdStoreIn(cwd),
 		};
+		this.#identity = { roots, value };
+		return value;
 	}
 
 	/**
@@ -524,8 +533,11 @@ export class StateFlowHost {
 	#noteKey(): void {
 		const sel = this.selection();
 		const id = this.#ctx ? this.identity(this.#ctx) : undefined;
+		const last = this.#lastKey;
+		// Nothing moved (the common case, every event): no key text to build.
+		if (last !== undefined && last.id === id && last.mode === sel.mode && last.owners === sel.owners.join(",")) return;
 		const key = JSON.stringify([sel.mode, sel.owners, id]);
-		if (this.#lastKey !== undefined && key !== this.#lastKey) this.admission.bump();
-		this.#lastKey = key;
+		if (last !== undefined && key !== last.key) this.admission.bump();
+		this.#lastKey = { key, id, mode: sel.mode, owners: sel.owners.join(",") };
 	}
 }

@@ -80,7 +80,16 @@ function aborted(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");
 }
 
+/** What identifies the owners' storage now (admission compares it). */
+export interface StoresIdentity {
+	readonly globalRoot: string;
+	readonly cwdRoot: string;
+	readonly sessionId: string | undefined;
+}
+
 export class Stores {
+	/** The last identity computed, and the Session store it was computed for. */
+	private known: { session: SessionStore | undefined; value: StoresIdentity } | undefined;
 	private readonly shared: Record<FileOwner, OwnerStore>;
 	private readonly atomic: AtomicOwners;
 	private session: SessionStore | undefined;
@@ -140,13 +149,15 @@ export class Stores {
 	}
 
 	/** Physical identity of the owners' storage (for admission checks). */
-	identity(): { globalRoot: string; cwdRoot: string; sessionId: string | undefined } {
+	identity(): StoresIdentity {
 		const session = this.session?.location();
-		return {
-			globalRoot: placeOf(this.shared.global.location()),
-			cwdRoot: placeOf(this.shared.cwd.location()),
-			sessionId: session?.backend === "session" ? session.sessionId : undefined,
-		};
+		const sessionId = session?.backend === "session" ? session.sessionId : undefined;
+		// Asked on every tool call and event: the same object while nothing moved, so callers compare references.
+		const known = this.known;
+		if (known !== undefined && known.session === this.session && known.value.sessionId === sessionId) return known.value;
+		const value = { globalRoot: placeOf(this.shared.global.location()), cwdRoot: placeOf(this.shared.cwd.location()), sessionId };
+		this.known = { session: this.session, value };
+		return value;
 	}
 
 	/** Rebuild the Session view from the branch (session_start / session_tree); its next load completes its journal part. */
