@@ -32,8 +32,20 @@ export type Locator =
 export type LocatorForm = "flat" | "scoped" | "canonical";
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
-const IDENT_START = /[A-Za-z_$]/;
-const IDENT_CHAR = /[A-Za-z0-9_$-]/;
+
+/** `[A-Za-z_$]` by character code (the parser runs on every tool call; no regex per character). */
+function isIdentStart(c: number): boolean {
+	return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
+}
+
+/** `[A-Za-z0-9_$-]` by character code. */
+function isIdentChar(c: number): boolean {
+	return isIdentStart(c) || isDigit(c) || c === 45;
+}
+
+function isDigit(c: number): boolean {
+	return c >= 48 && c <= 57;
+}
 
 /** Print a key segment: `.ident` where it fits, `["json string"]` otherwise. */
 export function formatKeySegment(key: Segment): string {
@@ -170,8 +182,8 @@ class Parser {
 
 	private ident(what: string): string {
 		const start = this.pos;
-		if (!IDENT_START.test(this.peek())) this.error(start, `expected ${what}`);
-		while (this.pos < this.text.length && IDENT_CHAR.test(this.peek())) this.pos++;
+		if (!isIdentStart(this.text.charCodeAt(this.pos))) this.error(start, `expected ${what}`);
+		while (this.pos < this.text.length && isIdentChar(this.text.charCodeAt(this.pos))) this.pos++;
 		return this.text.slice(start, this.pos);
 	}
 
@@ -180,7 +192,7 @@ class Parser {
 		if (required && this.peek() !== "[") this.error(this.pos, "expected `[N]`, e.g. `patches[0]`");
 		this.pos++;
 		const start = this.pos;
-		while (this.pos < this.text.length && /[0-9]/.test(this.peek())) this.pos++;
+		while (this.pos < this.text.length && isDigit(this.text.charCodeAt(this.pos))) this.pos++;
 		const digits = this.text.slice(start, this.pos);
 		if (digits === "") this.error(start, 'expected a number (or a quoted key `["..."]`)');
 		if (digits.length > 1 && digits.startsWith("0")) this.error(start, `write \`${Number(digits)}\` without leading zeros`);
