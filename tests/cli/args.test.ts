@@ -75,7 +75,7 @@ describe("parseArgs", () => {
 			const p = parseArgs(argv, {}, "/w");
 			assert.deepEqual([p.help, p.command], [true, command], argv.join(" "));
 		}
-		assert.match(usage(["help", "frob"]), /unknown command `frob`: use one of `show`, `history`, `export`, `import`, `doctor`, `help`/);
+		assert.match(usage(["help", "frob"]), /unknown command `frob`: use one of `show`, `history`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `help`/);
 		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
 		// After a command, `help` is an ordinary argument.
 		assert.match(usage(["doctor", "help"]), /unexpected argument `help`/);
