@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
+import pg from "pg";
 import { isStateError } from "../../lib/core/errors.js";
 import type { CanonicalPatch, Owner } from "../../lib/core/types.js";
 import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
@@ -155,6 +156,27 @@ describe("shared owners in PostgreSQL", () => {
 			assert.equal((await intents(stores, "cwd")).after, 1);
 		});
 	}
+
+	it("a statement the server refuses (a table changed by hand) is an `io` error that says so, not an outage", async (t) => {
+		const schema = server.schema();
+		const a = machine(t);
+		const stores = storesOn(a, configFor(a, schema));
+		await commit(stores, { cwd: { intents: { first: 1 } } });
+		const c = new pg.Client({ connectionString: server.url });
+		await c.connect();
+		try {
+			await c.query(`ALTER TABLE "${schema}".transitions ADD CONSTRAINT hand_made CHECK (seq < 2) NOT VALID`);
+		} finally {
+			await c.end();
+		}
+		await assert.rejects(commit(stores, { cwd: { intents: { second: 1 } } }), (e: unknown) => {
+			assert.ok(isStateError(e));
+			assert.equal(e.code, "io");
+			assert.match(e.message, /refused a State Flow statement .*hand_made.*state-flow doctor/);
+			return true;
+		});
+		assert.deepEqual(await intents(stores, "cwd"), { first: 1 });
+	});
 
 	it("a link without a configured database makes the CWD owner unavailable, never files; Global keeps working", async (t) => {
 		const a = machine(t);

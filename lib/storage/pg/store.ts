@@ -9,7 +9,7 @@
  * reset. Connection failures become an "owner unavailable" error that never holds the password.
  */
 import { createHash } from "node:crypto";
-import pg from "pg";
+import type pg from "pg";
 import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
@@ -165,7 +165,9 @@ export class PgDatabase implements AtomicOwners {
 
 	private async connection(): Promise<pg.Client> {
 		if (this.conn) return this.conn;
-		const c = new pg.Client(this.config);
+		// Loaded on first use: a user without a database never pays for the driver at pi's start.
+		const { default: driver } = await import("pg");
+		const c = new driver.Client(this.config);
 		// A connection lost while idle is reported here: forget it, the next call reconnects.
 		c.on("error", () => {
 			if (this.conn === c) this.conn = undefined;
@@ -207,6 +209,13 @@ export class PgDatabase implements AtomicOwners {
 			return new StateError(
 				"unavailable",
 				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
+			);
+		}
+		if (!connectionLost(e) && code !== QUERY_CANCELED) {
+			// The server answered but refused a statement: not an outage, and retrying will not help.
+			return new StateError(
+				"io",
+				`${owner}: PostgreSQL at ${this.shownUrl} refused a State Flow statement (${detail}); nothing was written. The tables in schema \`${this.schema}\` may have been changed by hand: run \`state-flow doctor\`, and report it if they were not.`,
 			);
 		}
 		const what =
@@ -277,6 +286,7 @@ export class PgDatabase implements AtomicOwners {
 					}
 					if (written.length === 0) {
 						await c.query("ROLLBACK");
+						for (const s of mine) s.rolledBack();
 						return staged.value;
 					}
 					await staged.beforeCommit?.(written.map((w) => w.record));
@@ -291,6 +301,7 @@ export class PgDatabase implements AtomicOwners {
 				() => phase !== "commit",
 			);
 		} catch (e) {
+			for (const s of mine) s.rolledBack();
 			if (phase !== "commit") staged?.abandon?.();
 			if (phase !== "commit" || staged === undefined || !isStateError(e) || e.code !== "unavailable") throw e;
 			await this.resolveLostCommit(label, written, e, staged);
@@ -342,6 +353,8 @@ export class PgOwnerStore implements OwnerStore {
 	readonly owner: PgOwnerKind;
 	/** Row id of the owner once known (it exists only after the first commit). */
 	private ownerId: number | undefined;
+	/** `ownerId` came from a row this open transaction created: not real until it commits. */
+	private idUncommitted = false;
 	private cache: OwnerHistory | undefined;
 	/** Checkpoint seq stored in the owner row (compaction moves it). */
 	private storedCheckpointSeq = 0;
@@ -415,6 +428,7 @@ export class PgOwnerStore implements OwnerStore {
 			await this.lockAndCatchUp(c);
 			const found = await this.committedSeqOn(c, id);
 			await c.query("ROLLBACK");
+			this.rolledBack();
 			return found;
 		});
 	}
@@ -586,6 +600,8 @@ export class PgOwnerStore implements OwnerStore {
 	/** Inside a transaction: create the owner row if needed, lock it and catch up. */
 	async lockAndCatchUp(c: pg.Client): Promise<OwnerHistory> {
 		if (this.ownerId === undefined) {
+			// The row id read below exists only if this transaction commits: forgotten on rollback.
+			this.idUncommitted = true;
 			const empty = checkpointText(emptyState());
 			// Created inside the transaction: a commit that rolls back leaves no owner row behind.
 			await c.query({
@@ -620,8 +636,15 @@ export class PgOwnerStore implements OwnerStore {
 		return ins.rows.length > 0;
 	}
 
+	/** The transaction that may have created the owner row ended without committing it. */
+	rolledBack(): void {
+		if (this.idUncommitted) this.ownerId = undefined;
+		this.idUncommitted = false;
+	}
+
 	/** After COMMIT: the record is durable; apply it to the cached history. */
 	applyCommitted(record: TransitionRecord): void {
+		this.idUncommitted = false;
 		if (this.cache === undefined || this.cache.seq !== record.seq - 1) {
 			this.forget();
 			return;
