@@ -744,6 +744,7 @@ export class PgOwnerStore implements OwnerStore {
 			}
 			committing = true;
 			await c.query("COMMIT");
+			this.idUncommitted = false;
 		};
 		return this.db
 			.run(
