@@ -206,7 +206,7 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
 		}
 		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
-		if (out.command === "migrate" && out.global === (out.positionals.length > 0)) {
+		if (out.command === "migrate" && out.global === out.positionals.length > 0) {
 			throw new UsageError(
 				out.global ? "`migrate --global` takes no project id: Global is keyed by your user name." : "`migrate` needs a project id (or `--global`).",
 				out.command,

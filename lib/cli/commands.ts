@@ -102,7 +102,8 @@ async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 function placementLines(placement: Placement, config: StateFlowConfig): string[] {
 	const out: string[] = [];
 	const db = placement.database;
-	if (db !== undefined) out.push(`Database: postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"})`);
+	if (db !== undefined)
+		out.push(`Database: postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"})`);
 	if (db !== undefined || placement.project !== undefined || placement.user !== undefined || placement.problem !== undefined) {
 		out.push(`User: ${userOf(config)}${placement.user !== undefined ? " (Global is shared under this name)" : ""}`);
 	}
@@ -141,7 +142,14 @@ export async function runExport(p: Parsed): Promise<Outcome> {
 	const { warnings, read } = await loadAsked(p);
 	const missing = read.find((r) => r.error !== undefined);
 	if (missing !== undefined) {
-		return { stdout: "", stderr: lines([...warnings, `state-flow: ${missing.error} Nothing was exported; name the owners that can be reached (\`state-flow export global\`) to export those.`]), code: 1 };
+		return {
+			stdout: "",
+			stderr: lines([
+				...warnings,
+				`state-flow: ${missing.error} Nothing was exported; name the owners that can be reached (\`state-flow export global\`) to export those.`,
+			]),
+			code: 1,
+		};
 	}
 	const doc = exportDoc(Object.fromEntries(read.map((r) => [r.owner, { seq: r.history?.seq ?? 0, state: (r.history as OwnerHistory).state }])));
 	return ok(`${JSON.stringify(doc, null, 2)}\n`, lines(warnings));

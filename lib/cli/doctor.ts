@@ -153,7 +153,12 @@ function partStatus(part: JournalPart, id: string, retention: number, answers: D
 }
 
 /** Report lines for the pending journals, with what blocks each and the way out. */
-function describeJournals(listed: readonly ListedJournal[], retention: number, dryRun: boolean, answers: DatabaseAnswers): { lines: string[]; blocked: boolean } {
+function describeJournals(
+	listed: readonly ListedJournal[],
+	retention: number,
+	dryRun: boolean,
+	answers: DatabaseAnswers,
+): { lines: string[]; blocked: boolean } {
 	const lines: string[] = [];
 	let blocked = false;
 	for (const l of listed) {
@@ -164,7 +169,9 @@ function describeJournals(listed: readonly ListedJournal[], retention: number, d
 			blocks = parts.some((s) => s.blocks);
 			const text = parts.map((s) => s.text).join("; ");
 			if (parts.some((s) => s.never)) {
-				lines.push(`journal: transition ${l.id} was never committed (${text}); ${dryRun ? "would drop its journal" : "dropping its journal"}: no owner gets it.`);
+				lines.push(
+					`journal: transition ${l.id} was never committed (${text}); ${dryRun ? "would drop its journal" : "dropping its journal"}: no owner gets it.`,
+				);
 			} else if (!blocks && parts.some((s) => s.waits)) {
 				blocked = true;
 				lines.push(`journal: transition ${l.id} may be committed (${text}); it is completed once that database answers: run doctor again then.`);
@@ -304,7 +311,14 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
  * A database owner read afresh on a connection of its own (no cache): every retained row and
  * the checkpoint are verified. Unreachable or unconfigured: reported, and unhealthy.
  */
-async function verifyDatabaseOwner(report: Report, stores: Stores, placement: Placement, o: FileOwner, retention: number, files: FileOwnerStore): Promise<void> {
+async function verifyDatabaseOwner(
+	report: Report,
+	stores: Stores,
+	placement: Placement,
+	o: FileOwner,
+	retention: number,
+	files: FileOwnerStore,
+): Promise<void> {
 	const where = stores.location(o);
 	const db = placement.database;
 	if (where.backend !== "postgres" || db === undefined) {
@@ -325,7 +339,9 @@ async function verifyDatabaseOwner(report: Report, stores: Stores, placement: Pl
 		await fresh.close();
 	}
 	if (present(files.root)) {
-		report.lines.push(`${o}: the local folder ${files.root} is not used while this owner lives in the database (left by \`state-flow migrate\` or \`link --force\`); it was not checked.`);
+		report.lines.push(
+			`${o}: the local folder ${files.root} is not used while this owner lives in the database (left by \`state-flow migrate\` or \`link --force\`); it was not checked.`,
+		);
 	}
 }
 

@@ -90,7 +90,9 @@ Verify the global and cwd stores and repair what a crash can leave behind:
   - a pending multi-owner journal: rolled forward, so the transition lands on every owner
 Damage (a record failing its integrity check, a checkpoint that does not match its log, a
 log cut short, links or folders where files belong) is reported with its path and never
-rewritten or deleted. Exit code 0 when every store is healthy after the repairs, 1 otherwise.
+rewritten or deleted. An owner in PostgreSQL is read afresh and every row verified (never
+changed); a journal that also touched it is settled by asking that database. Exit code 0
+when every store is healthy after the repairs, 1 otherwise.
 
   --dry-run             report what would be repaired, change nothing
   --drop-journal <id>   give up completing that pending journal (one a restored or moved

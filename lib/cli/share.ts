@@ -81,7 +81,8 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const before = Object.hasOwn(links, real) ? links[real] : undefined;
-	if (before === id) return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
+	if (before === id)
+		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
 	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
 	const content = before === undefined ? localContent(local) : { seq: 0 };
 	const out: string[] = [];

@@ -182,7 +182,10 @@ describe("state-flow migrate", () => {
 
 		const r = e.run(["migrate", "acme/api"]);
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /Moved the local cwd store .* \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into postgres .*project acme\/api in one transaction; read back and verified/);
+		assert.match(
+			r.stdout,
+			/Moved the local cwd store .* \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into postgres .*project acme\/api in one transaction; read back and verified/,
+		);
 		assert.match(r.stdout, /left in place and are no longer used/);
 		assert.deepEqual(e.config().links, { [realOrSelf(e.cwd)]: "acme/api" });
 		assert.equal(readFileSync(log, "utf8"), bytes, "the local files are left as they were");
@@ -194,7 +197,10 @@ describe("state-flow migrate", () => {
 		for (let k = 0; k <= 3; k++) assert.deepEqual(stateAt(moved, k), stateAt(source, k), `cwd[${k}]`);
 		for (let k = 0; k < 3; k++) assert.deepEqual(patchAt(moved, k), patchAt(source, k), `patches[${k}]`);
 		// Undo the latest transition as the host does: its exact undo patch, committed as a new transition.
-		const undo = await stores.commit({ cwd: patchAt(moved, 0).undo }, { id: "undo-1", at: "2026-12-01T00:00:01.000Z", by: { kind: "system", reason: "undo" }, exact: true });
+		const undo = await stores.commit(
+			{ cwd: patchAt(moved, 0).undo },
+			{ id: "undo-1", at: "2026-12-01T00:00:01.000Z", by: { kind: "system", reason: "undo" }, exact: true },
+		);
 		assert.equal(undo.noop, false);
 		assert.deepEqual((await e.stores().load("cwd")).state, stateAt(source, 1));
 
@@ -213,7 +219,10 @@ describe("state-flow migrate", () => {
 		await write(b.stores(), { cwd: { intents: { mine: "b" } } });
 		const r = b.run(["migrate", "acme/api"]);
 		assert.equal(r.code, 1);
-		assert.match(r.stderr, /project `acme\/api`\) in PostgreSQL .* already holds 5 transition\(s\); a migration only fills an empty owner, so nothing was written/);
+		assert.match(
+			r.stderr,
+			/project `acme\/api`\) in PostgreSQL .* already holds 5 transition\(s\); a migration only fills an empty owner, so nothing was written/,
+		);
 		assert.equal(b.config().links, undefined);
 		assert.equal((await b.stores().load("cwd")).seq, 1);
 		assert.equal((await a.stores().load("cwd")).seq, 5);
@@ -272,7 +281,10 @@ describe("show, history, export, import and doctor on the database", () => {
 		assert.equal(e.run(["link", "acme/api"]).code, 0);
 		const file = join(e.root, "doc.json");
 		const state = { intents: { ship: "2.0" }, strategy: {}, tactics: {}, artifacts: {}, lazy: {} };
-		writeFileSync(file, JSON.stringify({ format: "state-flow/export", v: 1, owners: { cwd: { seq: 0, state }, global: { seq: 0, state: { ...state, intents: { g: 1 } } } } }));
+		writeFileSync(
+			file,
+			JSON.stringify({ format: "state-flow/export", v: 1, owners: { cwd: { seq: 0, state }, global: { seq: 0, state: { ...state, intents: { g: 1 } } } } }),
+		);
 		const imported = e.run(["import", file]);
 		assert.equal(imported.code, 0, imported.stderr);
 		assert.match(imported.stdout, /Imported .* into global and cwd as transition/);
@@ -354,7 +366,10 @@ describe("show, history, export, import and doctor on the database", () => {
 			else assert.match(dry.stdout, /was never committed \(.*cwd in postgres:.*acme\/api \(NOT committed there.*would drop its journal/);
 			const fix = e.run(["doctor"]);
 			assert.equal(fix.code, 0, fix.stdout);
-			assert.deepEqual(readdirSync(journal).filter((f) => f.endsWith(".json")), []);
+			assert.deepEqual(
+				readdirSync(journal).filter((f) => f.endsWith(".json")),
+				[],
+			);
 			const doc = JSON.parse(e.run(["export"]).stdout) as { owners: Record<string, { seq: number }> };
 			assert.deepEqual([doc.owners.global?.seq ?? 0, doc.owners.cwd?.seq], committed ? [1, 1] : [0, 0]);
 		});

@@ -708,7 +708,10 @@ export class PgOwnerStore implements OwnerStore {
 				fail("invalid_input", `${this.label}: the history to adopt is inconsistent at transition \`${r.id}\` (seq ${r.seq}); nothing was written`);
 		});
 		if (history.checkpointSeq + rows.length !== history.seq)
-			fail("invalid_input", `${this.label}: the history to adopt ends at seq ${history.checkpointSeq + rows.length}, not at its head ${history.seq}; nothing was written`);
+			fail(
+				"invalid_input",
+				`${this.label}: the history to adopt ends at seq ${history.checkpointSeq + rows.length}, not at its head ${history.seq}; nothing was written`,
+			);
 		let committing = false;
 		const adopt = async (c: pg.Client): Promise<void> => {
 			await c.query("BEGIN");
