@@ -346,7 +346,7 @@ async function verifyDatabaseOwner(
 }
 
 /** What each pending journal's database part says (asked under the owner's row lock, so an in-flight writer has finished). */
-async function askDatabases(listed: readonly ListedJournal[], stores: Stores, placement: Placement): Promise<DatabaseAnswers> {
+async function askDatabases(listed: readonly ListedJournal[], stores: Stores, placement: Placement, retention: number): Promise<DatabaseAnswers> {
 	const answers: DatabaseAnswers = new Map();
 	const db = placement.database;
 	for (const l of listed) {
@@ -359,7 +359,7 @@ async function askDatabases(listed: readonly ListedJournal[], stores: Stores, pl
 			continue;
 		}
 		try {
-			const seq = await databaseFor(db.url, db.schema).store(owner, where.key).outcomeOf(l.id);
+			const seq = await databaseFor(db.url, db.schema).store(owner, where.key, retention).outcomeOf(l.id);
 			answers.set(l.id, { configured: true, ...(seq !== undefined ? { seq } : {}) });
 		} catch (e) {
 			answers.set(l.id, { configured: true, error: messageOf(e) });
@@ -371,7 +371,7 @@ async function askDatabases(listed: readonly ListedJournal[], stores: Stores, pl
 /** Pending journals and what blocks each; `--drop-journal` first moves the named one aside. */
 async function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed, stores: Stores, placement: Placement): Promise<void> {
 	let listed = listJournals(journalDir);
-	const answers = await askDatabases(listed, stores, placement);
+	const answers = await askDatabases(listed, stores, placement, retention);
 	if (p.dropJournal !== undefined) {
 		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun, answers));
 		if (!p.dryRun) listed = listJournals(journalDir);

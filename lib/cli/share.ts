@@ -187,12 +187,20 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 			else {
 				await target.adopt(h);
 				await verifyCopy(db.url, db.schema, owner, key, retention, h);
+				try {
+					record(p, owner, key, links);
+				} catch (e) {
+					fail(
+						isStateError(e) ? e.code : "io",
+						`The ${owner} store was moved into ${where} and verified, but where it lives could not be recorded: ${messageOf(e)} Fix that, then finish with ${owner === "cwd" ? `\`state-flow link ${key} --force\`` : '`"shareGlobal": true` in config.json'}; until then the local files stay in use.`,
+					);
+				}
 				out.push(
 					`Moved the local ${owner} store ${source.root} (seq ${h.seq}: ${h.tail.length} retained transition(s)${h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : ""}) into ${where} in one transaction; read back and verified.`,
 					`The local files are left in place and are no longer used${owner === "cwd" ? " while this checkout is linked (`state-flow unlink` uses them again)" : " while `shareGlobal` is true"}; delete them when you no longer need them.`,
 				);
 			}
-			record(p, owner, key, links);
+			if (h.seq === 0) record(p, owner, key, links);
 		} finally {
 			lock.release();
 		}

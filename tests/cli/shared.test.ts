@@ -114,10 +114,13 @@ describe("state-flow link and unlink", () => {
 
 		const again = e.run(["link", "acme/api"]);
 		assert.match(again.stdout, /already linked to project `acme\/api`; nothing changed/);
+		const other = e.run(["link", "acme/web"]);
+		assert.match(other.stdout, /to project `acme\/web` \(was `acme\/api`\)/);
+		assert.deepEqual(e.config().links, { [real]: "acme/web" });
 
 		const un = e.run(["unlink"]);
 		assert.equal(un.code, 0, un.stderr);
-		assert.match(un.stdout, /Unlinked .* from project `acme\/api`.*The project's rows in the database are untouched/s);
+		assert.match(un.stdout, /Unlinked .* from project `acme\/web`.*The project's rows in the database are untouched/s);
 		const after = e.config();
 		assert.deepEqual(after.links, {});
 		assert.deepEqual([after.mode, after.custom], ["passive", { kept: true }]);
