@@ -10,12 +10,12 @@ import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { DATABASE_ENV, type Placement, placementFor, userOf } from "../storage/backend.js";
+import { type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { type Parsed, UsageError } from "./args.js";
-import { describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
+import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
@@ -102,8 +102,7 @@ async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 function placementLines(placement: Placement, config: StateFlowConfig): string[] {
 	const out: string[] = [];
 	const db = placement.database;
-	if (db !== undefined)
-		out.push(`Database: postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"})`);
+	if (db !== undefined) out.push(`Database: ${describeDatabase(db)}`);
 	if (db !== undefined || placement.project !== undefined || placement.user !== undefined || placement.problem !== undefined) {
 		out.push(`User: ${userOf(config)}${placement.user !== undefined ? " (Global is shared under this name)" : ""}`);
 	}

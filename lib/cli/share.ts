@@ -18,7 +18,7 @@ import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
 import { Stores } from "../storage/stores.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
-import { describeLocation } from "./format.js";
+import { describeDatabase, describeLocation } from "./format.js";
 
 /** A project id from the command line, refused (naming the field) before anything is written. */
 function projectId(value: string | undefined): string {
@@ -69,7 +69,7 @@ function databaseLine(placement: Placement): string {
 	if (db === undefined) {
 		return `warning: ${placement.problem ?? `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in the State Flow config.json.`} Until one is, this checkout's CWD owner is unavailable in pi and in state-flow (nothing falls back to files).`;
 	}
-	return `Database: postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"}).`;
+	return `Database: ${describeDatabase(db)}.`;
 }
 
 /** `state-flow link <project-id> [--cwd DIR] [--force]`. */
