@@ -163,7 +163,7 @@ export class StateBrowser implements Component {
 				this.#views
 					.map((v) => {
 						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
-						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : "unreadable";
+						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : v.history.why.split(":")[0];
 						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
 					})
 					.join("  "),

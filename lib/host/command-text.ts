@@ -5,13 +5,16 @@
  * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
  * the revert is exact.
  */
-import { messageOf } from "../core/errors.js";
+import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
+import type { Stores } from "../storage/stores.js";
+import { DATABASE_ENV } from "../storage/backend.js";
+import { locationLines, readSuggestion } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -84,25 +87,47 @@ export function fitList(items: readonly string[], width: number): string {
 	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 }
 
-/** Load an owner's history for display; a damaged store is described, not thrown. */
+/** Load an owner's history for display; a damaged or unavailable store is described, not thrown. */
 export async function loadFor(host: StateFlowHost, owner: Owner): Promise<Result<OwnerHistory>> {
 	try {
 		return { ok: true, value: await host.requireStores().load(owner) };
 	} catch (e) {
-		return { ok: false, why: `unreadable: ${messageOf(e)}` };
+		return { ok: false, why: `${isStateError(e) && e.code === "unavailable" ? "unavailable" : "unreadable"}: ${messageOf(e)}` };
 	}
 }
 
-export function whereIs(host: StateFlowHost, owner: Owner): string {
-	switch (owner) {
-		case "global":
-		case "cwd":
-			return host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"];
-		case "session":
-			return host.ctx.sessionManager.getSessionFile() !== undefined ? "entries in the session file" : "memory only (in-memory session)";
-		default:
-			throw new Error(`unknown owner ${String(owner)}`);
+/** Where an owner lives, one or more lines: the folder, or `postgres <url without password>` and its schema and key. */
+export function whereIs(host: StateFlowHost, owner: Owner): string[] {
+	if (owner === "session") {
+		return [host.ctx.sessionManager.getSessionFile() !== undefined ? "entries in the session file" : "memory only (in-memory session)"];
 	}
+	let stores: Stores;
+	try {
+		stores = host.requireStores();
+	} catch {
+		return [host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"]];
+	}
+	return locationLines(stores.location(owner));
+}
+
+/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
+export function wrapWords(text: string, width: number): string[] {
+	const lines: string[] = [];
+	let line = "";
+	for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+		if (line !== "" && line.length + 1 + word.length > width) {
+			lines.push(line);
+			line = word;
+		} else line = line === "" ? word : `${line} ${word}`;
+	}
+	if (line !== "") lines.push(line);
+	return lines;
+}
+
+/** An owner that cannot be read, wrapped to the width: `cwd: unavailable: …` and indented continuation lines. */
+function failureLines(owner: Owner, why: string): string[] {
+	const [first, ...rest] = wrapWords(`${owner}: ${why}`, TEXT_WIDTH);
+	return [first ?? owner, ...wrapWords(rest.join(" "), TEXT_WIDTH - 2).map((l) => `  ${l}`)];
 }
 
 /** Where the effective selection comes from. */
@@ -122,16 +147,36 @@ export function storeSummary(loaded: Result<OwnerHistory>): string {
 export async function describeStatus(host: StateFlowHost, browsable = false): Promise<string> {
 	const sel = host.selection();
 	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, "stores:"];
+	const indent = " ".repeat(11);
 	for (const owner of OWNERS) {
 		const wanted = sel.owners.includes(owner) ? "wanted" : "not wanted";
-		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${storeSummary(await loadFor(host, owner))}`);
-		lines.push(`  ${"".padEnd(8)} ${whereIs(host, owner)}`);
+		const loaded = await loadFor(host, owner);
+		// A failure gets its kind on the owner's line and its message wrapped below, within the width.
+		const [kind, ...why] = loaded.ok ? [storeSummary(loaded)] : loaded.why.split(": ");
+		lines.push(`  ${owner.padEnd(8)} ${wanted.padEnd(11)} ${kind}`);
+		for (const l of whereIs(host, owner)) lines.push(`${indent}${l}`);
+		if (why.length > 0) for (const l of wrapWords(why.join(": "), TEXT_WIDTH - indent.length)) lines.push(`${indent}${l}`);
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
+	lines.push(...describePlacement(host));
 	lines.push(...(await describeRoots(host)));
 	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
+}
+
+/** The database in use and a repository's suggestion not taken up yet; nothing when files are all there is. */
+function describePlacement(host: StateFlowHost): string[] {
+	const p = host.placement;
+	const lines: string[] = [];
+	if (p.database !== undefined) lines.push(`database: ${p.database.shownUrl} (from ${p.database.source === "env" ? DATABASE_ENV : "config"})`);
+	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));
+	if (p.database !== undefined && p.project === undefined) {
+		const suggestion = readSuggestion(host.ctx.cwd);
+		if (suggestion !== undefined && "project" in suggestion)
+			lines.push(...wrapWords(`the repository suggests project ${suggestion.project}: /state link shares it (asks first)`, TEXT_WIDTH));
+	}
+	return lines;
 }
 
 /** Registered roots and dormant root data (docs/spec.md §12): one line each, none when there are none. */
@@ -155,7 +200,7 @@ export async function describeState(host: StateFlowHost, owners: readonly Owner[
 	for (const owner of owners) {
 		const loaded = await loadFor(host, owner);
 		if (!loaded.ok) {
-			out.push(`${owner}: ${loaded.why}`);
+			out.push(...failureLines(owner, loaded.why));
 			continue;
 		}
 		const h = loaded.value;
@@ -198,7 +243,7 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 	const lines: string[] = [];
 	for (const [owner, result] of loaded) {
 		if (!result.ok) {
-			lines.push(`${owner}: ${result.why}`);
+			lines.push(...failureLines(owner, result.why));
 			continue;
 		}
 		const h = result.value;

@@ -13,6 +13,7 @@ import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { openBrowser } from "./browser.js";
 import { describeHistory, describeState, describeStatus, type UndoPlan, undoPlan } from "./command-text.js";
+import { link, unlink } from "./link-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
 import { allOwnerSelections, describeSelection } from "./selection.js";
@@ -28,6 +29,8 @@ export const USAGE = [
 	"  /state browse                 browse owners, planes and history",
 	"  /state default <mode>         set the default mode in the config file",
 	"  /state default owners <list>  set the default owners in the config file",
+	"  /state link [project-id]      share this checkout's CWD memory (asks first)",
+	"  /state unlink                 keep this checkout's CWD memory in files again",
 ].join("\n");
 
 const SUBCOMMANDS: AutocompleteItem[] = [
@@ -40,6 +43,8 @@ const SUBCOMMANDS: AutocompleteItem[] = [
 	{ value: "undo ", label: "undo", description: "revert the latest transition" },
 	{ value: "default ", label: "default", description: "change the config file defaults" },
 	{ value: "browse", label: "browse", description: "browse state and history interactively" },
+	{ value: "link ", label: "link", description: "share this checkout's CWD memory with a project (asks first)" },
+	{ value: "unlink", label: "unlink", description: "keep this checkout's CWD memory in files again" },
 ];
 
 /** Completions for the text after `/state `. */
@@ -69,7 +74,7 @@ export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
 /** Register `/state`. */
 export function registerStateCommand(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.registerCommand("state", {
-		description: "State Flow: status, mode (active|passive|off), owners, show, history, undo, defaults",
+		description: "State Flow: status, mode (active|passive|off), owners, show, history, undo, defaults, link",
 		getArgumentCompletions: completeStateArgs,
 		handler: async (args, ctx) => {
 			try {
@@ -144,6 +149,12 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			);
 		case "default":
 			return setDefault(host, rest, usage, ctx);
+		case "link":
+			if (rest.length > 1) return usage("`link` takes at most one project id.");
+			return link(host, rest[0], usage, ctx);
+		case "unlink":
+			if (rest.length > 0) return usage("`unlink` takes no argument.");
+			return unlink(host, ctx);
 		default:
 			return usage(`unknown subcommand \`${verb}\`.`);
 	}

@@ -9,7 +9,7 @@ import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { messageOf } from "../core/errors.js";
 import type { Owner } from "../core/types.js";
-import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead } from "../model/head.js";
+import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, unavailableReason } from "../model/head.js";
 import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
@@ -35,6 +35,13 @@ function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unk
 	host.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
 }
 
+/** The one-line reason the head gives for each unavailable owner. */
+function reasonsOf(unavailable: Partial<Record<Owner, Error>>): Partial<Record<Owner, string>> {
+	const out: Partial<Record<Owner, string>> = {};
+	for (const [owner, e] of Object.entries(unavailable) as Array<[Owner, Error]>) out[owner] = unavailableReason(e.message);
+	return out;
+}
+
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
 function onSession(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("session_start", async (_event, ctx) => {
@@ -42,6 +49,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 		const problems = host.loadSettings();
 		await host.openSession(ctx);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
+		host.tellPlacement(ctx);
 		// Stored data of registered roots is checked before the declaration names them.
 		await host.roots.checkStored();
 		ensureShape(host);
@@ -62,6 +70,12 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 function onBeforeAgentStart(host: StateFlowHost): void {
 	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
+		try {
+			// A link or database URL changed in the user's config since the last prompt: the stores move first.
+			await host.followPlacement(ctx);
+		} catch (e) {
+			report(host, ctx, "cannot follow the changed config", e);
+		}
 		const sel = host.selection();
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
@@ -76,9 +90,11 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		const seqAtHead: Partial<Record<Owner, number>> = {};
 		const shown: string[] = [];
 		try {
-			const histories = await host.histories(sel.owners);
-			for (const owner of sel.owners) seqAtHead[owner] = histories[owner]?.seq ?? 0;
-			bootstrap = sel.mode === "active" && isBootstrap(histories, sel.owners);
+			const { histories, unavailable } = await host.available(sel.owners);
+			// An unavailable owner has no seq to compare: its changes are not "concurrent", it was not shown.
+			for (const owner of sel.owners) if (unavailable[owner] === undefined) seqAtHead[owner] = histories[owner]?.seq ?? 0;
+			const down = Object.keys(unavailable).length > 0;
+			bootstrap = sel.mode === "active" && !down && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
 			const { stale, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
 			head = renderHead({
@@ -89,6 +105,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 				staleArtifacts: stale,
 				staleUnchecked: unchecked,
 				roots: host.declaredRootNames(),
+				...(down ? { unavailable: reasonsOf(unavailable) } : {}),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
 			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
@@ -183,7 +200,12 @@ function onReadResult(host: StateFlowHost): void {
 		if (sel.mode === "off") return undefined;
 		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
 		try {
-			const hint = acquisitionHint(event.input.path, { cwd: ctx.cwd, agentDir: host.options.agentDir, wanted, histories: await host.histories(wanted) });
+			const hint = acquisitionHint(event.input.path, {
+				cwd: ctx.cwd,
+				agentDir: host.options.agentDir,
+				wanted,
+				histories: (await host.available(wanted)).histories,
+			});
 			return hint === undefined ? undefined : { content: [...event.content, { type: "text" as const, text: `\n${hint}` }] };
 		} catch {
 			return undefined;

@@ -5,13 +5,13 @@
  * A selection or identity change always bumps the admission epoch at once.
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { fail, messageOf } from "../core/errors.js";
+import { fail, isStateError, messageOf, type StateError } from "../core/errors.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
-import { placementFor } from "../storage/backend.js";
+import { type Placement, placementFor, placementKey } from "../storage/backend.js";
 import { Stores } from "../storage/stores.js";
 import { Admission, type Identity } from "./admission.js";
 import {
@@ -25,6 +25,7 @@ import {
 	selectionFromFlags,
 	shapeOf,
 } from "./selection.js";
+import { placementChange, readSuggestion } from "./link.js";
 import { createSessionLog } from "./session-log.js";
 import { RootRegistry } from "./roots.js";
 import type { RootDeclaration } from "../model/schemas.js";
@@ -36,6 +37,15 @@ export interface StateFlowOptions {
 	newId: () => string;
 	/** Also receives every message shown with `ctx.ui.notify` (pi has no UI in SDK/print mode). */
 	notify?: (message: string, level: "info" | "warning" | "error") => void;
+}
+
+/** Config fields that say where the shared owners live: a running session follows them at its next prompt. */
+const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links"] as const;
+
+/** Histories of the owners that could be read, and why the others are unavailable right now. */
+export interface Available {
+	histories: Partial<Record<Owner, OwnerHistory>>;
+	unavailable: Partial<Record<Owner, StateError>>;
 }
 
 /** Names of the two tools; they never change. */
@@ -102,6 +112,11 @@ export class StateFlowHost {
 	#sessionId: string | undefined;
 	/** Why the stores could not be opened (whatever was thrown). */
 	#openError: { cause: unknown } | undefined;
+	/** Where the stores opened put the shared owners, and its key (a change reopens them). */
+	#placement: Placement = {};
+	#placementKey: string | undefined;
+	/** Repository suggestions already offered in this process, by checkout and project id. */
+	readonly #offered = new Set<string>();
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
 	#realCwd: { cwd: string; real: string } | undefined;
 
@@ -289,22 +304,84 @@ export class StateFlowHost {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		await this.#openStores(ctx);
+		this.#run = undefined;
+		// The Session store keeps damage and reports it on every Session access (Global and CWD
+		// keep working from the same stores); say so now too, not only at the first write.
+		await this.#checkSession("cannot open Session state", ctx);
+	}
+
+	/** (Re)open the stores where the config places the owners now; the Session log is rebuilt from the branch. */
+	async #openStores(ctx: ExtensionContext): Promise<void> {
+		const placement = placementFor(this.#config, ctx.cwd);
 		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.#config.retention, limits: limitsOf(this.#config) };
-		await this.#stores?.close();
+		await this.closeSession();
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, placement: placementFor(this.#config, ctx.cwd), session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, placement, session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
 		}
-		this.#run = undefined;
+		this.#placement = placement;
+		this.#placementKey = placementKey(placement);
+		// The identity changed (or may have): calls issued before now are stale.
 		this.admission.bump();
 		this.#noteKey();
-		// The Session store keeps damage and reports it on every Session access (Global and CWD
-		// keep working from the same stores); say so now too, not only at the first write.
+	}
+
+	/** Where the stores opened put the shared owners. */
+	get placement(): Placement {
+		return this.#placement;
+	}
+
+	/**
+	 * Follow the user's config when it moved the shared owners under a running session (a link
+	 * made by `/state link` or by `state-flow link` in another terminal, a new database URL):
+	 * reopen the stores there and say so once. Only the placement fields are taken over; the
+	 * other settings wait for the next session start. Returns whether the stores moved;
+	 * `announce` false leaves saying so to the caller (`/state link` says it its own way).
+	 */
+	async followPlacement(ctx: ExtensionContext, announce = true): Promise<boolean> {
+		const { config, problems } = readConfig(this.options.agentDir);
+		// A file that cannot be read at all (mid-edit by hand) moves nothing; the next session start reports it.
+		if (problems.length > 0 && Object.keys(config).length === 0) return false;
+		const next: StateFlowConfig = { ...this.#config };
+		for (const field of PLACEMENT_FIELDS) {
+			if (config[field] === undefined) delete next[field];
+			else (next as Record<string, unknown>)[field] = config[field];
+		}
+		this.#config = next;
+		if (placementKey(placementFor(next, ctx.cwd)) === this.#placementKey) return false;
+		const before = this.#placement;
+		await this.#openStores(ctx);
+		const files = storePaths(this.options.agentDir, ctx.cwd);
+		const said = placementChange(before, this.#placement, { global: files.globalRoot, cwd: files.cwdRoot });
+		if (announce && said !== undefined) this.say(said, this.#placement.problem === undefined ? "info" : "warning", ctx);
 		await this.#checkSession("cannot open Session state", ctx);
+		return true;
+	}
+
+	/**
+	 * At session start: why a shared owner cannot be placed, if so; else the repository's
+	 * suggested project, offered once per checkout and id in this process, only when a database
+	 * is configured and the checkout is not linked. Never links anything.
+	 */
+	tellPlacement(ctx: ExtensionContext): void {
+		if (this.#placement.problem !== undefined) return this.say(`State Flow: shared memory is unavailable: ${this.#placement.problem}`, "warning", ctx);
+		if (this.#placement.database === undefined || this.#placement.project !== undefined) return;
+		const suggestion = readSuggestion(ctx.cwd);
+		if (suggestion === undefined) return;
+		const key = JSON.stringify([realOrSelf(ctx.cwd), "project" in suggestion ? suggestion.project : suggestion.problem]);
+		if (this.#offered.has(key)) return;
+		this.#offered.add(key);
+		if ("problem" in suggestion) return this.say(`State Flow: ${suggestion.problem}`, "warning", ctx);
+		this.say(
+			`State Flow: this repository suggests sharing its CWD memory as project \`${suggestion.project}\`. Nothing is shared unless you agree: \`/state link\` links it after confirmation.`,
+			"info",
+			ctx,
+		);
 	}
 
 	/** The session ends (quit, switch, reload): release database connections; nothing is lost (the stores reopen on use). */
@@ -376,6 +453,25 @@ export class StateFlowHost {
 			globalRoot: roots?.globalRoot ?? storePaths(this.options.agentDir, cwd).globalRoot,
 			cwdRoot: roots?.cwdRoot ?? cwdStoreIn(cwd),
 		};
+	}
+
+	/**
+	 * Histories of the owners that can be read now; an owner whose store is unavailable (its
+	 * database is down or not configured) is reported instead, and the others keep working.
+	 * Any other failure (damage) is thrown as before.
+	 */
+	async available(owners: readonly Owner[]): Promise<Available> {
+		const stores = this.requireStores();
+		const out: Available = { histories: {}, unavailable: {} };
+		for (const owner of owners) {
+			try {
+				out.histories[owner] = await stores.load(owner);
+			} catch (e) {
+				if (!isStateError(e) || e.code !== "unavailable") throw e;
+				out.unavailable[owner] = e;
+			}
+		}
+		return out;
 	}
 
 	/** Histories of some owners, loaded through the stores (cheap when unchanged). */

@@ -48,7 +48,8 @@ async function courtesyLines(
 	let histories: Partial<Record<Owner, OwnerHistory>>;
 	let text: string | undefined;
 	try {
-		histories = loaded ?? (await host.histories(wanted));
+		// An unavailable owner is left out: the call itself says so when it needs that owner.
+		histories = loaded ?? (await host.available(wanted)).histories;
 		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
@@ -159,6 +160,20 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 	}
 }
 
+/** Histories where reading an unavailable owner throws its error (the evaluator reads only the owners a locator needs). */
+function refusing(histories: Partial<Record<Owner, OwnerHistory>>, unavailable: Partial<Record<Owner, Error>>): Partial<Record<Owner, OwnerHistory>> {
+	const out = { ...histories };
+	for (const [owner, e] of Object.entries(unavailable)) {
+		Object.defineProperty(out, owner, {
+			enumerable: true,
+			get() {
+				throw e;
+			},
+		});
+	}
+	return out;
+}
+
 /** Register `read_state` (once; its parameters never change, only the description does). */
 export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 	const tool: ToolDefinition = {
@@ -173,10 +188,17 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const roots = host.declaredRootNames();
 			const request = toReadRequest(params, wanted, roots);
 			const stores = host.requireStores();
-			const histories = await host.histories(wanted);
+			const { histories, unavailable } = await host.available(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
 			// Errors spell locators the way the model writes them (relative for a sole owner).
-			const view = { wanted, histories, roots, present: (loc: Locator) => presentLocator(loc, wanted), ...(response !== undefined ? { response } : {}) };
+			// A locator that needs an unavailable owner is refused with why; the others are answered.
+			const view = {
+				wanted,
+				histories: refusing(histories, unavailable),
+				roots,
+				present: (loc: Locator) => presentLocator(loc, wanted),
+				...(response !== undefined ? { response } : {}),
+			};
 			const results = evaluate(view, request.locators, request.projection);
 			// The locator texts come from the detached request: the caller's arguments are read once.
 			const texts = request.texts;

@@ -42,6 +42,20 @@ export interface HeadInput {
 	staleUnchecked?: Partial<Record<Owner, number>>;
 	/** Registered roots shown after the planes, in this order; dormant roots are never shown (docs/spec.md §12). */
 	roots?: readonly string[];
+	/** Wanted owners whose store cannot be reached now, with a one-line reason (`unavailableReason`). */
+	unavailable?: Partial<Record<Owner, string>>;
+}
+
+/** Longest reason the head gives for an unavailable owner. */
+const MAX_REASON = 240;
+
+/**
+ * The head's short reason for an unavailable owner: the first sentence of the store's message
+ * (which never holds a password), without the owner's own name, clipped.
+ */
+export function unavailableReason(message: string): string {
+	const first = (message.split(/\.(?:\s|$)/)[0] ?? message).replace(/^.*?\bunavailable: /, "");
+	return first.length <= MAX_REASON ? first : `${first.slice(0, MAX_REASON - 1)}…`;
 }
 
 /** True when every wanted owner has no entry in any of its five planes (history and `response` do not count). */
@@ -60,6 +74,11 @@ export function renderHead(input: HeadInput): string {
 	const ownerLines = new Map<Owner, string>();
 	const notices = new Map<Owner, string[]>();
 	for (const owner of owners) {
+		const down = input.unavailable?.[owner];
+		if (down !== undefined) {
+			ownerLines.set(owner, `# ${owner} unavailable, not shown (calls on it are refused until it is back): ${down}`);
+			continue;
+		}
 		const h = input.histories[owner];
 		const seq = h?.seq ?? 0;
 		const empty = h === undefined || (isEmptyOwner(h) && !(input.roots ?? []).some((name) => planeIndex(h, ROOTS, name).keys.length > 0));

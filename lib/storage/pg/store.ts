@@ -70,6 +70,11 @@ function checkpointText(state: OwnerState): string {
 	return JSON.stringify(state);
 }
 
+/** The driver's socket of a connection (not in its typings), to say whether it keeps the process alive. */
+function socketOf(c: pg.Client): { ref?: () => void; unref?: () => void } | undefined {
+	return (c as unknown as { connection?: { stream?: { ref?: () => void; unref?: () => void } } }).connection?.stream;
+}
+
 /** A transaction phase, to tell a failure before COMMIT (nothing written) from one during it (unknown). */
 type Phase = "before-commit" | "commit";
 
@@ -127,7 +132,10 @@ export class PgDatabase implements AtomicOwners {
 		await this.exclusive(async () => {
 			const c = this.conn;
 			this.conn = undefined;
-			if (c) await c.end().catch(() => undefined);
+			if (c === undefined) return;
+			// Waiting for the server's goodbye has no timer of the driver's: the socket keeps the process alive meanwhile.
+			socketOf(c)?.ref?.();
+			await c.end().catch(() => undefined);
 		});
 	}
 
@@ -182,6 +190,9 @@ export class PgDatabase implements AtomicOwners {
 			c.end().catch(() => undefined);
 			throw e;
 		}
+		// An idle connection must not keep the process alive (pi's print mode, a script that
+		// forgets `close`). A query in flight still does: the driver holds a timer for it (`query_timeout`).
+		socketOf(c)?.unref?.();
 		this.conn = c;
 		return c;
 	}

@@ -1,0 +1,96 @@
+/**
+ * `/state link [project-id]` and `/state unlink`: the user's consent to share this checkout's
+ * CWD memory with a project, recorded in the user's own config. Linking always asks (the
+ * project's memory will reach this agent); without an interactive UI nothing can be asked, so
+ * it is refused with the `state-flow link` command to run instead. Without an id, the
+ * repository's suggestion is what is asked about, named in the question.
+ */
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { linkedProject, placementFor } from "../storage/backend.js";
+import { configPath, readConfig, sharedKeyProblem } from "../storage/config.js";
+import { realOrSelf } from "../storage/fs-util.js";
+import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
+import type { StateFlowHost } from "./runtime.js";
+
+/** A word as the shell reads it (quoted only when it must be). */
+function shellWord(s: string): string {
+	return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/** Move the session's stores now when pi is idle; a run in progress moves at the next prompt. */
+async function apply(host: StateFlowHost, ctx: ExtensionCommandContext): Promise<string> {
+	if (ctx.isIdle() && (await host.followPlacement(ctx, false))) return "";
+	return " It takes effect at the next prompt.";
+}
+
+/** `/state link [project-id]`. */
+export async function link(host: StateFlowHost, id: string | undefined, usage: (problem: string) => void, ctx: ExtensionCommandContext): Promise<void> {
+	let project = id;
+	if (project === undefined) {
+		const suggestion = readSuggestion(ctx.cwd);
+		if (suggestion === undefined)
+			return usage(`\`link\` needs a project id, e.g. \`/state link acme/api\` (this repository suggests none in ${SUGGESTION_FILE}).`);
+		if ("problem" in suggestion) return usage(`${suggestion.problem} Name the project yourself: \`/state link <project-id>\`.`);
+		project = suggestion.project;
+	} else {
+		const why = sharedKeyProblem(project);
+		if (why !== undefined) return usage(`the project id ${why}.`);
+	}
+	const agentDir = host.options.agentDir;
+	const checkout = realOrSelf(ctx.cwd);
+	const { config } = readConfig(agentDir);
+	const current = linkedProject(config, ctx.cwd);
+	const placement = placementFor({ ...config, links: { ...config.links, [checkout]: project } }, ctx.cwd);
+	if (placement.database === undefined) {
+		return host.say(
+			`State Flow: nothing to link to: ${placement.problem ?? "no database is configured."} Nothing changed (config: ${configPath(agentDir)}).`,
+			"warning",
+			ctx,
+		);
+	}
+	if (current === project) {
+		const moved = await apply(host, ctx);
+		return host.say(`State Flow: this checkout is already linked to project \`${project}\` (${databaseWords(placement)}).${moved}`, "info", ctx);
+	}
+	if (!ctx.hasUI) {
+		return host.say(
+			`State Flow: linking shares this checkout's memory with project \`${project}\` and needs your confirmation, which cannot be asked here (no interactive UI); nothing changed. To link, run: state-flow link ${shellWord(project)} --cwd ${shellWord(checkout)}`,
+			"warning",
+			ctx,
+		);
+	}
+	const question = [
+		`Link this checkout to project \`${project}\`${id === undefined ? ` (suggested by the repository's ${SUGGESTION_FILE})` : ""}?`,
+		"",
+		`checkout: ${checkout}`,
+		`database: ${databaseWords(placement)}`,
+		...(current !== undefined ? [`now linked to: ${current}`] : []),
+		"",
+		`This checkout's CWD memory becomes the project's, shared with everyone linked to \`${project}\`: their intents, strategy and tactics reach this agent, and what it records reaches them. The files in ${cwdFolder(ctx.cwd)} stay but are no longer used (\`/state unlink\` goes back to them).`,
+	].join("\n");
+	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", question))) {
+		return host.say(`State Flow: not linked; nothing changed.`, "info", ctx);
+	}
+	recordLink(agentDir, ctx.cwd, project);
+	const moved = await apply(host, ctx);
+	host.say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${moved}`, "info", ctx);
+}
+
+/**
+ * `/state unlink`: asks when it can; without an interactive UI the typed command is the
+ * consent, since going back to the checkout's own files brings no one else's memory in.
+ */
+export async function unlink(host: StateFlowHost, ctx: ExtensionCommandContext): Promise<void> {
+	const agentDir = host.options.agentDir;
+	const { config } = readConfig(agentDir);
+	const current = linkedProject(config, ctx.cwd);
+	if (current === undefined) return host.say("State Flow: this checkout is not linked to a project; its CWD memory is in files already.", "info", ctx);
+	const folder = cwdFolder(ctx.cwd);
+	if (ctx.hasUI) {
+		const question = `Unlink this checkout from project \`${current}\`?\n\nIts CWD memory goes back to the files in ${folder} (as they were before linking). The project's memory stays in the database for everyone else linked to it.`;
+		if (!(await ctx.ui.confirm("State Flow: unlink?", question))) return host.say("State Flow: still linked; nothing changed.", "info", ctx);
+	}
+	recordLink(agentDir, ctx.cwd, undefined);
+	const moved = await apply(host, ctx);
+	host.say(`State Flow: unlinked from project \`${current}\`; this checkout's CWD memory is in ${folder} again.${moved}`, "info", ctx);
+}

@@ -1,0 +1,136 @@
+/**
+ * Set-up shared by the host's shared-memory tests: "machines" (an agent directory and a
+ * checkout at its own path, with a config), another machine's stores writing through the
+ * database, and a real pi session (SDK + faux model) with an interactive UI whose
+ * confirmations answer as told.
+ */
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import type { CanonicalPatch } from "../../lib/core/types.js";
+import { HEAD_OPEN } from "../../lib/model/head.js";
+import { createStateFlow } from "../../lib/index.js";
+import { placementFor } from "../../lib/storage/backend.js";
+import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/config.js";
+import { realOrSelf } from "../../lib/storage/fs-util.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { shownOutput } from "../helpers/output.js";
+import { type Captured, snapshot } from "../helpers/pi-harness.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { extensionSession, userTexts } from "./fixture.js";
+
+export type T = Parameters<typeof tempDir>[0];
+
+/** One "machine": its own agent directory and a checkout at its own path. */
+export interface Machine {
+	agentDir: string;
+	cwd: string;
+}
+
+export function machine(t: T, config: StateFlowConfig): Machine {
+	const root = tempDir(t, "state-flow-machine-");
+	const m = { agentDir: join(root, "agent"), cwd: join(root, "checkout") };
+	mkdirSync(m.cwd, { recursive: true });
+	mkdirSync(m.agentDir, { recursive: true });
+	updateConfig(m.agentDir, config);
+	return m;
+}
+
+export function links(m: Machine): Record<string, string> | undefined {
+	return (JSON.parse(readFileSync(configPath(m.agentDir), "utf8")) as StateFlowConfig).links;
+}
+
+/** Another machine's stores, linked to `project`: it writes through the database like any other process. */
+export function otherMachine(t: T, url: string, schema: string, project: string): Stores {
+	const m = machine(t, {});
+	const config = { database: url, databaseSchema: schema, links: { [realOrSelf(m.cwd)]: project } };
+	return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}) });
+}
+
+let ids = 0;
+export function commitOn(stores: Stores, patch: CanonicalPatch): Promise<unknown> {
+	return stores.commit(patch, { id: `other-${++ids}`, at: "2026-11-30T08:00:00.000Z", by: { kind: "system", reason: "other machine" } });
+}
+
+export type Step =
+	| { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: () => Promise<void> }
+	| { text: string; before?: () => Promise<void> };
+
+/** A pi session on a machine, with an interactive UI whose confirmations answer `answer` (none: no UI). */
+export async function piOn(t: T, m: Machine, answer?: boolean) {
+	const notes: string[] = [];
+	const asked: string[] = [];
+	const seen: Captured[] = [];
+	let tick = 0;
+	let n = 0;
+	const factory = createStateFlow({
+		agentDir: m.agentDir,
+		now: () => new Date(Date.UTC(2026, 10, 30, 9, 0, tick++)),
+		newId: () => `t-${String(++n).padStart(4, "0")}`,
+		notify: (message) => notes.push(message),
+	});
+	const ui: Partial<ExtensionUIContext> = {
+		confirm: async (title: string, message: string) => {
+			asked.push(`${title}\n${message}`);
+			return answer === true;
+		},
+		notify: () => undefined,
+	};
+	const uiContext = new Proxy(ui, {
+		get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined),
+	}) as ExtensionUIContext;
+	const { session, faux } = await extensionSession(t, {
+		cwd: m.cwd,
+		agentDir: m.agentDir,
+		factories: [factory],
+		...(answer !== undefined ? { uiContext } : {}),
+	});
+	const results = (): Record<string, { isError: boolean; text: string }> => {
+		const out: Record<string, { isError: boolean; text: string }> = {};
+		for (const msg of session.messages) {
+			if (msg.role === "toolResult") out[msg.toolCallId] = { isError: msg.isError, text: msg.content.map((c) => (c.type === "text" ? c.text : "")).join("") };
+		}
+		return out;
+	};
+	return {
+		session,
+		notes,
+		asked,
+		seen,
+		results,
+		/** The head of the latest request the model saw. */
+		head(): string {
+			const texts = userTexts(seen.at(-1) as Captured);
+			return texts.find((x) => x.startsWith(HEAD_OPEN)) ?? "";
+		},
+		async prompt(text: string, steps: Step[]): Promise<void> {
+			faux.setResponses(
+				steps.map((step) => async (context: Context, _o: unknown, state: { callCount: number }): Promise<AssistantMessage> => {
+					seen.push(snapshot(context, state.callCount));
+					await step.before?.();
+					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
+					return fauxAssistantMessage(
+						step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
+						{ stopReason: "toolUse" },
+					);
+				}),
+			);
+			await session.prompt(text);
+			await session.agent.waitForIdle();
+		},
+		async command(text: string): Promise<string[]> {
+			const before = notes.length;
+			await session.prompt(text);
+			return notes.slice(before);
+		},
+		/** The latest `/state` output message of a kind. */
+		output(title: string): string {
+			return (
+				shownOutput(session.messages)
+					.filter((o) => o.details.title === title)
+					.at(-1)?.text ?? ""
+			);
+		},
+	};
+}
