@@ -7,12 +7,14 @@
  * `tool_vs_session_commit` divides it by a store commit of the same size interleaved with the
  * tool calls (`tool_commit_p50_ms_2mb`), which pays the same fsync-after-idle cost the tool
  * call pays — the difference between the two ratios is the disk, not State Flow's host work.
- * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. Then the PostgreSQL owner
+ * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. `skill_sync_*` time the
+ * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
+ * pass. Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
  * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
  */
 import { spawn } from "node:child_process";
-import { closeSync, constants, fsyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -20,6 +22,8 @@ import { type AssistantMessage, fauxAssistantMessage, fauxText, fauxToolCall } f
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { Stores } from "../lib/storage/stores.js";
+import { createArtifactCompiler } from "../lib/storage/artifacts.js";
+import { CompiledSkills } from "../lib/storage/compiled-skills.js";
 import { recordLine } from "../lib/storage/format.js";
 import type { JsonObject, OwnerHistory } from "../lib/core/types.js";
 import { newHistory } from "../lib/core/history.js";
@@ -130,6 +134,35 @@ function headAtLimit(): { p50: number; stateBytes: number; headBytes: number } {
 	return { p50: p50(xs), stateBytes: cwd.bytes, headBytes: utf8Bytes(first) };
 }
 
+/**
+ * The compiled-Skill check of a prompt (`CompiledSkills.refresh`) for an owner with 50 compiled
+ * Skills of ~2 KB: the full pass of a session start (every file read and hashed), and the pass
+ * of an unchanged owner (keyed by its seq: no file is touched).
+ */
+async function skillSync(dir: string): Promise<{ full: number; unchanged: number }> {
+	const roots = { cwd: join(dir, "proj"), agentDir: join(dir, "agent") };
+	mkdirSync(roots.cwd, { recursive: true });
+	const stores = new Stores(roots);
+	const artifacts: JsonObject = {};
+	for (let i = 0; i < 50; i++)
+		artifacts[`.pi/skills/s-${i}/SKILL.md`] = { kind: "skill", name: `s-${i}`, description: "A bench Skill.", body: value(i).repeat(11) };
+	await stores.commit({ cwd: { artifacts } }, { by: BY, id: newId(), at: new Date().toISOString(), prepare: createArtifactCompiler(roots) });
+	const h = await stores.load("cwd");
+	const time = (n: number, f: () => void): number => {
+		const xs: number[] = [];
+		for (let i = 0; i < n; i++) {
+			const t0 = process.hrtime.bigint();
+			f();
+			xs.push(ms(t0));
+		}
+		return p50(xs);
+	};
+	const full = time(60, () => new CompiledSkills().refresh("cwd", h, "bench", roots));
+	const warm = new CompiledSkills();
+	warm.refresh("cwd", h, "bench", roots);
+	return { full, unchanged: time(ITER, () => warm.refresh("cwd", h, "bench", roots)) };
+}
+
 /** Used ÷ budget of the default head for 250 tactics of ~170 B (about 42 KB, five times the budget). */
 function headFill(): number {
 	const cwd = tacticsHistory(250, 170);
@@ -238,7 +271,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
-	if (argv[0] === "--tools" || argv[0] === "--head") return part(argv[0]);
+	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills") return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -251,6 +284,7 @@ async function main(): Promise<void> {
 		const fill = headFill();
 		const toolSmall = await toolTimes(join(root, "tool-small"), 100);
 		const toolBig = await toolTimes(join(root, "tool-big"), 10_000);
+		const skills = await skillSync(join(root, "skills"));
 		const results = {
 			commit_p50_ms_20kb: round(cmp.small),
 			commit_p50_ms_2mb: round(cmp.big),
@@ -273,6 +307,8 @@ async function main(): Promise<void> {
 			tool_vs_commit: round(toolBig.patch / cmp.big),
 			tool_vs_session_commit: round(toolBig.patch / toolBig.commit),
 			tool_growth: round(toolBig.patch / toolSmall.patch),
+			skill_sync_full_p50_ms_50: round(skills.full),
+			skill_sync_unchanged_p50_ms_50: round(skills.unchanged),
 			...(await benchPg()),
 		};
 		const targets: Record<string, string> = {
@@ -301,14 +337,15 @@ async function main(): Promise<void> {
 }
 
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
-async function part(which: "--tools" | "--head"): Promise<void> {
+async function part(which: "--tools" | "--head" | "--skills"): Promise<void> {
 	if (which === "--head") {
 		console.log({ ...headAtLimit(), fill: headFill() });
 		return;
 	}
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
-		console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });
+		if (which === "--skills") console.log(await skillSync(root));
+		else console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}

@@ -15,6 +15,7 @@ import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
+import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleSignature } from "./tools.js";
@@ -67,7 +68,7 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 }
 
 /** Before each user prompt: declarations, activation, protocol and the frozen head. */
-function onBeforeAgentStart(host: StateFlowHost): void {
+function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
 		try {
@@ -96,7 +97,10 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 			const down = Object.keys(unavailable).length > 0;
 			bootstrap = sel.mode === "active" && !down && isBootstrap(histories, sel.owners);
 			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
-			const { stale, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
+			// Compiled Skills missing here are written first; what cannot be is named like a stale artifact.
+			const { problems } = skills.sync(ctx, histories);
+			const { stale: window, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
+			const stale = withSkillProblems(problems, window);
 			head = renderHead({
 				mode: sel.mode,
 				wanted: sel.owners,
@@ -114,7 +118,7 @@ function onBeforeAgentStart(host: StateFlowHost): void {
 		}
 		host.startRun(head, seqAtHead, shown);
 		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
-		return { systemPrompt: `${event.systemPrompt}\n\n${protocol}` };
+		return { systemPrompt: `${skills.withListing(event.systemPrompt, event.systemPromptOptions)}\n\n${protocol}` };
 	});
 	host.pi.on("agent_start", () => host.agentStarted());
 }
@@ -261,7 +265,7 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 /** Wire every event handler. */
 export function registerEvents(host: StateFlowHost, output: CommandOutput): void {
 	onSession(host, output);
-	onBeforeAgentStart(host);
+	onBeforeAgentStart(host, registerSkillSync(host));
 	onContext(host);
 	onReadResult(host);
 	onAgentEnd(host, output);

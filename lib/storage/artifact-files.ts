@@ -13,11 +13,13 @@ import {
 	SHARED_FILE_MODE,
 	atomicWrite,
 	checkContained,
+	createOnce,
 	ensureDirIn,
 	inside,
 	kindOf,
 	lstatOrUndefined,
 	readFrom,
+	readRegular,
 	realOrSelf,
 	removeFile,
 	unsafePath,
@@ -163,5 +165,37 @@ function removeEmptyDirs(dir: string, top: string): void {
 		if (!lstatOrUndefined(d)?.isDirectory() || readdirSync(d).length > 0) return;
 		rmdirSync(d);
 		if (d === top) return;
+	}
+}
+
+/**
+ * A compiled Skill as found at its place: its bytes, or undefined when nothing is there. A
+ * link, folder or FIFO there is refused (`unsafePath`), never followed.
+ */
+export function readCompiled(abs: string, root: string): Buffer | undefined {
+	checkContained(dirname(abs), realOrSelf(root), "The Skill folder");
+	return readRegular(abs);
+}
+
+/**
+ * Write a compiled Skill only where nothing is (`createOnce`: nothing is ever replaced or
+ * followed, and pi never sees a half-written Skill). The folder is created inside `root` only
+ * (the checks the commit's file effects use), and removed again when the write fails. False
+ * when something was already there.
+ */
+export function writeCompiledIfMissing(abs: string, root: string, bytes: Buffer): boolean {
+	const dir = dirname(abs);
+	const made = ensureDirIn(dir, realOrSelf(root), "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
+	try {
+		return createOnce(abs, bytes, SHARED_FILE_MODE);
+	} catch (e) {
+		if (made !== undefined) {
+			try {
+				removeEmptyDirs(dir, made);
+			} catch {
+				// Best effort: an empty folder left behind is harmless.
+			}
+		}
+		throw e;
 	}
 }

@@ -51,14 +51,15 @@ function isObj(v: Json | undefined): v is JsonObject {
 }
 
 /** What a compiled artifact owns on disk: the file it wrote and the hash of what it wrote. */
-interface Compiled {
+export interface Compiled {
 	abs: string;
 	hash: string;
 	/** The owner's folder the compiled file must stay in. */
 	root: string;
 }
 
-function compiledOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots): Compiled | undefined {
+/** Where a compiled Skill artifact's file is and the hash State Flow wrote there; undefined for anything else. */
+export function compiledOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots): Compiled | undefined {
 	if (owner === "session" || !isObj(value)) return undefined;
 	const to = own(value, "compiledTo");
 	const hash = own(value, "compiledHash");
@@ -315,7 +316,12 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 	if (compiled) {
 		const bytes = readIfFile(compiled.abs);
 		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; patch the same artifact again to recompile it`;
-		if (sha256(bytes) !== compiled.hash) return `compiled Skill ${String(value.compiledTo)} was edited outside State Flow`;
+		if (sha256(bytes) !== compiled.hash) return editedNote(value);
 	}
 	return undefined;
+}
+
+/** The head's note for a compiled Skill whose file holds other bytes than State Flow wrote (or would write). */
+export function editedNote(value: JsonObject): string {
+	return `compiled Skill ${String(value.compiledTo)} was edited outside State Flow`;
 }

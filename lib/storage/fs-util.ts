@@ -2,7 +2,8 @@
  * The one place where State Flow touches the file system at the level of single system
  * calls: file modes, errno mapping, opening only regular files (never through a symbolic
  * link, never blocking on a FIFO), containment of a folder in its owner's root, folder
- * creation and the one atomic-write primitive every writer uses. A repository is untrusted
+ * creation, the one atomic-write primitive every writer uses and its create-only twin
+ * (`createOnce`, for files that must never replace anything). A repository is untrusted
  * input (docs/security.md): anything found where State Flow keeps a file may be a link, a
  * folder, a FIFO or a device, and is refused with a message that says what it is.
  */
@@ -11,6 +12,7 @@ import {
 	constants,
 	fstatSync,
 	fsyncSync,
+	linkSync,
 	lstatSync,
 	mkdirSync,
 	openSync,
@@ -310,5 +312,53 @@ export function atomicWrite(path: string, data: string | Buffer, opts: AtomicWri
 		}
 		if (isStateError(e)) throw e;
 		ioFail(path, "write", e);
+	}
+}
+
+/**
+ * Create `path` with `data` only where nothing is; false when anything is there. Like
+ * `atomicWrite` the bytes go to an O_EXCL|O_NOFOLLOW temp file next to it and are fsynced,
+ * but they are then hard-linked into place, which fails on any entry at `path` — a file, a
+ * link, even a dangling one — so nothing is ever replaced or followed, also in a race with
+ * another writer. A file system without hard links gets `rename` after one more `lstat`.
+ */
+export function createOnce(path: string, data: Buffer, mode = FILE_MODE): boolean {
+	const tmp = `${path}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`;
+	try {
+		const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+		try {
+			writeAll(fd, data);
+			fsyncSync(fd);
+		} finally {
+			closeSync(fd);
+		}
+		if (!linkOnce(tmp, path)) return false;
+		fsyncDir(dirname(path));
+		return true;
+	} catch (e) {
+		if (isStateError(e)) throw e;
+		return ioFail(path, "write", e);
+	} finally {
+		try {
+			unlinkSync(tmp);
+		} catch {
+			// Renamed into place, or never made.
+		}
+	}
+}
+
+/** Hard-link `tmp` to `path` unless something is there (see `createOnce`). */
+function linkOnce(tmp: string, path: string): boolean {
+	try {
+		linkSync(tmp, path);
+		return true;
+	} catch (e) {
+		const code = errnoOf(e);
+		if (code === "EEXIST") return false;
+		if ((code === "EPERM" || code === "ENOTSUP" || code === "EOPNOTSUPP") && lstatOrUndefined(path) === undefined) {
+			renameSync(tmp, path);
+			return true;
+		}
+		throw e;
 	}
 }
