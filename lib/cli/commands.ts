@@ -14,6 +14,7 @@ import { type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
@@ -62,6 +63,7 @@ export function openStores(p: Parsed): Opened {
 		cwd: p.cwd,
 		limits: limitsOf(config),
 		placement,
+		who: whoAmI(config.user),
 		...(config.retention !== undefined ? { retention: config.retention } : {}),
 	});
 	return { stores, placement, config, warnings: problems.map((w) => `warning: ${w}`) };

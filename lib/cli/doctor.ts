@@ -25,6 +25,7 @@ import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { PgDatabase } from "../storage/pg/store.js";
 import { locationKey } from "../storage/port.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome } from "./commands.js";
 import { describeLocation } from "./format.js";
@@ -279,7 +280,13 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
 	const placement = placementFor(config, p.cwd);
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, ...(config.retention !== undefined ? { retention } : {}) });
+	const stores = new Stores({
+		agentDir: p.agentDir,
+		cwd: p.cwd,
+		placement,
+		who: whoAmI(config.user),
+		...(config.retention !== undefined ? { retention } : {}),
+	});
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });

@@ -9,6 +9,7 @@ import type { Json, Owner, OwnerHistory, PlanePatch, TransitionRecord } from "..
 import { PLANES } from "../core/types.js";
 import { DATABASE_ENV, type Placement } from "../storage/backend.js";
 import type { OwnerLocation } from "../storage/port.js";
+import { formatWho } from "../storage/who.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 
@@ -77,6 +78,8 @@ function formatRecord(r: TransitionRecord): string {
 		`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`,
 		`    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`,
 	];
+	// On a line of its own: whole names, without pushing the provenance or the id past 80 columns.
+	if (r.who !== undefined) lines.push(`    who ${formatWho(r.who)}`);
 	const paths = patchPaths(r.patch);
 	lines.push(`    changed: ${paths.length > 0 ? paths.join(", ") : "(nothing)"}`);
 	for (const c of r.cascades) lines.push(`    cascaded: intents/${escapePointerToken(c.intent)} -> ${c.targets.join(", ")}`);

@@ -25,6 +25,7 @@ import type {
 	RootGate,
 	StageReport,
 	TransitionRecord,
+	Who,
 } from "./types.js";
 
 /** Identity of the transition being staged (ids and time are injected; core reads no clock). */
@@ -32,6 +33,8 @@ export interface StageMeta {
 	id: string;
 	at: string;
 	by: Provenance;
+	/** Who makes it; every owner's record of the transition carries the same (absent: not recorded). */
+	who?: Who;
 	/**
 	 * The patch is an exact state delta (an undo of a stored transition): apply it as it is,
 	 * without ownership cascades, which the original transition's undo already accounts for.
@@ -174,6 +177,7 @@ export function stage(histories: Partial<Record<Owner, OwnerHistory>>, patch: Ca
 			at: meta.at,
 			seq: s.h.seq + 1,
 			by: meta.by,
+			...(meta.who === undefined ? {} : { who: meta.who }),
 			patch: s.patch,
 			undo: s.undo,
 			cascades: s.cascades,

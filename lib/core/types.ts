@@ -47,6 +47,16 @@ export const SECTIONS: readonly Section[] = [...PLANES, ROOTS];
 /** One owner's state: the five planes, each a plain JSON object, and the registered roots once one was written. */
 export type OwnerState = Record<Plane, JsonObject> & { roots?: JsonObject };
 
+/**
+ * Which person and machine made a transition (provenance says which tool, command or import):
+ * `user` is the config's `user` name or the OS user, `host` the machine's host name. Stored with
+ * every owner's record of a transition once its writer knows it; older records have none.
+ */
+export interface Who {
+	user: string;
+	host: string;
+}
+
 /** A per-owner patch: each present section is an RFC 7386 merge patch for it (`roots`: keyed by root name). */
 export type PlanePatch = Partial<Record<Section, JsonObject>>;
 
@@ -103,6 +113,8 @@ export interface TransitionRecord {
 	/** This owner's sequence number: 1 for its first transition, +1 for each after. */
 	seq: number;
 	by: Provenance;
+	/** Who made it (absent in records written before State Flow recorded it). */
+	who?: Who;
 	patch: PlanePatch;
 	undo: PlanePatch;
 	/** Cascades applied to this owner in this transition. */

@@ -71,8 +71,8 @@ export class Admission {
 		if (!receipt) {
 			staleCall(tool, "it was not issued by a model request of this session (the extension was reloaded or the session changed)", undefined, current);
 		}
-		const changes = describeChanges(receipt, current);
-		if (receipt.epoch !== this.#epoch || changes.length > 0) {
+		if (receipt.epoch !== this.#epoch || !unchanged(receipt, current)) {
+			const changes = describeChanges(receipt, current);
 			staleCall(tool, changes.length > 0 ? changes.join("; ") : "the selection changed and changed back while it was in flight", receipt, current);
 		}
 		// Off mid-run: the running loop still offers the tools, but they are withdrawn.
@@ -89,6 +89,21 @@ export class Admission {
 
 /** The selection and identity at the time of a check. */
 type Current = { mode: Mode; wanted: readonly Owner[]; identity: Identity };
+
+/** The receipt still describes the present: what `describeChanges` compares, without building its words (every call checks this). */
+function unchanged(receipt: Receipt, current: Current): boolean {
+	const a = receipt.identity;
+	const b = current.identity;
+	return (
+		receipt.mode === current.mode &&
+		receipt.wanted.length === current.wanted.length &&
+		receipt.wanted.every((o, i) => current.wanted[i] === o) &&
+		a.sessionId === b.sessionId &&
+		a.cwd === b.cwd &&
+		a.globalRoot === b.globalRoot &&
+		a.cwdRoot === b.cwdRoot
+	);
+}
 
 /** Human-readable differences between a receipt and the present. */
 export function describeChanges(receipt: Receipt, current: Current): string[] {

@@ -13,7 +13,7 @@ import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
 import { formatSize } from "../model/head.js";
 import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
-import { changedKeys, compactTime, fitList, loadFor, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan, who } from "./command-text.js";
+import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection } from "./selection.js";
@@ -223,14 +223,14 @@ export class StateBrowser implements Component {
 		const out = shown.map((r, i) => {
 			const selected = start + i === this.cursor;
 			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
-			const head = `${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${who(r.by, this.full)}`;
+			const head = `${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`;
 			const room = Math.max(8, width - head.length - 1);
 			const line = `${head} ${t.fg("muted", fitList(changedKeys(r), room))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];
 		if (selected) {
-			out.push(truncateToWidth(t.fg("dim", `  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${who(selected.by, true)}`), width));
+			out.push(truncateToWidth(t.fg("dim", `  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`), width));
 			const diff = diffLines(selected, width - 4);
 			for (const d of diff.slice(0, DIFF_ROWS)) {
 				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";

@@ -8,13 +8,14 @@
 import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
+import { formatWho } from "../storage/who.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -66,6 +67,23 @@ export function who(by: Provenance, full = false): string {
 		default:
 			return "unknown";
 	}
+}
+
+/** Columns of a short who; when both names do not fit, each keeps at least half, so neither is lost. */
+const WHO_WIDTH = 20;
+
+/** Which teammate on which machine, short: `alice@laptop` (the host's first label; both whole with `full`). */
+export function shortWho(w: Who, full = false): string {
+	if (full) return formatWho(w);
+	const host = w.host.split(".")[0] || w.host;
+	const room = WHO_WIDTH - 1;
+	const user = clipText(w.user, Math.max(room - host.length, Math.ceil(room / 2)));
+	return formatWho({ user, host: clipText(host, room - user.length) });
+}
+
+/** Who made a transition and, when recorded, as which teammate on which machine: `model call_8xKz… alice@laptop`. */
+export function madeBy(r: TransitionRecord, full = false): string {
+	return r.who === undefined ? who(r.by, full) : `${who(r.by, full)} ${shortWho(r.who, full)}`;
 }
 
 /** The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`. */
@@ -218,16 +236,17 @@ export interface HistoryFormat {
 }
 
 /**
- * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… tactics.a, lazy.b +2`
+ * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… alice@laptop tactics.a, lazy.b +2`
  * (fits `width`), or in full form three lines with whole ids and times.
  */
 export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
 	if (f.full) {
-		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${who(r.by, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
+		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
 	}
-	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${who(r.by)}`;
-	const room = (f.width ?? TEXT_WIDTH) - head.length - 1;
-	return `${head} ${fitList(changedKeys(r), Math.max(8, room))}`;
+	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
+	const width = f.width ?? TEXT_WIDTH;
+	// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
+	return clipText(`${head} ${fitList(changedKeys(r), Math.max(8, width - head.length - 1))}`, width);
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */

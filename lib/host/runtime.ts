@@ -13,6 +13,7 @@ import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
 import { type Placement, placementFor, placementKey } from "../storage/backend.js";
 import { Stores } from "../storage/stores.js";
+import { whoAmI } from "../storage/who.js";
 import { Admission, type Identity } from "./admission.js";
 import {
 	describeSelection,
@@ -319,7 +320,7 @@ export class StateFlowHost {
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, placement, session: createSessionLog(this.pi, () => this.ctx) });
+			this.#stores = new Stores({ ...options, placement, who: whoAmI(this.#config.user), session: createSessionLog(this.pi, () => this.ctx) });
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);

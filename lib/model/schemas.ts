@@ -3,6 +3,9 @@
  * Every schema is a plain top-level object (Anthropic keeps only top-level `properties` and
  * `required`); closure and non-emptiness are declared for providers that keep them and are
  * enforced again at runtime. Each call returns a fresh object: pi caches validators by identity.
+ * What is declared is the schema's plain JSON (`declared`): pi validates every call against it,
+ * and a TypeBox object also makes pi walk it to convert values first, which costs more than the
+ * rest of a `read_state` call (docs/decisions.md, "Tool calls at the cost of their commit").
  */
 
 import { StringEnum } from "@mariozechner/pi-ai";
@@ -24,6 +27,11 @@ export interface RootDeclaration {
 export const PATCH_LABEL = "Patch state";
 export const READ_LABEL = "Read state";
 
+/** The same JSON Schema, as plain JSON: pi checks arguments against it without a conversion pass. */
+function declared(schema: TSchema): TSchema {
+	return Type.Unsafe<JsonObject>(JSON.parse(JSON.stringify(schema)) as JsonObject);
+}
+
 // An open object: any keys, any JSON values. `{ "type": "object" }` is the smallest schema
 // that says so; nested property schemas reach every provider unchanged.
 function openObject(): TSchema {
@@ -42,7 +50,7 @@ export function flatPatchSchema(roots: readonly RootDeclaration[] = []): TSchema
 	const props = planeProperties();
 	// The root's schema travels once, in the description; the property only admits the key.
 	for (const r of roots) props[r.name] = Type.Optional(openObject());
-	return Type.Object(props, { additionalProperties: false, minProperties: 1 });
+	return declared(Type.Object(props, { additionalProperties: false, minProperties: 1 }));
 }
 
 /**
@@ -64,18 +72,20 @@ function rootLines(roots: readonly RootDeclaration[]): string {
 export function scopedPatchSchema(): TSchema {
 	const props: Record<string, TSchema> = {};
 	for (const owner of OWNERS) props[owner] = Type.Optional(openObject());
-	return Type.Object(props, { additionalProperties: false, minProperties: 1 });
+	return declared(Type.Object(props, { additionalProperties: false, minProperties: 1 }));
 }
 
 /** `read_state` parameters; the same grammar for both shapes. Exactly one of path/paths (runtime). */
 export function readSchema(): TSchema {
-	return Type.Object(
-		{
-			path: Type.Optional(Type.String()),
-			paths: Type.Optional(Type.Array(Type.String())),
-			projection: Type.Optional(StringEnum(PROJECTIONS)),
-		},
-		{ additionalProperties: false },
+	return declared(
+		Type.Object(
+			{
+				path: Type.Optional(Type.String()),
+				paths: Type.Optional(Type.Array(Type.String())),
+				projection: Type.Optional(StringEnum(PROJECTIONS)),
+			},
+			{ additionalProperties: false },
+		),
 	);
 }
 

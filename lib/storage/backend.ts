@@ -4,11 +4,11 @@
  * and environment only. A repository never decides this: a checkout is shared only through a
  * link the user made (`state-flow link`, `/state link`), recorded in the user's own config.
  */
-import { userInfo } from "node:os";
 import { fail } from "../core/errors.js";
 import type { OwnerHistory, SharedOwner } from "../core/types.js";
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { realOrSelf } from "./fs-util.js";
+import { osUser } from "./who.js";
 import { PgDatabase, PgOwnerStore } from "./pg/store.js";
 import { redactUrl } from "./pg/url.js";
 import type { LocalOwners } from "./local-owners.js";
@@ -29,15 +29,6 @@ export interface Placement {
 	user?: string;
 	/** Why a wanted shared owner cannot be placed (a link without a database, a bad URL). */
 	problem?: string;
-}
-
-/** The OS user name; containers without a passwd entry fall back to `$USER`, then "unknown". */
-export function osUser(): string {
-	try {
-		return userInfo().username;
-	} catch {
-		return process.env.USER || process.env.USERNAME || "unknown";
-	}
 }
 
 /** The user name State Flow signs and keys shared Global memory with. */

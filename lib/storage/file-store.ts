@@ -89,6 +89,12 @@ interface Cache {
 	/** Some of the files are in the 0.1.0 format: the next writer rewrites them (migration). */
 	legacy: boolean;
 	history: OwnerHistory;
+	/**
+	 * `statStamp` of the log when a full, contained read last found `history` to be exactly
+	 * its bytes (no torn tail); while the log's `lstat` still gives this stamp, `read` answers
+	 * from memory without the containment check (docs/security.md, "Reads served from memory").
+	 */
+	verified?: string;
 }
 
 /** What `parseLines` consumed. */
@@ -215,12 +221,26 @@ export class FileOwnerStore implements OwnerStore {
 		this.reset();
 	}
 
-	/** Current history, synchronously; never creates anything. Throws "corrupt"/"io" for damaged or unsafe stores. */
+	/**
+	 * Current history, synchronously; never creates anything. Throws "corrupt"/"io" for damaged
+	 * or unsafe stores. When the log is still the very file this process last read in full and
+	 * unchanged (same device, inode, size, mtime and ctime), the history comes from memory: no
+	 * byte is read, so the folder's containment is not resolved again. Every read of bytes
+	 * and every write checks it first.
+	 */
 	read(): OwnerHistory {
 		this.checkBroken();
+		const c = this.cache;
+		if (c?.verified !== undefined && c.verified === statStamp(lstatOrUndefined(this.logPath))) return c.history;
+		return this.readChecked();
+	}
+
+	/** `read` with the containment check and a fresh look at the log. */
+	private readChecked(): OwnerHistory {
 		this.checkRoot();
 		const st = this.statLog();
 		const c = this.cache;
+		if (c !== undefined) c.verified = undefined;
 		if (st === undefined) {
 			if (c === undefined) return this.loadWithoutLog();
 			if (c.ino === 0) return c.history;
@@ -241,14 +261,20 @@ export class FileOwnerStore implements OwnerStore {
 			if (c.size === st.size && c.mtimeMs === st.mtimeMs) {
 				// Bytes after the last complete record stay explained only while a writer's lock (or crash marker) is there.
 				if (c.size > c.offset) this.checkTorn(c.size, c.offset, st.size);
-				return c.history;
+				return this.verified(c, st);
 			}
 			if (this.fdIno === st.ino) {
 				this.readAppended(c, st);
-				return c.history;
+				return this.verified(c, st);
 			}
 		}
 		return this.fullLoad(c);
+	}
+
+	/** The cache is exactly the log as `st` describes it (no torn tail): later reads may answer from memory while it stays so. */
+	private verified(c: Cache, st: Stats): OwnerHistory {
+		if (c.size === c.offset && c.size === st.size && c.mtimeMs === st.mtimeMs) c.verified = statStamp(st);
+		return c.history;
 	}
 
 	/** Damage seen earlier stays until the store folder is replaced (moved aside by `state-flow doctor`, or deleted). */
@@ -344,7 +370,7 @@ export class FileOwnerStore implements OwnerStore {
 			legacy: parsed.legacy || cp.legacy === true,
 			history,
 		};
-		return history;
+		return this.verified(this.cache, st);
 	}
 
 	/** The log's records after the checkpoint; the log must reach the checkpoint and continue without gaps. */
@@ -491,7 +517,9 @@ export class FileOwnerStore implements OwnerStore {
 	 * them; migrate 0.1.0 files to the current format.
 	 */
 	catchUpLocked(recoveredCrash = false): OwnerHistory {
-		const h = this.read();
+		// A writer looks at the files themselves, never only at memory.
+		this.checkBroken();
+		const h = this.readChecked();
 		const c = this.cache as Cache;
 		if (c.ino !== 0 && c.size > c.offset) {
 			if (!recoveredCrash && !crashEvidence(this.lockPath, c.mtimeMs)) {
@@ -543,12 +571,18 @@ export class FileOwnerStore implements OwnerStore {
 		return fd;
 	}
 
+	/**
+	 * Under the lock, after this writer's own append or cut: the cache is the whole log again.
+	 * Its containment was checked under this lock (`catchUpLocked`), so later reads may answer
+	 * from memory while the log stays this file, unchanged.
+	 */
 	private refreshStat(fd: number): void {
 		const st = fstatSync(fd);
 		const c = this.cache as Cache;
 		c.size = st.size;
 		c.mtimeMs = st.mtimeMs;
 		c.offset = st.size;
+		c.verified = statStamp(st);
 	}
 
 	/** Create the log on the first write (under the lock): the folder must exist. */
@@ -686,6 +720,11 @@ export class FileOwnerStore implements OwnerStore {
 }
 
 const NEWLINE = Buffer.from("\n");
+
+/** Identity and version of a file as one string; undefined when there is no regular file. */
+function statStamp(st: Stats | undefined): string | undefined {
+	return st?.isFile() ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : undefined;
+}
 
 function emptyCache(): Omit<Cache, "history" | "diskCheckpointSeq" | "legacy"> {
 	return { ino: 0, size: 0, mtimeMs: 0, offset: 0, lastStart: 0, lastLine: Buffer.alloc(0), prefix: createHash("sha256"), missingNewline: false };

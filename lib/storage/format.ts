@@ -13,6 +13,7 @@ import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
 import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
+import { WHO_TEXT } from "./who.js";
 
 /** Version written into every record line, checkpoint and journal. */
 export const FORMAT_VERSION = 2;
@@ -30,6 +31,13 @@ const provenance = {
 	required: ["kind"],
 	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
 } as const;
+/** Who made a transition (optional: records written before it was recorded have none). */
+const who = {
+	type: "object",
+	required: ["user", "host"],
+	properties: { user: WHO_TEXT, host: WHO_TEXT },
+	additionalProperties: false,
+} as const;
 /**
  * A merge patch per section, each an object of entries. Known sections only: the five planes and
  * `roots`, the namespace of registered roots (docs/spec.md §12), whose entries are kept as they
@@ -43,6 +51,7 @@ const recordProps = {
 	at: { type: "string" },
 	seq: { type: "integer", minimum: 1 },
 	by: provenance,
+	who,
 	patch: planePatch,
 	undo: planePatch,
 	cascades: { type: "array", items: obj },
@@ -158,7 +167,10 @@ function checkVersion(file: string, value: unknown, where: string): void {
 
 function firstError(errors: ValidateFunction["errors"]): string {
 	const e = errors?.[0];
-	return e ? `\`${e.instancePath || "/"}\` ${e.message ?? "is invalid"}` : "invalid shape";
+	if (e === undefined) return "invalid shape";
+	// The pattern of a user or host name, spelled out, would be a screenful of escapes.
+	const what = e.keyword === "pattern" && e.params.pattern === WHO_TEXT.pattern ? "holds a control or invisible character" : (e.message ?? "is invalid");
+	return `\`${e.instancePath || "/"}\` ${what}`;
 }
 
 /** The integrity check of a stored value: SHA-256 of its JSON text without `sum`, first 64 bits. */

@@ -9,7 +9,7 @@
 import { fail } from "../core/errors.js";
 import { stage } from "../core/stage.js";
 import { DEFAULT_LIMITS, DEFAULT_RETENTION, MAX_RETENTION, OWNERS } from "../core/types.js";
-import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, RootGate, StageReport, TransitionRecord } from "../core/types.js";
+import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, RootGate, StageReport, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file-store.js";
 import { LocalOwners } from "./local-owners.js";
 import { storePaths } from "./paths.js";
@@ -36,6 +36,8 @@ export interface StoresOptions {
 	limits?: Limits;
 	/** How long a writer waits for a lock before "busy" (default 10 s). */
 	lockTimeoutMs?: number;
+	/** Who this process writes as (`whoAmI`), stamped on every owner's record of each commit; absent: not recorded. */
+	who?: Who;
 	/** Where shared owners live (`placementFor`); absent: Global and CWD on files. */
 	placement?: Placement;
 }
@@ -84,6 +86,7 @@ export class Stores {
 	private session: SessionStore | undefined;
 	private readonly retention: number;
 	private readonly limits: Limits;
+	private readonly who: Who | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
 
 	constructor(opts: StoresOptions) {
@@ -93,6 +96,7 @@ export class Stores {
 		}
 		this.retention = retention;
 		this.limits = opts.limits ?? DEFAULT_LIMITS;
+		this.who = opts.who;
 		const lockTimeoutMs = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 		const paths = storePaths(opts.agentDir, opts.cwd);
 		const files = {
@@ -205,7 +209,7 @@ export class Stores {
 			const result = stage(
 				histories,
 				prepared?.patch ?? patch,
-				{ id: opts.id, at: opts.at, by: opts.by, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) },
+				{ id: opts.id, at: opts.at, by: opts.by, who: this.who, ...(opts.exact ? { exact: true } : {}), ...(opts.roots ? { roots: opts.roots } : {}) },
 				this.limits,
 			);
 			if (result.noop) {

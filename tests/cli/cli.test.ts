@@ -7,7 +7,10 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import type { Who } from "../../lib/core/types.js";
+import { formatWho, whoAmI } from "../../lib/storage/who.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { literal, ME_FULL } from "../helpers/who.js";
 import { runCli } from "./run.js";
 
 interface Env {
@@ -34,7 +37,7 @@ const records = (file: string) =>
 	readFileSync(file, "utf8")
 		.split("\n")
 		.filter((l) => l !== "")
-		.map((l) => JSON.parse(l) as { id: string; seq: number; by: { kind: string; source?: string } });
+		.map((l) => JSON.parse(l) as { id: string; seq: number; by: { kind: string; source?: string }; who?: Who });
 
 const STATE = {
 	intents: { ship: { goal: "release 1.0", owns: [{ $ref: "cwd.tactics.t1" }] } },
@@ -114,7 +117,7 @@ describe("state-flow show, history and export", () => {
 		assert.equal(h.code, 0);
 		assert.match(h.stdout, /\(seq 2; 2 retained\)/);
 		assert.match(h.stdout, new RegExp(`#1 {2}\\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z {2}import from ${file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}\n`));
-		assert.match(h.stdout, /#2 .*\n.*\n {4}changed: \/tactics\/t1, \/tactics\/t2/);
+		assert.match(h.stdout, new RegExp(`#2 .*\n {4}id .*\n {4}who ${ME_FULL}\n {4}changed: /tactics/t1, /tactics/t2`));
 	});
 
 	it("exports JSON that imports back to the same state (round trip)", (t) => {
@@ -144,6 +147,36 @@ describe("state-flow import", () => {
 		assert.match(r.stdout, new RegExp(`transition ${c.id}`));
 		assert.deepEqual(c.by, { kind: "import", source: file });
 		assert.deepEqual([c.seq, g.seq], [1, 1]);
+	});
+
+	it("an exported state imported elsewhere is signed by whoever imported it (the config's user)", (t) => {
+		const a = setup(t);
+		const b = setup(t);
+		for (const [e, user] of [
+			[a, "alice"],
+			[b, "bob"],
+		] as const) {
+			mkdirSync(join(e.agent, "state-flow"), { recursive: true });
+			writeFileSync(join(e.agent, "state-flow", "config.json"), JSON.stringify({ user }));
+		}
+		assert.equal(a.run(["import", writeJson(a, "s.json", STATE), "--owner", "cwd"]).code, 0);
+		assert.deepEqual(records(cwdLog(a))[0]?.who, whoAmI("alice"));
+		const exported = a.run(["export", "cwd"]).stdout;
+		assert.doesNotMatch(exported, /alice/, "export documents carry states, not who");
+		assert.equal(b.run(["import", writeJson(b, "x.json", JSON.parse(exported))]).code, 0);
+		assert.deepEqual(records(cwdLog(b))[0]?.who, whoAmI("bob"));
+		assert.match(b.run(["history", "cwd"]).stdout, new RegExp(`^ {4}who ${literal(formatWho(whoAmI("bob")))}$`, "m"));
+	});
+
+	it("records who imported on every owner's record, and history shows it", (t) => {
+		const e = setup(t);
+		assert.equal(e.run(["import", writeJson(e, "both.json", exportDoc({ cwd: STATE, global: { strategy: { s: 1 } } }))]).code, 0);
+		const [c] = records(cwdLog(e));
+		const [g] = records(globalLog(e));
+		assert.deepEqual([c?.who, g?.who], [whoAmI(), whoAmI()], "the CLI writes as this OS user on this machine");
+		const h = e.run(["history"]);
+		assert.equal(h.code, 0, h.stderr);
+		assert.equal(h.stdout.match(new RegExp(`^ {4}who ${ME_FULL}$`, "gm"))?.length, 2, h.stdout);
 	});
 
 	it("replaces the state: keys absent from the file are deleted, and an equal file is a no-op", (t) => {

@@ -304,6 +304,9 @@ describe("show, history, export, import and doctor on the database", () => {
 		assert.match(show.stdout, /^Database: postgres .* \(from STATE_FLOW_DATABASE_URL\)$/m);
 		assert.match(show.stdout, /^User: /m);
 
+		// History on the database says who made the change (the importer: this user on this host).
+		const history = e.run(["history", "cwd"]);
+		assert.match(history.stdout, /^CWD {2}postgres .*project acme\/api {2}\(seq 1; 1 retained\)\n#1 .*import from .*doc\.json\n.*\n {4}who .+/m);
 		const doctor = e.run(["doctor"]);
 		assert.equal(doctor.code, 0, doctor.stdout);
 		assert.match(doctor.stdout, /cwd: ok, postgres .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);

@@ -5,12 +5,16 @@
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/selection.js";
 import { configPath } from "../../lib/storage/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/output.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { literal, ME, ME_FULL } from "../helpers/who.js";
+import { shortWho } from "../../lib/host/command-text.js";
+import { whoAmI } from "../../lib/storage/who.js";
 import { agentDirWithConfig, type Flow, userTexts, withFlow } from "./fixture.js";
 
 function selectionEntries(flow: Flow): number {
@@ -51,12 +55,25 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^ {2}#2 t-0002 \d\d:\d\d:\d\d model call-b tactics\.t$/m);
-			assert.match(history ?? "", /^ {2}#1 t-0001 \d\d:\d\d:\d\d model call-a intents\.i, tactics\.t$/m);
+			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} intents\\.i, tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
-			assert.match(full ?? "", /^ {2}#2 t-0002\n {5}at 2026-11-30T09:00:01\.000Z by model call-b\n {5}changed: tactics\.t$/m);
+			assert.match(full ?? "", new RegExp(`^ {2}#2 t-0002\n {5}at 2026-11-30T09:00:01\\.000Z by model call-b ${ME_FULL}\n {5}changed: tactics\\.t$`, "m"));
 			const [bad] = await flow.command("/state history cwd session");
 			assert.match(bad ?? "", /`history` takes at most one owner/);
+		});
+	});
+
+	it("signs each change with the config's user on this machine: history shows user@host, --full the whole host", async (t) => {
+		const agentDir = agentDirWithConfig(t, JSON.stringify({ user: "alice" }));
+		await withFlow({ agentDir }, async (flow) => {
+			await flow.prompt("plan", [{ calls: [{ id: "call-w", name: "patch_state", args: { cwd: { tactics: { t: "step" } } } }] }, { text: "ok" }]);
+			const record = JSON.parse(readFileSync(join(flow.harness.cwd, ".pi", "state-flow", "log.jsonl"), "utf8")) as { who?: unknown };
+			assert.deepEqual(record.who, { user: "alice", host: hostname() });
+			const [history] = await flow.command("/state history cwd");
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model call-w ${literal(shortWho(whoAmI("alice")))} tactics\\.t$`, "m"));
+			const [full] = await flow.command("/state history cwd --full");
+			assert.match(full ?? "", new RegExp(` {5}at \\S+ by model call-w ${literal(`alice@${hostname()}`)}\n`));
 		});
 	});
 
@@ -85,7 +102,7 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", /^ {2}#3 t-0003 \d\d:\d\d:\d\d \/state undo cwd tactics\.t$/m);
+			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d /state undo cwd ${ME} tactics\\.t$`, "m"));
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});

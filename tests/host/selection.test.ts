@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { OWNERS, type Owner } from "../../lib/core/types.js";
-import { Admission, type Identity } from "../../lib/host/admission.js";
+import { Admission, describeChanges, type Identity } from "../../lib/host/admission.js";
 import { completeStateArgs } from "../../lib/host/commands.js";
 import { allOwnerSelections, resolveSelection, selectionFromBranch, selectionFromFlags, SELECTION_ENTRY, shapeOf } from "../../lib/host/selection.js";
 import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/config.js";
@@ -168,6 +168,33 @@ describe("admission", () => {
 		assert.throws(() => a.admit("patch_state", "call-1", { ...now, wanted: ["cwd"] }), stale(/cwd\+session to cwd/));
 		a.bump();
 		assert.throws(() => a.admit("patch_state", "call-2", now), stale(/changed and changed back/));
+	});
+
+	it("law: in the same epoch, a call is admitted exactly when describeChanges finds no difference", () => {
+		const identityArb = fc.record({
+			sessionId: fc.constantFrom("s1", "s2"),
+			cwd: fc.constantFrom("/p", "/q"),
+			globalRoot: fc.constantFrom("/a/state-flow/global", "/b/state-flow/global"),
+			cwdRoot: fc.constantFrom("/p/.pi/state-flow", "/q/.pi/state-flow"),
+		});
+		const selArb = fc.record({ mode: fc.constantFrom("active" as const, "passive" as const), wanted: ownerArb, identity: identityArb });
+		fc.assert(
+			fc.property(selArb, selArb, (issued, present) => {
+				const a = new Admission();
+				const receipt = a.capture(issued);
+				a.bind(["call"]);
+				const changes = describeChanges(receipt, present);
+				let admitted = true;
+				try {
+					a.admit("read_state", "call", present);
+				} catch (e) {
+					assert.ok(isStateError(e) && e.code === "stale_call");
+					for (const c of changes) assert.ok(e.message.includes(c), `the refusal names "${c}"`);
+					admitted = false;
+				}
+				assert.equal(admitted, changes.length === 0);
+			}),
+		);
 	});
 
 	it("binds tool calls to the capture of the request that issued them, not a later one", () => {

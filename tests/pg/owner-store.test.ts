@@ -7,6 +7,8 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
 import { inspect } from "node:util";
 import fc from "fast-check";
 import pg from "pg";
@@ -19,7 +21,12 @@ import { SCHEMA_VERSION } from "../../lib/storage/pg/schema.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
 import type { PgOwnerStore } from "../../lib/storage/pg/store.js";
 import { redactUrl, scrubber } from "../../lib/storage/pg/url.js";
+import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { realOrSelf } from "../../lib/storage/fs-util.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { whoAmI } from "../../lib/storage/who.js";
 import { testDatabase } from "../helpers/pg-server.js";
+import { tempDir } from "../helpers/temp-dir.js";
 import type { TestDatabase } from "../helpers/pg-server.js";
 
 let server: TestDatabase;
@@ -390,5 +397,60 @@ describe("PostgreSQL owner store: the password never shows", () => {
 				assert.ok(!scrubbed.includes(password), scrubbed);
 			}),
 		);
+	});
+});
+
+describe("PostgreSQL owner store: who made each transition", () => {
+	const alice = { user: "alice", host: "laptop.example.com" };
+	after(closeDatabases);
+
+	it("a shared CWD owner's history says which teammate made each change; a transition over a Global file and the database carries one who", async (t) => {
+		const schema = server.schema();
+		const machine = (user: string) => {
+			const root = tempDir(t);
+			const m = { agentDir: join(root, "agent"), cwd: join(root, "checkout") };
+			mkdirSync(m.cwd, { recursive: true });
+			const config = { database: server.url, databaseSchema: schema, links: { [realOrSelf(m.cwd)]: "acme/who" }, user };
+			return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}), who: whoAmI(config.user) });
+		};
+		const onA = machine("alice");
+		const onB = machine("bob");
+		const at = "2026-12-01T00:00:00.000Z";
+		await onA.commit({ cwd: { intents: { ship: "2.0" } } }, { id: "a1", at, by });
+		await onB.commit({ cwd: { intents: { docs: "guide" } } }, { id: "b1", at, by });
+		await onA.commit({ global: { strategy: { s: 1 } }, cwd: { tactics: { t: 1 } } }, { id: "a2", at, by });
+		assert.equal(onA.location("cwd").backend, "postgres");
+		const users = (await onB.load("cwd")).tail.map((r) => [r.id, r.who]);
+		assert.deepEqual(users, [
+			["a1", whoAmI("alice")],
+			["b1", whoAmI("bob")],
+			["a2", whoAmI("alice")],
+		]);
+		assert.deepEqual((await onA.load("global")).tail[0]?.who, whoAmI("alice"), "the Global file's record of a2 has the same who");
+	});
+
+	it("round-trips who in the stored record, sealed by both checksums and validated on read", async () => {
+		const schema = server.schema();
+		const db = connect(schema);
+		const s = db.store("cwd", "who");
+		const committed = await db.commitLocked([s], ([h]) => {
+			const r = stage({ cwd: h as OwnerHistory }, { cwd: { tactics: { a: 1 } } }, { id: "w1", at: "2026-12-01T00:00:00.000Z", by, who: alice });
+			const record = r.noop ? undefined : r.records.cwd;
+			return { records: [record], value: record };
+		});
+		assert.deepEqual(committed?.who, alice);
+		const [row] = await sql<{ body: string }>(`SELECT body FROM "${schema}".transitions WHERE id = 'w1'`);
+		assert.equal(row?.body, recordLine(committed as TransitionRecord), "the stored text is the record line");
+		assert.deepEqual((await connect(schema).store("cwd", "who").load()).tail[0]?.who, alice, "another connection reads it back");
+
+		// A who changed by hand: the row's checksum catches it.
+		await sql(`UPDATE "${schema}".transitions SET body = replace(body, '"alice"', '"mallo"') WHERE id = 'w1'`);
+		await rejectsWith(connect(schema).store("cwd", "who").load(), "corrupt", /does not match its checksum/);
+		// Both checksums recomputed: the record is still refused for what it holds.
+		const { createHash } = await import("node:crypto");
+		const forged = recordLine({ ...(committed as TransitionRecord), who: { user: "a\u001b]0;pwned\u0007", host: "h" } });
+		const sum = createHash("sha256").update(`cwd\nwho\n1\n${forged}`).digest("hex");
+		await sql(`UPDATE "${schema}".transitions SET body = $1, sum = $2 WHERE id = 'w1'`, [forged, sum]);
+		await rejectsWith(connect(schema).store("cwd", "who").load(), "corrupt", /`\/who\/user` holds a control or invisible character/);
 	});
 });

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { startScriptedServer } from "./scripted-server.js";
 import { makePiHome } from "./setup.js";
 import { Pane } from "./tmux.js";
+import { ME } from "../helpers/who.js";
 
 export interface ScenarioOptions {
 	/** The Node binary that runs pi. */
@@ -69,7 +70,10 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 		await step("/state history fits 80 columns (short id, local time, short call id); the status above stays", async () => {
 			await submit("/state history");
 			const screen = await wait(/State Flow · history[\s\S]*full ids and times/);
-			assert.match(screen, /^ {3}#1 [0-9a-f]{4,} (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha\s*$/m);
+			assert.match(
+				screen,
+				new RegExp(`^ {3}#1 [0-9a-f]{4,} (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha\\s*$`, "m"),
+			);
 			// The earlier output is still there as it was shown, not merged into or replaced by this one.
 			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
 		});
@@ -81,7 +85,9 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 		await step("Tab shows the history timeline with the selected transition's diff", async () => {
 			pane.press("Tab");
 			const screen = await wait(
-				/\[history\][\s\S]*› #1 \w+ (\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d) model call_01scri… tactics\.alpha[\s\S]*\+ tactics\.alpha: noted/,
+				new RegExp(
+					`\\[history\\][\\s\\S]*› #1 \\w+ (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha[\\s\\S]*\\+ tactics\\.alpha: noted`,
+				),
 				false,
 			);
 			for (const line of screen.split("\n")) assert.ok(line.trimEnd().length <= COLS, line);
