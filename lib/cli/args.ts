@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
-export const COMMANDS = ["show", "history", "export", "import", "doctor"] as const;
+export const COMMANDS = ["show", "history", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A bad command line: printed with the relevant usage, exit code 2. */
@@ -45,6 +45,10 @@ export interface Parsed {
 	moveAside?: string;
 	/** `doctor --cut-torn <owner>`: cut bytes after the last complete record that no crashed writer explains. */
 	cutTorn?: string;
+	/** `link --force`: link although the checkout's local CWD store holds state (left untouched). */
+	force: boolean;
+	/** `migrate --global`: move the Global file store into the user's shared Global owner. */
+	global: boolean;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -54,10 +58,13 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	export: ["--owner"],
 	import: ["--owner"],
 	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn"],
+	link: ["--force"],
+	unlink: [],
+	migrate: ["--global"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
-const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, export: 1, import: 1, doctor: 0 };
+const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, export: 1, import: 1, doctor: 0, link: 1, unlink: 0, migrate: 1 };
 
 /**
  * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`
@@ -87,6 +94,8 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--cut-torn": { takesValue: true, set: (out, value) => (out.cutTorn = value) },
 	"--full": { takesValue: false, set: (out) => (out.full = true) },
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
+	"--force": { takesValue: false, set: (out) => (out.force = true) },
+	"--global": { takesValue: false, set: (out) => (out.global = true) },
 };
 
 /** Options every command accepts. */
@@ -104,6 +113,8 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		owner: undefined,
 		full: false,
 		dryRun: false,
+		force: false,
+		global: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;
@@ -193,6 +204,13 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 		}
 		if (out.command === "import" && out.positionals.length === 0) {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
+		}
+		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
+		if (out.command === "migrate" && out.global === out.positionals.length > 0) {
+			throw new UsageError(
+				out.global ? "`migrate --global` takes no project id: Global is keyed by your user name." : "`migrate` needs a project id (or `--global`).",
+				out.command,
+			);
 		}
 	}
 	if (out.command === undefined && !out.help && !out.version && argv.length > 0) {

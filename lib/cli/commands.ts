@@ -6,18 +6,17 @@
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
-import { fail, messageOf } from "../core/errors.js";
+import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { limitsOf, readConfig } from "../storage/config.js";
+import { type Placement, placementFor, userOf } from "../storage/backend.js";
+import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
-import { rootOf, storePaths } from "../storage/paths.js";
-import type { StorePaths } from "../storage/paths.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
-import { formatHistory, formatShow } from "./format.js";
+import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
@@ -47,51 +46,113 @@ export function checkCwd(p: Parsed): void {
 	}
 }
 
-function openStores(p: Parsed): { stores: Stores; warnings: string[] } {
+/** The stores a command works on, placed as pi would place them (the user's config and environment). */
+export interface Opened {
+	stores: Stores;
+	placement: Placement;
+	config: StateFlowConfig;
+	warnings: string[];
+}
+
+export function openStores(p: Parsed): Opened {
 	checkCwd(p);
 	const { config, problems } = readConfig(p.agentDir);
+	const placement = placementFor(config, p.cwd);
 	const stores = new Stores({
 		agentDir: p.agentDir,
 		cwd: p.cwd,
 		limits: limitsOf(config),
+		placement,
 		who: whoAmI(config.user),
 		...(config.retention !== undefined ? { retention: config.retention } : {}),
 	});
-	return { stores, warnings: problems.map((w) => `warning: ${w}`) };
+	return { stores, placement, config, warnings: problems.map((w) => `warning: ${w}`) };
 }
 
-/** Load the owner the command line names (show/history/export); with none, every owner that has a store. */
-async function loadAsked(p: Parsed): Promise<{ paths: StorePaths; warnings: string[]; loaded: Array<[FileOwner, OwnerHistory]> }> {
+/** One owner a command read: its history, or why it cannot be reached now. */
+interface Read {
+	owner: FileOwner;
+	where: string;
+	history?: OwnerHistory;
+	error?: string;
+}
+
+/**
+ * Load the owner the command line names (show/history/export); with none, every owner that has
+ * a store (a database owner always does). An unreachable owner is reported, not fatal: the
+ * others are still read. Damage stays fatal, as before.
+ */
+async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 	const asked = p.positionals[0];
 	const owners = ownersFrom(p, asked);
-	const { stores, warnings } = openStores(p);
-	const paths = storePaths(p.agentDir, p.cwd);
-	const loaded: Array<[FileOwner, OwnerHistory]> = [];
+	const opened = openStores(p);
+	const read: Read[] = [];
 	for (const o of owners) {
-		if (asked === undefined && !existsSync(rootOf(paths, o))) continue;
-		loaded.push([o, await stores.load(o)]);
+		const where = opened.stores.location(o);
+		if (asked === undefined && where.backend === "file" && !existsSync(where.path)) continue;
+		try {
+			read.push({ owner: o, where: describeLocation(where), history: await opened.stores.load(o) });
+		} catch (e) {
+			if (!isStateError(e) || e.code !== "unavailable") throw e;
+			read.push({ owner: o, where: describeLocation(where), error: e.message });
+		}
 	}
-	return { paths, warnings, loaded };
+	return { ...opened, read };
+}
+
+/** Lines about shared memory for `show`: the database, the user, and what keeps a wanted shared owner from its place. */
+function placementLines(placement: Placement, config: StateFlowConfig): string[] {
+	const out: string[] = [];
+	const db = placement.database;
+	if (db !== undefined) out.push(`Database: ${describeDatabase(db)}`);
+	if (db !== undefined || placement.project !== undefined || placement.user !== undefined || placement.problem !== undefined) {
+		out.push(`User: ${userOf(config)}${placement.user !== undefined ? " (Global is shared under this name)" : ""}`);
+	}
+	if (placement.problem !== undefined) out.push(`Problem: ${placement.problem}`);
+	return out;
+}
+
+/** Text of each owner read, and the exit code: 1 when one could not be reached. */
+function report(read: readonly Read[], format: (r: Read & { history: OwnerHistory }) => string, extra: string[], warnings: string[]): Outcome {
+	const blocks = read.map((r) => (r.history !== undefined ? format(r as Read & { history: OwnerHistory }) : `${TITLES[r.owner]}  ${r.where}  (unavailable)`));
+	const errors = read.flatMap((r) => (r.error !== undefined ? [`state-flow: ${r.error}`] : []));
+	const stdout = `${[...blocks, ...(extra.length > 0 ? [extra.join("\n")] : [])].join("\n\n")}\n`;
+	return { stdout, stderr: lines([...warnings, ...errors]), code: errors.length > 0 ? 1 : 0 };
 }
 
 /** `state-flow show [owner] [--full]`. */
 export async function runShow(p: Parsed): Promise<Outcome> {
-	const { paths, warnings, loaded } = await loadAsked(p);
-	if (loaded.length === 0) return ok(`No State Flow stores yet (global: ${paths.globalRoot}, cwd: ${paths.cwdRoot}).\n`, lines(warnings));
-	return ok(`${loaded.map(([o, h]) => formatShow(o, rootOf(paths, o), h, p.full)).join("\n\n")}\n`, lines(warnings));
+	const { read, warnings, placement, config, stores } = await loadAsked(p);
+	const extra = placementLines(placement, config);
+	if (read.length === 0) {
+		const where = `global: ${describeLocation(stores.location("global"))}, cwd: ${describeLocation(stores.location("cwd"))}`;
+		return ok(`${[`No State Flow stores yet (${where}).`, ...extra].join("\n")}\n`, lines(warnings));
+	}
+	return report(read, (r) => formatShow(r.owner, r.where, r.history, p.full), extra, warnings);
 }
 
 /** `state-flow history [owner]`. */
 export async function runHistory(p: Parsed): Promise<Outcome> {
-	const { paths, warnings, loaded } = await loadAsked(p);
-	if (loaded.length === 0) return ok("No State Flow stores yet: no transitions.\n", lines(warnings));
-	return ok(`${loaded.map(([o, h]) => formatHistory(o, rootOf(paths, o), h)).join("\n\n")}\n`, lines(warnings));
+	const { read, warnings } = await loadAsked(p);
+	if (read.length === 0) return ok("No State Flow stores yet: no transitions.\n", lines(warnings));
+	return report(read, (r) => formatHistory(r.owner, r.where, r.history), [], warnings);
 }
 
-/** `state-flow export [owner]`: the export document on stdout. */
+/** `state-flow export [owner]`: the export document on stdout; refused whole when an owner cannot be reached (a backup is never silently partial). */
 export async function runExport(p: Parsed): Promise<Outcome> {
-	const { warnings, loaded } = await loadAsked(p);
-	const doc = exportDoc(Object.fromEntries(loaded.map(([o, h]) => [o, { seq: h.seq, state: h.state }])));
+	const { warnings, read } = await loadAsked(p);
+	const missing = read.find((r) => r.error !== undefined);
+	if (missing !== undefined) {
+		return {
+			stdout: "",
+			stderr: lines([
+				...warnings,
+				`state-flow: ${missing.error} Nothing was exported; name the owners that can be reached (\`state-flow export global\`) to export those.`,
+			]),
+			code: 1,
+		};
+	}
+	const doc = exportDoc(Object.fromEntries(read.map((r) => [r.owner, { seq: r.history?.seq ?? 0, state: (r.history as OwnerHistory).state }])));
 	return ok(`${JSON.stringify(doc, null, 2)}\n`, lines(warnings));
 }
 
@@ -155,6 +216,6 @@ async function frontmatterParser(patch: CanonicalPatch): Promise<FrontmatterPars
 	}
 }
 
-function lines(items: string[]): string {
+export function lines(items: string[]): string {
 	return items.length === 0 ? "" : `${items.join("\n")}\n`;
 }

@@ -9,9 +9,10 @@
  */
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { messageOf } from "../core/errors.js";
+import { isStateError, messageOf } from "../core/errors.js";
 import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
+import { databaseFor, type Placement, placementFor } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
 import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
@@ -21,10 +22,13 @@ import { JournalDir } from "../storage/journal.js";
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
 import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
+import { PgDatabase } from "../storage/pg/store.js";
+import { locationKey } from "../storage/port.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome } from "./commands.js";
+import { describeLocation } from "./format.js";
 import { FILE_OWNERS, type FileOwner, isFileOwner } from "./transfer.js";
 
 /** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */
@@ -83,8 +87,39 @@ function listJournals(dir: string): ListedJournal[] {
 	});
 }
 
-/** Where one journal part stands; `blocks` when no roll-forward can ever complete it. */
-function partStatus(part: JournalPart, retention: number): { text: string; blocks: boolean; missing: boolean } {
+/** Where one journal part stands; `blocks` when no roll-forward can ever complete it, `waits` when it cannot now. */
+interface PartStatus {
+	text: string;
+	blocks: boolean;
+	missing: boolean;
+	waits?: boolean;
+	/** A database part that says the transition never committed: the journal is dropped, not completed. */
+	never?: boolean;
+}
+
+/**
+ * What the database says about a journal's database part (its `locationKey`): the seq holding
+ * the transition, undefined when it is not there; `asked` undefined when that owner is not configured here.
+ */
+type DatabaseAnswers = Map<string, { seq?: number; error?: string; configured: boolean }>;
+
+function databasePart(part: JournalPart, id: string, answers: DatabaseAnswers): PartStatus {
+	const where = `${part.owner} in ${part.database}`;
+	const a = answers.get(id);
+	if (a === undefined || !a.configured) {
+		return {
+			text: `${where} (BLOCKED: that database owner is not configured here, so it cannot be asked whether the transition committed; configure it again with \`STATE_FLOW_DATABASE_URL\` or \`database\` and the same link)`,
+			blocks: true,
+			missing: true,
+		};
+	}
+	if (a.error !== undefined) return { text: `${where} (cannot be asked now: ${a.error})`, blocks: false, missing: true, waits: true };
+	if (a.seq === undefined) return { text: `${where} (NOT committed there: the transition never happened)`, blocks: false, missing: false, never: true };
+	return { text: `${where} (committed there at seq ${a.seq})`, blocks: false, missing: false };
+}
+
+function partStatus(part: JournalPart, id: string, retention: number, answers: DatabaseAnswers): PartStatus {
+	if (part.database !== undefined) return databasePart(part, id, answers);
 	const seq = part.record.seq;
 	if (part.owner === "session") {
 		if (part.persistent !== true) return { text: `in-memory session ${part.sessionId} (nothing to complete)`, blocks: false, missing: false };
@@ -119,18 +154,33 @@ function partStatus(part: JournalPart, retention: number): { text: string; block
 }
 
 /** Report lines for the pending journals, with what blocks each and the way out. */
-function describeJournals(listed: readonly ListedJournal[], retention: number, dryRun: boolean): { lines: string[]; blocked: boolean } {
+function describeJournals(
+	listed: readonly ListedJournal[],
+	retention: number,
+	dryRun: boolean,
+	answers: DatabaseAnswers,
+): { lines: string[]; blocked: boolean } {
 	const lines: string[] = [];
 	let blocked = false;
 	for (const l of listed) {
 		let blocks = true;
 		if (l.journal === undefined) lines.push(`journal: ${l.error}`);
 		else {
-			const parts = l.journal.parts.map((part) => partStatus(part, retention));
+			const parts = l.journal.parts.map((part) => partStatus(part, l.id, retention, answers));
 			blocks = parts.some((s) => s.blocks);
-			lines.push(
-				`journal: transition ${l.id} is committed but not yet on every owner (${parts.map((s) => s.text).join("; ")}); ${blocks ? "it cannot be rolled forward" : dryRun ? "would roll forward" : "rolling forward"}.`,
-			);
+			const text = parts.map((s) => s.text).join("; ");
+			if (parts.some((s) => s.never)) {
+				lines.push(
+					`journal: transition ${l.id} was never committed (${text}); ${dryRun ? "would drop its journal" : "dropping its journal"}: no owner gets it.`,
+				);
+			} else if (!blocks && parts.some((s) => s.waits)) {
+				blocked = true;
+				lines.push(`journal: transition ${l.id} may be committed (${text}); it is completed once that database answers: run doctor again then.`);
+			} else {
+				lines.push(
+					`journal: transition ${l.id} is committed but not yet on every owner (${text}); ${blocks ? "it cannot be rolled forward" : dryRun ? "would roll forward" : "rolling forward"}.`,
+				);
+			}
 		}
 		if (blocks) {
 			blocked = true;
@@ -146,7 +196,7 @@ function describeJournals(listed: readonly ListedJournal[], retention: number, d
  * `--drop-journal <id>`: move that journal into `<agentDir>/state-flow/journal-dropped/`
  * after saying what is given up. Unknown ids are a usage error (exit 2).
  */
-function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, retention: number, dryRun: boolean): string[] {
+function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, retention: number, dryRun: boolean, answers: DatabaseAnswers): string[] {
 	const target = listed.find((l) => l.id === id);
 	if (target === undefined) {
 		const known = listed.map((l) => `\`${l.id}\``).join(", ");
@@ -159,7 +209,7 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 	const lost =
 		target.journal === undefined
 			? [`whatever the damaged journal ${target.file} recorded`]
-			: target.journal.parts.filter((part) => partStatus(part, retention).missing).map((part) => partStatus(part, retention).text);
+			: target.journal.parts.map((part) => partStatus(part, id, retention, answers)).flatMap((s) => (s.missing ? [s.text] : []));
 	const lines = [
 		`journal: dropping ${id} gives up completing transition ${id} on: ${lost.length === 0 ? "no owner (every owner has it)" : lost.join("; ")}. Owners that already have it keep it.`,
 	];
@@ -229,19 +279,31 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const { config, problems } = readConfig(p.agentDir);
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, who: whoAmI(config.user), ...(config.retention !== undefined ? { retention } : {}) });
+	const placement = placementFor(config, p.cwd);
+	const stores = new Stores({
+		agentDir: p.agentDir,
+		cwd: p.cwd,
+		placement,
+		who: whoAmI(config.user),
+		...(config.retention !== undefined ? { retention } : {}),
+	});
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
+	// Owners placed in the database are verified there; their local folders are not in use.
+	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file");
 
-	reviewJournals(report, journalDir, retention, p);
+	await reviewJournals(report, journalDir, retention, p, stores, placement);
 	const aside = flagOwner("--move-aside", p.moveAside);
 	const cut = flagOwner("--cut-torn", p.cutTorn);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
-	for (const o of FILE_OWNERS) await repairStore(report, files[o], cut === o, p.dryRun);
+	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
-	for (const o of FILE_OWNERS) verifyStore(report, fileStore(o));
+	for (const o of FILE_OWNERS) {
+		if (local.includes(o)) verifyStore(report, fileStore(o));
+		else await verifyDatabaseOwner(report, stores, placement, o, retention, files[o]);
+	}
 	report.lines.push(
 		report.healthy
 			? p.dryRun
@@ -252,14 +314,76 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	return { stdout: `${report.lines.join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
 }
 
+/**
+ * A database owner read afresh on a connection of its own (no cache): every retained row and
+ * the checkpoint are verified. Unreachable or unconfigured: reported, and unhealthy.
+ */
+async function verifyDatabaseOwner(
+	report: Report,
+	stores: Stores,
+	placement: Placement,
+	o: FileOwner,
+	retention: number,
+	files: FileOwnerStore,
+): Promise<void> {
+	const where = stores.location(o);
+	const db = placement.database;
+	if (where.backend !== "postgres" || db === undefined) {
+		report.healthy = false;
+		report.lines.push(`${o}: UNAVAILABLE: ${(await stores.status(o)).error ?? "its database is not configured."}`);
+		return;
+	}
+	const fresh = new PgDatabase({ url: db.url, schema: db.schema });
+	try {
+		const h = await fresh.store(o, where.key, retention).load();
+		const folded = h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : "";
+		report.lines.push(`${o}: ok, ${describeLocation(where)}, seq ${h.seq}, ${h.tail.length} retained transition(s)${folded}, every row verified.`);
+	} catch (e) {
+		report.healthy = false;
+		const unavailable = isStateError(e) && e.code === "unavailable";
+		report.lines.push(`${o}: ${unavailable ? "UNAVAILABLE" : "DAMAGED"}: ${messageOf(e)}`);
+	} finally {
+		await fresh.close();
+	}
+	if (present(files.root)) {
+		report.lines.push(
+			`${o}: the local folder ${files.root} is not used while this owner lives in the database (left by \`state-flow migrate\` or \`link --force\`); it was not checked.`,
+		);
+	}
+}
+
+/** What each pending journal's database part says (asked under the owner's row lock, so an in-flight writer has finished). */
+async function askDatabases(listed: readonly ListedJournal[], stores: Stores, placement: Placement, retention: number): Promise<DatabaseAnswers> {
+	const answers: DatabaseAnswers = new Map();
+	const db = placement.database;
+	for (const l of listed) {
+		const part = l.journal?.parts.find((x) => x.database !== undefined);
+		if (part === undefined) continue;
+		const owner = FILE_OWNERS.find((o) => locationKey(stores.location(o)) === part.database);
+		const where = owner === undefined ? undefined : stores.location(owner);
+		if (db === undefined || owner === undefined || where?.backend !== "postgres") {
+			answers.set(l.id, { configured: false });
+			continue;
+		}
+		try {
+			const seq = await databaseFor(db.url, db.schema).store(owner, where.key, retention).outcomeOf(l.id);
+			answers.set(l.id, { configured: true, ...(seq !== undefined ? { seq } : {}) });
+		} catch (e) {
+			answers.set(l.id, { configured: true, error: messageOf(e) });
+		}
+	}
+	return answers;
+}
+
 /** Pending journals and what blocks each; `--drop-journal` first moves the named one aside. */
-function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed): void {
+async function reviewJournals(report: Report, journalDir: string, retention: number, p: Parsed, stores: Stores, placement: Placement): Promise<void> {
 	let listed = listJournals(journalDir);
+	const answers = await askDatabases(listed, stores, placement, retention);
 	if (p.dropJournal !== undefined) {
-		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun));
+		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun, answers));
 		if (!p.dryRun) listed = listJournals(journalDir);
 	}
-	const journals = describeJournals(listed, retention, p.dryRun);
+	const journals = describeJournals(listed, retention, p.dryRun, answers);
 	report.lines.push(...journals.lines);
 	if (journals.blocked) report.healthy = false;
 }
@@ -341,7 +465,10 @@ async function rollForward(report: Report, stores: Stores, paths: StorePaths, jo
 		}
 	}
 	for (const j of safePending(journal)) {
-		const waiting = j.parts.filter((part) => part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot));
+		// A database part is never replayed: the database's COMMIT decided it (asked above).
+		const waiting = j.parts.filter(
+			(part) => part.database === undefined && (part.owner === "session" || (part.root !== paths.globalRoot && part.root !== paths.cwdRoot)),
+		);
 		if (waiting.length === 0) continue; // Blocked here: reported with the journal listing.
 		report.lines.push(
 			`journal: transition ${j.id} still waits for ${waiting.map((w) => (w.owner === "session" ? `session ${w.sessionId} (completed when that pi session is next opened)` : `${w.owner} ${w.root} (run doctor with --cwd there)`)).join(", ")}.`,

@@ -7,9 +7,28 @@ import { describeProvenance } from "../core/history.js";
 import { patchLeaves } from "../core/merge.js";
 import type { Json, Owner, OwnerHistory, PlanePatch, TransitionRecord } from "../core/types.js";
 import { PLANES } from "../core/types.js";
+import { DATABASE_ENV, type Placement } from "../storage/backend.js";
+import type { OwnerLocation } from "../storage/port.js";
 import { formatWho } from "../storage/who.js";
 
-const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
+export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
+
+/** The configured database in one line (never the password): `postgres <url> schema <s> (from …)`. */
+export function describeDatabase(db: NonNullable<Placement["database"]>): string {
+	return `postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"})`;
+}
+
+/** Where an owner lives, in one line: its folder, or `postgres <url without password> schema <s>, project|user <key>`. */
+export function describeLocation(l: OwnerLocation): string {
+	switch (l.backend) {
+		case "file":
+			return l.path;
+		case "session":
+			return `pi session ${l.sessionId}`;
+		case "postgres":
+			return `postgres ${l.url} schema ${l.schema}, ${l.kind === "cwd" ? "project" : "user"} ${l.key}`;
+	}
+}
 
 function indent(text: string, by = "  "): string {
 	return text

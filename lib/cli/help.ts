@@ -22,23 +22,34 @@ Commands:
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
+  link <project-id>        share this checkout's CWD memory through the database
+  unlink                   keep this checkout's CWD memory in its own files again
+  migrate <project-id>     move the CWD file store (with history) into the database, then link
+  migrate --global         move the Global file store into your shared Global owner
   help [command]           show this help, or one command's
 
-Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow).
+Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow), or
+PostgreSQL when configured ($STATE_FLOW_DATABASE_URL or \`database\`, plus a link or
+\`shareGlobal\`; see docs/shared-memory.md). \`show\` says where each one lives.
 Session state lives in pi's session file; use /state show inside pi.
 
 ${COMMON}
 
 --version prints the package version.
 
-Exit codes: 0 success, 1 failure (damaged store, refused import), 2 usage error.`;
+Exit codes: 0 success, 1 failure (damaged store, refused import, unreachable database),
+2 usage error.`;
 
 const HELP: Record<Command, string> = {
 	show: `Usage: state-flow show [global|cwd] [--full]
 
-Print each owner's planes (intents, strategy, tactics, artifacts, lazy) as indented JSON.
-Lazy bodies are listed as a catalog (key and size) unless --full is given.
-Without an owner: every owner that has a store. Reading never creates files.
+Print each owner's planes (intents, strategy, tactics, artifacts, lazy) as indented JSON,
+after a header saying where it lives: its folder, or postgres, the URL without its
+password, the schema and the project id or user. Lazy bodies are listed as a catalog (key
+and size) unless --full is given. Without an owner: every owner that has a store (a
+database owner always). With a database configured, the last lines name it, your user name
+and any problem (a link without a database). An owner that cannot be reached is reported
+on stderr and the others are still shown (exit code 1). Reading never creates files.
 The owner may also be given as --owner global|cwd (show, history, export).
 
   --full   print lazy bodies too
@@ -55,7 +66,8 @@ ${COMMON}`,
 
 Print a JSON document with the current state of the owner (or of every owner that
 has a store): {"format":"state-flow/export","v":1,"owners":{"cwd":{"seq":N,"state":{...}}}}.
-The output can be read back with \`state-flow import\`.
+The output can be read back with \`state-flow import\`. Refused whole (nothing printed,
+exit code 1) when an owner cannot be reached: name the others to export them.
 
 ${COMMON}`,
 	import: `Usage: state-flow import <file|-> [--owner global|cwd]
@@ -78,7 +90,9 @@ Verify the global and cwd stores and repair what a crash can leave behind:
   - a pending multi-owner journal: rolled forward, so the transition lands on every owner
 Damage (a record failing its integrity check, a checkpoint that does not match its log, a
 log cut short, links or folders where files belong) is reported with its path and never
-rewritten or deleted. Exit code 0 when every store is healthy after the repairs, 1 otherwise.
+rewritten or deleted. An owner in PostgreSQL is read afresh and every row verified (never
+changed); a journal that also touched it is settled by asking that database. Exit code 0
+when every store is healthy after the repairs, 1 otherwise.
 
   --dry-run             report what would be repaired, change nothing
   --drop-journal <id>   give up completing that pending journal (one a restored or moved
@@ -87,6 +101,40 @@ rewritten or deleted. Exit code 0 when every store is healthy after the repairs,
                         <folder>.damaged-<time> (named in the output) and start that owner afresh
   --cut-torn <owner>    cut the bytes after the last complete record of that owner's log that
                         no crashed writer explains (after a power loss); complete records stay
+
+${COMMON}`,
+	link: `Usage: state-flow link <project-id> [--force]
+
+Share this checkout's CWD owner through the database: record
+links[<real path of --cwd>] = <project-id> in <agent-dir>/state-flow/config.json (other
+keys kept). Running it is the consent: a repository never links itself. pi sessions
+started here afterwards use the project's memory; a running session at its next prompt.
+Without a configured database the CWD owner is unavailable until one is (it says so).
+Refused when the checkout's local CWD store holds state: move it with
+\`state-flow migrate <project-id>\`, or link anyway with --force (the local files are left
+untouched and unused while linked).
+
+  --force   link although the local CWD store holds state
+
+${COMMON}`,
+	unlink: `Usage: state-flow unlink
+
+Remove this checkout's link: its CWD memory is in its local files again
+(<cwd>/.pi/state-flow). The project's rows in the database stay as they are.
+
+${COMMON}`,
+	migrate: `Usage: state-flow migrate <project-id>
+       state-flow migrate --global
+
+Move a file store WITH its retained history (checkpoint and retained transitions, so
+cwd[N], patches and /state undo keep working) into an empty database owner in ONE
+transaction, read it back and compare, then record where the owner lives:
+  <project-id>  the checkout's CWD store into that project, then link the checkout
+  --global      the Global store into your shared Global owner (keyed by \`user\`, default
+                the OS user), then set \`shareGlobal\`
+Refused, with nothing written, when the target already holds transitions, the local store
+is damaged (run doctor), or the database cannot be reached. The local files are left in
+place and no longer used. Stop pi sessions working here first.
 
 ${COMMON}`,
 };

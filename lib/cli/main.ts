@@ -2,22 +2,41 @@
 /**
  * `state-flow`: the package's command-line tool for State Flow stores outside pi. Parses the
  * command line, runs one command and maps the outcome to Unix exit codes: 0 success,
- * 1 failure (a refused import, a damaged store), 2 usage error.
+ * 1 failure (a refused import, a damaged store, an unreachable database), 2 usage error.
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { fail, isStateError } from "../core/errors.js";
-import { parseArgs, UsageError } from "./args.js";
+import { closeDatabases, DATABASE_ENV } from "../storage/backend.js";
+import { readConfig } from "../storage/config.js";
+import { scrubber } from "../storage/pg/url.js";
+import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
 import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
 import { runDoctor } from "./doctor.js";
 import { helpText } from "./help.js";
+import { runLink, runMigrate, runUnlink } from "./share.js";
 
-/** Run the CLI on `argv` (without node and script); never throws, never exits. */
+/**
+ * Run the CLI on `argv` (without node and script); never throws, never exits; closes the
+ * database connections it opened. Every message already shows database URLs without their
+ * password; as a last guard, the output is scrubbed of the configured URLs' secrets too.
+ */
 export async function main(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): Promise<Outcome> {
+	let agentDir = defaultAgentDir();
+	const out = await run(argv, stdin, (dir) => {
+		agentDir = dir;
+	});
+	const urls = [process.env[DATABASE_ENV], readConfig(agentDir).config.database].filter((u): u is string => u !== undefined && u !== "");
+	const scrub = (text: string) => urls.reduce((t, url) => scrubber(url)(t), text);
+	return { ...out, stdout: scrub(out.stdout), stderr: scrub(out.stderr) };
+}
+
+async function run(argv: readonly string[], stdin: () => string, seen: (agentDir: string) => void): Promise<Outcome> {
 	let command: ReturnType<typeof parseArgs>["command"];
 	try {
 		const p = parseArgs(argv);
+		seen(p.agentDir);
 		command = p.command;
 		if (p.version) return { stdout: `${packageVersion()}\n`, stderr: "", code: 0 };
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
@@ -32,6 +51,12 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 				return await runImport(p, stdin);
 			case "doctor":
 				return await runDoctor(p);
+			case "link":
+				return await runLink(p);
+			case "unlink":
+				return await runUnlink(p);
+			case "migrate":
+				return await runMigrate(p);
 			default:
 				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
 		}
@@ -41,6 +66,9 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 		}
 		const text = isStateError(e) ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
 		return { stdout: "", stderr: `state-flow: ${text}\n`, code: 1 };
+	} finally {
+		// An open database connection would keep the process alive; the next run reconnects.
+		await closeDatabases();
 	}
 }
 

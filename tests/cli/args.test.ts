@@ -53,6 +53,20 @@ describe("parseArgs", () => {
 		assert.match(usage(["doctor", "x"]), /unexpected argument `x`/);
 	});
 
+	it("reads link, unlink and migrate: one project id, or --global for migrate, never both", () => {
+		const l = parseArgs(["link", "acme/api", "--cwd", "co", "--force"], {}, "/w");
+		assert.deepEqual([l.command, l.positionals, l.cwd, l.force], ["link", ["acme/api"], "/w/co", true]);
+		assert.deepEqual(parseArgs(["migrate", "--global"], {}, "/w").global, true);
+		assert.deepEqual(parseArgs(["migrate", "acme/api"], {}, "/w").positionals, ["acme/api"]);
+		assert.match(usage(["link"]), /`link` needs the project id/);
+		assert.match(usage(["link", "a", "b"]), /unexpected argument `b`/);
+		assert.match(usage(["unlink", "a"]), /unexpected argument `a`/);
+		assert.match(usage(["migrate"]), /`migrate` needs a project id \(or `--global`\)/);
+		assert.match(usage(["migrate", "acme/api", "--global"]), /`migrate --global` takes no project id/);
+		assert.match(usage(["unlink", "--force"]), /`unlink` does not take `--force`/);
+		assert.match(usage(["link", "x", "--global"]), /`link` does not take `--global`/);
+	});
+
 	it("takes `--owner` as the owner of show, history and export too (the spelling import uses), but only once", () => {
 		for (const cmd of ["show", "history", "export"]) {
 			assert.deepEqual(parseArgs([cmd, "--owner", "cwd"], {}, "/w").positionals, ["cwd"], cmd);
@@ -75,7 +89,10 @@ describe("parseArgs", () => {
 			const p = parseArgs(argv, {}, "/w");
 			assert.deepEqual([p.help, p.command], [true, command], argv.join(" "));
 		}
-		assert.match(usage(["help", "frob"]), /unknown command `frob`: use one of `show`, `history`, `export`, `import`, `doctor`, `help`/);
+		assert.match(
+			usage(["help", "frob"]),
+			/unknown command `frob`: use one of `show`, `history`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `help`/,
+		);
 		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
 		// After a command, `help` is an ordinary argument.
 		assert.match(usage(["doctor", "help"]), /unexpected argument `help`/);

@@ -701,4 +701,98 @@ export class PgOwnerStore implements OwnerStore {
 			if (connectionLost(e)) throw e;
 		}
 	}
+
+	/**
+	 * Adopt a whole history (a file store moved into the database by `state-flow migrate`) in
+	 * ONE SQL transaction: create or lock the owner row, refuse an owner that already holds
+	 * transitions, store the checkpoint (the state at `checkpointSeq`) and the retained tail with
+	 * the checksums every read verifies, move the head, then read it all back on the same
+	 * transaction and compare it with `history` byte for byte before COMMIT. A refusal or a
+	 * mismatch rolls back: nothing is written. Ids of transitions folded before the checkpoint
+	 * are not known to a file store and are not stored.
+	 */
+	adopt(history: OwnerHistory): Promise<void> {
+		const t = this.db.tables;
+		const rows = history.tail;
+		rows.forEach((r, i) => {
+			if (r.seq !== history.checkpointSeq + 1 + i || !r.owners.includes(this.owner))
+				fail("invalid_input", `${this.label}: the history to adopt is inconsistent at transition \`${r.id}\` (seq ${r.seq}); nothing was written`);
+		});
+		if (history.checkpointSeq + rows.length !== history.seq)
+			fail(
+				"invalid_input",
+				`${this.label}: the history to adopt ends at seq ${history.checkpointSeq + rows.length}, not at its head ${history.seq}; nothing was written`,
+			);
+		let committing = false;
+		const adopt = async (c: pg.Client): Promise<void> => {
+			await c.query("BEGIN");
+			this.forget();
+			const head = await this.lockAndCatchUp(c);
+			if (head.seq > 0) {
+				fail(
+					"invalid_input",
+					`The ${this.label} in PostgreSQL at ${this.db.shownUrl} (schema \`${this.db.schema}\`) already holds ${head.seq} transition(s); a migration only fills an empty owner, so nothing was written. Link to it instead (\`state-flow link\`), or migrate into another, empty owner.`,
+				);
+			}
+			const text = checkpointText(history.checkpoint);
+			await c.query({
+				name: "sf-adopt-head",
+				text: `UPDATE ${t.owners} SET seq = $2, checkpoint_seq = $3, checkpoint = $4, checkpoint_sum = $5 WHERE owner_id = $1`,
+				values: [this.ownerId, history.seq, history.checkpointSeq, text, checksum(this.kind, this.key, CHECKPOINT_SEQ_TAG, text)],
+			});
+			for (const record of rows) {
+				const body = recordLine(record);
+				await c.query({
+					name: "sf-adopt-row",
+					text: `INSERT INTO ${t.transitions} (owner_id, seq, id, body, sum) VALUES ($1, $2, $3, $4, $5)`,
+					values: [this.ownerId, record.seq, record.id, body, checksum(this.kind, this.key, record.seq, body)],
+				});
+			}
+			// Read back through every check a load makes, inside the transaction: a difference rolls back.
+			this.cache = undefined;
+			const back = await this.fullLoad(c, true);
+			const differs = sameHistoryText(back, history);
+			if (differs !== undefined) {
+				this.forget();
+				fail("corrupt", `${this.label}: the copy read back from PostgreSQL differs from the source (${differs}); it was rolled back and nothing was written.`);
+			}
+			committing = true;
+			await c.query("COMMIT");
+			this.idUncommitted = false;
+		};
+		return this.db
+			.run(
+				this.label,
+				async (c) => {
+					try {
+						await adopt(c);
+					} catch (e) {
+						// A row id or history seen inside a transaction that did not commit is not the owner's.
+						this.forget();
+						throw e;
+					}
+				},
+				() => !committing,
+			)
+			.catch((e: unknown) => {
+				if (!committing || !isStateError(e) || e.code !== "unavailable") throw e;
+				return fail(
+					"unavailable",
+					`${this.label}: the connection was lost during the COMMIT of the migration, so whether it committed is not known: it is wholly there or wholly absent. Check with \`state-flow show\` before running it again. (${e.message})`,
+				);
+			});
+	}
+}
+
+/** Where two histories differ in their stored text (seq, checkpoint, each retained record, state), or undefined when they do not. */
+export function sameHistoryText(a: OwnerHistory, b: OwnerHistory): string | undefined {
+	if (a.seq !== b.seq) return `head seq ${a.seq} vs ${b.seq}`;
+	if (a.checkpointSeq !== b.checkpointSeq) return `checkpoint seq ${a.checkpointSeq} vs ${b.checkpointSeq}`;
+	if (checkpointText(a.checkpoint) !== checkpointText(b.checkpoint)) return `the checkpoint at seq ${a.checkpointSeq}`;
+	if (a.tail.length !== b.tail.length) return `${a.tail.length} vs ${b.tail.length} retained transitions`;
+	for (let i = 0; i < a.tail.length; i++) {
+		if (recordLine(a.tail[i] as TransitionRecord) !== recordLine(b.tail[i] as TransitionRecord)) return `transition seq ${(a.tail[i] as TransitionRecord).seq}`;
+	}
+	if (checkpointText(a.state) !== checkpointText(b.state)) return "the current state";
+	return undefined;
 }

@@ -1,0 +1,237 @@
+/**
+ * `state-flow link`, `unlink` and `migrate`: where a checkout's CWD owner and the user's Global
+ * owner live. Linking records `links[<checkout real path>] = <project id>` in the user's own
+ * config (running the command is the consent; a repository never links itself). Migrating
+ * moves a file store WITH its retained history into an empty database owner in one SQL
+ * transaction (`PgOwnerStore.adopt`), verifies it, and only then links, so a failure at any
+ * step leaves the checkout using its files as before. The files themselves are never touched.
+ */
+import { fail, isStateError, messageOf } from "../core/errors.js";
+import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
+import { DATABASE_ENV, type Placement, databaseFor, placementFor, userOf } from "../storage/backend.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig, type StateFlowConfig } from "../storage/config.js";
+import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
+import { readRegular, realOrSelf } from "../storage/fs-util.js";
+import { acquireLock } from "../storage/lock.js";
+import { rootOf, storePaths } from "../storage/paths.js";
+import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
+import { Stores } from "../storage/stores.js";
+import type { Parsed } from "./args.js";
+import { checkCwd, lines, ok, type Outcome } from "./commands.js";
+import { describeDatabase, describeLocation } from "./format.js";
+
+/** A project id from the command line, refused (naming the field) before anything is written. */
+function projectId(value: string | undefined): string {
+	const why = sharedKeyProblem(value);
+	if (why !== undefined) fail("invalid_input", `the project id ${why} (got ${JSON.stringify(value)}); nothing was written.`, ["project"]);
+	return value as string;
+}
+
+/**
+ * The config file's `links` exactly as written (entries `readConfig` ignores are kept too), and
+ * a refusal now, before anything else changes, when the file is one `updateConfig` would refuse.
+ */
+function writtenLinks(agentDir: string): Record<string, string> {
+	const file = configPath(agentDir);
+	const text = readRegular(file)?.toString("utf8");
+	if (text === undefined) return {};
+	let raw: unknown;
+	try {
+		raw = JSON.parse(text);
+	} catch {
+		fail("invalid_input", `${file} is not valid JSON; fix or delete it first (it was left untouched, and nothing was changed).`);
+	}
+	if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
+		fail("invalid_input", `${file} does not hold a JSON object; fix or delete it first (it was left untouched, and nothing was changed).`);
+	}
+	const links = (raw as Record<string, unknown>).links;
+	return links !== null && typeof links === "object" && !Array.isArray(links) ? { ...(links as Record<string, string>) } : {};
+}
+
+/** The local file store of a shared-capable owner, as the stores open it. */
+function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
+	return new FileOwnerStore({ owner, root: rootOf(storePaths(p.agentDir, p.cwd), owner), retention, gitignore: owner === "cwd" });
+}
+
+/** What the local store holds: its seq, or why it cannot be read. */
+function localContent(store: FileOwnerStore): { seq: number; error?: string } {
+	if (!store.exists()) return { seq: 0 };
+	try {
+		return { seq: store.read().seq };
+	} catch (e) {
+		return { seq: 0, error: messageOf(e) };
+	}
+}
+
+/** Where the shared owners go with this config, said in one line each (never a password). */
+function databaseLine(placement: Placement): string {
+	const db = placement.database;
+	if (db === undefined) {
+		return `warning: ${placement.problem ?? `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in the State Flow config.json.`} Until one is, this checkout's CWD owner is unavailable in pi and in state-flow (nothing falls back to files).`;
+	}
+	return `Database: ${describeDatabase(db)}.`;
+}
+
+/** `state-flow link <project-id> [--cwd DIR] [--force]`. */
+export async function runLink(p: Parsed): Promise<Outcome> {
+	const id = projectId(p.positionals[0]);
+	checkCwd(p);
+	const real = realOrSelf(p.cwd);
+	const links = writtenLinks(p.agentDir);
+	const { config, problems } = readConfig(p.agentDir);
+	const warnings = problems.map((w) => `warning: ${w}`);
+	const before = Object.hasOwn(links, real) ? links[real] : undefined;
+	if (before === id)
+		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
+	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
+	const content = before === undefined ? localContent(local) : { seq: 0 };
+	const out: string[] = [];
+	if (content.seq > 0 || content.error !== undefined) {
+		const what = content.error !== undefined ? `cannot be read (${content.error})` : `holds ${content.seq} transition(s)`;
+		if (!p.force) {
+			fail(
+				"invalid_input",
+				`This checkout's local CWD store ${local.root} ${what}; linking would stop using it. Nothing was changed. Run \`state-flow migrate ${id}\` to move it (with its history) into the shared project, or \`state-flow link ${id} --force\` to link anyway and leave the local files untouched (unused while linked; \`state-flow unlink\` uses them again).`,
+			);
+		}
+		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
+	}
+	updateConfig(p.agentDir, { links: { ...links, [real]: id } });
+	const { config: now } = readConfig(p.agentDir);
+	const placement = placementFor(now, p.cwd);
+	out.unshift(
+		`Linked ${real} to project \`${id}\`${before !== undefined ? ` (was \`${before}\`)` : ""}, recorded in ${configPath(p.agentDir)}.`,
+		`This checkout's CWD memory is now shared with every checkout linked to \`${id}\` in that database; pi sessions started here use it, and a running session picks it up at its next prompt.`,
+	);
+	out.push(databaseLine(placement));
+	if (placement.database !== undefined) out.push(await projectLine(p, now, placement));
+	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
+}
+
+/** What the linked project holds now (read through the stores, so an unreachable database is said, not fatal). */
+async function projectLine(p: Parsed, config: StateFlowConfig, placement: Placement): Promise<string> {
+	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, ...(config.retention !== undefined ? { retention: config.retention } : {}) });
+	const s = await stores.status("cwd");
+	if (s.error !== undefined) return `warning: ${s.error}`;
+	return s.seq === 0 ? `The project holds nothing yet (seq 0).` : `The project holds seq ${s.seq} (${s.retained} retained transition(s), ${s.bytes} bytes).`;
+}
+
+/** `state-flow unlink [--cwd DIR]`. */
+export async function runUnlink(p: Parsed): Promise<Outcome> {
+	checkCwd(p);
+	const real = realOrSelf(p.cwd);
+	const links = writtenLinks(p.agentDir);
+	const local = fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION);
+	if (!Object.hasOwn(links, real)) return ok(`${real} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
+	const id = links[real];
+	delete links[real];
+	updateConfig(p.agentDir, { links });
+	const content = localContent(local);
+	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
+	return ok(
+		`Unlinked ${real} from project \`${String(id)}\` (recorded in ${configPath(p.agentDir)}). The project's rows in the database are untouched.\nThis checkout's CWD memory is in its local folder again: ${local.root} (${state}).\n`,
+	);
+}
+
+/**
+ * `state-flow migrate <project-id> [--cwd DIR]` and `state-flow migrate --global`: the local
+ * file store, with its retained history, into an empty database owner in ONE transaction,
+ * verified, then linked (`links` / `shareGlobal`). The file store's lock is held from the read
+ * to the link, so no local writer slips a transition in between.
+ */
+export async function runMigrate(p: Parsed): Promise<Outcome> {
+	checkCwd(p);
+	const owner: SharedOwner = p.global ? "global" : "cwd";
+	const asked = p.global ? undefined : projectId(p.positionals[0]);
+	const links = writtenLinks(p.agentDir);
+	const { config, problems } = readConfig(p.agentDir);
+	const warnings = problems.map((w) => `warning: ${w}`);
+	const key = asked ?? userOf(config);
+	const placement = placementFor(config, p.cwd);
+	const db = placement.database;
+	if (db === undefined) {
+		fail(
+			"unavailable",
+			`${placement.problem ?? `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in ${configPath(p.agentDir)}.`} Nothing was changed.`,
+		);
+	}
+	if (owner === "cwd" && placement.project !== undefined) {
+		fail(
+			"invalid_input",
+			`This checkout is already linked to project \`${placement.project}\`; its local CWD store is not in use. Run \`state-flow unlink\` first to migrate the local store. Nothing was changed.`,
+		);
+	}
+	if (owner === "global" && placement.user !== undefined) {
+		fail("invalid_input", `Global is already shared (user \`${placement.user}\`, \`shareGlobal\` in the config); nothing was changed.`);
+	}
+	const retention = config.retention ?? DEFAULT_RETENTION;
+	// Complete what a crashed writer left (a pending journal) through the stores' own recovery; a damaged store is refused.
+	try {
+		await new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, retention }).load(owner);
+	} catch (e) {
+		const msg = messageOf(e);
+		fail(isStateError(e) ? e.code : "io", `The local ${owner} store cannot be migrated: ${msg} Nothing was changed; run \`state-flow doctor\` first.`);
+	}
+	const source = fileStore(p, owner, retention);
+	const target = databaseFor(db.url, db.schema).store(owner, key, retention);
+	const where = describeLocation(target.location());
+	const out: string[] = [];
+	if (!source.exists()) {
+		out.push(`There is no local ${owner} store (${source.root}): nothing to move.`);
+		record(p, owner, key, links);
+	} else {
+		const lock = await acquireLock(source.lockPath, DEFAULT_LOCK_TIMEOUT_MS);
+		try {
+			const h = source.catchUpLocked(lock.recoveredCrash);
+			if (h.seq === 0) out.push(`The local ${owner} store ${source.root} is empty: nothing to move.`);
+			else {
+				await target.adopt(h);
+				await verifyCopy(db.url, db.schema, owner, key, retention, h);
+				try {
+					record(p, owner, key, links);
+				} catch (e) {
+					fail(
+						isStateError(e) ? e.code : "io",
+						`The ${owner} store was moved into ${where} and verified, but where it lives could not be recorded: ${messageOf(e)} Fix that, then finish with ${owner === "cwd" ? `\`state-flow link ${key} --force\`` : '`"shareGlobal": true` in config.json'}; until then the local files stay in use.`,
+					);
+				}
+				out.push(
+					`Moved the local ${owner} store ${source.root} (seq ${h.seq}: ${h.tail.length} retained transition(s)${h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : ""}) into ${where} in one transaction; read back and verified.`,
+					`The local files are left in place and are no longer used${owner === "cwd" ? " while this checkout is linked (`state-flow unlink` uses them again)" : " while `shareGlobal` is true"}; delete them when you no longer need them.`,
+				);
+			}
+			if (h.seq === 0) record(p, owner, key, links);
+		} finally {
+			lock.release();
+		}
+	}
+	out.push(
+		owner === "cwd"
+			? `Linked ${realOrSelf(p.cwd)} to project \`${key}\` (recorded in ${configPath(p.agentDir)}); pi sessions started here use it, and a running session picks it up at its next prompt (stop sessions working here before migrating: a change made before that goes to the local files).`
+			: `Global is now shared under user \`${key}\` (\`shareGlobal\` recorded in ${configPath(p.agentDir)}). On your other machines set \`"shareGlobal": true\`${config.user === undefined ? ` and \`"user": "${key}"\`` : ""} in their config.json to use it.`,
+	);
+	out.push(databaseLine(placement));
+	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
+}
+
+/** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
+function record(p: Parsed, owner: SharedOwner, key: string, links: Record<string, string>): void {
+	if (owner === "cwd") updateConfig(p.agentDir, { links: { ...links, [realOrSelf(p.cwd)]: key } });
+	else updateConfig(p.agentDir, { shareGlobal: true });
+}
+
+/** Read the copy back on a connection of its own (no cache) and compare it with the source; a difference is never linked. */
+async function verifyCopy(url: string, schema: string, owner: SharedOwner, key: string, retention: number, source: OwnerHistory): Promise<void> {
+	const fresh = new PgDatabase({ url, schema });
+	try {
+		const differs = sameHistoryText(await fresh.store(owner, key, retention).load(), source);
+		if (differs !== undefined) {
+			fail(
+				"corrupt",
+				`The ${owner} owner was copied into ${fresh.shownUrl}, but reading it back differs from the local store (${differs}). It was NOT linked: this checkout keeps using its files. Inspect the database owner with \`state-flow doctor\` after linking by hand, or ask for help.`,
+			);
+		}
+	} finally {
+		await fresh.close();
+	}
+}
