@@ -9,9 +9,9 @@
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
 import { DATABASE_ENV, type Placement, databaseFor, placementFor, userOf } from "../storage/backend.js";
-import { configPath, readConfig, sharedKeyProblem, updateConfig, type StateFlowConfig } from "../storage/config.js";
+import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
-import { readRegular, realOrSelf } from "../storage/fs-util.js";
+import { realOrSelf } from "../storage/fs-util.js";
 import { acquireLock } from "../storage/lock.js";
 import { rootOf, storePaths } from "../storage/paths.js";
 import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
@@ -32,22 +32,8 @@ function projectId(value: string | undefined): string {
  * a refusal now, before anything else changes, when the file is one `updateConfig` would refuse.
  */
 function writtenLinks(agentDir: string): Record<string, string> {
-	const file = configPath(agentDir);
-	const text = readRegular(file)?.toString("utf8");
-	if (text === undefined) return {};
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch {
-		fail("invalid_input", `${file} is not valid JSON; fix or delete it first (it was left untouched, and nothing was changed).`);
-	}
-	if (raw === null || typeof raw !== "object" || Array.isArray(raw)) {
-		fail("invalid_input", `${file} does not hold a JSON object; fix or delete it first (it was left untouched, and nothing was changed).`);
-	}
-	const links = (raw as Record<string, unknown>).links;
-	return links !== null && typeof links === "object" && !Array.isArray(links) ? { ...(links as Record<string, string>) } : {};
+	return linksAsWritten(writtenConfig(agentDir, "changing links"));
 }
-
 /** The local file store of a shared-capable owner, as the stores open it. */
 function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
 	return new FileOwnerStore({ owner, root: rootOf(storePaths(p.agentDir, p.cwd), owner), retention, gitignore: owner === "cwd" });
@@ -96,7 +82,7 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 		}
 		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
 	}
-	updateConfig(p.agentDir, { links: { ...links, [real]: id } });
+	await setLink(p.agentDir, real, id);
 	const { config: now } = readConfig(p.agentDir);
 	const placement = placementFor(now, p.cwd);
 	out.unshift(
@@ -124,8 +110,7 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
 	const local = fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION);
 	if (!Object.hasOwn(links, real)) return ok(`${real} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
 	const id = links[real];
-	delete links[real];
-	updateConfig(p.agentDir, { links });
+	await setLink(p.agentDir, real, undefined);
 	const content = localContent(local);
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
 	return ok(
@@ -143,7 +128,8 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const owner: SharedOwner = p.global ? "global" : "cwd";
 	const asked = p.global ? undefined : projectId(p.positionals[0]);
-	const links = writtenLinks(p.agentDir);
+	// A config that could not be updated afterwards is refused before anything moves.
+	writtenLinks(p.agentDir);
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const key = asked ?? userOf(config);
@@ -178,7 +164,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	const out: string[] = [];
 	if (!source.exists()) {
 		out.push(`There is no local ${owner} store (${source.root}): nothing to move.`);
-		record(p, owner, key, links);
+		await record(p, owner, key);
 	} else {
 		const lock = await acquireLock(source.lockPath, DEFAULT_LOCK_TIMEOUT_MS);
 		try {
@@ -188,7 +174,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 				await target.adopt(h);
 				await verifyCopy(db.url, db.schema, owner, key, retention, h);
 				try {
-					record(p, owner, key, links);
+					await record(p, owner, key);
 				} catch (e) {
 					fail(
 						isStateError(e) ? e.code : "io",
@@ -200,7 +186,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 					`The local files are left in place and are no longer used${owner === "cwd" ? " while this checkout is linked (`state-flow unlink` uses them again)" : " while `shareGlobal` is true"}; delete them when you no longer need them.`,
 				);
 			}
-			if (h.seq === 0) record(p, owner, key, links);
+			if (h.seq === 0) await record(p, owner, key);
 		} finally {
 			lock.release();
 		}
@@ -215,9 +201,9 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 }
 
 /** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
-function record(p: Parsed, owner: SharedOwner, key: string, links: Record<string, string>): void {
-	if (owner === "cwd") updateConfig(p.agentDir, { links: { ...links, [realOrSelf(p.cwd)]: key } });
-	else updateConfig(p.agentDir, { shareGlobal: true });
+async function record(p: Parsed, owner: SharedOwner, key: string): Promise<void> {
+	if (owner === "cwd") await setLink(p.agentDir, realOrSelf(p.cwd), key);
+	else await updateConfig(p.agentDir, { shareGlobal: true }, "sharing Global");
 }
 
 /** Read the copy back on a connection of its own (no cache) and compare it with the source; a difference is never linked. */

@@ -170,17 +170,17 @@ function tryOwners(text: string, usage: (p: string) => void): Owner[] | undefine
 }
 
 /** `/state default <mode>` and `/state default owners <list>`: the only config writers. */
-function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => void, ctx: ExtensionCommandContext): void {
+async function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => void, ctx: ExtensionCommandContext): Promise<void> {
 	const [what, ...more] = rest;
 	if (what === undefined) return usage("`default` needs a mode or `owners <list>`.");
 	if (isMode(what)) {
 		if (more.length > 0) return usage(`\`/state default ${what}\` takes no further argument.`);
-		updateConfig(host.options.agentDir, { mode: what });
+		await updateConfig(host.options.agentDir, { mode: what });
 	} else if (what === "owners") {
 		if (more.length === 0) return usage("`default owners` needs a list, e.g. `/state default owners cwd,session`.");
 		const owners = tryOwners(more.join(","), usage);
 		if (!owners) return;
-		updateConfig(host.options.agentDir, { owners });
+		await updateConfig(host.options.agentDir, { owners });
 	} else {
 		return usage(`\`${what}\` is neither a mode nor \`owners\`.`);
 	}

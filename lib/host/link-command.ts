@@ -71,7 +71,7 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", question))) {
 		return host.say(`State Flow: not linked; nothing changed.`, "info", ctx);
 	}
-	recordLink(agentDir, ctx.cwd, project);
+	await recordLink(agentDir, ctx.cwd, project);
 	const moved = await apply(host, ctx);
 	host.say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${moved}`, "info", ctx);
 }
@@ -90,7 +90,7 @@ export async function unlink(host: StateFlowHost, ctx: ExtensionCommandContext):
 		const question = `Unlink this checkout from project \`${current}\`?\n\nIts CWD memory goes back to the files in ${folder} (as they were before linking). The project's memory stays in the database for everyone else linked to it.`;
 		if (!(await ctx.ui.confirm("State Flow: unlink?", question))) return host.say("State Flow: still linked; nothing changed.", "info", ctx);
 	}
-	recordLink(agentDir, ctx.cwd, undefined);
+	await recordLink(agentDir, ctx.cwd, undefined);
 	const moved = await apply(host, ctx);
 	host.say(`State Flow: unlinked from project \`${current}\`; this checkout's CWD memory is in ${folder} again.${moved}`, "info", ctx);
 }

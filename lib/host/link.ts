@@ -10,8 +10,8 @@ import { isPlainObject } from "../core/json.js";
 import { messageOf } from "../core/errors.js";
 import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
-import { configPath, sharedKeyProblem, updateConfig } from "../storage/config.js";
-import { checkContained, openFile, readFrom, readRegular, realOrSelf } from "../storage/fs-util.js";
+import { setLink, sharedKeyProblem } from "../storage/config.js";
+import { checkContained, openFile, readFrom, realOrSelf } from "../storage/fs-util.js";
 import { cwdStoreIn } from "../storage/paths.js";
 import type { OwnerLocation } from "../storage/port.js";
 
@@ -62,21 +62,11 @@ export function readSuggestion(cwd: string): Suggestion {
 
 /**
  * Record (or, with `project` undefined, remove) the link of a checkout, by its real path, in
- * the user's config, keeping every other link and key as written. `updateConfig` writes
- * atomically and refuses a file it cannot parse.
+ * the user's config, keeping every other link and key as written (`setLink`: under the
+ * config's lock, atomic, refusing a file it cannot parse).
  */
-export function recordLink(agentDir: string, cwd: string, project: string | undefined): void {
-	let links: Record<string, string> = {};
-	try {
-		const raw: unknown = JSON.parse(readRegular(configPath(agentDir))?.toString("utf8") ?? "{}");
-		if (isPlainObject(raw) && isPlainObject(raw.links)) links = { ...(raw.links as Record<string, string>) };
-	} catch {
-		// Unreadable or not JSON: `updateConfig` refuses it below with the message that says what to do.
-	}
-	const checkout = realOrSelf(cwd);
-	if (project === undefined) delete links[checkout];
-	else links[checkout] = project;
-	updateConfig(agentDir, { links });
+export function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
+	return setLink(agentDir, realOrSelf(cwd), project);
 }
 
 /** The database a placement names, in words that never hold the password. */

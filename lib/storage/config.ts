@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
+import { acquireLock } from "./lock.js";
 import { stateFlowDir } from "./paths.js";
 
 /** The three modes of docs/spec.md §5. */
@@ -205,14 +206,12 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 	return { config, problems };
 }
 
-/**
- * Set some keys of the config file, keeping every other key. Atomic: a reader sees the old
- * file or the new one. Refuses (`invalid_input`) when the existing file is not a JSON object,
- * because replacing it would lose what the user wrote.
- */
-export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
+/** How long a config change waits for another writer of the same file (`/state default`, links). */
+const CONFIG_LOCK_TIMEOUT_MS = 5_000;
+
+/** The config file as written (unknown keys included); {} when there is none. Refuses one it cannot parse. */
+export function writtenConfig(agentDir: string, what: string): Record<string, unknown> {
 	const file = configPath(agentDir);
-	let current: Record<string, unknown> = {};
 	let text: string | undefined;
 	try {
 		text = readRegular(file)?.toString("utf8");
@@ -220,23 +219,67 @@ export function updateConfig(agentDir: string, changes: StateFlowConfig): void {
 		if (isStateError(e)) throw e;
 		fail("io", `Cannot read ${file}: ${messageOf(e)}.`, [], e);
 	}
-	if (text !== undefined) {
-		let parsed: unknown;
-		try {
-			parsed = JSON.parse(text);
-		} catch {
-			fail("invalid_input", `${file} is not valid JSON; fix or delete it before changing defaults (it was left untouched).`);
-		}
-		if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
-			fail("invalid_input", `${file} does not hold a JSON object; fix or delete it before changing defaults (it was left untouched).`);
-		}
-		current = parsed as Record<string, unknown>;
+	if (text === undefined) return {};
+	let parsed: unknown;
+	try {
+		parsed = JSON.parse(text);
+	} catch {
+		fail("invalid_input", `${file} is not valid JSON; fix or delete it before ${what} (it was left untouched).`);
 	}
-	const next: Record<string, unknown> = { ...current };
-	for (const [key, value] of Object.entries(changes)) {
-		if (value !== undefined) next[key] = value;
+	if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) {
+		fail("invalid_input", `${file} does not hold a JSON object; fix or delete it before ${what} (it was left untouched).`);
 	}
+	return parsed as Record<string, unknown>;
+}
+
+/**
+ * Set some keys of the config file, keeping every other key. `changes` may be computed from
+ * the file as written at that moment: the read, the change and the write happen under the
+ * config's lock, so two writers at once (a `/state link` and a `state-flow link` in another
+ * terminal) both land. Atomic: a reader sees the old file or the new one. Refuses
+ * (`invalid_input`) when the existing file is not a JSON object, because replacing it would
+ * lose what the user wrote.
+ */
+export async function updateConfig(
+	agentDir: string,
+	changes: StateFlowConfig | ((written: Record<string, unknown>) => StateFlowConfig),
+	what = "changing defaults",
+): Promise<void> {
+	const file = configPath(agentDir);
 	// Global files are private to the user (docs/spec.md §8): folders 0700, files 0600.
 	ensureDirIn(stateFlowDir(agentDir), realOrSelf(agentDir), "The State Flow folder");
-	atomicWrite(file, `${JSON.stringify(next, null, 2)}\n`, { mode: FILE_MODE });
+	const lock = await acquireLock(`${file}.lock`, CONFIG_LOCK_TIMEOUT_MS);
+	try {
+		const current = writtenConfig(agentDir, what);
+		const next: Record<string, unknown> = { ...current };
+		for (const [key, value] of Object.entries(typeof changes === "function" ? changes(current) : changes)) {
+			if (value !== undefined) next[key] = value;
+		}
+		atomicWrite(file, `${JSON.stringify(next, null, 2)}\n`, { mode: FILE_MODE });
+	} finally {
+		lock.release();
+	}
+}
+
+/** The links as written in the file (entries kept as they are, even ones reading ignores). */
+export function linksAsWritten(written: Record<string, unknown>): Record<string, string> {
+	const links = written.links;
+	return links !== null && typeof links === "object" && !Array.isArray(links) ? { ...(links as Record<string, string>) } : {};
+}
+
+/**
+ * Link a checkout (by its real path) to a project, or unlink it (`project` undefined), keeping
+ * every other link and key as written: the one writer of `links`.
+ */
+export function setLink(agentDir: string, checkoutReal: string, project: string | undefined): Promise<void> {
+	return updateConfig(
+		agentDir,
+		(written) => {
+			const links = linksAsWritten(written);
+			if (project === undefined) delete links[checkoutReal];
+			else links[checkoutReal] = project;
+			return { links };
+		},
+		project === undefined ? "unlinking" : "linking",
+	);
 }

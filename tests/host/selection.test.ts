@@ -117,31 +117,29 @@ describe("config file", () => {
 		assert.match(problems[0] as string, /not valid JSON/);
 	});
 
-	it("updates atomically, preserving other keys, and leaves no temp files", (t) => {
+	it("updates atomically, preserving other keys, and leaves no temp files", async (t) => {
 		const dir = tempDir(t);
 		mkdirSync(join(dir, "state-flow"));
 		writeFileSync(configPath(dir), JSON.stringify({ retention: 7, custom: { keep: true } }));
-		updateConfig(dir, { mode: "off" });
-		updateConfig(dir, { owners: ["global", "session"] });
+		await updateConfig(dir, { mode: "off" });
+		await updateConfig(dir, { owners: ["global", "session"] });
 		assert.deepEqual(JSON.parse(readFileSync(configPath(dir), "utf8")), { retention: 7, custom: { keep: true }, mode: "off", owners: ["global", "session"] });
-		assert.deepEqual(readdirSync(join(dir, "state-flow")), ["config.json"]);
+		// Beside the file only its lock's holder folder (the lock itself is released).
+		assert.deepEqual(readdirSync(join(dir, "state-flow")).sort(), ["config.json", "config.json.lock.holders"]);
 	});
 
-	it("creates the Global config folder 0700 and the file 0600, like every Global store file", (t) => {
+	it("creates the Global config folder 0700 and the file 0600, like every Global store file", async (t) => {
 		const dir = tempDir(t);
-		updateConfig(dir, { mode: "passive" });
+		await updateConfig(dir, { mode: "passive" });
 		assert.equal(statSync(join(dir, "state-flow")).mode & 0o777, 0o700);
 		assert.equal(statSync(configPath(dir)).mode & 0o777, 0o600);
 	});
 
-	it("never overwrites a file it cannot parse", (t) => {
+	it("never overwrites a file it cannot parse", async (t) => {
 		const dir = tempDir(t);
 		mkdirSync(join(dir, "state-flow"));
 		writeFileSync(configPath(dir), "not json");
-		assert.throws(
-			() => updateConfig(dir, { mode: "off" }),
-			(e) => isStateError(e) && /left untouched/.test(e.message),
-		);
+		await assert.rejects(updateConfig(dir, { mode: "off" }), (e) => isStateError(e) && /left untouched/.test(e.message));
 		assert.equal(readFileSync(configPath(dir), "utf8"), "not json");
 	});
 });

@@ -4,7 +4,7 @@
  * database, and a real pi session (SDK + faux model) with an interactive UI whose
  * confirmations answer as told.
  */
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
@@ -12,7 +12,7 @@ import type { CanonicalPatch } from "../../lib/core/types.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { createStateFlow } from "../../lib/index.js";
 import { placementFor } from "../../lib/storage/backend.js";
-import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/config.js";
+import { configPath, type StateFlowConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";
@@ -33,7 +33,9 @@ export function machine(t: T, config: StateFlowConfig): Machine {
 	const m = { agentDir: join(root, "agent"), cwd: join(root, "checkout") };
 	mkdirSync(m.cwd, { recursive: true });
 	mkdirSync(m.agentDir, { recursive: true });
-	updateConfig(m.agentDir, config);
+	// Set-up, not the code under test: the config file as the user would have it.
+	mkdirSync(join(m.agentDir, "state-flow"), { recursive: true });
+	writeFileSync(configPath(m.agentDir), `${JSON.stringify(config, null, 2)}\n`);
 	return m;
 }
 

@@ -90,7 +90,7 @@ describe("/state link and unlink", () => {
 		assert.match(refused.join("\n"), /needs your confirmation.*nothing changed\. To link, run: state-flow link acme\/api --cwd \//);
 		assert.equal(links(a), undefined);
 		// Unlinking brings no one else's memory in: without a UI the typed command is enough.
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api", "/elsewhere": "other/project" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api", "/elsewhere": "other/project" } });
 		const unlinked = await flow.command("/state unlink");
 		assert.match(unlinked.join("\n"), /unlinked from project `acme\/api`/);
 		assert.deepEqual(links(a), { "/elsewhere": "other/project" });
@@ -151,7 +151,7 @@ describe("a running session follows the user's config", () => {
 		await pi.prompt("first", [{ text: "ok" }]);
 		assert.doesNotMatch(pi.head(), /unavailable/);
 		// `state-flow link acme/api --cwd …` in another terminal.
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const before = pi.notes.length;
 		await pi.prompt("second", [{ text: "ok" }]);
 		const moved = pi.notes.slice(before).filter((m) => m.includes("changed where the state lives"));
@@ -165,7 +165,7 @@ describe("a running session follows the user's config", () => {
 		);
 		assert.ok(!pi.head().includes("s3cr3t-pw"));
 		// The URL is fixed: the same session reconnects, no restart.
-		updateConfig(a.agentDir, { database: server.url });
+		await updateConfig(a.agentDir, { database: server.url });
 		await pi.prompt("third", [{ text: "ok" }]);
 		assert.match(pi.head(), /team goal/);
 		await pi.prompt("fourth", [{ text: "ok" }]);
@@ -256,7 +256,7 @@ describe("a repository's suggested project", () => {
 describe("an unavailable shared owner", () => {
 	it("leaves the head, read_state and patch_state working for the other owners; touching it is refused as unavailable; /state says so", async (t) => {
 		const a = machine(t, { database: "postgres://sf:s3cr3t-pw@127.0.0.1:1/none" });
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
 		await pi.prompt("work", [
 			{
@@ -311,7 +311,7 @@ describe("an unavailable shared owner", () => {
 
 	it("a link without a database says the problem in the head and in /state, and the other owners keep working", async (t) => {
 		const a = machine(t, {});
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
 		assert.deepEqual(
 			pi.notes.filter((m) => m.includes("shared memory is unavailable")),
@@ -334,7 +334,7 @@ describe("a change made on another machine during a run", () => {
 	it("shows up as the concurrent-change notice in the next tool result, and in the next prompt's head", async (t) => {
 		const schema = server.schema();
 		const a = machine(t, { database: server.url, databaseSchema: schema });
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const b = otherMachine(t, server.url, schema, "acme/api");
 		await commitOn(b, { cwd: { intents: { first: "before the run" } } });
 		const pi = await piOn(t, a);

@@ -25,7 +25,7 @@ after(async () => {
 describe("the database stops and restarts under a running session", () => {
 	it("reports the shared owner unavailable while the others keep working, then recovers by itself", async (t) => {
 		const a = machine(t, { database: server.url, databaseSchema: "outage_host" });
-		updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
 		const pi = await piOn(t, a);
 		await pi.prompt("before", [
 			{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { intents: { kept: "written before the outage" } } } }] },
