@@ -7,7 +7,7 @@
  */
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { messageOf } from "../core/errors.js";
+import { isStateError, messageOf } from "../core/errors.js";
 import type { Owner } from "../core/types.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, unavailableReason } from "../model/head.js";
 import { soleOwner } from "../model/interface.js";
@@ -37,10 +37,12 @@ function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unk
 }
 
 /** The one-line reason the head gives for each unavailable owner. */
-function reasonsOf(unavailable: Partial<Record<Owner, Error>>): Partial<Record<Owner, string>> {
+function reasonsOf(unavailable: Partial<Record<Owner, Error>>, damage: boolean): Partial<Record<Owner, string>> | undefined {
 	const out: Partial<Record<Owner, string>> = {};
-	for (const [owner, e] of Object.entries(unavailable) as Array<[Owner, Error]>) out[owner] = unavailableReason(e.message);
-	return out;
+	for (const [owner, e] of Object.entries(unavailable) as Array<[Owner, Error]>) {
+		if ((isStateError(e) && e.code === "corrupt") === damage) out[owner] = unavailableReason(e.message);
+	}
+	return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
@@ -109,7 +111,7 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 				staleArtifacts: stale,
 				staleUnchecked: unchecked,
 				roots: host.declaredRootNames(),
-				...(down ? { unavailable: reasonsOf(unavailable) } : {}),
+				...(down ? { unavailable: reasonsOf(unavailable, false), damaged: reasonsOf(unavailable, true) } : {}),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
 			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));

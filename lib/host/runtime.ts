@@ -477,7 +477,8 @@ export class StateFlowHost {
 			try {
 				out.histories[owner] = await stores.load(owner);
 			} catch (e) {
-				if (!isStateError(e) || e.code !== "unavailable") throw e;
+				// Damage is kept apart like an outage: that owner is refused with what to do, the others keep working.
+				if (!isStateError(e) || (e.code !== "unavailable" && e.code !== "corrupt")) throw e;
 				out.unavailable[owner] = e;
 			}
 		}

@@ -43,7 +43,9 @@ export interface HeadInput {
 	/** Registered roots shown after the planes, in this order; dormant roots are never shown (docs/spec.md §12). */
 	roots?: readonly string[];
 	/** Wanted owners whose store cannot be reached now, with a one-line reason (`unavailableReason`). */
-	unavailable?: Partial<Record<Owner, string>>;
+	unavailable?: Partial<Record<Owner, string>> | undefined;
+	/** Wanted owners whose store is damaged, with a one-line reason: not shown until repaired. */
+	damaged?: Partial<Record<Owner, string>> | undefined;
 }
 
 /** Longest reason the head gives for an unavailable owner. */
@@ -77,6 +79,11 @@ export function renderHead(input: HeadInput): string {
 		const down = input.unavailable?.[owner];
 		if (down !== undefined) {
 			ownerLines.set(owner, `# ${owner} unavailable, not shown (calls on it are refused until it is back): ${down}`);
+			continue;
+		}
+		const damaged = input.damaged?.[owner];
+		if (damaged !== undefined) {
+			ownerLines.set(owner, `# ${owner} damaged, not shown (calls on it are refused until it is repaired; the user runs \`state-flow doctor\`): ${damaged}`);
 			continue;
 		}
 		const h = input.histories[owner];

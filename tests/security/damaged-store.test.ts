@@ -16,7 +16,9 @@ import { sumOf } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
-import { flowDirs, withFlow } from "../host/fixture.js";
+import { flowDirs, userTexts, withFlow } from "../host/fixture.js";
+import { HEAD_OPEN } from "../../lib/model/head.js";
+import type { Captured } from "../helpers/pi-harness.js";
 
 const by = { kind: "system", reason: "test" } as const;
 let n = 0;
@@ -379,6 +381,14 @@ describe("damaged stores through a live pi session", () => {
 			}
 			assert.equal(r.s2?.isError, false, r.s2?.text);
 			assert.ok(!readFileSync(log, "utf8").includes('"b":1'), "nothing more was written to the damaged store");
+			// The head of that prompt still shows the other owners, and names the damaged one and what to do.
+			const head = userTexts(flow.seen.at(-1) as Captured).find((x) => x.startsWith(HEAD_OPEN)) ?? "";
+			assert.match(
+				head,
+				/^# cwd damaged, not shown \(calls on it are refused until it is repaired; the user runs `state-flow doctor`\): State store file `[^`]*log\.jsonl` is damaged/m,
+			);
+			assert.match(head, /^# session seq 0 \(empty\)$/m, "the other owner is still in the head (frozen at the prompt, before s2)");
+			assert.doesNotMatch(head, /FIRST VALUE|first value/);
 		});
 	});
 });
