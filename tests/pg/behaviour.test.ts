@@ -7,7 +7,7 @@
  * `effective[N]`, `patches[N]`, undo, cascades and provenance survive a reload; the stored JSON
  * text comes back byte-identical; refusals and no-ops write nothing.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -18,21 +18,13 @@ import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { CanonicalPatch, JsonObject, Limits, OwnerHistory, SharedOwner } from "../../lib/core/types.js";
 import { DEFAULT_LIMITS } from "../../lib/core/types.js";
-import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/backend.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { testDatabase } from "../helpers/pg-server.js";
-import type { TestDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { makeTempDir, removeTempDir } from "../helpers/temp-dir.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 interface Opts {
 	retention?: number;

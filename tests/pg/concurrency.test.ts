@@ -3,26 +3,19 @@
  * each re-staging under the row lock. Every commit is stored exactly once, the seqs continue,
  * and the state a fresh reader loads equals a sequential replay of the stored rows.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
-import { runPgWriters, testDatabase } from "../helpers/pg-server.js";
-import type { TestDatabase } from "../helpers/pg-server.js";
+import { serverForFile, runPgWriters, testDatabase } from "../helpers/pg-server.js";
 
 const PROCS = 8;
 const COMMITS = 100;
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 describe("PostgreSQL: concurrent writers", () => {
 	it("8 processes x 100 commits on one owner: every commit exactly once, state equals a sequential replay", async () => {

@@ -4,23 +4,16 @@
  * naming the missing privilege; a database not in UTF8 is refused before anything is created.
  * Needs a superuser to create roles and databases, so it always runs on an embedded server.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import pg from "pg";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
-import { startEmbeddedPostgres } from "../helpers/pg-server.js";
-import type { PgServer } from "../helpers/pg-server.js";
+import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 
-let server: PgServer;
-before(async () => {
-	server = await startEmbeddedPostgres();
-});
-after(async () => {
-	await server.stop();
-});
+const server = serverForFile(startEmbeddedPostgres);
 
 async function admin(statements: string[]): Promise<void> {
 	const c = new pg.Client({ connectionString: server.url });

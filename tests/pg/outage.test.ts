@@ -14,16 +14,9 @@ import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, PlanePatch } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
 import type { PgDatabaseOptions, PgOwnerKind, PgOwnerStore } from "../../lib/storage/pg/store.js";
-import { startEmbeddedPostgres } from "../helpers/pg-server.js";
-import type { PgServer } from "../helpers/pg-server.js";
+import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 
-let server: PgServer;
-before(async () => {
-	server = await startEmbeddedPostgres();
-});
-after(async () => {
-	await server.stop();
-});
+const server = serverForFile(startEmbeddedPostgres);
 
 const by = { kind: "system", reason: "outage-test" } as const;
 

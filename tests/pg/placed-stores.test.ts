@@ -6,7 +6,7 @@
  * it), crashes at every fault point of that path leaving each transition whole or absent, and
  * an owner that cannot be reached reported as unavailable while the others keep working.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
@@ -16,24 +16,16 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import pg from "pg";
 import { isStateError } from "../../lib/core/errors.js";
 import type { CanonicalPatch, Owner } from "../../lib/core/types.js";
-import { closeDatabases, placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/backend.js";
 import type { StateFlowConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { storePaths } from "../../lib/storage/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { testDatabase } from "../helpers/pg-server.js";
-import type { TestDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 /** One "machine": its own agent directory and a checkout at its own path. */
 interface Machine {

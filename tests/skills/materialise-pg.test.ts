@@ -7,21 +7,12 @@
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { describe, it } from "node:test";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { KEY, commitOn, count, deployNotes, machines, open, releaseNotes, wrote } from "./materialise-fixture.js";
 
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	// The SDK's dispose does not emit session_shutdown, which releases a session's connections.
-	await closeDatabases();
-	await server.stop();
-});
+const server = serverForFile(testDatabase);
 
 describe("compiled Skills of a CWD owner in PostgreSQL", () => {
 	it("appear in the other machine's checkout at session start and, when compiled meanwhile, at its next prompt", async (t) => {
