@@ -40,12 +40,15 @@ interface Place {
 interface Backend {
 	name: string;
 	place(): Place;
+	/** How hard the replay law is tried (a database round trip per commit costs more than a file append). */
+	law: { runs: number; maxPatches: number };
 }
 
 let views = 0;
 const backends: Backend[] = [
 	{
 		name: "files",
+		law: { runs: 25, maxPatches: 90 },
 		place() {
 			const dir = makeTempDir();
 			return {
@@ -56,6 +59,7 @@ const backends: Backend[] = [
 	},
 	{
 		name: "PostgreSQL",
+		law: { runs: 12, maxPatches: 40 },
 		place() {
 			const dir = makeTempDir();
 			const cwd = join(dir, "proj");
@@ -138,7 +142,7 @@ for (const backend of backends) {
 			);
 			const patch = fc.record({ plane: fc.constantFrom("tactics", "lazy", "intents"), key, val });
 			await fc.assert(
-				fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(patch, { minLength: 1, maxLength: 40 }), (retention, patches) =>
+				fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(patch, { minLength: 1, maxLength: backend.law.maxPatches }), (retention, patches) =>
 					withPlace(backend, async (p) => {
 						const s = p.open({ retention });
 						const seen = emptyState();
@@ -157,7 +161,7 @@ for (const backend of backends) {
 						assert.ok(fresh.tail.length <= retention);
 					}),
 				),
-				{ numRuns: 12 },
+				{ numRuns: backend.law.runs },
 			);
 		});
 

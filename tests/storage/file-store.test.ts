@@ -7,17 +7,14 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { replay } from "../../lib/core/history.js";
-import { applyPatch } from "../../lib/core/merge.js";
-import { emptyState } from "../../lib/core/state.js";
 import type { CanonicalPatch, JsonObject } from "../../lib/core/types.js";
 import { FileOwnerStore, compactionSlack } from "../../lib/storage/file-store.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
-import { makeTempDir, removeTempDir, tempDir } from "../helpers/temp-dir.js";
+import { tempDir } from "../helpers/temp-dir.js";
 
 const by = { kind: "system", reason: "test" } as const;
 let n = 0;
@@ -233,42 +230,8 @@ describe("file stores", () => {
 			(e: unknown) => isStateError(e) && e.code === "excluded_owner",
 		);
 	});
-
-	it("property: for any retention, the live state, a reload from disk and replay(checkpoint, tail) all equal a sequential application of every patch", async () => {
-		const key = fc.constantFrom("a", "b", "c", "__proto__", "x.y", "");
-		const val = fc.oneof(
-			fc.constant(null),
-			fc.integer(),
-			fc.string({ maxLength: 5 }),
-			fc.dictionary(fc.constantFrom("p", "q"), fc.oneof(fc.constant(null), fc.integer())),
-		);
-		const patch = fc.record({ plane: fc.constantFrom("tactics", "lazy", "intents"), key, val });
-		await fc.assert(
-			fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(patch, { minLength: 1, maxLength: 90 }), async (retention, patches) => {
-				const dir = makeTempDir();
-				try {
-					const s = open(dir, { retention });
-					const seen = emptyState();
-					for (const p of patches) {
-						const planePatch: JsonObject = {};
-						Object.defineProperty(planePatch, p.key, { value: p.val, enumerable: true, writable: true, configurable: true });
-						await s.commit({ cwd: { [p.plane]: planePatch } }, meta());
-						applyPatch(seen, { [p.plane]: planePatch });
-					}
-					const live = await s.load("cwd");
-					assert.deepEqual(live.state, seen);
-					const fresh = await open(dir, { retention }).load("cwd");
-					assert.deepEqual(fresh.state, seen);
-					assert.equal(fresh.seq, live.seq);
-					assert.deepEqual(replay(fresh.checkpoint, fresh.tail), fresh.state);
-					assert.ok(fresh.tail.length <= retention);
-				} finally {
-					removeTempDir(dir);
-				}
-			}),
-			{ numRuns: 25 },
-		);
-	});
+	// The replay law (live = reload = replay(checkpoint, tail) = sequential application, any
+	// retention) runs on files and on PostgreSQL in tests/pg/behaviour.test.ts.
 });
 
 describe("first write", () => {
