@@ -13,11 +13,11 @@
  * inside a tool call: the test sees the process end instead of an answer.
  */
 import { createInterface } from "node:readline";
-import { type AssistantMessage, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { closeDatabases } from "../../lib/storage/backend.js";
-import { createHarness } from "../helpers/pi-harness.js";
+import { createHarness, scriptedReply } from "../helpers/pi-harness.js";
 
 export interface DriverSetup {
 	agentDir: string;
@@ -111,11 +111,7 @@ async function prompt(text: string, steps: DriverStep[]): Promise<void> {
 		steps.map((step) => async (context: { messages: ReadonlyArray<{ role: string; content?: unknown }> }): Promise<AssistantMessage> => {
 			requests.push(userTexts(context.messages));
 			if (step.pause !== undefined) await pausedAt(step.pause);
-			if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
-			return fauxAssistantMessage(
-				step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
-				{ stopReason: "toolUse" },
-			);
+			return scriptedReply(step);
 		}),
 	);
 	await session.prompt(text);

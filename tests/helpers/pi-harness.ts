@@ -6,7 +6,15 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Context, type FauxResponseStep, registerFauxProvider } from "@mariozechner/pi-ai";
+import {
+	type AssistantMessage,
+	type Context,
+	type FauxResponseStep,
+	fauxAssistantMessage,
+	fauxText,
+	fauxToolCall,
+	registerFauxProvider,
+} from "@mariozechner/pi-ai";
 import {
 	AuthStorage,
 	createAgentSession,
@@ -106,4 +114,17 @@ export function capturing(sink: Captured[], reply: (ctx: Context) => ReturnType<
 		sink.push(snapshot(context, state.callCount));
 		return reply(context);
 	};
+}
+
+/** One scripted model reply: a final text, a provider error, or tool calls with the given ids. */
+export type ScriptedReply = { text: string } | { error: string } | { calls: ReadonlyArray<{ id: string; name: string; args: Record<string, unknown> }> };
+
+/** The assistant message the faux model answers with for one scripted reply. */
+export function scriptedReply(step: ScriptedReply): AssistantMessage {
+	if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
+	if ("error" in step) return fauxAssistantMessage("", { stopReason: "error", errorMessage: step.error });
+	return fauxAssistantMessage(
+		step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
+		{ stopReason: "toolUse" },
+	);
 }

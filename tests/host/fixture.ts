@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall, registerFauxProvider } from "@mariozechner/pi-ai";
+import { type AssistantMessage, type Context, registerFauxProvider } from "@mariozechner/pi-ai";
 import {
 	AuthStorage,
 	createAgentSession,
@@ -20,7 +20,7 @@ import {
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { configPath } from "../../lib/storage/config.js";
-import { type Captured, createHarness, snapshot } from "../helpers/pi-harness.js";
+import { type Captured, createHarness, scriptedReply, snapshot } from "../helpers/pi-harness.js";
 
 export interface Flow {
 	harness: Awaited<ReturnType<typeof createHarness>>;
@@ -107,12 +107,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 				steps.map((step) => async (context: Context, _o: unknown, state: { callCount: number }): Promise<AssistantMessage> => {
 					seen.push(snapshot(context, state.callCount));
 					await step.before?.(context);
-					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
-					if ("error" in step) return fauxAssistantMessage("", { stopReason: "error", errorMessage: step.error });
-					return fauxAssistantMessage(
-						step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
-						{ stopReason: "toolUse" },
-					);
+					return scriptedReply(step);
 				}),
 			);
 			await harness.session.prompt(text);

@@ -6,7 +6,7 @@
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
+import type { AssistantMessage, Context } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { CanonicalPatch } from "../../lib/core/types.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
@@ -16,7 +16,7 @@ import { configPath, type StateFlowConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";
-import { type Captured, snapshot } from "../helpers/pi-harness.js";
+import { type Captured, scriptedReply, snapshot } from "../helpers/pi-harness.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { extensionSession, userTexts } from "./fixture.js";
 
@@ -111,11 +111,7 @@ export async function piOn(t: T, m: Machine, answer?: boolean) {
 				steps.map((step) => async (context: Context, _o: unknown, state: { callCount: number }): Promise<AssistantMessage> => {
 					seen.push(snapshot(context, state.callCount));
 					await step.before?.();
-					if ("text" in step) return fauxAssistantMessage(fauxText(step.text));
-					return fauxAssistantMessage(
-						step.calls.map((c) => fauxToolCall(c.name, c.args, { id: c.id })),
-						{ stopReason: "toolUse" },
-					);
+					return scriptedReply(step);
 				}),
 			);
 			await session.prompt(text);
