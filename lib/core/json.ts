@@ -19,12 +19,22 @@ export function hasOwn(obj: object, key: string): boolean {
 
 /** Write `key` as an own enumerable data property (`__proto__` included, never the setter). */
 export function setOwn(obj: JsonObject, key: string, value: Json): void {
-	Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+	// A name `Object.prototype` has (`__proto__`, `constructor`, …) is defined, never assigned: assigning
+	// would call the `__proto__` setter, or fail where the prototype is frozen. Any other name
+	// assigns to the same own data property, at a fraction of the cost (every clone and merge does this).
+	if (Object.hasOwn(Object.prototype, key)) Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+	else obj[key] = value;
 }
 
 /** Read an own property; inherited names (`__proto__`, `constructor`, ...) read as absent. */
 export function getOwn(obj: JsonObject, key: string): Json | undefined {
 	return Object.hasOwn(obj, key) ? obj[key] : undefined;
+}
+
+/** No own enumerable key, found without listing the keys (a large plane costs the same as an empty one). */
+export function isEmptyObject(obj: object): boolean {
+	for (const key in obj) if (Object.hasOwn(obj, key)) return false;
+	return true;
 }
 
 /** A plain JSON object: non-null, not an array, prototype `Object.prototype` or null. */

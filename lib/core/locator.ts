@@ -31,8 +31,6 @@ export type Locator =
 /** flat: one wanted owner (model side); scoped: 2-3 owners (model side); canonical: stored refs. */
 export type LocatorForm = "flat" | "scoped" | "canonical";
 
-const IDENT = /^[A-Za-z_$][A-Za-z0-9_$-]*$/;
-
 /** `[A-Za-z_$]` by character code (the parser runs on every tool call; no regex per character). */
 function isIdentStart(c: number): boolean {
 	return (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c === 36;
@@ -47,10 +45,17 @@ function isDigit(c: number): boolean {
 	return c >= 48 && c <= 57;
 }
 
+/** `^[A-Za-z_$][A-Za-z0-9_$-]*$`: the key prints as `.key`. */
+function isIdent(key: string): boolean {
+	if (!isIdentStart(key.charCodeAt(0))) return false;
+	for (let i = 1; i < key.length; i++) if (!isIdentChar(key.charCodeAt(i))) return false;
+	return true;
+}
+
 /** Print a key segment: `.ident` where it fits, `["json string"]` otherwise. */
 export function formatKeySegment(key: Segment): string {
 	if (typeof key === "number") return `[${key}]`;
-	return IDENT.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+	return isIdent(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
 }
 
 /** Canonical text of a locator. A null owner prints relative (the flat presentation). */

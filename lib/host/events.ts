@@ -156,9 +156,8 @@ function headAnchor(host: StateFlowHost, messages: AgentMessage[], run: RunState
  */
 function onContext(host: StateFlowHost): void {
 	host.pi.on("context", (event, ctx) => {
-		host.bind(ctx);
-		const sel = host.selection();
-		host.admission.capture({ identity: host.identity(ctx), wanted: sel.owners, mode: sel.mode });
+		const { selection: sel, identity } = host.bind(ctx);
+		host.admission.capture({ identity, wanted: sel.owners, mode: sel.mode });
 		const run = host.run;
 		const messages = withoutOutput(event.messages);
 		const filtered = messages.length === event.messages.length ? undefined : { messages };

@@ -269,9 +269,9 @@ export class StateFlowHost {
 	/**
 	 * Remember the newest context; an identity change (session, cwd) starts a new epoch. When
 	 * the session changed under us without a `session_start`, follow it: its branch holds its
-	 * own selection and Session state.
+	 * own selection and Session state. Returns the selection and identity now, as admission compares them.
 	 */
-	bind(ctx: ExtensionContext): void {
+	bind(ctx: ExtensionContext): { selection: Selection; identity: Identity } {
 		const previous = this.#sessionId;
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
@@ -280,7 +280,8 @@ export class StateFlowHost {
 			// Reported when read (never thrown at pi); every Session access reports it again.
 			void this.#resetSession();
 		}
-		this.#noteKey();
+		const now = this.#noteKey();
+		return { selection: now.selection, identity: now.identity as Identity };
 	}
 
 	/** Effective selection: defaults < config < flags < the session's choice. */
@@ -471,17 +472,19 @@ export class StateFlowHost {
 	 * Any other failure (damage) is thrown as before.
 	 */
 	async available(owners: readonly Owner[]): Promise<Available> {
-		const stores = this.requireStores();
+		const loaded = await this.requireStores().loadEach(owners);
 		const out: Available = { histories: {}, unavailable: {} };
-		for (const owner of owners) {
-			try {
-				out.histories[owner] = await stores.load(owner);
-			} catch (e) {
-				// Damage is kept apart like an outage: that owner is refused with what to do, the others keep working.
-				if (!isStateError(e) || (e.code !== "unavailable" && e.code !== "corrupt")) throw e;
-				out.unavailable[owner] = e;
+		owners.forEach((owner, i) => {
+			const got = loaded[i] as (typeof loaded)[number];
+			if ("history" in got) {
+				out.histories[owner] = got.history;
+				return;
 			}
-		}
+			const e = got.error;
+			// Damage is kept apart like an outage: that owner is refused with what to do, the others keep working.
+			if (!isStateError(e) || (e.code !== "unavailable" && e.code !== "corrupt")) throw e;
+			out.unavailable[owner] = e;
+		});
 		return out;
 	}
 
@@ -531,14 +534,16 @@ export class StateFlowHost {
 		return shapeOf(this.selection().owners);
 	}
 
-	#noteKey(): void {
+	#noteKey(): { selection: Selection; identity: Identity | undefined } {
 		const sel = this.selection();
 		const id = this.#ctx ? this.identity(this.#ctx) : undefined;
 		const last = this.#lastKey;
+		const owners = sel.owners.join(",");
 		// Nothing moved (the common case, every event): no key text to build.
-		if (last !== undefined && last.id === id && last.mode === sel.mode && last.owners === sel.owners.join(",")) return;
+		if (last !== undefined && last.id === id && last.mode === sel.mode && last.owners === owners) return { selection: sel, identity: id };
 		const key = JSON.stringify([sel.mode, sel.owners, id]);
 		if (last !== undefined && key !== last.key) this.admission.bump();
-		this.#lastKey = { key, id, mode: sel.mode, owners: sel.owners.join(",") };
+		this.#lastKey = { key, id, mode: sel.mode, owners };
+		return { selection: sel, identity: id };
 	}
 }

@@ -6,7 +6,7 @@
  */
 import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { fail } from "../core/errors.js";
-import { isPlainObject, setOwn } from "../core/json.js";
+import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
 import { planeIndex } from "../model/head-elide.js";
@@ -24,9 +24,8 @@ import type { Shape } from "./selection.js";
 
 /** Admit a call: the receipt of the request that issued it must match the present. */
 function admit(host: StateFlowHost, tool: string, toolCallId: string, ctx: ExtensionContext): Receipt {
-	host.bind(ctx);
-	const sel = host.selection();
-	return host.admission.admit(tool, toolCallId, { mode: sel.mode, wanted: sel.owners, identity: host.identity(ctx) });
+	const { selection, identity } = host.bind(ctx);
+	return host.admission.admit(tool, toolCallId, { mode: selection.mode, wanted: selection.owners, identity });
 }
 
 function checkSignal(signal: AbortSignal | undefined): void {
@@ -101,7 +100,8 @@ export function checkStaleWindow(
 	let total = 0;
 	for (const owner of wanted) {
 		const h = histories[owner];
-		const keys = h === undefined ? [] : planeIndex(h, "artifacts").keys;
+		// Most owners track no artifact: say so without bringing the plane's index up to date.
+		const keys = h === undefined || isEmptyObject(h.state.artifacts) ? [] : planeIndex(h, "artifacts").keys;
 		if (keys.length === 0) continue;
 		lists.push({ owner, keys });
 		unchecked[owner] = keys.length;
@@ -162,6 +162,7 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 
 /** Histories where reading an unavailable owner throws its error (the evaluator reads only the owners a locator needs). */
 function refusing(histories: Partial<Record<Owner, OwnerHistory>>, unavailable: Partial<Record<Owner, Error>>): Partial<Record<Owner, OwnerHistory>> {
+	if (isEmptyObject(unavailable)) return histories;
 	const out = { ...histories };
 	for (const [owner, e] of Object.entries(unavailable)) {
 		Object.defineProperty(out, owner, {

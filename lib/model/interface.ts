@@ -27,7 +27,9 @@ import {
 const list = (xs: readonly string[]): string => xs.map((x) => `\`${x}\``).join(", ");
 
 function checkWanted(wanted: readonly Owner[]): void {
-	if (wanted.length === 0 || wanted.some((o) => !isOwner(o)) || new Set(wanted).size !== wanted.length) {
+	let ok = wanted.length > 0;
+	for (let i = 0; ok && i < wanted.length; i++) ok = isOwner(wanted[i]) && wanted.indexOf(wanted[i] as Owner) === i;
+	if (!ok) {
 		fail("invalid_input", `the wanted owners must be 1-3 distinct owners of ${list(OWNERS)}; got ${JSON.stringify(wanted)}`);
 	}
 }

@@ -28,6 +28,14 @@ export interface ConcurrentNoticeArgs {
 	roots?: readonly string[];
 }
 
+/** Every seq in (`since`, `seq`] is one of `own` (the usual case in a run that writes alone): nothing to name, no record to look at. */
+function onlyOwn(own: ReadonlySet<number>, since: number, seq: number): boolean {
+	if (own.size < seq - since) return false;
+	let n = 0;
+	for (const s of own) if (s > since && s <= seq) n++;
+	return n === seq - since;
+}
+
 /**
  * One line per shared wanted owner that others changed since the head, or undefined when
  * nothing changed. Flat (one wanted owner) paths are relative, scoped paths owner-qualified.
@@ -41,6 +49,7 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const since = args.seqAtHead[owner];
 		if (h === undefined || since === undefined || h.seq <= since) continue;
 		const own = args.ownSeqs[owner] ?? new Set<number>();
+		if (onlyOwn(own, since, h.seq)) continue;
 		const foreign = h.tail.filter((r) => r.seq > since && !own.has(r.seq));
 		// Foreign transitions folded out of the tail can no longer be listed; count them instead of guessing.
 		let folded = 0;

@@ -159,6 +159,10 @@ export class PlacedOwners implements AtomicOwners {
 		await this.local.recover(store);
 	}
 
+	settled(): boolean {
+		return this.local.settled();
+	}
+
 	async commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T> {
 		for (const s of stores) if (s instanceof UnavailableStore) await s.load();
 		const remote = stores.filter((s): s is PgOwnerStore => s instanceof PgOwnerStore);

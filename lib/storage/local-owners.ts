@@ -64,6 +64,10 @@ export class LocalOwners implements AtomicOwners {
 		await this.recovery.rollForward(store.owner, this.session());
 	}
 
+	settled(): boolean {
+		return this.journal.pending().length === 0;
+	}
+
 	async commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T> {
 		const mine = stores.map((s) => this.own(s));
 		// Lock order: Global before CWD, whatever order the caller listed them in.

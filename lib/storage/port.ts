@@ -131,4 +131,9 @@ export interface AtomicOwners {
 	 * multi-owner commit is one transaction (PostgreSQL) have nothing to complete and omit it.
 	 */
 	recover?(store: OwnerStore): Promise<void>;
+	/**
+	 * True when nothing is pending for `recover` to complete, found with one look (one `stat`)
+	 * for all owners: a read of several owners then skips `recover` for each of them.
+	 */
+	settled?(): boolean;
 }

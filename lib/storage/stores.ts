@@ -133,6 +133,29 @@ export class Stores {
 		return store.load();
 	}
 
+	/**
+	 * `load` for several owners, each answered with its history or the error that kept it from
+	 * being read (one owner's outage or damage leaves the others readable). Pending journals are
+	 * looked for once for all of them; only when one is there does each owner complete it first.
+	 */
+	async loadEach(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+		let settled = false;
+		try {
+			settled = this.atomic.settled?.() ?? false;
+		} catch {
+			// The journal folder cannot be read: each owner's own `load` reports it.
+		}
+		const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
+		for (const owner of owners) {
+			try {
+				out.push({ history: settled ? await this.storeOf(owner).load() : await this.load(owner) });
+			} catch (error) {
+				out.push({ error });
+			}
+		}
+		return out;
+	}
+
 	/** Where an owner lives (never a password). */
 	location(owner: Owner): OwnerLocation {
 		return this.storeOf(owner).location();

@@ -3,6 +3,7 @@
  * are dangerous as property names (`__proto__`, `constructor`, ...).
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { StateError } from "../../lib/core/errors.js";
 import { checkLimits, cloneJson, detach, isPlainObject, jsonBytes, jsonEqual, parsePointer, toPointer } from "../../lib/core/json.js";
@@ -150,6 +151,22 @@ describe("special keys", () => {
 		const c = cloneJson(d);
 		assert.ok(Object.hasOwn(c, "__proto__"));
 		assert.ok(jsonEqual(c, d));
+	});
+
+	it("copies every name `Object.prototype` has as own data even where that prototype is frozen (a hardened host)", () => {
+		// A child process: freezing the prototype here would change every later test of this file.
+		const json = new URL("../../lib/core/json.js", import.meta.url).href;
+		const script = `
+			import { detach, cloneJson } from ${JSON.stringify(json)};
+			Object.freeze(Object.prototype);
+			const names = Object.getOwnPropertyNames(Object.prototype);
+			const src = JSON.parse(JSON.stringify(Object.fromEntries(names.map((n, i) => [n, i]))));
+			const d = cloneJson(detach(src));
+			const ok = names.every((n, i) => Object.hasOwn(d, n) && d[n] === i) && Object.getPrototypeOf(d) === Object.prototype;
+			process.stdout.write(ok ? "ok " + names.length : "wrong");
+		`;
+		const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+		assert.match(out, /^ok \d+$/);
 	});
 
 	it("round-trips every special key through applyPatch, JSON and pointers", () => {

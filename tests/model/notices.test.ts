@@ -6,6 +6,7 @@
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
+import fc from "fast-check";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
@@ -89,5 +90,31 @@ describe("concurrentNotice", () => {
 		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: 0 }, ownSeqs: {} }) ?? "";
 		assert.match(notice, /tactics\.k11 \+3 more\./);
 		assert.ok(!notice.includes("tactics.k12"));
+	});
+
+	it("law: silent exactly when every transition since the head is this run's own, whatever retention folded and whatever own seqs lie beyond the loaded history", () => {
+		fc.assert(
+			fc.property(
+				fc.array(fc.boolean(), { minLength: 1, maxLength: 24 }),
+				fc.nat({ max: 24 }),
+				fc.nat({ max: 6 }),
+				fc.nat({ max: 3 }),
+				(mine, sinceRaw, retention, beyond) => {
+					const h = histories(["cwd"]);
+					mine.forEach((_, i) => commit(h, `t${i}`, { cwd: { tactics: { [`k${i % 5}`]: i } } }, retention));
+					const seq = mine.length;
+					const since = Math.min(sinceRaw, seq);
+					// Own seqs: those this run committed, plus some committed after this history was loaded.
+					const own = new Set<number>();
+					mine.forEach((m, i) => m && own.add(i + 1));
+					for (let k = 1; k <= beyond; k++) own.add(seq + k);
+					let foreign = false;
+					for (let s = since + 1; s <= seq; s++) if (!own.has(s)) foreign = true;
+					const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead: { cwd: since }, ownSeqs: { cwd: own } });
+					assert.equal(notice !== undefined, foreign);
+				},
+			),
+			{ numRuns: 500 },
+		);
 	});
 });

@@ -51,6 +51,39 @@ describe("journal roll-forward", () => {
 		assert.equal((await reader.load("cwd")).seq, 3, "the next commit continues after the rolled-forward seq");
 	});
 
+	it("a read of several owners at once completes the pending journal before answering any of them, and answers from one look once none is left", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = await journaledPair(dir, "proj");
+		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
+		const first = await reader.loadEach(["cwd", "global"]);
+		const states = first.map((r) => ("history" in r ? [r.history.seq, r.history.state.tactics] : r.error));
+		assert.deepEqual(states, [
+			[2, { c0: 0, c1: 1 }],
+			[2, { g0: 0, g1: 1 }],
+		]);
+		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
+		// Another process's journal left after that: the next combined read completes it as well.
+		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
+		await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { global: { tactics: { g2: 2 } }, cwd: { tactics: { c2: 2 } } }, "third");
+		const again = await reader.loadEach(["global", "cwd"]);
+		assert.deepEqual(
+			again.map((r) => ("history" in r ? r.history.seq : r.error)),
+			[3, 3],
+		);
+	});
+
+	it("a read of several owners reports a damaged journal for each of them and still answers nothing wrong", async (t) => {
+		const dir = tempDir(t);
+		const agentDir = join(dir, "agent");
+		const jdir = join(agentDir, "state-flow", "journal");
+		mkdirSync(jdir, { recursive: true });
+		writeFileSync(join(jdir, "bad.json"), "{not json");
+		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-1") });
+		const got = await s.loadEach(["cwd", "session"]);
+		assert.equal(got.length, 2);
+		for (const r of got) assert.ok("error" in r && isStateError(r.error) && r.error.code === "corrupt" && r.error.message.includes("bad.json"));
+	});
+
 	it("two Stores of one process reading at once both see the journaled transition", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "proj");
