@@ -8,6 +8,7 @@ import { historyOf, newHistory, patchAt, valueAt } from "./history.js";
 import { cloneJson, getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { emptyState } from "./state.js";
 import { formatLocator, type Locator, type Segment } from "./locator.js";
+import { naturalCompare } from "./order.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type OwnerHistory, type OwnerState, type Section } from "./types.js";
 
 export interface QueryView {
@@ -212,7 +213,8 @@ function mergeLayers(layers: Json[]): Json {
 /** `keys`: sorted keys of an object, or `{ length }` of an array. */
 function keysOf(value: Json, loc: Locator, show: (loc: Locator) => string): Json {
 	if (Array.isArray(value)) return { length: value.length };
-	if (isPlainObject(value)) return Object.keys(value).sort();
+	// The head's order: a model numbering its steps reads them in the same order both ways.
+	if (isPlainObject(value)) return Object.keys(value).sort(naturalCompare);
 	return fail(
 		"invalid_input",
 		`projection \`keys\` needs an object or an array; \`${show(loc)}\` is ${value === null ? "null" : `a ${typeof value}`}; read it with projection \`value\``,

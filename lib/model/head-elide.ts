@@ -11,6 +11,7 @@
  * transitions, so a render walks only the keys it shows, however large the plane.
  */
 
+import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
 import { ROOTS } from "../core/types.js";
@@ -69,47 +70,6 @@ function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined 
 	if (s.plane !== ROOTS) return patch[s.plane];
 	const v = s.root === undefined ? undefined : patch.roots?.[s.root];
 	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
-}
-
-const isDigit = (c: number): boolean => c >= 48 && c <= 57;
-
-/**
- * Natural key order, the order the head lists a plane's keys in: runs of digits compare as
- * numbers (`s2` before `s10`, `1-reproduce` before `2-fix`), everything else by code unit; a
- * total order (ties such as `s01`/`s1` fall back to plain code-unit order).
- */
-export function naturalCompare(a: string, b: string): number {
-	let i = 0;
-	let j = 0;
-	while (i < a.length && j < b.length) {
-		const ca = a.charCodeAt(i);
-		const cb = b.charCodeAt(j);
-		if (isDigit(ca) && isDigit(cb)) {
-			let ie = i;
-			while (ie < a.length && isDigit(a.charCodeAt(ie))) ie++;
-			let je = j;
-			while (je < b.length && isDigit(b.charCodeAt(je))) je++;
-			let is = i;
-			while (is < ie - 1 && a.charCodeAt(is) === 48) is++;
-			let js = j;
-			while (js < je - 1 && b.charCodeAt(js) === 48) js++;
-			const byLength = ie - is - (je - js);
-			if (byLength !== 0) return byLength;
-			for (let k = 0; k < ie - is; k++) {
-				const d = a.charCodeAt(is + k) - b.charCodeAt(js + k);
-				if (d !== 0) return d;
-			}
-			i = ie;
-			j = je;
-			continue;
-		}
-		if (ca !== cb) return ca - cb;
-		i++;
-		j++;
-	}
-	const rest = a.length - i - (b.length - j);
-	if (rest !== 0) return rest;
-	return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Bytes of the JSON text of a key plus its colon (`"k":`). */

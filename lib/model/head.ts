@@ -14,7 +14,8 @@ import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
 import { type Box, MARKER_KEY, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
 
-export { MARKER_KEY, formatSize, modelLocator, naturalCompare, utf8Bytes } from "./head-elide.js";
+export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
+export { naturalCompare } from "../core/order.js";
 
 /** Delimiters of the head block; tests and the host find the head by them. */
 export const HEAD_OPEN = "<state_flow_head>";

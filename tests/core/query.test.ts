@@ -112,6 +112,16 @@ describe("evaluate", () => {
 		);
 	});
 
+	it("lists keys in the head's natural order, whatever order merges left them in", () => {
+		const histories: Histories = { cwd: newHistory("cwd", 20) };
+		write(histories, { cwd: { tactics: { s10: "test", s2: "fix", "1-reproduce": 1, s1: "look", B: 0 } } });
+		write(histories, { cwd: { tactics: { s2: null } } });
+		write(histories, { cwd: { tactics: { s2: "fix again" } } });
+		const v: QueryView = { wanted: ["cwd"], histories };
+		assert.deepEqual(Object.keys(histories.cwd?.state.tactics ?? {}), ["s10", "1-reproduce", "s1", "B", "s2"], "stored order moved s2 to the end");
+		assert.deepEqual(read(v, "cwd.tactics", "keys"), ["1-reproduce", "B", "s1", "s2", "s10"]);
+	});
+
 	it("projects the history of a locator, newest first", () => {
 		assert.deepEqual(
 			(read(view, "cwd.tactics.items", "history") as JsonObject[]).map((h) => [h["id"], h["before"], h["after"]]),
