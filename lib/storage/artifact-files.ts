@@ -73,6 +73,27 @@ export function sha256(bytes: Buffer | string): string {
 	return createHash("sha256").update(bytes).digest("hex");
 }
 
+/** Hashes of files this process read, by path and stat fingerprint (bounded: oldest dropped first). */
+const hashes = new Map<string, string>();
+const MAX_HASHES = 512;
+
+/**
+ * sha256 of the file at `abs` as it is now (`fingerprint` is its stat fingerprint), or undefined
+ * when it is not a regular file. Read once per path and fingerprint in this process, so a check
+ * that finds the same fingerprint again reads nothing.
+ */
+export function contentHashOf(abs: string, fingerprint: JsonObject): string | undefined {
+	const key = `${abs}\0${String(fingerprint.size)}\0${String(fingerprint.mtimeMs)}`;
+	const known = hashes.get(key);
+	if (known !== undefined) return known;
+	const bytes = readIfFile(abs);
+	if (bytes === undefined) return undefined;
+	const hash = sha256(bytes);
+	hashes.set(key, hash);
+	if (hashes.size > MAX_HASHES) hashes.delete(hashes.keys().next().value as string);
+	return hash;
+}
+
 /** A stat fingerprint, or `{ missing: true }` when nothing is there. */
 export function fingerprintOf(abs: string): JsonObject {
 	try {

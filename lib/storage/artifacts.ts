@@ -11,7 +11,18 @@ import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState,
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
 import { OWNERS, isOneOf } from "../core/types.js";
-import { type ArtifactRoots, type FileOp, fingerprintOf, ownerRoot, readIfFile, realOrSelf, resolveArtifactKey, runFileOps, sha256 } from "./artifact-files.js";
+import {
+	type ArtifactRoots,
+	type FileOp,
+	contentHashOf,
+	fingerprintOf,
+	ownerRoot,
+	readIfFile,
+	realOrSelf,
+	resolveArtifactKey,
+	runFileOps,
+	sha256,
+} from "./artifact-files.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
@@ -307,11 +318,20 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 		if (!jsonEqual(now, recorded)) {
 			if (now.missing === true) return "file is gone since it was recorded";
 			if (recorded.missing === true) return "file exists now; patch the artifact to record it";
+			// Another checkout or machine, or a `git checkout`, gives the same bytes another mtime:
+			// where the content's hash was recorded (acquired Skills), the bytes decide.
+			const hash = own(value, "sourceHash");
+			if (typeof hash === "string" && now.size === recorded.size && contentHashOf(abs, now) === hash) return compiledNote(owner, value, roots);
 			return own(value, "kind") === "skill"
 				? "source Skill changed since it was acquired; patch the artifact again to recompile"
 				: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
 		}
 	}
+	return compiledNote(owner, value, roots);
+}
+
+/** What is wrong with the compiled copy of a Skill artifact, if anything. */
+function compiledNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): string | undefined {
 	const compiled = compiledOf(owner, value, roots);
 	if (compiled) {
 		const bytes = readIfFile(compiled.abs);

@@ -5,8 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
@@ -200,6 +200,26 @@ describe("acquired Skills", () => {
 		s.commit({ cwd: { artifacts: { "vendor/lint/SKILL.md": null } } });
 		assert.equal(existsSync(join(s.cwd, ".pi/skills/lint-fix")), false);
 		assert.equal(existsSync(join(s.cwd, "vendor/lint/SKILL.md")), true, "the source is never removed");
+	});
+
+	it("judges an acquired Skill's source by its bytes when only its mtime moved (another checkout or machine, a git checkout)", (t) => {
+		const s = setup(t);
+		const src = join(s.cwd, "vendor/lint/SKILL.md");
+		mkdirSync(dirname(src), { recursive: true });
+		writeFileSync(src, source);
+		s.commit({ cwd: { artifacts: { "vendor/lint/SKILL.md": { kind: "skill" } } } });
+		utimesSync(src, new Date(1_000_000), new Date(1_000_000));
+		writeFileSync(src, source);
+		assert.notEqual(statSync(src).mtimeMs, (s.art("cwd", "vendor/lint/SKILL.md")?.fingerprint as { mtimeMs: number }).mtimeMs);
+		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), [], "the same bytes under another mtime are not a change");
+		// Same size, other bytes: changed.
+		writeFileSync(src, source.replace("house", "HOUSE"));
+		assert.equal(statSync(src).size, Buffer.byteLength(source));
+		assert.match(staleArtifacts("cwd", s.histories.cwd.state, s.roots)[0]?.note ?? "", /source Skill changed/);
+		// Back to the recorded bytes, while the compiled copy was edited: that is still reported.
+		writeFileSync(src, source);
+		writeFileSync(join(s.cwd, ".pi/skills/lint-fix/SKILL.md"), `${source}\nedited`);
+		assert.match(staleArtifacts("cwd", s.histories.cwd.state, s.roots)[0]?.note ?? "", /edited outside State Flow/);
 	});
 
 	it("tracks a Skill already in the owner's Skill folder without copying, and removal leaves it", (t) => {
