@@ -94,7 +94,7 @@ interface Cache {
 	 * its bytes (no torn tail); while the log's `lstat` still gives this stamp, `read` answers
 	 * from memory without the containment check (docs/security.md, "Reads served from memory").
 	 */
-	verified?: string;
+	verified?: StatStamp;
 }
 
 /** What `parseLines` consumed. */
@@ -231,7 +231,7 @@ export class FileOwnerStore implements OwnerStore {
 	read(): OwnerHistory {
 		this.checkBroken();
 		const c = this.cache;
-		if (c?.verified !== undefined && c.verified === statStamp(lstatOrUndefined(this.logPath))) return c.history;
+		if (c?.verified !== undefined && sameStamp(c.verified, lstatOrUndefined(this.logPath))) return c.history;
 		return this.readChecked();
 	}
 
@@ -722,8 +722,22 @@ export class FileOwnerStore implements OwnerStore {
 const NEWLINE = Buffer.from("\n");
 
 /** Identity and version of a file as one string; undefined when there is no regular file. */
-function statStamp(st: Stats | undefined): string | undefined {
-	return st?.isFile() ? `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}` : undefined;
+/** What tells that the log is the same file with the same bytes, without reading them. */
+interface StatStamp {
+	dev: number;
+	ino: number;
+	size: number;
+	mtimeMs: number;
+	ctimeMs: number;
+}
+
+function statStamp(st: Stats): StatStamp | undefined {
+	return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs } : undefined;
+}
+
+/** Compared field by field: no text is built on the read path. */
+function sameStamp(a: StatStamp, st: Stats | undefined): boolean {
+	return st !== undefined && st.isFile() && a.ino === st.ino && a.size === st.size && a.mtimeMs === st.mtimeMs && a.ctimeMs === st.ctimeMs && a.dev === st.dev;
 }
 
 function emptyCache(): Omit<Cache, "history" | "diskCheckpointSeq" | "legacy"> {

@@ -96,7 +96,8 @@ export function kindOf(st: Stats | undefined): string {
 
 export function lstatOrUndefined(path: string): Stats | undefined {
 	try {
-		return lstatSync(path);
+		// No error object for the common "not there" (building one costs more than the call).
+		return lstatSync(path, { throwIfNoEntry: false });
 	} catch (e) {
 		if (errnoOf(e) === "ENOENT" || errnoOf(e) === "ENOTDIR") return undefined;
 		ioFail(path, "inspect", e);

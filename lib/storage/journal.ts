@@ -21,7 +21,8 @@ const SUFFIX = ".json";
 const RACY_MS = 100;
 
 export class JournalDir {
-	private stamp = "";
+	/** The folder's identity and change time when `byName` was listed (undefined: not listed). */
+	private stamp: { ino: number; mtimeMs: number; size: number } | undefined;
 	/** When the cached listing was read (ms since the epoch). */
 	private listedAt = 0;
 	private byName = new Map<string, Journal>();
@@ -64,12 +65,14 @@ export class JournalDir {
 			ioFail(this.dir, "read", e);
 		}
 		if (st === undefined) {
-			this.stamp = "";
+			this.stamp = undefined;
 			this.byName.clear();
 			return [];
 		}
-		const stamp = `${st.ino}:${st.mtimeMs}:${st.size}`;
-		if (stamp === this.stamp && this.listedAt - st.mtimeMs > RACY_MS) return [...this.byName.values()];
+		const was = this.stamp;
+		if (was !== undefined && was.ino === st.ino && was.mtimeMs === st.mtimeMs && was.size === st.size && this.listedAt - st.mtimeMs > RACY_MS) {
+			return this.byName.size === 0 ? [] : [...this.byName.values()];
+		}
 		this.checkDir();
 		const listedAt = Date.now();
 		let names: string[];
@@ -91,7 +94,7 @@ export class JournalDir {
 			next.set(name, parseJournal(bytes.toString("utf8"), path));
 		}
 		this.byName = next;
-		this.stamp = stamp;
+		this.stamp = { ino: st.ino, mtimeMs: st.mtimeMs, size: st.size };
 		this.listedAt = listedAt;
 		return [...next.values()];
 	}
