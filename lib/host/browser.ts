@@ -7,7 +7,7 @@
  * `openBrowser` returns false and the command prints text instead.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { type Component, matchesKey, truncateToWidth } from "@mariozechner/pi-tui";
+import { type Component, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
 import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
@@ -18,6 +18,8 @@ import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection } from "./selection.js";
 
+/** Lines an unreadable owner's reason may take in the browser. */
+const FAILURE_ROWS = 8;
 /** Rows of a list shown at once; the view scrolls to keep the selection visible. */
 export const LIST_ROWS = 12;
 /** Diff lines shown under the timeline. */
@@ -171,7 +173,13 @@ export class StateBrowser implements Component {
 		);
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		const h = this.#view().history;
-		if (!h.ok) out.push(fit(t.fg("error", `${this.owner}: ${h.why}`)));
+		// The whole reason, wrapped (a few lines at most): it says what happened and what to do.
+		if (!h.ok)
+			out.push(
+				...wrapTextWithAnsi(`${this.owner}: ${h.why}`, width)
+					.slice(0, FAILURE_ROWS)
+					.map((l) => fit(t.fg("error", l))),
+			);
 		else if (this.tab === "state") out.push(...this.#renderTree(width));
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));

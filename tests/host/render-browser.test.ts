@@ -4,6 +4,8 @@
  * interactive UI mounts the component `ctx.ui.custom` is given and feeds it keys.
  */
 import assert from "node:assert/strict";
+import { appendFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
@@ -146,6 +148,29 @@ describe("/state browse", () => {
 		);
 		b.keys("f", RIGHT);
 		assert.match(draw(b.component, 80).join("\n"), /\[session\][\s\S]*#1 02aa .*strategy\.now[\s\S]*\+ strategy\.now: testing/);
+		await b.close();
+	});
+
+	it("shows a damaged owner's whole reason, wrapped to the width, and the other owners still browse", async (t) => {
+		const s = await browsing(t);
+		appendFileSync(join(s.session.sessionManager.getCwd(), ".pi", "state-flow", "log.jsonl"), "{not a record\n");
+		const b = await s.open();
+		for (const width of WIDTHS) {
+			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
+			const lines = draw(b.component, width);
+			assert.match(lines[1] ?? "", /\[cwd\] unreadable/);
+			const reason = lines.slice(
+				3,
+				lines.findIndex((l, i) => i > 3 && l.startsWith("─")),
+			);
+			assert.ok(reason.length >= 2, `the reason takes several lines at ${width}: ${JSON.stringify(reason)}`);
+			const text = reason.join(" ");
+			assert.match(text, /^cwd: unreadable: /);
+			assert.match(text, /log\.jsonl/);
+			assert.match(text, /state-flow doctor/, "what to do is not cut off");
+		}
+		b.keys(RIGHT);
+		assert.match(draw(b.component, 80).join("\n"), /\[session\][\s\S]*strategy\s+1 key/);
 		await b.close();
 	});
 
