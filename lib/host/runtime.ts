@@ -490,9 +490,13 @@ export class StateFlowHost {
 
 	/** Histories of some owners, loaded through the stores (cheap when unchanged). */
 	async histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>>> {
-		const stores = this.requireStores();
+		const loaded = await this.requireStores().loadEach(owners);
 		const out: Partial<Record<Owner, OwnerHistory>> = {};
-		for (const owner of owners) out[owner] = await stores.load(owner);
+		owners.forEach((owner, i) => {
+			const got = loaded[i] as (typeof loaded)[number];
+			if (!("history" in got)) throw got.error;
+			out[owner] = got.history;
+		});
 		return out;
 	}
 

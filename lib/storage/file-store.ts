@@ -721,7 +721,6 @@ export class FileOwnerStore implements OwnerStore {
 
 const NEWLINE = Buffer.from("\n");
 
-/** Identity and version of a file as one string; undefined when there is no regular file. */
 /** What tells that the log is the same file with the same bytes, without reading them. */
 interface StatStamp {
 	dev: number;
@@ -731,6 +730,7 @@ interface StatStamp {
 	ctimeMs: number;
 }
 
+/** The stamp of a regular file; undefined for anything else. */
 function statStamp(st: Stats): StatStamp | undefined {
 	return st.isFile() ? { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs } : undefined;
 }
