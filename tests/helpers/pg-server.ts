@@ -266,7 +266,17 @@ export function runPgWriters(url: string, schema: string, project: string, procs
  */
 export function serverForFile<T extends { stop(): Promise<void> }>(start: () => Promise<T>): T {
 	let server: T | undefined;
+	let starting = false;
+	// node's runner counts a test file whose process ends with code 0 as passed, even when its
+	// tests never ran (seen when the server's start-up ended the process): such a file fails.
+	// (A file whose tests were all filtered out never starts its server, and is left alone.)
+	process.on("exit", () => {
+		if (!starting || server !== undefined) return;
+		process.stderr.write("The test PostgreSQL server never started in this file, so its tests did not run.\n");
+		process.exitCode = 1;
+	});
 	before(async () => {
+		starting = true;
 		server = await start();
 	});
 	after(async () => {
