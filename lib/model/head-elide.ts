@@ -14,6 +14,7 @@
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
+import { setOwn } from "../core/json.js";
 import { ROOTS } from "../core/types.js";
 import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
@@ -72,6 +73,24 @@ function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined 
 	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
 }
 
+/**
+ * Fields the artifact compiler keeps for its own checks (docs/artifacts.md): file fingerprints,
+ * content hashes and where a Skill was acquired from. The model never writes them and is told
+ * of changes by stale-artifact lines, so the head leaves them out (`read_state` shows them).
+ */
+const ARTIFACT_BOOKKEEPING = new Set(["fingerprint", "sourceHash", "compiledHash", "provenance"]);
+
+/** A member of a section as the head shows it: an artifact without the compiler's bookkeeping; anything else as stored. */
+export function shownMember(plane: Section, value: Json): Json {
+	if (plane !== "artifacts" || value === null || typeof value !== "object" || Array.isArray(value)) return value;
+	let bookkeeping = false;
+	for (const key of Object.keys(value)) if (ARTIFACT_BOOKKEEPING.has(key)) bookkeeping = true;
+	if (!bookkeeping) return value;
+	const out: JsonObject = {};
+	for (const key of Object.keys(value)) if (!ARTIFACT_BOOKKEEPING.has(key)) setOwn(out, key, value[key] as Json);
+	return out;
+}
+
 /** Bytes of the JSON text of a key plus its colon (`"k":`). */
 function memberNameBytes(key: string): number {
 	return utf8Bytes(JSON.stringify(key)) + 1;
@@ -82,7 +101,7 @@ function storedBytes(v: Json): number {
 	return Buffer.byteLength(JSON.stringify(v), "utf8");
 }
 
-/** A plane's keys in natural order and each value's stored size, valid for one `seq`. */
+/** A plane's keys in natural order and each value's size as shown (`shownMember`), valid for one `seq`. */
 interface PlaneIndex {
 	seq: number;
 	bytes: number;
@@ -155,13 +174,13 @@ export function planeIndex(h: OwnerHistory, plane: Section, root?: string): Plan
 		const touched = new Set<string>();
 		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(sectionPatch(rec.patch, s) ?? {})) touched.add(key);
 		for (const key of touched) {
-			if (Object.hasOwn(value, key)) indexSet(idx, key, value[key] as Json);
+			if (Object.hasOwn(value, key)) indexSet(idx, key, shownMember(plane, value[key] as Json));
 			else indexDelete(idx, key);
 		}
 	} else {
 		idx = { seq: 0, bytes: 0, keys: Object.keys(value).sort(naturalCompare), sizes: new Map(), members: 0, catalogMembers: 0, valueBytes: 0 };
 		for (const key of idx.keys) {
-			const size = storedBytes(value[key] as Json);
+			const size = storedBytes(shownMember(plane, value[key] as Json));
 			const name = memberNameBytes(key);
 			idx.sizes.set(key, size);
 			idx.valueBytes += size;
@@ -433,7 +452,7 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 		const size = idx.sizes.get(key) as number;
 		return catalog
 			? { key, value: size, size: String(size).length, weight: size }
-			: { key, value: value[key] as Json, size, weight: memberNameBytes(key) + size };
+			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size };
 	};
 	return {
 		owner: h.owner,
@@ -441,7 +460,9 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 		prefix,
 		fullBytes,
 		fullText() {
-			const parts = idx.keys.map((key) => `${JSON.stringify(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(value[key] as Json, sp)}`);
+			const parts = idx.keys.map(
+				(key) => `${JSON.stringify(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(shownMember(plane, value[key] as Json), sp)}`,
+			);
 			return `{${parts.join(",")}}`;
 		},
 		box() {

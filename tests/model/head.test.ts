@@ -9,14 +9,21 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { newHistory } from "../../lib/core/history.js";
-import { jsonEqual } from "../../lib/core/json.js";
+import { jsonEqual, setOwn } from "../../lib/core/json.js";
 import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } from "../../lib/core/types.js";
 import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
-import { formatSize } from "../../lib/model/head-elide.js";
+import { formatSize, shownMember } from "../../lib/model/head-elide.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
+
+/** An object's values mapped, keys kept as own data (`__proto__` included). */
+function mapValues(obj: JsonObject, f: (v: Json) => Json): JsonObject {
+	const out: JsonObject = {};
+	for (const k of Object.keys(obj)) setOwn(out, k, f(obj[k] as Json));
+	return out;
+}
 
 type Histories = Partial<Record<Owner, OwnerHistory>>;
 
@@ -88,6 +95,39 @@ describe("head rendering", () => {
 			'- #2 2026-01-01T00:01:00.000Z set artifacts["src/a.ts"], lazy["notes/plan.md"]; del tactics.t2',
 			"- #1 2026-01-01T00:00:00.000Z set intents.login, tactics.t1, tactics.t2",
 		]);
+	});
+
+	it("shows artifacts without the compiler's bookkeeping (read_state has it) and every other plane as stored", () => {
+		const skill = {
+			kind: "skill",
+			name: "lint-fix",
+			description: "Fix lint",
+			compiledTo: ".pi/skills/lint-fix/SKILL.md",
+			compiledHash: "a".repeat(64),
+			sourceHash: "b".repeat(64),
+			fingerprint: { size: 120, mtimeMs: 1764598765432.5 },
+			provenance: { acquiredFrom: "/home/me/proj/vendor/lint/SKILL.md" },
+		};
+		const histories = build(
+			["cwd"],
+			[
+				{
+					cwd: {
+						artifacts: { "vendor/lint/SKILL.md": skill, "src/app.ts": { kind: "file", note: "entry", fingerprint: { size: 3, mtimeMs: 4 } } },
+						tactics: { check: { fingerprint: "kept: a tactic's own field" } },
+					},
+				},
+			],
+		);
+		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 8192 });
+		assert.ok(
+			head.includes(
+				'artifacts: {"src/app.ts":{"kind":"file","note":"entry"},"vendor/lint/SKILL.md":{"kind":"skill","name":"lint-fix","description":"Fix lint","compiledTo":".pi/skills/lint-fix/SKILL.md"}}',
+			),
+			head,
+		);
+		assert.ok(head.includes('tactics: {"check":{"fingerprint":"kept: a tactic\'s own field"}}'), head);
+		assert.ok(!/compiledHash|sourceHash|acquiredFrom|mtimeMs/.test(head));
 	});
 
 	it("shows no recent transitions in Passive mode", () => {
@@ -311,7 +351,8 @@ describe("head budget", () => {
 	});
 
 	it("fits the budget, fills it, shows every non-empty plane, and every marker and preview reads back (any state)", () => {
-		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t");
+		// `fingerprint` and `provenance` are artifact bookkeeping the head leaves out of artifacts only.
+		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance");
 		const leaf = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ minLength: 40, maxLength: 400 }), fc.integer(), fc.boolean());
 		const { value } = fc.letrec<{ value: Json }>((tie) => ({
 			value: fc.oneof(
@@ -387,7 +428,11 @@ describe("head budget", () => {
 							const value = read(loc);
 							// A catalog marker reads the bodies; the catalog is their keys.
 							if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
-							else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
+							// An artifact is read with the bookkeeping the head leaves out.
+							else if (at.plane === "artifacts" && at.path.length <= 1) {
+								const asShown = at.path.length === 0 ? mapValues(value as JsonObject, (v) => shownMember("artifacts", v)) : shownMember("artifacts", value);
+								assert.ok(jsonEqual(asShown, original), `marker at ${loc} reads the value`);
+							} else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
 							const total = isArray ? (original as Json[]).length : Object.keys(original).length;
 							assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
 						}
@@ -413,7 +458,12 @@ describe("head budget", () => {
 							}
 							assert.ok(displayed !== undefined, `${name} is shown`);
 							const original =
-								p === "lazy" ? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))])) : presentValue(state, wanted);
+								p === "lazy"
+									? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))]))
+									: presentValue(
+											mapValues(state, (v) => shownMember(p, v)),
+											wanted,
+										);
 							check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
 						}
 					}
