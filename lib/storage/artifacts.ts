@@ -185,6 +185,9 @@ interface Entry {
 	plan: Plan;
 }
 
+/** File artifacts up to this size record `sourceHash`; larger ones are judged by their fingerprint alone. */
+export const MAX_HASHED_FILE_BYTES = 4 * 1024 * 1024;
+
 function compileEntry(e: Entry, merged: Json): JsonObject {
 	const abs = resolveArtifactKey(e.owner, e.key, e.roots);
 	const kind = isObj(merged) ? own(merged, "kind") : undefined;
@@ -193,7 +196,13 @@ function compileEntry(e: Entry, merged: Json): JsonObject {
 	const value: JsonObject = {};
 	for (const k of Object.keys(merged)) if (!isOneOf(COMPILER_FIELDS, k)) setOwn(value, k, merged[k] as Json);
 	if (kind === "file") {
-		value.fingerprint = fingerprintOf(abs);
+		const fingerprint = fingerprintOf(abs);
+		value.fingerprint = fingerprint;
+		// The bytes' hash tells an unchanged file under another mtime (another checkout or machine,
+		// a `git checkout`) from a changed one. Not shown in the head; large files keep the fingerprint alone.
+		const size = fingerprint.size;
+		const hash = typeof size === "number" && size <= MAX_HASHED_FILE_BYTES ? contentHashOf(abs, fingerprint) : undefined;
+		if (hash !== undefined) value.sourceHash = hash;
 		return value;
 	}
 	return own(value, "body") !== undefined ? compileAuthored(e, abs, value) : compileAcquired(e, abs, value);
@@ -319,7 +328,7 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 			if (now.missing === true) return "file is gone since it was recorded";
 			if (recorded.missing === true) return "file exists now; patch the artifact to record it";
 			// Another checkout or machine, or a `git checkout`, gives the same bytes another mtime:
-			// where the content's hash was recorded (acquired Skills), the bytes decide.
+			// where the content's hash was recorded (acquired Skills, files up to 4 MiB), the bytes decide.
 			const hash = own(value, "sourceHash");
 			if (typeof hash === "string" && now.size === recorded.size && contentHashOf(abs, now) === hash) return compiledNote(owner, value, roots);
 			return own(value, "kind") === "skill"

@@ -4,13 +4,14 @@
  * the merge-patch diff law, and commits through the real `Stores.commit`.
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
-import { createArtifactCompiler, staleArtifacts } from "../../lib/storage/artifacts.js";
+import { MAX_HASHED_FILE_BYTES, createArtifactCompiler, staleArtifacts } from "../../lib/storage/artifacts.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 
@@ -20,7 +21,12 @@ describe("file artifacts", () => {
 		writeFileSync(join(s.cwd, "main.ts"), "export {};\n");
 		s.commit({ cwd: { artifacts: { "main.ts": { kind: "file", note: "entry point" } } } });
 		const st = statSync(join(s.cwd, "main.ts"));
-		assert.deepEqual(s.art("cwd", "main.ts"), { kind: "file", note: "entry point", fingerprint: { size: st.size, mtimeMs: st.mtimeMs } });
+		assert.deepEqual(s.art("cwd", "main.ts"), {
+			kind: "file",
+			note: "entry point",
+			fingerprint: { size: st.size, mtimeMs: st.mtimeMs },
+			sourceHash: createHash("sha256").update("export {};\n").digest("hex"),
+		});
 		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), []);
 		writeFileSync(join(s.cwd, "main.ts"), "export const x = 1;\n");
 		const stale = staleArtifacts("cwd", s.histories.cwd.state, s.roots);
@@ -31,6 +37,25 @@ describe("file artifacts", () => {
 		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), [], "patching again acknowledges the change");
 	});
 
+	it("judges a file by its bytes when only its mtime moved (another checkout or machine, a git checkout), up to 4 MiB", (t) => {
+		const s = setup(t);
+		const small = join(s.cwd, "small.txt");
+		const large = join(s.cwd, "large.bin");
+		writeFileSync(small, "same bytes");
+		writeFileSync(large, Buffer.alloc(MAX_HASHED_FILE_BYTES + 1, 7));
+		s.commit({ cwd: { artifacts: { "small.txt": { kind: "file" }, "large.bin": { kind: "file" } } } });
+		assert.equal(typeof s.art("cwd", "small.txt")?.sourceHash, "string");
+		assert.equal(s.art("cwd", "large.bin")?.sourceHash, undefined, "a large file keeps its fingerprint alone");
+		for (const f of [small, large]) utimesSync(f, new Date(1_000_000), new Date(1_000_000));
+		assert.deepEqual(
+			staleArtifacts("cwd", s.histories.cwd.state, s.roots).map((x) => x.key),
+			["large.bin"],
+			"the same bytes under another mtime are no change; an unhashed file is judged by its fingerprint",
+		);
+		writeFileSync(small, "SAME BYTES");
+		assert.match(staleArtifacts("cwd", s.histories.cwd.state, s.roots).find((x) => x.key === "small.txt")?.note ?? "", /changed/);
+	});
+
 	it("reports a file that disappears and one that appears after being planned", (t) => {
 		const s = setup(t);
 		writeFileSync(join(s.cwd, "a.txt"), "a");
@@ -38,6 +63,7 @@ describe("file artifacts", () => {
 		assert.deepEqual(s.art("cwd", "later.txt")?.fingerprint, { missing: true });
 		writeFileSync(join(s.cwd, "later.txt"), "now");
 		const a = join(s.cwd, "a.txt");
+		writeFileSync(a, "b");
 		utimesSync(a, new Date(1_000_000), new Date(1_000_000));
 		const notes = Object.fromEntries(staleArtifacts("cwd", s.histories.cwd.state, s.roots).map((x) => [x.key, x.note]));
 		assert.match(notes["a.txt"] ?? "", /changed/);
