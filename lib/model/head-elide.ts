@@ -15,7 +15,7 @@ import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
 import { setOwn } from "../core/json.js";
-import { ROOTS } from "../core/types.js";
+import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
 import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
@@ -77,8 +77,9 @@ function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined 
  * Fields the artifact compiler keeps for its own checks (docs/artifacts.md): file fingerprints,
  * content hashes and where a Skill was acquired from. The model never writes them and is told
  * of changes by stale-artifact lines, so the head leaves them out (`read_state` shows them).
+ * `compiledTo` stays: it says where the Skill lives.
  */
-const ARTIFACT_BOOKKEEPING = new Set(["fingerprint", "sourceHash", "compiledHash", "provenance"]);
+const ARTIFACT_BOOKKEEPING: ReadonlySet<string> = new Set(ARTIFACT_COMPILER_FIELDS.filter((f) => f !== "compiledTo"));
 
 /** A member of a section as the head shows it: an artifact without the compiler's bookkeeping; anything else as stored. */
 export function shownMember(plane: Section, value: Json): Json {

@@ -10,7 +10,7 @@ import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
-import { OWNERS, isOneOf } from "../core/types.js";
+import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
 	type FileOp,
@@ -49,9 +49,6 @@ export interface ArtifactCompilerOptions {
 	/** pi's `parseFrontmatter`, so acquired Skills are read exactly as pi reads them. */
 	parseFrontmatter?: FrontmatterParser;
 }
-
-/** Fields only the compiler writes; values the model sends for them are replaced. */
-const COMPILER_FIELDS = ["fingerprint", "sourceHash", "provenance", "compiledTo", "compiledHash"] as const;
 
 function own(obj: JsonObject | undefined, key: string): Json | undefined {
 	return obj === undefined ? undefined : getOwn(obj, key);
@@ -194,7 +191,7 @@ function compileEntry(e: Entry, merged: Json): JsonObject {
 	if (!isObj(merged) || (kind !== "file" && kind !== "skill"))
 		fail("artifact", `${e.field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, e.path);
 	const value: JsonObject = {};
-	for (const k of Object.keys(merged)) if (!isOneOf(COMPILER_FIELDS, k)) setOwn(value, k, merged[k] as Json);
+	for (const k of Object.keys(merged)) if (!isOneOf(ARTIFACT_COMPILER_FIELDS, k)) setOwn(value, k, merged[k] as Json);
 	if (kind === "file") {
 		const fingerprint = fingerprintOf(abs);
 		value.fingerprint = fingerprint;
