@@ -79,14 +79,15 @@ const MAX_HASHES = 512;
 
 /**
  * sha256 of the file at `abs` as it is now (`fingerprint` is its stat fingerprint), or undefined
- * when it is not a regular file. Read once per path and fingerprint in this process, so a check
- * that finds the same fingerprint again reads nothing.
+ * when it is not a regular file of at most `maxBytes` — a link (even to a file inside the root),
+ * a FIFO or a device is never read for a hash: the fingerprint alone judges it. Read once per
+ * path and fingerprint in this process, so a check that finds the same fingerprint again reads nothing.
  */
-export function contentHashOf(abs: string, fingerprint: JsonObject): string | undefined {
+export function contentHashOf(abs: string, fingerprint: JsonObject, maxBytes?: number): string | undefined {
 	const key = `${abs}\0${String(fingerprint.size)}\0${String(fingerprint.mtimeMs)}`;
 	const known = hashes.get(key);
 	if (known !== undefined) return known;
-	const bytes = readIfFile(abs);
+	const bytes = readIfFile(abs, { followLink: false, ...(maxBytes === undefined ? {} : { maxBytes }) });
 	if (bytes === undefined) return undefined;
 	const hash = sha256(bytes);
 	hashes.set(key, hash);
@@ -104,16 +105,21 @@ export function fingerprintOf(abs: string): JsonObject {
 	}
 }
 
-/** The bytes of a regular file, or undefined when there is none (a FIFO or device is never opened for long: O_NONBLOCK). */
-export function readIfFile(abs: string): Buffer | undefined {
+/**
+ * The bytes of a regular file, or undefined when there is none (a FIFO or device is never opened
+ * for long: O_NONBLOCK). `followLink: false` refuses a link as the last component; `maxBytes`
+ * refuses a larger file without reading it.
+ */
+export function readIfFile(abs: string, opts: { followLink?: boolean; maxBytes?: number } = {}): Buffer | undefined {
 	let fd: number;
 	try {
-		fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK);
+		fd = openSync(abs, constants.O_RDONLY | constants.O_NONBLOCK | (opts.followLink === false ? constants.O_NOFOLLOW : 0));
 	} catch {
 		return undefined;
 	}
 	try {
-		return fstatSync(fd).isFile() ? readFrom(fd, 0) : undefined;
+		const st = fstatSync(fd);
+		return st.isFile() && st.size <= (opts.maxBytes ?? Number.POSITIVE_INFINITY) ? readFrom(fd, 0, st.size) : undefined;
 	} catch {
 		return undefined;
 	} finally {

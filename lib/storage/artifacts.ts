@@ -198,7 +198,7 @@ function compileEntry(e: Entry, merged: Json): JsonObject {
 		// The bytes' hash tells an unchanged file under another mtime (another checkout or machine,
 		// a `git checkout`) from a changed one. Not shown in the head; large files keep the fingerprint alone.
 		const size = fingerprint.size;
-		const hash = typeof size === "number" && size <= MAX_HASHED_FILE_BYTES ? contentHashOf(abs, fingerprint) : undefined;
+		const hash = typeof size === "number" && size <= MAX_HASHED_FILE_BYTES ? contentHashOf(abs, fingerprint, MAX_HASHED_FILE_BYTES) : undefined;
 		if (hash !== undefined) value.sourceHash = hash;
 		return value;
 	}

@@ -4,6 +4,7 @@
  * the merge-patch diff law, and commits through the real `Stores.commit`.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -54,6 +55,25 @@ describe("file artifacts", () => {
 		);
 		writeFileSync(small, "SAME BYTES");
 		assert.match(staleArtifacts("cwd", s.histories.cwd.state, s.roots).find((x) => x.key === "small.txt")?.note ?? "", /changed/);
+	});
+
+	it("never reads a link or a FIFO put where a tracked file was for its hash (a pulled repository is untrusted): the fingerprint judges it", (t) => {
+		const s = setup(t);
+		writeFileSync(join(s.cwd, "linked.txt"), "same");
+		writeFileSync(join(s.cwd, "piped.txt"), "");
+		s.commit({ cwd: { artifacts: { "linked.txt": { kind: "file" }, "piped.txt": { kind: "file" } } } });
+		assert.equal(typeof s.art("cwd", "linked.txt")?.sourceHash, "string");
+		// A link inside the project to a file with the very bytes recorded, and a FIFO of size 0 like the empty file.
+		writeFileSync(join(s.cwd, "other.txt"), "same");
+		utimesSync(join(s.cwd, "other.txt"), new Date(1_000_000), new Date(1_000_000));
+		rmSync(join(s.cwd, "linked.txt"));
+		symlinkSync("other.txt", join(s.cwd, "linked.txt"));
+		rmSync(join(s.cwd, "piped.txt"));
+		execFileSync("mkfifo", [join(s.cwd, "piped.txt")]);
+		const notes = Object.fromEntries(staleArtifacts("cwd", s.histories.cwd.state, s.roots).map((x) => [x.key, x.note]));
+		assert.match(notes["linked.txt"] ?? "", /changed/, "a link is not read through for the hash");
+		assert.match(notes["piped.txt"] ?? "", /changed/, "a FIFO is neither waited on nor taken for the empty file");
+		assert.equal(readFileSync(join(s.cwd, "other.txt"), "utf8"), "same");
 	});
 
 	it("reports a file that disappears and one that appears after being planned", (t) => {
