@@ -132,8 +132,8 @@ export interface AtomicOwners {
 	 */
 	recover?(store: OwnerStore): Promise<void>;
 	/**
-	 * True when nothing is pending for `recover` to complete, found with one look (one `stat`)
-	 * for all owners: a read of several owners then skips `recover` for each of them.
+	 * True when `recover` has nothing to complete for any of `stores`, found with at most one look
+	 * (one `stat`) for all of them: a read of several owners then skips `recover` for each.
 	 */
-	settled?(): boolean;
+	settled?(stores: readonly OwnerStore[]): boolean;
 }

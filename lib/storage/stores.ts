@@ -141,9 +141,9 @@ export class Stores {
 	async loadEach(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
 		let settled = false;
 		try {
-			settled = this.atomic.settled?.() ?? false;
+			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
 		} catch {
-			// The journal folder cannot be read: each owner's own `load` reports it.
+			// The journal folder cannot be read (or the Session is missing): each owner's own `load` reports it.
 		}
 		const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
 		for (const owner of owners) {
