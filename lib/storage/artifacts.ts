@@ -17,6 +17,7 @@ import {
 	contentHashOf,
 	fingerprintOf,
 	ownerRoot,
+	readCompiled,
 	readIfFile,
 	realOrSelf,
 	resolveArtifactKey,
@@ -156,7 +157,8 @@ export function createArtifactCompiler(
 
 /** Plan deleting a compiled Skill; true when it will be deleted. */
 function removeCompiled(c: Compiled, plan: Plan): boolean {
-	const bytes = readIfFile(c.abs);
+	// A Skill folder leading outside, or a link, folder or FIFO where the Skill was written, is refused: never followed or read.
+	const bytes = readCompiled(c.abs, c.root);
 	if (bytes === undefined) return false;
 	// Only delete what State Flow wrote: an edited or foreign file stays.
 	if (sha256(bytes) === c.hash) {
@@ -340,7 +342,13 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 function compiledNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): string | undefined {
 	const compiled = compiledOf(owner, value, roots);
 	if (compiled) {
-		const bytes = readIfFile(compiled.abs);
+		let bytes: Buffer | undefined;
+		try {
+			// Never through a link, nor from a FIFO: what is there instead is the note.
+			bytes = readCompiled(compiled.abs, compiled.root);
+		} catch (e) {
+			return `compiled Skill ${String(value.compiledTo)} cannot be checked: ${messageOf(e)}`;
+		}
 		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; patch the same artifact again to recompile it`;
 		if (sha256(bytes) !== compiled.hash) return editedNote(value);
 	}

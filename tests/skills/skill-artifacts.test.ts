@@ -224,6 +224,27 @@ describe("acquired Skills", () => {
 		assert.match(staleArtifacts("cwd", s.histories.cwd.state, s.roots)[0]?.note ?? "", /edited outside State Flow/);
 	});
 
+	it("never reads a compiled Skill through a link: one to a byte-identical copy outside is reported, and removing the artifact is refused", (t) => {
+		const s = setup(t);
+		const key = ".pi/skills/release-notes/SKILL.md";
+		s.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } });
+		const file = join(s.cwd, key);
+		const outside = join(s.base, "outside-SKILL.md");
+		writeFileSync(outside, readFileSync(file));
+		const before = statSync(outside);
+		rmSync(file);
+		symlinkSync(outside, file);
+		const note = staleArtifacts("cwd", s.histories.cwd.state, s.roots)[0]?.note ?? "";
+		assert.match(note, /cannot be checked: .*is a symbolic link where State Flow keeps a regular file/);
+		assert.throws(
+			() => s.commit({ cwd: { artifacts: { [key]: null } } }),
+			(e: unknown) => isStateError(e) && /symbolic link/.test(e.message),
+		);
+		assert.ok(s.art("cwd", key) !== undefined, "the refused removal left the artifact");
+		assert.equal(readFileSync(outside, "utf8"), readFileSync(file, "utf8"), "the outside copy is untouched");
+		assert.equal(statSync(outside).mtimeMs, before.mtimeMs);
+	});
+
 	it("tracks a Skill already in the owner's Skill folder without copying, and removal leaves it", (t) => {
 		const s = setup(t);
 		const key = "skills/lint-fix/SKILL.md";
