@@ -45,6 +45,8 @@ export interface Parsed {
 	moveAside?: string;
 	/** `doctor --cut-torn <owner>`: cut bytes after the last complete record that no crashed writer explains. */
 	cutTorn?: string;
+	/** `doctor --accept-store <owner>`: go on from a store older than what this machine committed to it. */
+	acceptStore?: string;
 	/** `link --force`: link although the checkout's local CWD store holds state (left untouched). */
 	force: boolean;
 	/** `migrate --global`: move the Global file store into the user's shared Global owner. */
@@ -57,7 +59,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	history: ["--owner"],
 	export: ["--owner"],
 	import: ["--owner"],
-	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn"],
+	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store"],
 	link: ["--force"],
 	unlink: [],
 	migrate: ["--global"],
@@ -92,6 +94,7 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--drop-journal": { takesValue: true, set: (out, value) => (out.dropJournal = value) },
 	"--move-aside": { takesValue: true, set: (out, value) => (out.moveAside = value) },
 	"--cut-torn": { takesValue: true, set: (out, value) => (out.cutTorn = value) },
+	"--accept-store": { takesValue: true, set: (out, value) => (out.acceptStore = value) },
 	"--full": { takesValue: false, set: (out) => (out.full = true) },
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
 	"--force": { takesValue: false, set: (out) => (out.force = true) },

@@ -24,6 +24,7 @@ import { holdersDir } from "../storage/lock-holder.js";
 import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { PgDatabase } from "../storage/pg/store.js";
 import { locationKey } from "../storage/port.js";
+import { type SeenMarks, seenMarksOf } from "../storage/seen.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -266,6 +267,20 @@ function moveAside(store: FileOwnerStore, dryRun: boolean): string[] {
 	return [`${o}: moved ${store.root} to ${dest} (kept, not deleted); the owner starts afresh at its next write.`];
 }
 
+/**
+ * `--accept-store`: forget this machine's mark of what its writers committed to the store, so
+ * the store is used as it is now. Nothing in the store changes; its next write marks it again.
+ */
+function acceptStore(store: FileOwnerStore, seen: SeenMarks, dryRun: boolean): string[] {
+	const o = store.owner;
+	const mark = seen.read(store.root);
+	if (mark === undefined) return [`${o}: this machine has no record of transitions committed to ${store.root}; nothing to accept.`];
+	const what = `that a writer on this machine committed seq ${mark.seq} to ${store.root}`;
+	if (dryRun) return [`${o}: would forget ${what}; the store would be used as it is.`];
+	if (!seen.clear(store.root)) return [`${o}: could not forget ${what}: ${seen.fileOf(store.root)} cannot be removed (a folder there?); remove it yourself.`];
+	return [`${o}: forgot ${what}; the store is used as it is now (transitions it lacks stay lost).`];
+}
+
 /** What doctor says, line by line, and whether every store is healthy. */
 interface Report {
 	lines: string[];
@@ -289,7 +304,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	});
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
-	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false });
+	const seen = seenMarksOf(paths);
+	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false, seen });
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
 	// Owners placed in the database are verified there; their local folders are not in use.
 	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file");
@@ -297,7 +313,9 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	await reviewJournals(report, journalDir, retention, p, stores, placement);
 	const aside = flagOwner("--move-aside", p.moveAside);
 	const cut = flagOwner("--cut-torn", p.cutTorn);
+	const accept = flagOwner("--accept-store", p.acceptStore);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
+	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
 	for (const o of FILE_OWNERS) {

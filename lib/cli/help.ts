@@ -83,13 +83,15 @@ references); a refused import writes nothing. \`-\` reads standard input.
 
 ${COMMON}`,
 	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>] [--move-aside <owner>] [--cut-torn <owner>]
+                        [--accept-store <owner>]
 
 Verify the global and cwd stores and repair what a crash can leave behind:
   - the lock of a writer that died: broken
   - a torn last line left by that writer (a write cut short): cut off; it was never committed
   - a pending multi-owner journal: rolled forward, so the transition lands on every owner
 Damage (a record failing its integrity check, a checkpoint that does not match its log, a
-log cut short, links or folders where files belong) is reported with its path and never
+log cut short, a store older than what a writer on this machine committed to it, links or
+folders where files belong) is reported with its path and never
 rewritten or deleted. An owner in PostgreSQL is read afresh and every row verified (never
 changed); a journal that also touched it is settled by asking that database. Exit code 0
 when every store is healthy after the repairs, 1 otherwise.
@@ -101,6 +103,8 @@ when every store is healthy after the repairs, 1 otherwise.
                         <folder>.damaged-<time> (named in the output) and start that owner afresh
   --cut-torn <owner>    cut the bytes after the last complete record of that owner's log that
                         no crashed writer explains (after a power loss); complete records stay
+  --accept-store <owner>  go on from a global or cwd store as it is although a writer on this
+                        machine committed more to it (the missing transitions stay missing)
 
 ${COMMON}`,
 	link: `Usage: state-flow link <project-id> [--force]

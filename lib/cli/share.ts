@@ -14,6 +14,7 @@ import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.j
 import { realOrSelf } from "../storage/fs-util.js";
 import { acquireLock } from "../storage/lock.js";
 import { rootOf, storePaths } from "../storage/paths.js";
+import { seenMarksOf } from "../storage/seen.js";
 import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
 import { Stores } from "../storage/stores.js";
 import type { Parsed } from "./args.js";
@@ -36,7 +37,8 @@ function writtenLinks(agentDir: string): Record<string, string> {
 }
 /** The local file store of a shared-capable owner, as the stores open it. */
 function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
-	return new FileOwnerStore({ owner, root: rootOf(storePaths(p.agentDir, p.cwd), owner), retention, gitignore: owner === "cwd" });
+	const paths = storePaths(p.agentDir, p.cwd);
+	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths) });
 }
 
 /** What the local store holds: its seq, or why it cannot be read. */

@@ -24,6 +24,7 @@ import { crashNow, fault, faultDue } from "./fault.js";
 import { acquireLock, crashEvidence } from "./lock.js";
 import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import type { FileOwner } from "./paths.js";
+import type { SeenMarks } from "./seen.js";
 import { checkpointText, damaged, parseCheckpoint, parseLogLine, recordLine } from "./format.js";
 import {
 	FILE_MODE,
@@ -68,6 +69,8 @@ export interface FileStoreOptions {
 	gitignore: boolean;
 	/** How long a commit waits for the owner lock before "busy" (default 10 s). */
 	lockTimeoutMs?: number;
+	/** This machine's marks of what its writers made durable: a fresh look at the log is checked against them, each append raises them. */
+	seen?: SeenMarks;
 }
 
 interface Cache {
@@ -118,6 +121,7 @@ export class FileOwnerStore implements OwnerStore {
 	readonly lockPath: string;
 	retention: number;
 	readonly lockTimeoutMs: number;
+	private readonly seen: SeenMarks | undefined;
 	private readonly gitignore: boolean;
 	private cache: Cache | undefined;
 	private readFd: number | undefined;
@@ -133,6 +137,7 @@ export class FileOwnerStore implements OwnerStore {
 		this.retention = opts.retention;
 		this.gitignore = opts.gitignore;
 		this.lockTimeoutMs = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+		this.seen = opts.seen;
 		this.logPath = join(opts.root, LOG_FILE);
 		this.checkpointPath = join(opts.root, CHECKPOINT_FILE);
 		this.lockPath = join(opts.root, LOCK_FILE);
@@ -312,6 +317,8 @@ export class FileOwnerStore implements OwnerStore {
 
 	private loadWithoutLog(): OwnerHistory {
 		const cp = this.readCheckpoint();
+		// No folder at all is a deliberate fresh start (`git clean -X`, `doctor --move-aside`); a folder without its log is not.
+		if (lstatOrUndefined(this.root) !== undefined) this.checkSeen(cp.seq, [], "it is missing");
 		const history = cp.seq === 0 ? newHistory(this.owner, this.retention) : this.build(cp, []);
 		this.closeFds();
 		this.cache = { ...emptyCache(), diskCheckpointSeq: cp.seq, legacy: cp.legacy === true, history };
@@ -349,11 +356,12 @@ export class FileOwnerStore implements OwnerStore {
 			parsed = this.parseLines(buf, 0);
 			this.checkTorn(buf.length, parsed.offset, st.size);
 			history = this.build(cp, this.afterCheckpoint(parsed.records, cp.seq));
+			if (prev !== undefined && prev.ino !== 0) this.checkNotBehind(prev.history, history);
+			this.checkSeen(history.seq, history.tail);
 		} catch (e) {
 			closeSync(fd);
 			throw e;
 		}
-		if (prev !== undefined && prev.ino !== 0) this.checkNotBehind(prev.history, history);
 		this.readFd = fd;
 		this.fdIno = st.ino;
 		const prefix = createHash("sha256").update(buf.subarray(0, parsed.offset));
@@ -403,6 +411,30 @@ export class FileOwnerStore implements OwnerStore {
 		const same = last === undefined ? undefined : now.tail.find((r) => r.seq === last.seq);
 		if (last !== undefined && same !== undefined && same.id !== last.id) {
 			this.refuse(this.logPath, `seq ${last.seq} now holds transition \`${same.id}\`, but this process read \`${last.id}\` there (the store was replaced)`);
+		}
+	}
+
+	/**
+	 * A fresh look at the files must not lose what a writer on this machine made durable
+	 * (its seen mark): what a process that never read the lost records cannot know by itself.
+	 * Not kept as `broken`: the files and the mark show it, and `doctor --accept-store` ends it.
+	 */
+	private checkSeen(seq: number, tail: readonly TransitionRecord[], found = `it ends at seq ${seq}`): void {
+		const mark = this.seen?.read(this.root);
+		if (mark === undefined) return;
+		const fix = `Restore the newer copy of ${this.root} if you have one, or run \`state-flow doctor --accept-store ${this.owner}\` to go on from the store as it is`;
+		if (seq < mark.seq) {
+			damaged(
+				this.logPath,
+				`${found}, but a writer on this machine committed seq ${mark.seq}${mark.id === undefined ? "" : ` (transition \`${mark.id}\`)`} to it: acknowledged transitions are missing (the file was cut short or the folder replaced by an older copy). ${fix}`,
+			);
+		}
+		const same = mark.id === undefined ? undefined : tail.find((r) => r.seq === mark.seq);
+		if (same !== undefined && same.id !== mark.id) {
+			damaged(
+				this.logPath,
+				`seq ${mark.seq} holds transition \`${same.id}\`, but a writer on this machine committed \`${mark.id}\` there: the folder was replaced by another history. ${fix}`,
+			);
 		}
 	}
 
@@ -561,6 +593,8 @@ export class FileOwnerStore implements OwnerStore {
 		if (this.gitignore) ensureDirIn(dirname(this.root), base, OWNER_NAME[this.owner], SHARED_DIR_MODE, SHARED_DIR_MODE);
 		ensureDirIn(this.root, base, OWNER_NAME[this.owner]);
 		if (this.gitignore) atomicWrite(join(this.root, ".gitignore"), "# State Flow's local store: never commit it by accident.\n*\n", { mode: SHARED_FILE_MODE });
+		// No folder was a deliberate fresh start (`git clean -X`, `doctor --move-aside`): a new history begins here.
+		this.seen?.clear(this.root);
 	}
 
 	private openWrite(): number {
@@ -644,6 +678,8 @@ export class FileOwnerStore implements OwnerStore {
 		c.lastLine = line;
 		c.missingNewline = false;
 		this.refreshStat(fd);
+		// Durable now: this machine remembers it, so a later fresh look notices if it goes missing.
+		this.seen?.write(this.root, { seq: record.seq, id: record.id });
 	}
 
 	/**
@@ -716,6 +752,7 @@ export class FileOwnerStore implements OwnerStore {
 		this.readFd = undefined;
 		this.writeFd = undefined;
 		this.fdIno = 0;
+		this.seen?.close(this.root);
 	}
 }
 

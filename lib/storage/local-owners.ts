@@ -22,6 +22,7 @@ import { locationKey } from "./port.js";
 import type { AtomicOwners, LockedStage, OwnerStore } from "./port.js";
 import { Recovery, writing } from "./recovery.js";
 import type { DatabaseOutcome } from "./recovery.js";
+import type { SeenMarks } from "./seen.js";
 import { SessionStore } from "./session-store.js";
 
 /** A stage whose local parts are already in a journal (a mixed commit wrote it before the database's COMMIT). */
@@ -43,6 +44,8 @@ export interface LocalOwnersOptions {
 	session: () => SessionStore | undefined;
 	/** Asks a database whether a mixed transition committed (journals with a database part). */
 	database?: DatabaseOutcome;
+	/** This machine's seen marks, for stores of other projects a journal names. */
+	seen?: SeenMarks;
 }
 
 export class LocalOwners implements AtomicOwners {
@@ -55,7 +58,7 @@ export class LocalOwners implements AtomicOwners {
 	constructor(opts: LocalOwnersOptions) {
 		this.files = opts.files;
 		this.journal = new JournalDir(opts.journalDir);
-		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs, opts.database);
+		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs, opts.database, opts.seen);
 		this.lockTimeoutMs = opts.lockTimeoutMs;
 		this.session = opts.session;
 	}

@@ -4,6 +4,7 @@
  *
  *   <agentDir>/state-flow/global/   the Global owner
  *   <agentDir>/state-flow/journal/  multi-owner commit points
+ *   <agentDir>/state-flow/seen/     what this machine's writers made durable, per store folder
  *   <cwd>/.pi/state-flow/           the CWD owner
  */
 import { join } from "node:path";
@@ -21,6 +22,8 @@ export interface StorePaths {
 	globalRoot: string;
 	cwdRoot: string;
 	journalDir: string;
+	/** This machine's seen marks (`SeenMarks`). */
+	seenDir: string;
 }
 
 /** State Flow's folder in an agent directory (Global store, journals, config file). */
@@ -36,7 +39,7 @@ export function cwdStoreIn(realCwd: string): string {
 /** The store folders of an agent directory and a project, through real paths (links resolved). */
 export function storePaths(agentDir: string, cwd: string): StorePaths {
 	const base = stateFlowDir(realOrSelf(agentDir));
-	return { base, globalRoot: join(base, "global"), cwdRoot: cwdStoreIn(realOrSelf(cwd)), journalDir: join(base, "journal") };
+	return { base, globalRoot: join(base, "global"), cwdRoot: cwdStoreIn(realOrSelf(cwd)), journalDir: join(base, "journal"), seenDir: join(base, "seen") };
 }
 
 /** A file owner's store folder. */

@@ -15,6 +15,7 @@ import type { Journal, JournalPart } from "./format.js";
 import type { JournalDir } from "./journal.js";
 import { acquireLockUnlessMine } from "./lock.js";
 import type { HeldLock } from "./lock.js";
+import type { SeenMarks } from "./seen.js";
 import type { SessionStore } from "./session-store.js";
 
 /**
@@ -46,6 +47,7 @@ export class Recovery {
 		private readonly retention: number,
 		private readonly lockTimeoutMs: number,
 		private readonly database?: DatabaseOutcome,
+		private readonly seen?: SeenMarks,
 	) {}
 
 	/** Is a journal with an unapplied part for this owner's store pending? */
@@ -96,7 +98,7 @@ export class Recovery {
 		if (this.files[owner].root === root) return this.files[owner];
 		let s = this.others.get(`${owner}:${root}`);
 		if (!s) {
-			s = new FileOwnerStore({ owner, root, retention: this.retention, gitignore: false });
+			s = new FileOwnerStore({ owner, root, retention: this.retention, gitignore: false, ...(this.seen !== undefined ? { seen: this.seen } : {}) });
 			this.others.set(`${owner}:${root}`, s);
 		}
 		return s;

@@ -14,6 +14,7 @@ import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file-store.js";
 import { LocalOwners } from "./local-owners.js";
 import { storePaths } from "./paths.js";
 import type { FileOwner } from "./paths.js";
+import { seenMarksOf } from "./seen.js";
 import { locationKey } from "./port.js";
 import type { AtomicOwners, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import { PlacedOwners, sharedStore } from "./backend.js";
@@ -108,9 +109,10 @@ export class Stores {
 		this.who = opts.who;
 		const lockTimeoutMs = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
 		const paths = storePaths(opts.agentDir, opts.cwd);
+		const seen = seenMarksOf(paths);
 		const files = {
-			global: new FileOwnerStore({ owner: "global", root: paths.globalRoot, retention, gitignore: false, lockTimeoutMs }),
-			cwd: new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, lockTimeoutMs }),
+			global: new FileOwnerStore({ owner: "global", root: paths.globalRoot, retention, gitignore: false, lockTimeoutMs, seen }),
+			cwd: new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, lockTimeoutMs, seen }),
 		};
 		const placement = opts.placement ?? {};
 		this.shared = {
@@ -121,7 +123,7 @@ export class Stores {
 			const store = Object.values(this.shared).find((s) => s instanceof PgOwnerStore && locationKey(s.location()) === location) as PgOwnerStore | undefined;
 			return store === undefined ? undefined : (id: string) => store.outcomeOf(id);
 		};
-		const local = new LocalOwners({ files, journalDir: paths.journalDir, retention, lockTimeoutMs, session: () => this.session, database });
+		const local = new LocalOwners({ files, journalDir: paths.journalDir, retention, lockTimeoutMs, session: () => this.session, database, seen });
 		this.atomic = new PlacedOwners(local);
 		this.resetSession(opts.session);
 	}

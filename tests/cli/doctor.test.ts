@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor.js";
+import { storePaths } from "../../lib/storage/paths.js";
+import { seenMarksOf } from "../../lib/storage/seen.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -31,6 +33,9 @@ async function blockedJournal(t: { after(fn: () => void): void }) {
 	await leaveJournal(stores, journalDir, { global: { tactics: { g: 3 } }, cwd: { tactics: { c: 3 } } }, "third");
 	rmSync(cwdStore, { recursive: true });
 	cpSync(join(root, "backup"), cwdStore, { recursive: true });
+	// The older copy is accepted (`doctor --accept-store cwd`, tested in tests/security/seen-marks.test.ts): only the journal blocks.
+	const paths = storePaths(agent, cwd);
+	assert.equal(seenMarksOf(paths).clear(paths.cwdRoot), true);
 	const run = (args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
 	const doctor = (extra: { dropJournal?: string; dryRun?: boolean }) => runDoctor({ ...parseArgs(["doctor", "--agent-dir", agent, "--cwd", cwd]), ...extra });
 	return { agent, cwd, journalDir, run, doctor, dropped: join(agent, "state-flow", "journal-dropped") };

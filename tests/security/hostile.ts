@@ -34,6 +34,7 @@ export const AGENT_PATHS = [
 	"state-flow/global/lock.holders",
 	"state-flow/journal",
 	"state-flow/journal/planted.json",
+	"state-flow/seen",
 	"state-flow/config.json",
 ] as const;
 
@@ -46,6 +47,7 @@ const FOLDERS = new Set([
 	"state-flow/global",
 	"state-flow/global/lock.holders",
 	"state-flow/journal",
+	"state-flow/seen",
 ]);
 
 /** A sentinel folder outside both roots, with a file and a folder for every link to point at. */
