@@ -113,6 +113,19 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		assert.match(cli(w, ["doctor", "--accept-store", "global"]).stdout, /global: this machine has no record of transitions committed to/);
 	});
 
+	it("doctor --cut-torn into a committed record leaves a store older than this machine's writes: said, and accepted only when asked", async (t) => {
+		const w = await world(t, 3);
+		const last = w.starts[2] as number;
+		writeFileSync(w.log, w.bytes.subarray(0, last + 10));
+		const cut = cli(w, ["doctor", "--cut-torn", "cwd"]);
+		assert.equal(cut.code, 1, cut.stdout);
+		assert.match(cut.stdout, /cutting them as asked/);
+		assert.match(cut.stdout, /cwd: DAMAGED: .*ends at seq 2, but a writer on this machine committed seq 3.*--accept-store cwd/);
+		assert.deepEqual(readFileSync(w.log), w.bytes.subarray(0, last), "every complete record stays");
+		assert.equal(cli(w, ["doctor", "--accept-store", "cwd"]).code, 0);
+		assert.equal((await open(w).load("cwd")).seq, 2);
+	});
+
 	it("a folder replaced by an older copy, or by another history as long, is refused", async (t) => {
 		const w = await world(t, 2);
 		cpSync(w.root, join(w.base, "backup"), { recursive: true });
