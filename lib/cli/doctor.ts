@@ -305,7 +305,10 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const seen = seenMarksOf(paths);
-	const fileStore = (o: FileOwner) => new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false, seen });
+	const fileStore = (o: FileOwner, marks?: SeenMarks) =>
+		new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false, ...(marks !== undefined ? { seen: marks } : {}) });
+	// Crash repairs (a dead writer's lock, torn bytes) do not depend on this machine's marks: a
+	// store behind them is still repaired, then reported by the verification, which checks them.
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
 	// Owners placed in the database are verified there; their local folders are not in use.
 	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file");
@@ -319,7 +322,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
 	for (const o of FILE_OWNERS) {
-		if (local.includes(o)) verifyStore(report, fileStore(o));
+		if (local.includes(o)) verifyStore(report, fileStore(o, seen));
 		else await verifyDatabaseOwner(report, stores, placement, o, retention, files[o]);
 	}
 	report.lines.push(
