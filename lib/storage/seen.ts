@@ -10,7 +10,7 @@
  * read or written is left out, never an error of the commit or read that asked.
  */
 import { createHash } from "node:crypto";
-import { closeSync, constants, existsSync, ftruncateSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, ftruncateSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isPlainObject } from "../core/json.js";
 import { ensureDirIn, openFile, readRegular, removeFile } from "./fs-util.js";
@@ -66,6 +66,11 @@ export class SeenMarks {
 		const bytes = Buffer.from(`${text.padEnd(length - 1, " ")}\n`);
 		try {
 			let file = this.open.get(root);
+			// Removed meanwhile (a new history began, or `doctor --accept-store`): write a new file, not the removed one.
+			if (file !== undefined && fstatSync(file.fd).nlink === 0) {
+				this.close(root);
+				file = undefined;
+			}
 			if (file === undefined) {
 				// Marks belong to an agent directory: without one (a bare test or CLI folder) there is nowhere to keep them.
 				if (!existsSync(dirname(this.base))) return false;

@@ -111,6 +111,16 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		writeFileSync(w.log, cut);
 		await assert.rejects(open(w).load("cwd"), missing(w, /ends at seq 3, but a writer on this machine committed seq 4/));
 		assert.match(cli(w, ["doctor", "--accept-store", "global"]).stdout, /global: this machine has no record of transitions committed to/);
+
+		// A pi process that goes on writing while doctor forgets its mark writes a new mark, not the removed file.
+		assert.equal(cli(w, ["doctor", "--accept-store", "cwd"]).code, 0);
+		const live = open(w);
+		await live.commit({ cwd: { tactics: { live: 1 } } }, meta());
+		assert.equal(cli(w, ["doctor", "--accept-store", "cwd"]).code, 0);
+		await live.commit({ cwd: { tactics: { live: 2 } } }, meta("live-2"));
+		const whole = readFileSync(w.log);
+		writeFileSync(w.log, whole.subarray(0, whole.lastIndexOf(10, whole.length - 2) + 1));
+		await assert.rejects(open(w).load("cwd"), missing(w, /ends at seq 4, but a writer on this machine committed seq 5 \(transition `live-2`\)/));
 	});
 
 	it("doctor --cut-torn into a committed record leaves a store older than this machine's writes: said, and accepted only when asked", async (t) => {
