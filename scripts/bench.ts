@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: the single-owner commit path against its physical floor (one append +
  * fsync of the same bytes in the same folder), warm reads, 8 concurrent writer processes,
- * the head renderer at the per-owner size limit, and the two tools inside a real pi session
+ * the head renderer at the per-owner size limit (many small tactics, and one deep value), and the two tools inside a real pi session
  * (faux model), timed between `tool_execution_start` and `_end`. The commit figures
  * (`commit_p50_ms_*`, `raw_append_fsync_p50_ms`) are measured inside the 2 MB tool session, each
  * operation in a model reply of its own like the tool calls, so `tool_vs_commit` (the 2 MB patch
@@ -28,7 +28,7 @@ import { Stores } from "../lib/storage/stores.js";
 import { createArtifactCompiler } from "../lib/storage/artifacts.js";
 import { CompiledSkills } from "../lib/storage/compiled-skills.js";
 import { recordLine } from "../lib/storage/format.js";
-import type { JsonObject, OwnerHistory } from "../lib/core/types.js";
+import type { Json, JsonObject, OwnerHistory } from "../lib/core/types.js";
 import { newHistory } from "../lib/core/history.js";
 import { commitStaged, stage } from "../lib/core/stage.js";
 import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../lib/model/head.js";
@@ -144,7 +144,22 @@ function tacticsHistory(count: number, size: number): OwnerHistory {
 /** p50 of the default-budget head (Active, CWD only) over a state at the 4 MiB per-owner limit, and its size. */
 function headAtLimit(): { p50: number; stateBytes: number; headBytes: number } {
 	// 21,000 tactics of ~180 B: just under 4 MiB of state (the per-owner limit).
-	const cwd = tacticsHistory(21_000, 180);
+	return headP50(tacticsHistory(21_000, 180));
+}
+
+/**
+ * The same over one tactic holding a deep value at the limit: 60 nested objects, each beside a
+ * 60 KB string (~3.6 MB). The head fits it level by level; each level measures its children.
+ */
+function headOneDeepValue(): { p50: number; stateBytes: number; headBytes: number } {
+	let deep: Json = "x".repeat(1000);
+	for (let i = 0; i < 60; i++) deep = { inner: deep, text: `${i}: `.padEnd(60_000, "y") };
+	const histories = { cwd: newHistory("cwd", 100) };
+	commitStaged(histories, stage(histories, { cwd: { tactics: { deep, next: "a step" } } }, { id: "deep", at: "2026-01-01T00:00:00.000Z", by: BY }));
+	return headP50(histories.cwd);
+}
+
+function headP50(cwd: OwnerHistory): { p50: number; stateBytes: number; headBytes: number } {
 	const input = { mode: "active" as const, wanted: ["cwd" as const], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET };
 	const first = renderHead(input);
 	const xs: number[] = [];
@@ -355,6 +370,7 @@ async function main(): Promise<void> {
 		const read = await readP50(big, 10_000);
 		const conc = await concurrent(join(root, "conc"));
 		const head = headAtLimit();
+		const headDeep = headOneDeepValue();
 		const fill = headFill();
 		const toolSmall = await toolTimes(join(root, "tool-small"), 100);
 		const toolBig = await toolTimes(join(root, "tool-big"), 10_000, ops);
@@ -380,6 +396,7 @@ async function main(): Promise<void> {
 			head_render_p50_ms_4mb: round(head.p50),
 			head_state_bytes_4mb: head.stateBytes,
 			head_bytes_4mb: head.headBytes,
+			head_render_p50_ms_4mb_one_deep_value: round(headDeep.p50),
 			head_fill_ratio: round(fill),
 			tool_patch_p50_ms_20kb: round(toolSmall.patch),
 			tool_patch_p50_ms_2mb: round(toolBig.patch),
@@ -402,6 +419,7 @@ async function main(): Promise<void> {
 			read_p50_ms_2mb: "<= 0.2",
 			lost_commits: "= 0",
 			head_render_p50_ms_4mb: "<= 5",
+			head_render_p50_ms_4mb_one_deep_value: "<= 5",
 			head_bytes_4mb: `<= ${DEFAULT_HEAD_BUDGET}`,
 			head_fill_ratio: ">= 0.85",
 			tool_read_p50_ms_2mb: "<= 0.15",
@@ -424,7 +442,7 @@ async function main(): Promise<void> {
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
 async function part(which: "--tools" | "--head" | "--skills"): Promise<void> {
 	if (which === "--head") {
-		console.log({ ...headAtLimit(), fill: headFill() });
+		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill() });
 		return;
 	}
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));

@@ -209,6 +209,74 @@ export function jsonBytes(v: Json): number {
 	return JSON.stringify(v).length;
 }
 
+/**
+ * UTF-8 sizes of the compact JSON of objects and arrays already measured, and the key lists of
+ * objects already listed. Stored state is mutated only by `mergeInPlace` (core/merge), which
+ * forgets every object it changes (each ancestor on a patch's path is one of them), and values
+ * are cloned in: an entry describes the object as it is now. So a nested value is measured
+ * and listed once, not once per level or pass that looks at it (the head fits a large value
+ * level by level, a preview first and a longer form after).
+ */
+const utf8Sizes = new WeakMap<object, number>();
+const keyLists = new WeakMap<object, readonly string[]>();
+
+/** `Object.keys(obj)`, listed once per object (see `utf8Sizes`); never change the list. */
+export function ownKeys(obj: JsonObject): readonly string[] {
+	let keys = keyLists.get(obj);
+	if (keys === undefined) {
+		keys = Object.keys(obj);
+		keyLists.set(obj, keys);
+	}
+	return keys;
+}
+
+/**
+ * Sizes of long strings (immutable, so always right). The map keeps the strings it names alive:
+ * it is dropped wholesale before it would hold more than `LONG_STRINGS_CHARS` characters, twice
+ * the 4 MiB an owner's state may hold.
+ */
+const longStrings = new Map<string, number>();
+const LONG_STRING = 1024;
+const LONG_STRINGS_CHARS = 8 * 1024 * 1024;
+let longStringsChars = 0;
+
+/** UTF-8 bytes of `JSON.stringify(v)`, measured once per object, array or long string. */
+export function jsonUtf8Bytes(v: Json): number {
+	if (typeof v === "string" && v.length >= LONG_STRING) {
+		const known = longStrings.get(v);
+		if (known !== undefined) return known;
+		const n = Buffer.byteLength(JSON.stringify(v), "utf8");
+		if (v.length > LONG_STRINGS_CHARS) return n;
+		if (longStringsChars + v.length > LONG_STRINGS_CHARS) {
+			longStrings.clear();
+			longStringsChars = 0;
+		}
+		longStrings.set(v, n);
+		longStringsChars += v.length;
+		return n;
+	}
+	if (v === null || typeof v !== "object") return Buffer.byteLength(JSON.stringify(v), "utf8");
+	const known = utf8Sizes.get(v);
+	if (known !== undefined) return known;
+	let n: number;
+	if (Array.isArray(v)) {
+		n = 2 + Math.max(0, v.length - 1);
+		for (const item of v) n += jsonUtf8Bytes(item);
+	} else {
+		const keys = ownKeys(v);
+		n = 2 + Math.max(0, keys.length - 1);
+		for (const key of keys) n += Buffer.byteLength(JSON.stringify(key), "utf8") + 1 + jsonUtf8Bytes(v[key] as Json);
+	}
+	utf8Sizes.set(v, n);
+	return n;
+}
+
+/** `obj` is about to change in place: its measured size and key list no longer hold. */
+export function forgetMeasured(obj: object): void {
+	utf8Sizes.delete(obj);
+	keyLists.delete(obj);
+}
+
 /** Escape one RFC 6901 reference token (`~` -> `~0`, `/` -> `~1`). */
 export function escapePointerToken(seg: string | number): string {
 	return String(seg).replace(/~/g, "~0").replace(/\//g, "~1");

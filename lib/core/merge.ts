@@ -5,7 +5,7 @@
  * time proportional to the patch and the values it replaces, never to the whole state.
  */
 
-import { cloneJson, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
+import { cloneJson, forgetMeasured, getOwn, hasOwn, isPlainObject, jsonBytes, jsonEqual, setOwn, toPointer } from "./json.js";
 import { ROOTS_MEMBER_BYTES } from "./state.js";
 import { PLANES, SECTIONS } from "./types.js";
 import type { Json, JsonObject, Owner, OwnerState, PlanePatch, Pointer, Section } from "./types.js";
@@ -25,6 +25,7 @@ function adjustCount(obj: JsonObject, delta: number): void {
 
 /** Merge an object patch into a plain object in place; values are cloned in. */
 function mergeInPlace(target: JsonObject, patch: JsonObject): void {
+	forgetMeasured(target);
 	for (const key of Object.keys(patch)) {
 		const pv = patch[key] as Json;
 		const exists = hasOwn(target, key);
@@ -56,6 +57,7 @@ export function applyMergePatch(target: Json | undefined, patch: Json): Json {
 
 /** Apply a per-plane merge patch to `state` in place. Idempotent. A `roots` patch creates the namespace. */
 export function applyPatch(state: OwnerState, patch: PlanePatch): void {
+	forgetMeasured(state);
 	for (const plane of PLANES) {
 		const p = patch[plane];
 		if (p !== undefined) mergeInPlace(state[plane], p);

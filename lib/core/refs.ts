@@ -12,7 +12,8 @@ import { OWNERS, PLANES, ROOTS, type Json, type JsonObject, type Owner, type Own
 
 /** A structured reference: an object with exactly one own key `$ref` holding a string. */
 export function isRef(v: unknown): v is { $ref: string } {
-	if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+	// Most objects have no `$ref`: say so without listing their keys (a large value has many).
+	if (typeof v !== "object" || v === null || Array.isArray(v) || !Object.hasOwn(v, "$ref")) return false;
 	const keys = Object.keys(v);
 	return keys.length === 1 && keys[0] === "$ref" && typeof (v as JsonObject)["$ref"] === "string";
 }

@@ -14,7 +14,7 @@
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
-import { setOwn } from "../core/json.js";
+import { jsonUtf8Bytes, ownKeys, setOwn } from "../core/json.js";
 import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
 import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
@@ -97,10 +97,8 @@ function memberNameBytes(key: string): number {
 	return utf8Bytes(JSON.stringify(key)) + 1;
 }
 
-/** UTF-8 bytes of a stored value's compact JSON. */
-function storedBytes(v: Json): number {
-	return Buffer.byteLength(JSON.stringify(v), "utf8");
-}
+/** UTF-8 bytes of a stored value's compact JSON (nested values measured once: `jsonUtf8Bytes`). */
+const storedBytes = jsonUtf8Bytes;
 
 /** A plane's keys in natural order and each value's size as shown (`shownMember`), valid for one `seq`. */
 interface PlaneIndex {
@@ -399,7 +397,7 @@ export class Box {
 
 /** Nested object: keys in document order; sizes measured as they are considered. */
 function objectBox(value: JsonObject, size: number, path: (string | number)[], sp: Spelling): Box {
-	const keys = Object.keys(value);
+	const keys = ownKeys(value);
 	let i = 0;
 	const next = (): Candidate | undefined => {
 		const key = keys[i++];

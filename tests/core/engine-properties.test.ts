@@ -1,15 +1,16 @@
 /**
  * Laws of the engine, checked with fast-check over random patch sequences: replay and
  * temporal reads agree with recorded snapshots for several retentions, incremental sizes
- * are exact, arbitrary keys round-trip without prototype pollution, merge is idempotent
- * and a patch that changes nothing stages nothing.
+ * are exact, arbitrary keys round-trip without prototype pollution, merge is idempotent,
+ * a patch that changes nothing stages nothing, and measured sizes and key lists stay exact
+ * across in-place merges.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { StateError } from "../../lib/core/errors.js";
 import { historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
-import { cloneJson, getOwn, jsonEqual, parsePointer, setOwn } from "../../lib/core/json.js";
+import { cloneJson, getOwn, jsonEqual, jsonUtf8Bytes, ownKeys, parsePointer, setOwn } from "../../lib/core/json.js";
 import { applyPatch, planPatch } from "../../lib/core/merge.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
@@ -211,6 +212,50 @@ describe("engine properties", () => {
 				assert.equal(h.seq, seq);
 			}),
 			{ numRuns: 1000 },
+		);
+	});
+
+	it("(g) measured sizes and key lists are exact for any JSON, and stay exact across in-place merges", () => {
+		/** Every object and array inside `v`, outermost first. */
+		const containers = (v: Json, out: Array<Json[] | JsonObject> = []): Array<Json[] | JsonObject> => {
+			if (Array.isArray(v)) {
+				out.push(v);
+				for (const item of v) containers(item, out);
+			} else if (v !== null && typeof v === "object") {
+				out.push(v);
+				for (const k of Object.keys(v)) containers(v[k] as Json, out);
+			}
+			return out;
+		};
+		const exact = (v: Json) => Buffer.byteLength(JSON.stringify(v), "utf8");
+		// Any JSON, with long and multi-byte strings (the long-string path measures at 1024 characters).
+		const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: "binary", minLength: 1020, maxLength: 1100 }));
+		fc.assert(
+			fc.property(fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }), text, (v, s) => {
+				for (const value of [v as Json, s, [s, v as Json], { [s]: s }]) {
+					assert.equal(jsonUtf8Bytes(value), exact(value));
+					assert.equal(jsonUtf8Bytes(value), exact(value), "the second measure is the first");
+				}
+			}),
+			{ numRuns: 300 },
+		);
+		fc.assert(
+			fc.property(fc.array(planePatch, { minLength: 1, maxLength: 8 }), (patches) => {
+				const state = emptyState();
+				for (const p of patches) {
+					// Measure and list everything first, so an entry the merge failed to forget would be stale.
+					for (const c of containers(state as unknown as JsonObject)) {
+						jsonUtf8Bytes(c);
+						if (!Array.isArray(c)) ownKeys(c);
+					}
+					applyPatch(state, p);
+					for (const c of containers(state as unknown as JsonObject)) {
+						assert.equal(jsonUtf8Bytes(c), exact(c), `size of ${JSON.stringify(c)}`);
+						if (!Array.isArray(c)) assert.deepEqual(ownKeys(c), Object.keys(c));
+					}
+				}
+			}),
+			{ numRuns: 500 },
 		);
 	});
 });
