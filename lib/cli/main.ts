@@ -8,6 +8,7 @@ import { readFileSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { fail, isStateError } from "../core/errors.js";
+import { printable } from "../core/printable.js";
 import { closeDatabases, DATABASE_ENV } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
 import { scrubber } from "../storage/pg/url.js";
@@ -20,7 +21,8 @@ import { runLink, runMigrate, runUnlink } from "./share.js";
 /**
  * Run the CLI on `argv` (without node and script); never throws, never exits; closes the
  * database connections it opened. Every message already shows database URLs without their
- * password; as a last guard, the output is scrubbed of the configured URLs' secrets too.
+ * password; as a last guard, the output is scrubbed of the configured URLs' secrets too, and
+ * terminal controls are spelled as escapes (`printable`: JSON output keeps its meaning).
  */
 export async function main(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): Promise<Outcome> {
 	let agentDir = defaultAgentDir();
@@ -29,7 +31,8 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 	});
 	const urls = [process.env[DATABASE_ENV], readConfig(agentDir).config.database].filter((u): u is string => u !== undefined && u !== "");
 	const scrub = (text: string) => urls.reduce((t, url) => scrubber(url)(t), text);
-	return { ...out, stdout: scrub(out.stdout), stderr: scrub(out.stderr) };
+	// Stored text may carry terminal controls (a planted store): shown as escapes, never sent raw to a terminal.
+	return { ...out, stdout: printable(scrub(out.stdout)), stderr: printable(scrub(out.stderr)) };
 }
 
 async function run(argv: readonly string[], stdin: () => string, seen: (agentDir: string) => void): Promise<Outcome> {

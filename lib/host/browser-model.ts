@@ -2,12 +2,15 @@
  * What the `/state` browser shows, as pure functions of stored histories: each plane as a
  * collapsible tree with sizes (the lazy plane as a catalog of keys with their first line), the
  * history as a timeline, and the diff of one transition. The component (`browser.ts`) only
- * lays these rows out and handles keys.
+ * lays these rows out and handles keys. Stored text reaches the screen `printable`: a planted
+ * store never sends terminal controls.
  */
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
+import { printable } from "../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
 import { ROOTS, SECTIONS } from "../core/types.js";
+import { formatSize } from "../model/head.js";
 import { clipText } from "./command-text.js";
 
 /** One owner as the browser sees it. */
@@ -39,8 +42,8 @@ export function bytesOf(v: Json | undefined): number {
 
 /** A one-line preview of a value: strings without quotes when they are one line. */
 export function preview(v: Json, width = 48): string {
-	if (typeof v !== "string") return clipText(JSON.stringify(v), width);
-	const first = v.split("\n")[0] ?? "";
+	if (typeof v !== "string") return clipText(printable(JSON.stringify(v)), width);
+	const first = printable(v.split("\n")[0] ?? "");
 	// A clipped line already ends in "…"; a whole first line of a longer text gets one.
 	return first.length > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
 }
@@ -56,7 +59,7 @@ const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
 export const pathKey = (path: readonly string[]): string => JSON.stringify(path);
 
 function keyLabel(parent: Json, key: string): string {
-	return Array.isArray(parent) ? `[${key}]` : formatKeySegment(key).replace(/^\./, "");
+	return Array.isArray(parent) ? `[${key}]` : printable(formatKeySegment(key).replace(/^\./, ""));
 }
 
 /**
@@ -122,7 +125,7 @@ function valueAt(patch: PlanePatch, plane: string, path: readonly string[]): Jso
 export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 	const out: DiffLine[] = [];
 	for (const leaf of patchLeaves(record.patch)) {
-		const where = `${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`;
+		const where = printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
 		const before = valueAt(record.undo, leaf.plane, leaf.path);
 		const after = valueAt(record.patch, leaf.plane, leaf.path);
 		const room = Math.max(8, width - where.length - 4);
@@ -134,6 +137,54 @@ export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
 		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
 	}
-	for (const c of record.cascades) out.push({ sign: "!", text: `cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)` });
+	for (const c of record.cascades) out.push({ sign: "!", text: printable(`cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`) });
 	return out;
+}
+
+/** A value or a transition shown whole in the browser's detail pane: a title and its lines (not yet wrapped). */
+export interface Detail {
+	title: string;
+	lines: string[];
+}
+
+/** A value as the detail pane reads it: a string as its text (a lazy note reads as written), anything else as indented JSON. */
+function wholeText(v: Json): string[] {
+	// Tabs as two spaces: the pane counts columns, and a terminal's tab stops would not.
+	return printable(typeof v === "string" ? v : JSON.stringify(v, null, 2))
+		.replace(/\t/g, "  ")
+		.split("\n");
+}
+
+/** The whole value at a tree row's path (`[plane, key, …]`), titled with its locator and size; undefined when it is gone. */
+export function valueDetail(owner: Owner, state: OwnerState, path: readonly string[]): Detail | undefined {
+	const [plane, ...keys] = path;
+	if (plane === undefined) return undefined;
+	let v: Json | undefined = (plane === ROOTS ? state.roots : (state as unknown as Record<string, Json>)[plane]) as Json | undefined;
+	let where = `${owner}.${plane}`;
+	for (const k of keys) {
+		if (Array.isArray(v)) {
+			v = v[Number(k)];
+			where += `[${k}]`;
+		} else if (v !== null && typeof v === "object" && Object.hasOwn(v, k)) {
+			v = v[k];
+			where += formatKeySegment(k);
+		} else return undefined;
+	}
+	if (v === undefined) return undefined;
+	return { title: `${printable(where)} · ${formatSize(bytesOf(v))}`, lines: wholeText(v) };
+}
+
+/** One transition's changes with whole values: per written path the value before (stored inverse) and after, then cascades. */
+export function transitionDetail(owner: Owner, record: TransitionRecord): Detail {
+	const lines: string[] = [];
+	for (const leaf of patchLeaves(record.patch)) {
+		const where = printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
+		const before = valueAt(record.undo, leaf.plane, leaf.path);
+		const after = valueAt(record.patch, leaf.plane, leaf.path);
+		if (before !== undefined && before !== null) lines.push(`- ${where}:`, ...wholeText(before).map((l) => `-   ${l}`));
+		if (after === undefined || after === null) lines.push(`- ${where} (deleted)`);
+		else lines.push(`+ ${where}:`, ...wholeText(after).map((l) => `+   ${l}`));
+	}
+	for (const c of record.cascades) lines.push(printable(`! cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`));
+	return { title: printable(`${owner} #${record.seq} ${record.id}`), lines };
 }

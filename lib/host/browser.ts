@@ -2,7 +2,8 @@
  * The interactive `/state browse` view: a keyboard-only pi-tui component shown with
  * `ctx.ui.custom` in place of the editor. Owners across the top (←/→), two tabs (Tab): the
  * state as collapsible plane trees with sizes, and the history timeline with the selected
- * transition's diff; `u` undoes the selected transition after a y/n confirmation. Every line
+ * transition's diff; `v` shows the selected value or transition whole in a scrolling pane; `u`
+ * undoes the selected transition after a y/n confirmation. Every line
  * is cut to the width pi gives, and colours come from pi's theme. Without an interactive UI
  * `openBrowser` returns false and the command prints text instead.
  */
@@ -11,8 +12,9 @@ import { type Component, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@
 import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { messageOf } from "../core/errors.js";
+import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
-import { diffLines, type OwnerView, pathKey, timeline, treeRows } from "./browser-model.js";
+import { type Detail, diffLines, type OwnerView, pathKey, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
 import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -24,6 +26,8 @@ const FAILURE_ROWS = 8;
 export const LIST_ROWS = 12;
 /** Diff lines shown under the timeline. */
 export const DIFF_ROWS = 8;
+/** Lines of the detail pane shown at once (the list and diff rows it replaces). */
+export const DETAIL_ROWS = LIST_ROWS + DIFF_ROWS;
 
 export type Tab = "state" | "history";
 
@@ -48,6 +52,8 @@ export class StateBrowser implements Component {
 	confirm: { plan: UndoPlan; record: TransitionRecord } | undefined;
 	message: { text: string; level: "info" | "warning" | "error" } | undefined;
 	busy = false;
+	/** The detail pane (`v`): what it shows, its first visible (wrapped) line, and its lines wrapped for the last width drawn. */
+	detail: (Detail & { top: number; wrapped?: { width: number; lines: string[] } }) | undefined;
 	#views: OwnerView[];
 
 	constructor(
@@ -87,6 +93,7 @@ export class StateBrowser implements Component {
 	handleInput(data: string): void {
 		if (this.busy) return;
 		if (this.confirm) return this.#answer(data);
+		if (this.detail) return this.#scroll(data);
 		this.message = undefined;
 		const count = this.#count();
 		if (matchesKey(data, "escape") || data === "q") return this.done();
@@ -101,7 +108,35 @@ export class StateBrowser implements Component {
 			this.cursor = 0;
 		} else if (matchesKey(data, "enter") || matchesKey(data, "space")) this.#toggle();
 		else if (data === "f") this.full = !this.full;
+		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
+		else return;
+		this.requestRender();
+	}
+
+	#openDetail(): void {
+		const h = this.#view().history;
+		if (!h.ok) return;
+		if (this.tab === "state") {
+			const row = this.#rows()[this.cursor];
+			const d = row && valueDetail(this.owner, h.value.state, row.path);
+			if (d) this.detail = { ...d, top: 0 };
+		} else {
+			const record = this.#records()[this.cursor];
+			if (record) this.detail = { ...transitionDetail(this.owner, record), top: 0 };
+		}
+	}
+
+	/** Keys of the detail pane: scroll it, or leave it (`v`, Esc, `q`). The top is kept in range when drawn. */
+	#scroll(data: string): void {
+		const d = this.detail as Detail & { top: number };
+		if (matchesKey(data, "escape") || data === "q" || data === "v") this.detail = undefined;
+		else if (matchesKey(data, "up") || data === "k") d.top = Math.max(0, d.top - 1);
+		else if (matchesKey(data, "down") || data === "j") d.top++;
+		else if (matchesKey(data, "pageUp")) d.top = Math.max(0, d.top - DETAIL_ROWS);
+		else if (matchesKey(data, "pageDown") || matchesKey(data, "space")) d.top += DETAIL_ROWS;
+		else if (matchesKey(data, "home") || data === "g") d.top = 0;
+		else if (matchesKey(data, "end") || data === "G") d.top = Number.MAX_SAFE_INTEGER;
 		else return;
 		this.requestRender();
 	}
@@ -165,7 +200,7 @@ export class StateBrowser implements Component {
 				this.#views
 					.map((v) => {
 						const name = v.owner === this.owner ? t.bold(`[${v.owner}]`) : ` ${v.owner} `;
-						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : v.history.why.split(":")[0];
+						const bytes = v.history.ok ? storeSummary(v.history).split(",")[0] : printable(v.history.why.split(":")[0] ?? "");
 						return t.fg(v.owner === this.owner ? "accent" : v.wanted ? "text" : "dim", `${name} ${bytes}${v.wanted ? "" : " (not wanted)"}`);
 					})
 					.join("  "),
@@ -173,10 +208,11 @@ export class StateBrowser implements Component {
 		);
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		const h = this.#view().history;
+		if (this.detail) out.push(...this.#renderDetail(width));
 		// The whole reason, wrapped (a few lines at most): it says what happened and what to do.
-		if (!h.ok)
+		else if (!h.ok)
 			out.push(
-				...wrapTextWithAnsi(`${this.owner}: ${h.why}`, width)
+				...wrapTextWithAnsi(`${this.owner}: ${printable(h.why)}`, width)
 					.slice(0, FAILURE_ROWS)
 					.map((l) => fit(t.fg("error", l))),
 			);
@@ -186,23 +222,49 @@ export class StateBrowser implements Component {
 		if (this.busy) out.push(fit(t.fg("warning", "undoing…")));
 		else if (this.confirm) {
 			const r = this.confirm.record;
-			out.push(fit(t.fg("warning", `Undo #${r.seq} ${r.id.slice(0, 8)} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
-		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, this.message.text)));
+			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
+		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
 		out.push(fit(t.fg("dim", this.#help(width))));
 		return out;
 	}
 
 	#help(width: number): string {
-		const keys =
-			this.tab === "state"
-				? ["↑↓ move", "enter open/close", "←→ owner", "tab history", "esc close"]
-				: ["↑↓ move", "u undo", "f full ids", "←→ owner", "tab state", "esc close"];
+		const keys = this.detail
+			? ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"]
+			: this.tab === "state"
+				? ["↑↓ move", "enter open/close", "v view", "←→ owner", "tab history", "esc close"]
+				: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "tab state", "esc close"];
 		return fitList(keys, width).replace(/, /g, " · ");
 	}
 
 	#window<T>(items: T[]): { shown: T[]; start: number } {
 		const start = Math.max(0, Math.min(this.cursor - Math.floor(LIST_ROWS / 2), items.length - LIST_ROWS));
 		return { shown: items.slice(start, start + LIST_ROWS), start };
+	}
+
+	/** The detail pane: its title, a page of its lines wrapped to the width, and where the page is. */
+	#renderDetail(width: number): string[] {
+		const t = this.theme;
+		const d = this.detail as NonNullable<StateBrowser["detail"]>;
+		// Wrapped once per width: scrolling a long value redraws a page, not the whole value.
+		if (d.wrapped?.width !== width) {
+			const lines = d.lines.flatMap((line) => {
+				const sign = this.tab === "history" ? line[0] : undefined;
+				const color = sign === "+" ? "toolDiffAdded" : sign === "-" ? "toolDiffRemoved" : sign === "!" ? "warning" : "text";
+				return wrapTextWithAnsi(line, Math.max(8, width - 2)).map((l) => `  ${t.fg(color, l)}`);
+			});
+			d.wrapped = { width, lines };
+		}
+		const wrapped = d.wrapped.lines;
+		d.top = Math.max(0, Math.min(d.top, wrapped.length - DETAIL_ROWS));
+		const page = wrapped.slice(d.top, d.top + DETAIL_ROWS);
+		const last = d.top + page.length;
+		const where = wrapped.length > DETAIL_ROWS ? `lines ${d.top + 1}–${last} of ${wrapped.length}` : `${wrapped.length} line${wrapped.length === 1 ? "" : "s"}`;
+		return [
+			truncateToWidth(t.fg("accent", t.bold(d.title)), width),
+			...page.map((l) => truncateToWidth(l, width)),
+			truncateToWidth(t.fg("dim", `  ${where}`), width),
+		];
 	}
 
 	#renderTree(width: number): string[] {
@@ -231,14 +293,16 @@ export class StateBrowser implements Component {
 		const out = shown.map((r, i) => {
 			const selected = start + i === this.cursor;
 			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
-			const head = `${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`;
+			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - head.length - 1);
-			const line = `${head} ${t.fg("muted", fitList(changedKeys(r), room))}`;
+			const line = `${head} ${t.fg("muted", fitList(changedKeys(r).map(printable), room))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];
 		if (selected) {
-			out.push(truncateToWidth(t.fg("dim", `  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`), width));
+			out.push(
+				truncateToWidth(t.fg("dim", printable(`  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`)), width),
+			);
 			const diff = diffLines(selected, width - 4);
 			for (const d of diff.slice(0, DIFF_ROWS)) {
 				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";

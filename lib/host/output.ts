@@ -9,6 +9,7 @@
 import type { ExtensionAPI, ExtensionContext, MessageRenderer } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { Text } from "@mariozechner/pi-tui";
+import { printable } from "../core/printable.js";
 import type { RenderTheme } from "./render.js";
 
 /** Custom message type of `/state` output. */
@@ -66,11 +67,11 @@ export function withoutOutput(messages: AgentMessage[]): AgentMessage[] {
 	return messages.filter((m) => !(m.role === "custom" && (m as { customType?: string }).customType === OUTPUT_TYPE));
 }
 
-/** The message renderer: a `State Flow · <title>` label, then the text as shown. */
+/** The message renderer: a `State Flow · <title>` label, then the text as shown (terminal controls as escapes). */
 export function renderOutput(text: string, details: Partial<OutputDetails> | undefined, theme: RenderTheme): Text {
 	const level = details?.level ?? "info";
 	const label = theme.fg(level === "info" ? "accent" : level, theme.bold(`State Flow · ${details?.title ?? "output"}`));
-	return new Text(`${label}\n${text}`, 1, 0);
+	return new Text(`${label}\n${printable(text)}`, 1, 0);
 }
 
 export const outputRenderer: MessageRenderer<OutputDetails> = (message, _options, theme) => {

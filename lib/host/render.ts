@@ -3,11 +3,13 @@
  * (owner, changed paths, cascades, compiled artifacts, errors) that expands (Ctrl+O in pi) to full detail.
  * Pure functions of (args | result, theme) returning pi-tui `Text` components; they never
  * throw on partial, streaming or foreign-shaped input, because a renderer crash would
- * break the user's screen rather than the tool call.
+ * break the user's screen rather than the tool call. Arguments and results are made
+ * `printable` first: a model's argument or a stored value never sends terminal controls.
  */
 import type { Theme, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
 import { type Component, Text } from "@mariozechner/pi-tui";
 import { formatKeySegment } from "../core/locator.js";
+import { printableDeep } from "../core/printable.js";
 import { OWNERS } from "../core/types.js";
 
 /** The part of pi's `Theme` the renderers use (pi's `Theme` satisfies it). */
@@ -87,7 +89,8 @@ function title(theme: RenderTheme, name: string): string {
 }
 
 /** `renderCall` for `patch_state`: tool name and the touched keys; full arguments when expanded. */
-export function renderPatchCall(args: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+export function renderPatchCall(rawArgs: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const args = printableDeep(rawArgs);
 	const paths = summarizePatchArgs(args);
 	const expanded = context?.expanded === true;
 	let text = title(theme, "patch_state");
@@ -150,7 +153,8 @@ function renderError(result: RenderableResult, expanded: boolean, theme: RenderT
  * `renderResult` for `patch_state`: `✓ cwd · 2 changed · <id>` plus changed paths, cascades,
  * missing deletions and dangling references; expanded shows every item (each once) and the full id.
  */
-export function renderPatchResult(result: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+export function renderPatchResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const result = printableDeep(raw) as RenderableResult;
 	if (options.isPartial) return new Text(theme.fg("warning", "Writing state…"), 0, 0);
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const d = isRec(result.details) ? result.details : {};
@@ -190,7 +194,8 @@ export function readLocators(args: unknown): string[] {
 }
 
 /** `renderCall` for `read_state`: `read_state tactics, lazy.plan [keys]`. */
-export function renderReadCall(args: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+export function renderReadCall(rawArgs: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const args = printableDeep(rawArgs);
 	const locators = readLocators(args);
 	const expanded = context?.expanded === true;
 	let text = title(theme, "read_state");
@@ -212,7 +217,8 @@ const COMPACT_READ_LINES = 3;
  * `renderResult` for `read_state`: size and the first lines of the returned JSON collapsed,
  * the whole text (and the canonical locators from `details`) expanded.
  */
-export function renderReadResult(result: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+export function renderReadResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
+	const result = printableDeep(raw) as RenderableResult;
 	if (options.isPartial) return new Text(theme.fg("warning", "Reading state…"), 0, 0);
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const text = resultText(result);

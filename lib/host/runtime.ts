@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail, isStateError, messageOf, type StateError } from "../core/errors.js";
+import { printable } from "../core/printable.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
@@ -517,14 +518,15 @@ export class StateFlowHost {
 		this.pi.setActiveTools([...active.filter((n) => !ours(n)), ...want]);
 	}
 
-	/** Show a message to the user (and to the injected tap); never throws, even with a stale context. */
+	/** Show a message to the user (and to the injected tap); never throws, even with a stale context. Terminal controls in it are shown as escapes. */
 	say(message: string, level: "info" | "warning" | "error" = "info", ctx: ExtensionContext | undefined = this.#ctx): void {
+		const shown = printable(message);
 		try {
-			ctx?.ui.notify(message, level);
+			ctx?.ui.notify(shown, level);
 		} catch {
 			// The session was replaced or closed (pi's stale-ctx guard): there is no UI left to tell.
 		}
-		this.options.notify?.(message, level);
+		this.options.notify?.(shown, level);
 	}
 
 	/** Status line: `state: active cwd+session`. */

@@ -22,6 +22,8 @@ import { extensionSession, startFlow } from "./fixture.js";
 const WIDTHS = [80, 120] as const;
 const ESC = "\x1b";
 const DOWN = "\x1b[B";
+const UP = "\x1b[A";
+const PGDN = "\x1b[6~";
 const RIGHT = "\x1b[C";
 const TAB = "\t";
 const ENTER = "\r";
@@ -149,6 +151,53 @@ describe("/state browse", () => {
 		b.keys("f", RIGHT);
 		assert.match(draw(b.component, 80).join("\n"), /\[session\][\s\S]*#1 02aa .*strategy\.now[\s\S]*\+ strategy\.now: testing/);
 		await b.close();
+	});
+
+	it("shows the selected value or transition whole with v, scrolls it, and goes back", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		// The lazy catalog's note, opened whole: its lines as written, titled with its locator and size.
+		b.keys(DOWN, DOWN, DOWN, DOWN, ENTER, DOWN, "v");
+		for (const width of WIDTHS) {
+			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
+			const text = draw(b.component, width).join("\n");
+			assert.match(text, /cwd\.lazy\["notes\/design\.md"\] · 24 B\n {2}Design notes\n {2}line two\n {2}2 lines/);
+			assert.match(text, /↑↓ scroll/);
+		}
+		b.keys("v", UP, UP, UP, ENTER, DOWN, DOWN, "v");
+		assert.match(draw(b.component, 80).join("\n"), /cwd\.tactics\.second · 9 B\n {2}test it\n/);
+		b.keys(ESC);
+		assert.match(draw(b.component, 80).join("\n"), /› {5}second\s+test it/, "Esc leaves the pane, not the browser");
+		// A transition whole: every written path with its value before and after.
+		b.keys(TAB, "v");
+		let text = draw(b.component, 80).join("\n");
+		assert.match(
+			text,
+			/cwd #2 02aa1111-2222-4333-8444-555566667777\n {2}- tactics\.first:\n {2}- {3}write the parser\n {2}\+ tactics\.first:\n {2}\+ {3}parser written/,
+		);
+		// A value longer than the pane scrolls: a page at a time, to the end and back.
+		b.keys("v");
+		await b.close();
+		const long = Array.from({ length: 50 }, (_, i) => `line ${i + 1}`).join("\n");
+		s.faux.setResponses([
+			fauxAssistantMessage([fauxToolCall("patch_state", { cwd: { tactics: { long } } }, { id: "call_Long" })], { stopReason: "toolUse" }),
+			fauxAssistantMessage([fauxText("ok")]),
+		]);
+		await s.session.prompt("more");
+		await s.session.agent.waitForIdle();
+		const c = await s.open();
+		c.keys(DOWN, DOWN, ENTER, DOWN, DOWN, DOWN, "v");
+		text = draw(c.component, 80).join("\n");
+		assert.match(text, /cwd\.tactics\.long · \d+ B\n {2}line 1\n/);
+		assert.match(text, /lines 1–20 of 50/);
+		c.keys(PGDN);
+		assert.match(draw(c.component, 80).join("\n"), /\n {2}line 21\n[\s\S]*lines 21–40 of 50/);
+		c.keys("G");
+		assert.match(draw(c.component, 80).join("\n"), /\n {2}line 31\n[\s\S]*line 50\n {2}lines 31–50 of 50/);
+		c.keys("g", UP);
+		assert.match(draw(c.component, 80).join("\n"), /lines 1–20 of 50/);
+		c.keys("v");
+		await c.close();
 	});
 
 	it("shows a damaged owner's whole reason, wrapped to the width, and the other owners still browse", async (t) => {

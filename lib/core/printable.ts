@@ -1,0 +1,31 @@
+/**
+ * Text State Flow shows on a terminal (pi's TUI, the CLI's output) comes from stores, model
+ * arguments and imported files — a repository may plant any of them. A control character in
+ * it could move the cursor, rewrite the screen, set the window title or the clipboard (OSC 52),
+ * and bidirectional overrides can make text read otherwise than it is. Each such character is
+ * shown as its JSON escape (`\u001b`); inside a JSON string that escape is the same character,
+ * so JSON output keeps its meaning. Line feeds and tabs stay.
+ */
+
+import { setOwn } from "./json.js";
+import type { Json, JsonObject } from "./types.js";
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** `text` with every terminal control and bidi override spelled as its `\uXXXX` escape. */
+export function printable(text: string): string {
+	return text.replace(UNSAFE, (c) => `\\u${(c.charCodeAt(0) as number).toString(16).padStart(4, "0")}`);
+}
+
+/** `printable` over every string (and object key) of a JSON-like value, for renderers fed by a model or a store. */
+export function printableDeep(v: unknown): unknown {
+	if (typeof v === "string") return printable(v);
+	if (Array.isArray(v)) return v.map(printableDeep);
+	if (v !== null && typeof v === "object") {
+		const out: JsonObject = {};
+		for (const [k, x] of Object.entries(v)) setOwn(out, printable(k), printableDeep(x) as Json);
+		return out;
+	}
+	return v;
+}
