@@ -318,6 +318,30 @@ export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], ex
 }
 
 /**
+ * `/state undo <id>`: the one retained transition whose id starts with `prefix` (`/state
+ * history` shows the shortest unique prefixes), among every owner that can be read, planned
+ * as the browser plans the selected one.
+ */
+export async function undoByIdPlan(host: StateFlowHost, prefix: string): Promise<Result<UndoPlan>> {
+	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
+	for (const owner of OWNERS) histories[owner] = await loadFor(host, owner);
+	const ids = new Set<string>();
+	for (const owner of OWNERS) {
+		const h = histories[owner];
+		if (h?.ok) for (const r of h.value.tail) if (r.id.startsWith(prefix)) ids.add(r.id);
+	}
+	const [id, ...more] = ids;
+	if (id === undefined)
+		return { ok: false, why: `\`${prefix}\` is no owner (global, cwd, session) and no retained transition's id starts with it; /state history lists them.` };
+	if (more.length > 0)
+		return {
+			ok: false,
+			why: `\`${prefix}\` starts ${ids.size} transition ids (${[...ids].slice(0, 4).join(", ")}${ids.size > 4 ? ", …" : ""}); type more of the id.`,
+		};
+	return undoSelectedPlan(histories, id);
+}
+
+/**
  * Undo of one chosen transition (the browser): its stored inverse, in every owner it touched
  * that still retains it, provided no later transition changed a path it changed — otherwise
  * the inverse would overwrite that later work, so the plan names the later transition instead.

@@ -8,11 +8,11 @@
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { messageOf } from "../core/errors.js";
-import { OWNERS, type Owner, isOwner } from "../core/types.js";
+import { OWNERS, type Owner, type Result, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { openBrowser } from "./browser.js";
-import { describeHistory, describeState, describeStatus, type UndoPlan, undoPlan } from "./command-text.js";
+import { describeHistory, describeState, describeStatus, type UndoPlan, undoByIdPlan, undoPlan } from "./command-text.js";
 import { link, unlink } from "./link-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -25,7 +25,7 @@ export const USAGE = [
 	"  /state owners <list>          set this session's owners, e.g. cwd,session",
 	"  /state show [owner]           the state of an owner (default: wanted ones)",
 	"  /state history [owner] [--full]  retained transitions: who, when, what",
-	"  /state undo [owner]           revert the latest transition (a new one)",
+	"  /state undo [owner|id]        revert the latest transition, or the one with that id (a new one)",
 	"  /state browse                 browse owners, planes and history",
 	"  /state default <mode>         set the default mode in the config file",
 	"  /state default owners <list>  set the default owners in the config file",
@@ -98,6 +98,10 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 	const [verb, ...rest] = words;
 	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
 	const usage = (problem: string) => show("usage", `${problem}\n${USAGE}`, "warning");
+	const undoNow = async (plan: Result<UndoPlan>) => {
+		if (!plan.ok) return host.say(`State Flow: ${plan.why}`, "warning", ctx);
+		return show("undo", await commitUndo(host, plan.value, ctx));
+	};
 	const sel = host.selection();
 	if (verb === undefined || verb === "status") {
 		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
@@ -126,14 +130,13 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			const names = rest.filter((w) => !(full && w === "--full"));
 			if (names.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
 			const owner = names[0];
+			// `/state undo <id>`: a word that is no owner names a transition by (a prefix of) its id.
+			if (verb === "undo" && owner !== undefined && !isOwner(owner)) return undoNow(await undoByIdPlan(host, owner));
 			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
 			if (verb === "show") return show("show", await describeState(host, owners));
 			if (verb === "history") return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
-			const plan = await undoPlan(host, owners, owner !== undefined);
-			if (!plan.ok) return host.say(`State Flow: ${plan.why}`, "warning", ctx);
-			const text = await commitUndo(host, plan.value, ctx);
-			return show("undo", text);
+			return undoNow(await undoPlan(host, owners, owner !== undefined));
 		}
 		case "browse":
 			if (rest.length > 0) return usage("`browse` takes no argument.");

@@ -108,6 +108,27 @@ describe("/state", () => {
 		});
 	});
 
+	it("undoes a transition named by (a prefix of) its id, as /state history shows it; refuses an id that is unknown, ambiguous, or changed later", async () => {
+		await withWrites(async (flow) => {
+			// t-0001 set intents.i and tactics.t; t-0002 changed tactics.t again.
+			const [later] = await flow.command("/state undo t-0001");
+			assert.match(later ?? "", /cwd #2 \(t-0002\) changed the same keys later; undo that one first/);
+			const [ambiguous] = await flow.command("/state undo t-000");
+			assert.match(ambiguous ?? "", /`t-000` starts 2 transition ids \(t-0001, t-0002\); type more of the id/);
+			const [unknown] = await flow.command("/state undo nope");
+			assert.match(unknown ?? "", /`nope` is no owner \(global, cwd, session\) and no retained transition's id starts with it/);
+			const [none] = await flow.command("/state show cwd");
+			assert.match(none ?? "", /"t": "changed"/, "nothing was written by a refused undo");
+			const [done] = await flow.command("/state undo t-0002");
+			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "step"/);
+			// The undo is a transition too: undone by its id, the change comes back.
+			const [again] = await flow.command("/state undo t-0003");
+			assert.match(again ?? "", /reverted t-0003 \(cwd\) as transition t-0004/);
+			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "changed"/);
+		});
+	});
+
 	it("undoing an intent's creation restores the prior state exactly, without cascading away older tactics it referenced", async () => {
 		await withFlow({}, async (flow) => {
 			await flow.prompt("plan", [
