@@ -19,6 +19,7 @@ import { Stores } from "../../lib/storage/stores.js";
 import { theme } from "../helpers/render-theme.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
+import { withFlow } from "../host/fixture.js";
 
 /** Controls a terminal acts on: the clipboard (OSC 52), the screen (CSI), C1 CSI, a bell, a carriage return, a bidi override. */
 const OSC52 = "\u001b]52;c;cm0gLXJmIH4=\u0007";
@@ -124,6 +125,15 @@ describe("terminal safety", () => {
 		b.handleInput("\x1b[C");
 		look("an unreadable owner");
 		assert.match(seen.join("\n"), /\\u001b\]52/, "the payload is shown, as escapes");
+	});
+
+	it("notifications show what the user typed with escapes only", async () => {
+		await withFlow({}, async (flow) => {
+			const [said] = await flow.command(`/state undo ${OSC52}x`);
+			assert.ok(said !== undefined);
+			assertSafe(said, "notification");
+			assert.match(said, /`\\u001b\]52;c;cm0gLXJmIH4=\\u0007x` is no owner/);
+		});
 	});
 
 	it("output messages and the tool renderers show escapes only", () => {
