@@ -4,8 +4,8 @@
  * `<agentDir>/state-flow/seen/`. A store that comes back shorter, or with another
  * transition at that seq, lost acknowledged work — a log cut exactly at a record boundary,
  * or a folder replaced by an older copy — which no checksum can show and a process that
- * never read the lost records could not know (docs/security.md, "Damage a fresh process
- * sees"). A mark is written after the log's own fsync and without one of its own: after a
+ * never read the lost records could not know (docs/security.md, "What this machine has
+ * committed"). A mark is written after the log's own fsync and without one of its own: after a
  * power cut it may lag the log, never lead it. Marks are a safety net: one that cannot be
  * read or written is left out, never an error of the commit or read that asked.
  */
