@@ -25,7 +25,7 @@ export const USAGE = [
 	"  /state owners <list>          set this session's owners, e.g. cwd,session",
 	"  /state show [owner]           the state of an owner (default: wanted ones)",
 	"  /state history [owner] [--full]  retained transitions: who, when, what",
-	"  /state undo [owner|id]        revert the latest transition, or the one with that id (a new one)",
+	"  /state undo [owner|id]        revert the latest, or that id (a new one)",
 	"  /state browse                 browse owners, planes and history",
 	"  /state default <mode>         set the default mode in the config file",
 	"  /state default owners <list>  set the default owners in the config file",
