@@ -6,6 +6,7 @@
  * repository's suggestion is what is asked about, named in the question.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
+import { printable } from "../core/printable.js";
 import { linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem } from "../storage/config.js";
 import { realOrSelf } from "../storage/fs-util.js";
@@ -68,7 +69,8 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 		"",
 		`This checkout's CWD memory becomes the project's, shared with everyone linked to \`${project}\`: their intents, strategy and tactics reach this agent, and what it records reaches them. The files in ${cwdFolder(ctx.cwd)} stay but are no longer used (\`/state unlink\` goes back to them).`,
 	].join("\n");
-	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", question))) {
+	// The project id may come from the repository: shown with any bidi override as an escape, so it reads as it is.
+	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", printable(question)))) {
 		return host.say(`State Flow: not linked; nothing changed.`, "info", ctx);
 	}
 	await recordLink(agentDir, ctx.cwd, project);
@@ -88,7 +90,7 @@ export async function unlink(host: StateFlowHost, ctx: ExtensionCommandContext):
 	const folder = cwdFolder(ctx.cwd);
 	if (ctx.hasUI) {
 		const question = `Unlink this checkout from project \`${current}\`?\n\nIts CWD memory goes back to the files in ${folder} (as they were before linking). The project's memory stays in the database for everyone else linked to it.`;
-		if (!(await ctx.ui.confirm("State Flow: unlink?", question))) return host.say("State Flow: still linked; nothing changed.", "info", ctx);
+		if (!(await ctx.ui.confirm("State Flow: unlink?", printable(question)))) return host.say("State Flow: still linked; nothing changed.", "info", ctx);
 	}
 	await recordLink(agentDir, ctx.cwd, undefined);
 	const moved = await apply(host, ctx);

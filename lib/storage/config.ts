@@ -54,6 +54,8 @@ export function sharedKeyProblem(value: unknown): string | undefined {
 	if (value.length > MAX_SHARED_KEY) return `must be at most ${MAX_SHARED_KEY} characters`;
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
 	if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) return "must not contain control characters or line breaks";
+	// A repository may suggest the id: it must read as it is in the confirmation (no bidi overrides).
+	if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(value)) return "must not contain bidirectional overrides (they make text read otherwise)";
 	return undefined;
 }
 

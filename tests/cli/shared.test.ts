@@ -133,6 +133,7 @@ describe("state-flow link and unlink", () => {
 		for (const [id, why] of [
 			["", /the project id must be a non-empty string/],
 			["acme\napi", /the project id must not contain control characters/],
+			["acme/\u202eipa", /the project id must not contain bidirectional overrides/],
 			["x".repeat(201), /the project id must be at most 200 characters/],
 		] as Array<[string, RegExp]>) {
 			const r = e.run(["link", id]);
