@@ -263,7 +263,8 @@ export function jsonUtf8Bytes(v: Json): number {
 		n = 2 + Math.max(0, v.length - 1);
 		for (const item of v) n += jsonUtf8Bytes(item);
 	} else {
-		const keys = ownKeys(v);
+		// Not `ownKeys`: measuring a whole state would keep a key list per object; sizes suffice here.
+		const keys = Object.keys(v);
 		n = 2 + Math.max(0, keys.length - 1);
 		for (const key of keys) n += Buffer.byteLength(JSON.stringify(key), "utf8") + 1 + jsonUtf8Bytes(v[key] as Json);
 	}
