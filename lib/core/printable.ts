@@ -4,14 +4,15 @@
  * it could move the cursor, rewrite the screen, set the window title or the clipboard (OSC 52),
  * and bidirectional overrides can make text read otherwise than it is. Each such character is
  * shown as its JSON escape (`\u001b`); inside a JSON string that escape is the same character,
- * so JSON output keeps its meaning. Line feeds and tabs stay.
+ * so JSON output keeps its meaning. Line feeds, tabs and CRLF line ends stay (a lone carriage
+ * return, which rewrites a line, does not).
  */
 
 import { setOwn } from "./json.js";
 import type { Json, JsonObject } from "./types.js";
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 
 /** `text` with every terminal control and bidi override spelled as its `\uXXXX` escape. */
 export function printable(text: string): string {

@@ -152,7 +152,7 @@ function wholeText(v: Json): string[] {
 	// Tabs as two spaces: the pane counts columns, and a terminal's tab stops would not.
 	return printable(typeof v === "string" ? v : JSON.stringify(v, null, 2))
 		.replace(/\t/g, "  ")
-		.split("\n");
+		.split(/\r?\n/);
 }
 
 /** The whole value at a tree row's path (`[plane, key, …]`), titled with its locator and size; undefined when it is gone. */

@@ -29,7 +29,7 @@ const BIDI = "\u202eevil";
 const PAYLOAD = `${OSC52}${CLEAR}${C1}\r${BIDI}`;
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the characters no output may carry raw
-const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/;
 /** The theme's own colours and weights (SGR sequences) are the only escapes a renderer may emit. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: SGR sequences are what the theme writes
 const themeCodes = (s: string) => s.replace(/\u001b\[[0-9;]*m/g, "");
@@ -68,7 +68,8 @@ describe("terminal safety", () => {
 			}),
 			{ numRuns: 500 },
 		);
-		assert.equal(printable("tab\tand\nline ✓ 日本"), "tab\tand\nline ✓ 日本", "tabs, line feeds and ordinary text stay");
+		assert.equal(printable("tab\tand\nline ✓ 日本\r\n"), "tab\tand\nline ✓ 日本\r\n", "tabs, line ends and ordinary text stay");
+		assert.equal(printable("over\rwrite"), "over\\u000dwrite", "a lone carriage return is spelled out");
 		assert.equal(printable(CLEAR), "\\u001b[2J");
 	});
 
