@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
-export const COMMANDS = ["show", "history", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
+export const COMMANDS = ["show", "history", "undo", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A bad command line: printed with the relevant usage, exit code 2. */
@@ -57,6 +57,7 @@ export interface Parsed {
 const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	show: ["--full", "--owner"],
 	history: ["--owner"],
+	undo: [],
 	export: ["--owner"],
 	import: ["--owner"],
 	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store"],
@@ -66,7 +67,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
-const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, export: 1, import: 1, doctor: 0, link: 1, unlink: 0, migrate: 1 };
+const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, undo: 1, export: 1, import: 1, doctor: 0, link: 1, unlink: 0, migrate: 1 };
 
 /**
  * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`

@@ -19,6 +19,7 @@ Usage: state-flow <command> [options]
 Commands:
   show [owner]             print the state of global and/or cwd
   history [owner]          list retained transitions: when, who, what changed
+  undo [owner|id]          revert the latest transition, or that one (a new one)
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
@@ -60,6 +61,21 @@ ${COMMON}`,
 List the retained transitions, oldest first: sequence number, time, who made it
 (a model tool call, a /state command, an import) and the paths it changed,
 with any cascades. Older transitions are folded into the checkpoint (retention).
+
+${COMMON}`,
+	undo: `Usage: state-flow undo [global|cwd|<id>]
+
+Revert a transition as a NEW one (recorded as \`state-flow undo <owners>\`) by
+applying its stored inverse, as /state undo does inside pi:
+  (none)      the latest retained transition of global and cwd, in each owner
+              it changed where it is still the latest
+  global|cwd  the latest retained transition of that owner, in it only
+  <id>        the transition whose id starts with <id> (state-flow history
+              shows ids), in every owner that retains it; refused, writing
+              nothing, when a later transition changed one of its keys (undo
+              that one first), or when <id> starts no id or several
+A Session part stays (use /state undo inside pi). Exit code 1 when there is
+nothing to undo or the undo is refused.
 
 ${COMMON}`,
 	export: `Usage: state-flow export [global|cwd]

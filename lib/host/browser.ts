@@ -15,7 +15,8 @@ import { messageOf } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
 import { type Detail, diffLines, type OwnerView, pathKey, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
-import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary, type UndoPlan, undoSelectedPlan } from "./command-text.js";
+import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
+import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection } from "./selection.js";
@@ -327,7 +328,7 @@ export async function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => 
 		title: describeSelection(host.selection()),
 		owners: () => views,
 		now: () => host.options.now(),
-		plan: (id) => undoSelectedPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), id),
+		plan: (id) => selectedUndoPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), id),
 		undo: async (plan) => {
 			try {
 				return await undo(plan);

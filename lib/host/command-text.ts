@@ -7,9 +7,9 @@
  */
 import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import { patchLeaves } from "../core/merge.js";
-import type { CanonicalPatch, Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
+import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
+import { idUndoPlan, latestRecord, latestUndoPlan, type UndoPlan } from "../core/undo.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
@@ -273,98 +273,24 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 	return lines.join("\n");
 }
 
-/** What an undo will commit. */
-export interface UndoPlan {
-	id: string;
-	owners: Owner[];
-	patch: CanonicalPatch;
+/** Load `owners` into `histories` (those not loaded yet). */
+async function loadInto(host: StateFlowHost, histories: Partial<Record<Owner, Result<OwnerHistory>>>, owners: readonly Owner[]): Promise<void> {
+	for (const owner of owners) histories[owner] ??= await loadFor(host, owner);
 }
 
-function leafPaths(record: TransitionRecord): string[][] {
-	return patchLeaves(record.patch).map((l) => [l.plane, ...l.path]);
-}
-
-function overlaps(a: readonly string[], b: readonly string[]): boolean {
-	const n = Math.min(a.length, b.length);
-	for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
-	return true;
-}
-
-/**
- * The latest transition among `owners` (by time, then sequence). A transition that touched
- * several owners is reverted in every touched owner where it is still the latest, unless the
- * user named one owner explicitly.
- */
+/** `/state undo [owner]`: the latest transition among `owners`, in the owners it touched (`latestUndoPlan`). */
 export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<Result<UndoPlan>> {
-	let latest: { owner: Owner; record: TransitionRecord } | undefined;
-	for (const owner of owners) {
-		const h = await loadFor(host, owner);
-		if (!h.ok) return { ok: false, why: `cannot undo ${owner}: ${h.why}` };
-		const record = h.value.tail[h.value.tail.length - 1];
-		if (record && (!latest || record.at > latest.record.at)) latest = { owner, record };
-	}
-	if (!latest) return { ok: false, why: `no retained transition to undo for ${owners.join("+")}.` };
-	const { record } = latest;
-	const patch: CanonicalPatch = {};
-	const touched: Owner[] = [];
-	for (const owner of explicit ? [latest.owner] : record.owners) {
-		const h = await loadFor(host, owner);
-		const last = h.ok ? h.value.tail[h.value.tail.length - 1] : undefined;
-		if (last?.id !== record.id) continue;
-		patch[owner] = last.undo;
-		touched.push(owner);
-	}
-	return { ok: true, value: { id: record.id, owners: touched, patch } };
+	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
+	await loadInto(host, histories, owners);
+	const latest = latestRecord(histories, owners);
+	// Only the owners that transition touched are read besides the ones asked for.
+	if (latest.ok && !explicit) await loadInto(host, histories, latest.value.record.owners);
+	return latestUndoPlan(histories, owners, explicit);
 }
 
-/**
- * `/state undo <id>`: the one retained transition whose id starts with `prefix` (`/state
- * history` shows the shortest unique prefixes), among every owner that can be read, planned
- * as the browser plans the selected one.
- */
+/** `/state undo <id>`: the transition whose id starts with `prefix`, among every owner (`idUndoPlan`). */
 export async function undoByIdPlan(host: StateFlowHost, prefix: string): Promise<Result<UndoPlan>> {
 	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
-	for (const owner of OWNERS) histories[owner] = await loadFor(host, owner);
-	const ids = new Set<string>();
-	for (const owner of OWNERS) {
-		const h = histories[owner];
-		if (h?.ok) for (const r of h.value.tail) if (r.id.startsWith(prefix)) ids.add(r.id);
-	}
-	const [id, ...more] = ids;
-	if (id === undefined)
-		return { ok: false, why: `\`${prefix}\` is no owner (global, cwd, session) and no retained transition's id starts with it; /state history lists them.` };
-	if (more.length > 0)
-		return {
-			ok: false,
-			why: `\`${prefix}\` starts ${ids.size} transition ids (${[...ids].slice(0, 4).join(", ")}${ids.size > 4 ? ", …" : ""}); type more of the id.`,
-		};
-	return undoSelectedPlan(histories, id);
-}
-
-/**
- * Undo of one chosen transition (the browser): its stored inverse, in every owner it touched
- * that still retains it, provided no later transition changed a path it changed — otherwise
- * the inverse would overwrite that later work, so the plan names the later transition instead.
- */
-export function undoSelectedPlan(histories: Readonly<Partial<Record<Owner, Result<OwnerHistory>>>>, id: string): Result<UndoPlan> {
-	const patch: CanonicalPatch = {};
-	const owners: Owner[] = [];
-	for (const owner of OWNERS) {
-		const loaded = histories[owner];
-		if (!loaded?.ok) continue;
-		const h = loaded.value;
-		const at = h.tail.findIndex((r) => r.id === id);
-		if (at < 0) continue;
-		const record = h.tail[at] as TransitionRecord;
-		const mine = leafPaths(record);
-		for (const later of h.tail.slice(at + 1)) {
-			if (leafPaths(later).some((p) => mine.some((q) => overlaps(p, q)))) {
-				return { ok: false, why: `${owner} #${later.seq} (${later.id.slice(0, 8)}) changed the same keys later; undo that one first.` };
-			}
-		}
-		patch[owner] = record.undo;
-		owners.push(owner);
-	}
-	if (owners.length === 0) return { ok: false, why: `transition ${id} is no longer retained.` };
-	return { ok: true, value: { id, owners, patch } };
+	await loadInto(host, histories, OWNERS);
+	return idUndoPlan(histories, prefix, "global, cwd, session", "/state history");
 }

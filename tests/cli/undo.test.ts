@@ -1,0 +1,79 @@
+/**
+ * `state-flow undo` through the real binary: the latest transition of the file owners (or of
+ * the one named, or the one an id prefix names) reverted as a new transition recorded as a
+ * command; refusals (nothing to undo, unknown or ambiguous id, a later change of the same keys,
+ * the Session owner) write nothing.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { Stores } from "../../lib/storage/stores.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { runCli } from "./run.js";
+
+const by = { kind: "system", reason: "test" } as const;
+
+async function setup(t: { after(fn: () => void): void }) {
+	const root = tempDir(t, "state-flow-undo-");
+	const cwd = join(root, "project");
+	const agent = join(root, "agent");
+	mkdirSync(cwd);
+	mkdirSync(agent);
+	const stores = () => new Stores({ agentDir: agent, cwd });
+	const s = stores();
+	// aaa1: both owners; bbb2: cwd tactics.t again; ccc3: global only.
+	await s.commit({ global: { tactics: { g: 1 } }, cwd: { tactics: { t: "step", keep: 1 } } }, { by, id: "aaa1-0000", at: "2026-12-01T10:00:00.000Z" });
+	await s.commit({ cwd: { tactics: { t: "changed" } } }, { by, id: "bbb2-0000", at: "2026-12-01T10:00:01.000Z" });
+	await s.commit({ global: { tactics: { g: 2 } } }, { by, id: "ccc3-0000", at: "2026-12-01T10:00:02.000Z" });
+	const run = (...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
+	const tactics = async (owner: "global" | "cwd") => (await stores().load(owner)).state.tactics;
+	const logs = () => [join(agent, "state-flow", "global", "log.jsonl"), join(cwd, ".pi", "state-flow", "log.jsonl")].map((f) => readFileSync(f, "utf8"));
+	return { run, tactics, logs };
+}
+
+describe("state-flow undo", () => {
+	it("reverts the latest transition as a new one recorded as the command, then the owner named, then by id", async (t) => {
+		const e = await setup(t);
+		const latest = e.run("undo");
+		assert.equal(latest.code, 0, latest.stderr);
+		assert.match(latest.stdout, /^Reverted ccc3-0000 \(global\) as transition [0-9a-f-]{36}\.$/m);
+		assert.deepEqual(await e.tactics("global"), { g: 1 });
+		assert.match(e.run("history", "global").stdout, /^#3 {2}\S+ {2}user command state-flow undo global$/m);
+
+		const cwd = e.run("undo", "cwd");
+		assert.equal(cwd.code, 0, cwd.stderr);
+		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
+		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
+
+		// aaa1 changed global.tactics.g, which ccc3 changed later (the undos later still): refused, nothing written.
+		const before = e.logs();
+		const later = e.run("undo", "aaa1");
+		assert.equal(later.code, 1);
+		assert.match(later.stderr, /global #2 \(ccc3-000\) changed the same keys later; undo that one first\. Nothing was written\./);
+		assert.deepEqual(e.logs(), before);
+	});
+
+	it("refuses an unknown or ambiguous id and the Session owner, writing nothing", async (t) => {
+		const e = await setup(t);
+		const before = e.logs();
+		const unknown = e.run("undo", "zzz");
+		assert.equal(unknown.code, 1);
+		assert.match(
+			unknown.stderr,
+			/`zzz` is no owner \(global, cwd\) and no retained transition's id starts with it; `state-flow history` lists them\. Nothing was written\./,
+		);
+		const ambiguous = e.run("undo", "");
+		assert.equal(ambiguous.code, 1);
+		assert.match(ambiguous.stderr, /`` starts 3 transition ids \(aaa1-0000, ccc3-0000, bbb2-0000\); type more of the id/);
+		const session = e.run("undo", "session");
+		assert.equal(session.code, 2);
+		assert.match(session.stderr, /use `\/state undo session` inside pi/);
+		assert.deepEqual(e.logs(), before);
+		// By id, in every owner that retains it, when nothing changed its keys since.
+		const byId = e.run("undo", "ccc");
+		assert.equal(byId.code, 0, byId.stderr);
+		assert.match(byId.stdout, /Reverted ccc3-0000 \(global\)/);
+		assert.deepEqual(await e.tactics("global"), { g: 1 });
+	});
+});
