@@ -148,15 +148,16 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 	const asked = p.positionals[0];
 	if (asked === "session") throw new UsageError("Session state lives in pi's session file: use `/state undo session` inside pi.", p.command);
 	const { stores, warnings } = openStores(p);
+	// An unreachable or damaged owner is planned around (an undo that needs it is refused, naming why).
 	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
-	for (const o of FILE_OWNERS) {
-		try {
-			histories[o] = { ok: true, value: await stores.load(o) };
-		} catch (e) {
-			if (!isStateError(e) || (e.code !== "unavailable" && e.code !== "corrupt")) throw e;
-			histories[o] = { ok: false, why: e.message };
-		}
-	}
+	const loaded = await stores.loadEach(FILE_OWNERS);
+	FILE_OWNERS.forEach((o, i) => {
+		const got = loaded[i] as (typeof loaded)[number];
+		if ("history" in got) histories[o] = { ok: true, value: got.history };
+		else if (isStateError(got.error) && (got.error.code === "unavailable" || got.error.code === "corrupt"))
+			histories[o] = { ok: false, why: got.error.message };
+		else throw got.error;
+	});
 	const plan =
 		asked === undefined
 			? latestUndoPlan(histories, FILE_OWNERS, false)

@@ -100,7 +100,7 @@ interface PartStatus {
 
 /**
  * What the database says about a journal's database part (its `locationKey`): the seq holding
- * the transition, undefined when it is not there; `asked` undefined when that owner is not configured here.
+ * the transition, undefined when it is not there; `configured` false when that owner is not configured here.
  */
 type DatabaseAnswers = Map<string, { seq?: number; error?: string; configured: boolean }>;
 

@@ -11,8 +11,18 @@
 import { setOwn } from "./json.js";
 import type { Json, JsonObject } from "./types.js";
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters it escapes
-const UNSAFE = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
+/** Bidirectional marks, embeddings, overrides and isolates: text that holds them may read otherwise than it is. */
+const BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069";
+
+const BIDI_TEST = new RegExp(`[${BIDI}]`);
+
+/** Whether `text` holds a bidi control (`printable` spells them out; a project id refuses them). */
+export function hasBidiControl(text: string): boolean {
+	return BIDI_TEST.test(text);
+}
+
+// C0 controls but tab and line feed, DEL, C1, the bidi controls, and a carriage return that ends no line.
+const UNSAFE = new RegExp(`[\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f${BIDI}]|\\r(?!\\n)`, "g");
 
 /** `text` with every terminal control and bidi override spelled as its `\uXXXX` escape. */
 export function printable(text: string): string {

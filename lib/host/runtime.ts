@@ -469,8 +469,8 @@ export class StateFlowHost {
 
 	/**
 	 * Histories of the owners that can be read now; an owner whose store is unavailable (its
-	 * database is down or not configured) is reported instead, and the others keep working.
-	 * Any other failure (damage) is thrown as before.
+	 * database is down or not configured) or damaged is reported instead, and the others keep
+	 * working. Any other failure is thrown.
 	 */
 	async available(owners: readonly Owner[]): Promise<Available> {
 		const loaded = await this.requireStores().loadEach(owners);

@@ -6,6 +6,7 @@
  */
 import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
+import { hasBidiControl } from "../core/printable.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 import { acquireLock } from "./lock.js";
@@ -55,7 +56,7 @@ export function sharedKeyProblem(value: unknown): string | undefined {
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
 	if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) return "must not contain control characters or line breaks";
 	// A repository may suggest the id: it must read as it is in the confirmation (no bidi overrides).
-	if (/[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/.test(value)) return "must not contain bidirectional overrides (they make text read otherwise)";
+	if (hasBidiControl(value)) return "must not contain bidirectional overrides (they make text read otherwise)";
 	return undefined;
 }
 

@@ -318,7 +318,7 @@ export class FileOwnerStore implements OwnerStore {
 	private loadWithoutLog(): OwnerHistory {
 		const cp = this.readCheckpoint();
 		// No folder at all is a deliberate fresh start (`git clean -X`, `doctor --move-aside`); a folder without its log is not.
-		if (lstatOrUndefined(this.root) !== undefined) this.checkSeen(cp.seq, [], "it is missing");
+		if (this.seen !== undefined && lstatOrUndefined(this.root) !== undefined) this.checkSeen(cp.seq, [], "it is missing");
 		const history = cp.seq === 0 ? newHistory(this.owner, this.retention) : this.build(cp, []);
 		this.closeFds();
 		this.cache = { ...emptyCache(), diskCheckpointSeq: cp.seq, legacy: cp.legacy === true, history };

@@ -5,7 +5,7 @@
  * the Session owner) write nothing.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Stores } from "../../lib/storage/stores.js";
@@ -29,7 +29,7 @@ async function setup(t: { after(fn: () => void): void }) {
 	const run = (...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
 	const tactics = async (owner: "global" | "cwd") => (await stores().load(owner)).state.tactics;
 	const logs = () => [join(agent, "state-flow", "global", "log.jsonl"), join(cwd, ".pi", "state-flow", "log.jsonl")].map((f) => readFileSync(f, "utf8"));
-	return { run, tactics, logs };
+	return { run, tactics, logs, globalLog: join(agent, "state-flow", "global", "log.jsonl") };
 }
 
 describe("state-flow undo", () => {
@@ -70,6 +70,16 @@ describe("state-flow undo", () => {
 		assert.equal(session.code, 2);
 		assert.match(session.stderr, /use `\/state undo session` inside pi/);
 		assert.deepEqual(e.logs(), before);
+		// A damaged owner is planned around: naming the other owner works, an undo that needs it is refused.
+		const damaged = e.logs()[0] as string;
+		appendFileSync(e.globalLog, "{not a record}\n");
+		const whole = e.run("undo");
+		assert.equal(whole.code, 1);
+		assert.match(whole.stderr, /cannot undo global: .*is damaged/);
+		const cwd = e.run("undo", "cwd");
+		assert.equal(cwd.code, 0, cwd.stderr);
+		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
+		writeFileSync(e.globalLog, damaged);
 		// By id, in every owner that retains it, when nothing changed its keys since.
 		const byId = e.run("undo", "ccc");
 		assert.equal(byId.code, 0, byId.stderr);
