@@ -31,9 +31,9 @@ export interface ConcurrentNoticeArgs {
 /** Every seq in (`since`, `seq`] is one of `own` (the usual case in a run that writes alone): nothing to name, no record to look at. */
 function onlyOwn(own: ReadonlySet<number>, since: number, seq: number): boolean {
 	if (own.size < seq - since) return false;
-	let n = 0;
-	for (const s of own) if (s > since && s <= seq) n++;
-	return n === seq - since;
+	// Stops at the first seq another process made.
+	for (let s = since + 1; s <= seq; s++) if (!own.has(s)) return false;
+	return true;
 }
 
 /**
