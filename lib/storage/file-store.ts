@@ -24,7 +24,7 @@ import { crashNow, fault, faultDue } from "./fault.js";
 import { acquireLock, crashEvidence } from "./lock.js";
 import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import type { FileOwner } from "./paths.js";
-import type { SeenMarks } from "./seen.js";
+import type { SeenMark, SeenMarks } from "./seen.js";
 import { checkpointText, damaged, parseCheckpoint, parseLogLine, recordLine } from "./format.js";
 import {
 	FILE_MODE,
@@ -405,13 +405,12 @@ export class FileOwnerStore implements OwnerStore {
 
 	/** A history re-read from the files must not lose what this process already saw. */
 	private checkNotBehind(seen: OwnerHistory, now: OwnerHistory): void {
-		if (now.seq < seen.seq)
-			this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
 		const last = seen.tail[seen.tail.length - 1];
-		const same = last === undefined ? undefined : now.tail.find((r) => r.seq === last.seq);
-		if (last !== undefined && same !== undefined && same.id !== last.id) {
-			this.refuse(this.logPath, `seq ${last.seq} now holds transition \`${same.id}\`, but this process read \`${last.id}\` there (the store was replaced)`);
-		}
+		const gone = lost({ seq: seen.seq, ...(last !== undefined ? { id: last.id } : {}) }, now.seq, now.tail);
+		if (gone === "behind")
+			this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
+		if (gone !== undefined)
+			this.refuse(this.logPath, `seq ${seen.seq} now holds transition \`${gone.id}\`, but this process read \`${last?.id}\` there (the store was replaced)`);
 	}
 
 	/**
@@ -422,20 +421,19 @@ export class FileOwnerStore implements OwnerStore {
 	private checkSeen(seq: number, tail: readonly TransitionRecord[], found = `it ends at seq ${seq}`): void {
 		const mark = this.seen?.read(this.root);
 		if (mark === undefined) return;
+		const gone = lost(mark, seq, tail);
+		if (gone === undefined) return;
 		const fix = `Restore the newer copy of ${this.root} if you have one, or run \`state-flow doctor --accept-store ${this.owner}\` to go on from the store as it is`;
-		if (seq < mark.seq) {
+		if (gone === "behind") {
 			damaged(
 				this.logPath,
 				`${found}, but a writer on this machine committed seq ${mark.seq}${mark.id === undefined ? "" : ` (transition \`${mark.id}\`)`} to it: acknowledged transitions are missing (the file was cut short or the folder replaced by an older copy). ${fix}`,
 			);
 		}
-		const same = mark.id === undefined ? undefined : tail.find((r) => r.seq === mark.seq);
-		if (same !== undefined && same.id !== mark.id) {
-			damaged(
-				this.logPath,
-				`seq ${mark.seq} holds transition \`${same.id}\`, but a writer on this machine committed \`${mark.id}\` there: the folder was replaced by another history. ${fix}`,
-			);
-		}
+		damaged(
+			this.logPath,
+			`seq ${mark.seq} holds transition \`${gone.id}\`, but a writer on this machine committed \`${mark.id}\` there: the folder was replaced by another history. ${fix}`,
+		);
 	}
 
 	/**
@@ -757,6 +755,17 @@ export class FileOwnerStore implements OwnerStore {
 }
 
 const NEWLINE = Buffer.from("\n");
+
+/**
+ * What a history (`seq`, retained `tail`) lacks of a point seen before — a seq and, when known,
+ * the transition there: `"behind"` when it ends earlier, the transition now at that seq when
+ * it is another (a replaced store), undefined when it still holds it (or that seq was folded).
+ */
+function lost(seen: SeenMark, seq: number, tail: readonly TransitionRecord[]): "behind" | TransitionRecord | undefined {
+	if (seq < seen.seq) return "behind";
+	const there = seen.id === undefined ? undefined : tail.find((r) => r.seq === seen.seq);
+	return there !== undefined && there.id !== seen.id ? there : undefined;
+}
 
 /** What tells that the log is the same file with the same bytes, without reading them. */
 interface StatStamp {
