@@ -3,14 +3,16 @@
  * `ctx.ui.custom` in place of the editor. Owners across the top (←/→), two tabs (Tab): the
  * state as collapsible plane trees with sizes, and the history timeline with the selected
  * transition's diff; `v` shows the selected value or transition whole in a scrolling pane; `u`
- * undoes the selected transition after a y/n confirmation. Every line
- * is cut to the width pi gives, and colours come from pi's theme. Without an interactive UI
+ * undoes the selected transition after a y/n confirmation; `m` and `w` change this session's
+ * mode and wanted owners as `/state <mode>` and `/state owners` do. Every line is cut to the
+ * width pi gives, and colours come from pi's theme. Without an interactive UI
  * `openBrowser` returns false and the command prints text instead.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
 import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
+import { MODES } from "../storage/config.js";
 import { messageOf } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
@@ -19,7 +21,7 @@ import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
-import { describeSelection } from "./selection.js";
+import { describeSelection, type Selection } from "./selection.js";
 
 /** Lines an unreadable owner's reason may take in the browser. */
 const FAILURE_ROWS = 8;
@@ -34,13 +36,16 @@ export type Tab = "state" | "history";
 
 /** What the browser needs from its surroundings (tests pass their own). */
 export interface BrowserSource {
-	title: string;
+	/** This session's selection now: the title, and which owners are wanted. */
+	selection: () => Selection;
 	owners: () => OwnerView[];
 	now: () => Date;
 	/** Plan the undo of one transition, or say why not. */
 	plan: (id: string) => Result<UndoPlan>;
 	/** Commit a plan; returns what happened in words. */
 	undo: (plan: UndoPlan) => Promise<string>;
+	/** Make `next` this session's selection, as `/state <mode>` and `/state owners` do; returns what happened in words. */
+	choose: (next: Selection) => Promise<string>;
 }
 
 export class StateBrowser implements Component {
@@ -111,6 +116,8 @@ export class StateBrowser implements Component {
 		else if (data === "f") this.full = !this.full;
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
+		else if (data === "m") this.#choose(this.#nextMode());
+		else if (data === "w") this.#choose(this.#toggleWanted());
 		else return;
 		this.requestRender();
 	}
@@ -158,6 +165,41 @@ export class StateBrowser implements Component {
 		else set.add(key);
 	}
 
+	/** The mode after the present one, in `/state`'s order (active, passive, off, then active again). */
+	#nextMode(): Selection {
+		const sel = this.source.selection();
+		return { ...sel, mode: MODES[(MODES.indexOf(sel.mode) + 1) % MODES.length] as Selection["mode"] };
+	}
+
+	/** The wanted owners with the shown owner added or taken out; at least one stays. */
+	#toggleWanted(): Selection | string {
+		const sel = this.source.selection();
+		const owner = this.owner;
+		if (!sel.owners.includes(owner)) return { ...sel, owners: OWNERS.filter((o) => o === owner || sel.owners.includes(o)) };
+		if (sel.owners.length === 1) return `${owner} is the only wanted owner and stays; \`m\` turns State Flow off instead.`;
+		return { ...sel, owners: sel.owners.filter((o) => o !== owner) };
+	}
+
+	/** Apply a selection change (it touches no data, so nothing to confirm); a refusal is shown instead. */
+	#choose(next: Selection | string): void {
+		if (typeof next === "string") this.message = { text: next, level: "warning" };
+		else this.#run(this.source.choose(next), "no change", false);
+	}
+
+	/** Run a change of the source, show its words (or its failure's first line), then the owners as they are now. */
+	#run(change: Promise<string>, failed: string, listChanged: boolean): void {
+		this.busy = true;
+		change
+			.then((text) => (this.message = { text, level: "info" }))
+			.catch((e: unknown) => (this.message = { text: messageOf(e).split("\n")[0] ?? failed, level: "error" }))
+			.finally(() => {
+				this.busy = false;
+				this.#views = this.source.owners();
+				if (listChanged) this.cursor = 0;
+				this.requestRender();
+			});
+	}
+
 	#askUndo(): void {
 		const record = this.#records()[this.cursor];
 		if (!record) return;
@@ -174,18 +216,8 @@ export class StateBrowser implements Component {
 			this.requestRender();
 			return;
 		}
-		this.busy = true;
+		this.#run(this.source.undo(pending.plan), "undo failed", true);
 		this.requestRender();
-		this.source
-			.undo(pending.plan)
-			.then((text) => (this.message = { text, level: "info" }))
-			.catch((e: unknown) => (this.message = { text: messageOf(e).split("\n")[0] ?? "undo failed", level: "error" }))
-			.finally(() => {
-				this.busy = false;
-				this.#views = this.source.owners();
-				this.cursor = 0;
-				this.requestRender();
-			});
 	}
 
 	invalidate(): void {}
@@ -195,7 +227,7 @@ export class StateBrowser implements Component {
 		const fit = (line: string) => truncateToWidth(line, width);
 		const out: string[] = [];
 		const tabs = (["state", "history"] as const).map((x) => (x === this.tab ? t.fg("accent", t.bold(`[${x}]`)) : t.fg("muted", ` ${x} `))).join(" ");
-		out.push(fit(`${t.fg("accent", t.bold("State Flow"))} ${t.fg("muted", this.source.title)}  ${tabs}`));
+		out.push(fit(`${t.fg("accent", t.bold("State Flow"))} ${t.fg("muted", describeSelection(this.source.selection()))}  ${tabs}`));
 		out.push(
 			fit(
 				this.#views
@@ -220,7 +252,7 @@ export class StateBrowser implements Component {
 		else if (this.tab === "state") out.push(...this.#renderTree(width));
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
-		if (this.busy) out.push(fit(t.fg("warning", "undoing…")));
+		if (this.busy) out.push(fit(t.fg("warning", "working…")));
 		else if (this.confirm) {
 			const r = this.confirm.record;
 			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
@@ -233,8 +265,8 @@ export class StateBrowser implements Component {
 		const keys = this.detail
 			? ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"]
 			: this.tab === "state"
-				? ["↑↓ move", "enter open/close", "v view", "←→ owner", "tab history", "esc close"]
-				: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "tab state", "esc close"];
+				? ["↑↓ move", "enter open/close", "v view", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
+				: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
 		return fitList(keys, width).replace(/, /g, " · ");
 	}
 
@@ -315,8 +347,14 @@ export class StateBrowser implements Component {
 	}
 }
 
-/** The browser's data source over the live host: the owners as loaded when it opened, loaded again after each undo. */
-export async function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => Promise<string>): Promise<BrowserSource> {
+/** What the browser changes through the `/state` command's own code (undo, mode and owners). */
+export interface BrowserActions {
+	undo: (plan: UndoPlan) => Promise<string>;
+	choose: (next: Selection) => string;
+}
+
+/** The browser's data source over the live host: the owners as loaded when it opened, loaded again after each change. */
+export async function hostSource(host: StateFlowHost, actions: BrowserActions): Promise<BrowserSource> {
 	const load = async (): Promise<OwnerView[]> => {
 		const wanted = host.selection().owners;
 		const views: OwnerView[] = [];
@@ -324,18 +362,20 @@ export async function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => 
 		return views;
 	};
 	let views = await load();
+	const thenReload = async (change: () => Promise<string> | string): Promise<string> => {
+		try {
+			return await change();
+		} finally {
+			views = await load();
+		}
+	};
 	return {
-		title: describeSelection(host.selection()),
+		selection: () => host.selection(),
 		owners: () => views,
 		now: () => host.options.now(),
 		plan: (id) => selectedUndoPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), id),
-		undo: async (plan) => {
-			try {
-				return await undo(plan);
-			} finally {
-				views = await load();
-			}
-		},
+		undo: (plan) => thenReload(() => actions.undo(plan)),
+		choose: (next) => thenReload(() => actions.choose(next)),
 	};
 }
 
@@ -343,10 +383,10 @@ export async function hostSource(host: StateFlowHost, undo: (plan: UndoPlan) => 
  * Show the browser until the user closes it. False when there is no interactive UI (print and
  * JSON mode have no UI; RPC mode has dialogs but no custom components, so the factory never runs).
  */
-export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandContext, undo: (plan: UndoPlan) => Promise<string>): Promise<boolean> {
+export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandContext, actions: BrowserActions): Promise<boolean> {
 	if (!ctx.hasUI) return false;
 	let shown = false;
-	const source = await hostSource(host, undo);
+	const source = await hostSource(host, actions);
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		shown = true;
 		return new StateBrowser(

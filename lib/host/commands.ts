@@ -3,7 +3,8 @@
  * config defaults and the interactive browser. Arguments are validated before anything
  * changes; a bad argument gets the usage text. Multi-line output goes to the chat as a
  * State Flow message (`output.ts`), one-line confirmations are notices. No typed command asks
- * for confirmation, so they behave the same without a UI; only the browser's undo asks.
+ * for confirmation, so they behave the same without a UI; only the browser's undo asks. The
+ * browser changes mode and owners through the same function as the typed commands.
  */
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
@@ -17,7 +18,7 @@ import { describeHistory, describeState, describeStatus, undoByIdPlan, undoPlan 
 import { link, unlink } from "./link-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
-import { allOwnerSelections, describeSelection } from "./selection.js";
+import { allOwnerSelections, describeSelection, type Selection } from "./selection.js";
 
 export const USAGE = [
 	"Usage:",
@@ -110,19 +111,14 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 	}
 	if (isMode(verb)) {
 		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
-		host.choose({ mode: verb, owners: sel.owners });
-		host.applyActivation();
-		host.showStatus();
-		return host.say(`State Flow: ${describeSelection(host.selection())}${verb === "off" ? " (tools withdrawn; data untouched)" : ""}`, "info", ctx);
+		return host.say(chooseSelection(host, { mode: verb, owners: sel.owners }), "info", ctx);
 	}
 	switch (verb) {
 		case "owners": {
 			if (rest.length === 0) return usage("`owners` needs a list, e.g. `/state owners cwd,session`.");
 			const owners = tryOwners(rest.join(","), usage);
 			if (!owners) return;
-			host.choose({ mode: sel.mode, owners });
-			host.showStatus();
-			return host.say(`State Flow: ${describeSelection(host.selection())} (new tool grammar from the next prompt)`, "info", ctx);
+			return host.say(chooseSelection(host, { mode: sel.mode, owners }), "info", ctx);
 		}
 		case "show":
 		case "history":
@@ -141,7 +137,7 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 		}
 		case "browse":
 			if (rest.length > 0) return usage("`browse` takes no argument.");
-			if (await openBrowser(host, ctx, (plan) => commitUndo(host, plan, ctx))) return;
+			if (await openBrowser(host, ctx, { undo: (plan) => commitUndo(host, plan, ctx), choose: (next) => chooseSelection(host, next) })) return;
 			// No interactive UI (print, JSON or RPC mode): the same information as text.
 			return show(
 				"browse",
@@ -162,6 +158,21 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 		default:
 			return usage(`unknown subcommand \`${verb}\`.`);
 	}
+}
+
+/**
+ * Make `next` this session's selection (`/state <mode>`, `/state owners`, the browser's `m` and
+ * `w`): recorded in the session, the tools withdrawn or offered at once; returns the confirmation.
+ */
+export function chooseSelection(host: StateFlowHost, next: Selection): string {
+	const before = host.selection();
+	host.choose(next);
+	host.applyActivation();
+	host.showStatus();
+	const now = host.selection();
+	const note =
+		now.mode === "off" ? " (tools withdrawn; data untouched)" : now.owners.join() !== before.owners.join() ? " (new tool grammar from the next prompt)" : "";
+	return `State Flow: ${describeSelection(now)}${note}`;
 }
 
 function tryOwners(text: string, usage: (p: string) => void): Owner[] | undefined {

@@ -44,6 +44,11 @@ function mountingUi(mounted: { component?: Component; closed?: Promise<unknown> 
 	return new Proxy(ui, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
 }
 
+/** Until the browser has shown the outcome of a change it started (undo, mode, owners). */
+async function settled(component: Component): Promise<void> {
+	while (draw(component, 80).join("\n").includes("working…")) await new Promise((r) => setImmediate(r));
+}
+
 async function browsing(t: Parameters<typeof tempDir>[0]) {
 	const cwd = tempDir(t, "state-flow-cwd-");
 	const agentDir = tempDir(t, "state-flow-agent-");
@@ -233,12 +238,55 @@ describe("/state browse", () => {
 		b.keys("n");
 		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing changed/);
 		b.keys("u", "y");
-		while (draw(b.component, 80).join("\n").includes("undoing…")) await new Promise((r) => setImmediate(r));
+		await settled(b.component);
 		const text = draw(b.component, 80).join("\n");
 		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
 		assert.match(text, new RegExp(`› #3 03aa .* /state undo cwd,session ${ME} tactics\\.first`));
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		await b.close();
+	});
+
+	it("changes this session's mode with m and its wanted owners with w, as /state does", async (t) => {
+		const s = await browsing(t);
+		const ours = () => s.session.getActiveToolNames().filter((n) => n.endsWith("_state"));
+		const b = await s.open();
+		assert.match(draw(b.component, 80).join("\n"), /m mode/, "the keys are listed");
+		b.keys("m");
+		await settled(b.component);
+		let lines = draw(b.component, 80);
+		assert.match(lines[0] ?? "", /^State Flow passive cwd\+session/);
+		assert.match(lines.join("\n"), /State Flow: passive cwd\+session$/m);
+		assert.deepEqual(ours().sort(), ["patch_state", "read_state"], "passive keeps both tools");
+		b.keys("m");
+		await settled(b.component);
+		assert.match(draw(b.component, 80).join("\n"), /State Flow: off cwd\+session \(tools withdrawn; data untouched\)/);
+		assert.deepEqual(ours(), [], "off withdraws the tools at once");
+		b.keys("m");
+		await settled(b.component);
+		assert.match(draw(b.component, 80)[0] ?? "", /^State Flow active cwd\+session/);
+		assert.deepEqual(ours().sort(), ["patch_state", "read_state"]);
+		// Global is not wanted: w on it adds it (in owner order); on CWD takes CWD out.
+		b.keys("h", "w");
+		await settled(b.component);
+		lines = draw(b.component, 80);
+		assert.match(lines.join("\n"), /State Flow: active global\+cwd\+session \(new tool grammar from the next prompt\)/);
+		assert.doesNotMatch(lines[1] ?? "", /not wanted/, "every owner is wanted now");
+		b.keys("l", "w");
+		await settled(b.component);
+		lines = draw(b.component, 80);
+		assert.match(lines[1] ?? "", /\[cwd\] \d+ B \(not wanted\)/);
+		assert.match(lines[0] ?? "", /^State Flow active global\+session/);
+		// The last wanted owner stays: w on it is refused with what to do instead.
+		b.keys("h", "w");
+		await settled(b.component);
+		b.keys("l", "l", "w");
+		await settled(b.component);
+		assert.match(draw(b.component, 80).join("\n"), /session is the only wanted owner and stays; `m` turns State Flow off instead\./);
+		assert.match(draw(b.component, 80)[0] ?? "", /^State Flow active session/);
+		await b.close();
+		// Recorded in the session like the typed commands: `/state` reports the browser's choice as this session's.
+		await s.session.prompt("/state");
+		assert.match(s.outputs().at(-1)?.text ?? "", /^active session — flat interface, from this session/);
 	});
 
 	it("falls back to text when the UI has no custom components (RPC mode)", async (t) => {

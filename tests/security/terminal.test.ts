@@ -96,7 +96,14 @@ describe("terminal safety", () => {
 			history: owner === "cwd" ? ({ ok: true, value: s.cwd } as const) : ({ ok: false, why: `unreadable: ${PAYLOAD}` } as const),
 		}));
 		const b = new StateBrowser(
-			{ title: "t", owners: () => views, now: () => new Date("2026-12-01T00:00:01Z"), plan: () => ({ ok: false, why: PAYLOAD }), undo: async () => PAYLOAD },
+			{
+				selection: () => ({ mode: "active", owners: ["cwd"] }),
+				owners: () => views,
+				now: () => new Date("2026-12-01T00:00:01Z"),
+				plan: () => ({ ok: false, why: PAYLOAD }),
+				undo: async () => PAYLOAD,
+				choose: async () => PAYLOAD,
+			},
 			theme,
 			() => {},
 		);
@@ -123,6 +130,9 @@ describe("terminal safety", () => {
 		b.handleInput("v");
 		b.handleInput("u");
 		look("a refused undo");
+		b.handleInput("m");
+		await new Promise((r) => setImmediate(r));
+		look("a selection change's words");
 		b.handleInput("\x1b[C");
 		look("an unreadable owner");
 		assert.match(seen.join("\n"), /\\u001b\]52/, "the payload is shown, as escapes");
