@@ -11,7 +11,7 @@ import { printable } from "../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
 import { ROOTS, SECTIONS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
-import { clipText } from "./command-text.js";
+import { clipText, columns } from "./command-text.js";
 
 /** One owner as the browser sees it. */
 export interface OwnerView {
@@ -45,7 +45,7 @@ export function preview(v: Json, width = 48): string {
 	if (typeof v !== "string") return clipText(printable(JSON.stringify(v)), width);
 	const first = printable(v.split("\n")[0] ?? "");
 	// A clipped line already ends in "…"; a whole first line of a longer text gets one.
-	return first.length > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
+	return columns(first) > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
 }
 
 function children(v: Json): Array<[string, Json]> {

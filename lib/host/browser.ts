@@ -18,7 +18,7 @@ import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
 import { type Detail, diffLines, type OwnerView, pathKey, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
 import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
-import { changedKeys, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
+import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, type Selection } from "./selection.js";
@@ -327,7 +327,7 @@ export class StateBrowser implements Component {
 			const selected = start + i === this.cursor;
 			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
 			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
-			const room = Math.max(8, width - head.length - 1);
+			const room = Math.max(8, width - columns(head) - 1);
 			const line = `${head} ${t.fg("muted", fitList(changedKeys(r).map(printable), room))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});

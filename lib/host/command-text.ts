@@ -5,6 +5,7 @@
  * the stores (never creating files); an undo uses the stored `undo` patch of a transition so
  * the revert is exact.
  */
+import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
@@ -46,9 +47,23 @@ export function compactTime(iso: string, now: Date): string {
 	return `${t.getFullYear()}-${pad2(t.getMonth() + 1)}-${pad2(t.getDate())}`;
 }
 
-/** Cut text to `width` columns with an ellipsis. */
+/** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
+export const columns: (text: string) => number = visibleWidth;
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** Cut text to `width` columns with an ellipsis, between whole characters (never inside a pair or cluster). */
 export function clipText(text: string, width: number): string {
-	return text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`;
+	if (columns(text) <= width) return text;
+	let out = "";
+	let used = 0;
+	for (const { segment } of graphemes.segment(text)) {
+		const w = columns(segment);
+		if (used + w > width - 1) break;
+		out += segment;
+		used += w;
+	}
+	return `${out}…`;
 }
 
 /** Who made a transition, short: `model call_8xKz…`, `/state undo cwd`, `import x.json`. */
@@ -77,8 +92,8 @@ export function shortWho(w: Who, full = false): string {
 	if (full) return formatWho(w);
 	const host = w.host.split(".")[0] || w.host;
 	const room = WHO_WIDTH - 1;
-	const user = clipText(w.user, Math.max(room - host.length, Math.ceil(room / 2)));
-	return formatWho({ user, host: clipText(host, room - user.length) });
+	const user = clipText(w.user, Math.max(room - columns(host), Math.ceil(room / 2)));
+	return formatWho({ user, host: clipText(host, room - columns(user)) });
 }
 
 /** Who made a transition and, when recorded, as which teammate on which machine: `model call_8xKz… alice@laptop`. */
@@ -100,7 +115,7 @@ export function fitList(items: readonly string[], width: number): string {
 	const more = (n: number) => (n < items.length ? ` +${items.length - n}` : "");
 	for (let n = items.length; n > 0; n--) {
 		const text = items.slice(0, n).join(", ") + more(n);
-		if (text.length <= width) return text;
+		if (columns(text) <= width) return text;
 	}
 	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 }
@@ -133,7 +148,7 @@ export function wrapWords(text: string, width: number): string[] {
 	const lines: string[] = [];
 	let line = "";
 	for (const word of text.split(/\s+/).filter((w) => w !== "")) {
-		if (line !== "" && line.length + 1 + word.length > width) {
+		if (line !== "" && columns(line) + 1 + columns(word) > width) {
 			lines.push(line);
 			line = word;
 		} else line = line === "" ? word : `${line} ${word}`;
@@ -246,7 +261,7 @@ export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryF
 	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
 	const width = f.width ?? TEXT_WIDTH;
 	// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
-	return clipText(`${head} ${fitList(changedKeys(r), Math.max(8, width - head.length - 1))}`, width);
+	return clipText(`${head} ${fitList(changedKeys(r), Math.max(8, width - columns(head) - 1))}`, width);
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */

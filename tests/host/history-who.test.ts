@@ -1,12 +1,14 @@
 /**
  * Who in a history listing line (`/state history`): `alice@laptop` after the provenance within
  * 80 columns, the whole user and host with `--full`, nothing for records written before who was
- * recorded. Laws: a line never passes the width, and a model's change always shows who whole.
+ * recorded. Laws: a line never passes the width in terminal columns (wide CJK characters count
+ * two, emoji and combining marks are never cut apart), and a model's change always shows who whole.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
-import { TEXT_WIDTH, shortWho, transitionLine } from "../../lib/host/command-text.js";
+import { visibleWidth } from "@mariozechner/pi-tui";
+import { TEXT_WIDTH, clipText, shortWho, transitionLine } from "../../lib/host/command-text.js";
 import type { Provenance, TransitionRecord, Who } from "../../lib/core/types.js";
 import { whoAmI } from "../../lib/storage/who.js";
 
@@ -38,13 +40,27 @@ describe("who in /state history", () => {
 		assert.match(transitionLine(record(who), "3f2a", { now, full: true }), / continuous-integration@ip-10-0-3-17\.eu-west-1\.compute\.internal\n/);
 	});
 
+	it("counts a wide (CJK) name by the columns it takes and never cuts a character apart", () => {
+		const who = { user: "山田太郎", host: "開発用ノートパソコン.example.com" };
+		const line = transitionLine(record(who), "3f2a", { now, full: false });
+		assert.match(line, / model call_8xKzQ2… 山田太郎@開発用ノー… tactics\.a$/);
+		assert.equal(visibleWidth(shortWho(who)), 20);
+		assert.equal(clipText("👩‍💻👩‍💻👩‍💻", 5), "👩‍💻👩‍💻…", "a joined emoji stays whole");
+		assert.equal(clipText("e\u0301e\u0301e\u0301", 2), "e\u0301…", "a letter keeps its accent");
+	});
+
 	it("shows nothing for a record written before who was recorded", () => {
 		assert.equal(transitionLine(record(undefined), "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… tactics.a");
 	});
 
 	// Any names as a store may hold them: made storable the way `whoAmI` makes a configured user name.
 	const storable = (text: string) => whoAmI(text).user;
-	const anyWho = fc.tuple(fc.string({ maxLength: 300 }), fc.string({ maxLength: 300 })).map(([user, host]) => ({ user: storable(user), host: storable(host) }));
+	const text = (maxLength: number) =>
+		fc.string({
+			maxLength,
+			unit: fc.oneof(fc.constantFrom("山", "ノ", "👩‍💻", "e\u0301"), fc.constant("a"), fc.string({ unit: "grapheme", minLength: 1, maxLength: 1 })),
+		});
+	const anyWho = fc.tuple(text(60), text(60)).map(([user, host]) => ({ user: storable(user), host: storable(host) }));
 	const anyBy: fc.Arbitrary<Provenance> = fc.oneof(
 		fc.string({ maxLength: 80 }).map((command) => ({ kind: "command" as const, command })),
 		fc.string({ maxLength: 80 }).map((source) => ({ kind: "import" as const, source })),
@@ -58,7 +74,7 @@ describe("who in /state history", () => {
 		fc.assert(
 			fc.property(anyWho, anyBy, fc.integer({ min: 1, max: 10_000_000 }), anyKeys, (who, by, seq, keys) => {
 				const line = transitionLine(record(who, by, seq, keys), "3f2a1b2c", { now, full: false });
-				assert.ok(line.length <= TEXT_WIDTH, `${line} (${line.length})`);
+				assert.ok(visibleWidth(line) <= TEXT_WIDTH, `${line} (${visibleWidth(line)} columns)`);
 			}),
 		);
 	});
