@@ -383,10 +383,12 @@ export class FileOwnerStore implements OwnerStore {
 
 	/** The log's records after the checkpoint; the log must reach the checkpoint and continue without gaps. */
 	private afterCheckpoint(records: TransitionRecord[], cpSeq: number): TransitionRecord[] {
-		records.forEach((r, i) => {
-			if (i > 0 && r.seq !== records[i - 1]!.seq + 1)
-				damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${records[i - 1]!.seq + 1} was expected`);
-		});
+		let previous: TransitionRecord | undefined;
+		for (const r of records) {
+			if (previous !== undefined && r.seq !== previous.seq + 1)
+				damaged(this.logPath, `record \`${r.id}\` has seq ${r.seq} where ${previous.seq + 1} was expected`);
+			previous = r;
+		}
 		const last = records[records.length - 1];
 		if (last !== undefined && last.seq < cpSeq) {
 			damaged(
@@ -394,10 +396,11 @@ export class FileOwnerStore implements OwnerStore {
 				`its last record has seq ${last.seq}, behind checkpoint \`${this.checkpointPath}\` at seq ${cpSeq} (the checkpoint does not match the log)`,
 			);
 		}
-		if (records.length > 0 && records[0]!.seq > cpSeq + 1) {
+		const first = records[0];
+		if (first !== undefined && first.seq > cpSeq + 1) {
 			damaged(
 				this.logPath,
-				`its first record has seq ${records[0]!.seq} but checkpoint \`${this.checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`,
+				`its first record has seq ${first.seq} but checkpoint \`${this.checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`,
 			);
 		}
 		return records.filter((r) => r.seq > cpSeq);

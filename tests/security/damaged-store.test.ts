@@ -14,6 +14,7 @@ import fc from "fast-check";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { sumOf } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { flowDirs, userTexts, withFlow } from "../host/fixture.js";
@@ -81,7 +82,7 @@ const history = async (stores: Stores) => {
 describe("damaged stores: truncation", () => {
 	it("a live process refuses a log cut at any offset of its last two records (shorter than it read)", async (t) => {
 		const s = await seeded(t);
-		const from = s.starts[s.starts.length - 2]!;
+		const from = at(s.starts, -2);
 		for (let cut = from; cut < s.bytes.length; cut += 7) {
 			const stores = open(s);
 			await stores.load("cwd");
@@ -94,8 +95,8 @@ describe("damaged stores: truncation", () => {
 	it("a fresh process (the CLI) refuses a log cut inside a record, and doctor calls it damaged without cutting it", async (t) => {
 		const s = await seeded(t);
 		const env = { PI_CODING_AGENT_DIR: s.agent };
-		const last = s.starts[s.starts.length - 1]!;
-		const before = s.starts[s.starts.length - 2]!;
+		const last = at(s.starts, -1);
+		const before = at(s.starts, -2);
 		// Offsets inside the last two records (a cut exactly at a line end leaves whole records only: see docs/security.md).
 		for (const cut of [before + 1, before + 40, last - 2, last + 1, last + 60, s.bytes.length - 3, s.bytes.length - 2]) {
 			writeFileSync(s.log, s.bytes.subarray(0, cut));
@@ -123,7 +124,7 @@ describe("damaged stores: truncation", () => {
 
 	it("doctor --cut-torn cuts only the bytes after the last complete record, when asked", async (t) => {
 		const s = await seeded(t);
-		const last = s.starts[s.starts.length - 1]!;
+		const last = at(s.starts, -1);
 		writeFileSync(s.log, s.bytes.subarray(0, last + 30));
 		const r = runCli(["doctor", "--cut-torn", "cwd"], { cwd: s.proj, env: { PI_CODING_AGENT_DIR: s.agent } });
 		assert.equal(r.code, 0, r.stdout + r.stderr);
@@ -139,9 +140,9 @@ describe("damaged stores: bytes changed in place", () => {
 		const live = open(s);
 		await live.load("cwd");
 		await fc.assert(
-			fc.asyncProperty(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (at, delta) => {
+			fc.asyncProperty(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (offset, delta) => {
 				const changed = Buffer.from(s.bytes);
-				changed[at] = (changed[at]! + delta) & 0xff;
+				changed[offset] = (at(changed, offset) + delta) & 0xff;
 				writeFileSync(s.log, changed);
 				try {
 					for (const stores of [open(s), live]) {
@@ -151,7 +152,7 @@ describe("damaged stores: bytes changed in place", () => {
 						} catch (e) {
 							isDamage(s.log)(e);
 						}
-						if (seen !== undefined) assert.deepEqual(seen, original, `byte ${at} changed by ${delta}: not detected and not harmless`);
+						if (seen !== undefined) assert.deepEqual(seen, original, `byte ${offset} changed by ${delta}: not detected and not harmless`);
 					}
 				} finally {
 					writeFileSync(s.log, s.bytes);
@@ -168,13 +169,13 @@ describe("damaged stores: bytes changed in place", () => {
 		const original = runCli(["show", "cwd"], { cwd: s.proj, env });
 		assert.equal(original.code, 0, original.stderr);
 		fc.assert(
-			fc.property(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), (at, delta) => {
+			fc.property(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), (offset, delta) => {
 				const changed = Buffer.from(s.bytes);
-				changed[at] = (changed[at]! + delta) & 0xff;
+				changed[offset] = (at(changed, offset) + delta) & 0xff;
 				writeFileSync(s.log, changed);
 				try {
 					const r = runCli(["show", "cwd"], { cwd: s.proj, env });
-					if (r.code === 0) assert.equal(r.stdout, original.stdout, `byte ${at} changed by ${delta}: not detected and not harmless`);
+					if (r.code === 0) assert.equal(r.stdout, original.stdout, `byte ${offset} changed by ${delta}: not detected and not harmless`);
 					else {
 						assert.equal(r.code, 1, r.stderr);
 						assert.ok(r.stderr.includes(s.log) && r.stderr.includes("state-flow doctor"), r.stderr);
@@ -204,9 +205,9 @@ describe("damaged stores: bytes changed in place", () => {
 		const s = await seeded(t);
 		const stores = open(s);
 		await stores.load("cwd");
-		const lastStart = s.starts[s.starts.length - 1]!;
+		const lastStart = at(s.starts, -1);
 		const changed = Buffer.from(s.bytes);
-		changed[lastStart + 10] = changed[lastStart + 10]! ^ 0x01;
+		changed[lastStart + 10] = at(changed, lastStart + 10) ^ 0x01;
 		writeFileSync(s.log, changed);
 		// A record appended after it by a writer that did not check.
 		writeFileSync(s.log, Buffer.concat([changed, Buffer.from("\n")]));
@@ -255,7 +256,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 		it(`a hand-edited record with ${what} (integrity check recomputed) is refused by its schema, not loaded as nonsense`, async (t) => {
 			const s = await seeded(t, 2);
 			const lines = readFileSync(s.log, "utf8").split("\n");
-			const { sum: _sum, ...rec } = JSON.parse(lines[1]!) as Record<string, unknown>;
+			const { sum: _sum, ...rec } = JSON.parse(at(lines, 1)) as Record<string, unknown>;
 			const edited = edit(rec);
 			lines[1] = JSON.stringify({ ...edited, sum: sumOf(edited) });
 			writeFileSync(s.log, lines.join("\n"));
@@ -268,7 +269,7 @@ describe("damaged stores: doctor", () => {
 	it("never reports a damaged store healthy; --move-aside keeps it, named, and the owner starts afresh", async (t) => {
 		const s = await seeded(t);
 		const changed = Buffer.from(s.bytes);
-		changed[s.starts[2]! + 5] = 0x21;
+		changed[at(s.starts, 2) + 5] = 0x21;
 		writeFileSync(s.log, changed);
 		const env = { PI_CODING_AGENT_DIR: s.agent };
 		const root = dirname(s.log);
@@ -349,7 +350,7 @@ describe("stores written by 0.1.0", () => {
 		assert.equal(fresh.seq, 4);
 		assert.deepEqual(
 			fresh.tail.map((r) => r.id),
-			["old-1", "old-2", "old-3", lines[3]!.id],
+			["old-1", "old-2", "old-3", at(lines, 3).id],
 		);
 	});
 });

@@ -13,6 +13,7 @@ import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { startFlow } from "../host/fixture.js";
@@ -241,7 +242,7 @@ describe("hostile repository through the CLI", () => {
 				assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
 				assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
 			}
-			const doctor = runs[2]!;
+			const doctor = at(runs, 2);
 			assert.equal(doctor.code, 1, `doctor must not call this healthy:\n${doctor.stdout}`);
 			assert.ok(doctor.stdout.includes(join(w.proj, ".pi")), doctor.stdout);
 		});

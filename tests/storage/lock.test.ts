@@ -179,7 +179,14 @@ describe("odd lock paths", () => {
 	for (const [what, make, pattern] of [
 		["a folder", (p: string) => mkdirSync(p), /is a folder[\s\S]*rm -r/],
 		["a dangling link", (p: string) => symlinkSync(join(p, "..", "nowhere"), p), /is a symbolic link[\s\S]*rm '/],
-		["a link to a file", (p: string) => (writeFileSync(`${p}.target`, "x"), symlinkSync(`${p}.target`, p)), /is a symbolic link/],
+		[
+			"a link to a file",
+			(p: string) => {
+				writeFileSync(`${p}.target`, "x");
+				symlinkSync(`${p}.target`, p);
+			},
+			/is a symbolic link/,
+		],
 	] as const) {
 		it(`a lock path that is ${what} is refused at once with what it is and how to clear it, never waited on`, async (t) => {
 			const path = join(tempDir(t), "lock");
