@@ -5,7 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
-import { dirname, isAbsolute, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
 import {
@@ -127,12 +127,21 @@ export function readIfFile(abs: string, opts: { followLink?: boolean; maxBytes?:
 	}
 }
 
-/** One planned file effect of a commit; `root` is the owner's folder the file must stay in (checked again when it runs). */
-export type FileOp = { op: "write"; abs: string; root: string; bytes: Buffer } | { op: "delete"; abs: string; root: string; removeEmptyDir: boolean };
+/**
+ * One planned file effect of a commit; `root` is the owner's folder the file must stay in
+ * (checked again when it runs). A write's `mode` defaults to a plain shared file; a delete
+ * removes the folders it leaves empty, from the file's own up to `emptyDirsUpTo`.
+ */
+export type FileOp =
+	| { op: "write"; abs: string; root: string; bytes: Buffer; mode?: number }
+	| { op: "delete"; abs: string; root: string; emptyDirsUpTo: string };
+
+/** Mode of a copied file whose source anyone may execute (a Skill's scripts keep working). */
+export const EXEC_FILE_MODE = 0o755;
 
 /** Write a Skill file through the one atomic-write primitive, so pi never discovers a half-written Skill. */
-function writeSkill(abs: string, bytes: Buffer): void {
-	atomicWrite(abs, bytes, { mode: SHARED_FILE_MODE });
+function writeSkill(abs: string, bytes: Buffer, mode = SHARED_FILE_MODE): void {
+	atomicWrite(abs, bytes, { mode });
 }
 
 /**
@@ -164,18 +173,19 @@ export function runFileOps(ops: readonly FileOp[]): () => void {
 			const st = lstatOrUndefined(op.abs);
 			if (st !== undefined && !st.isFile()) unsafePath(op.abs, kindOf(st), "a regular file");
 			const previous = st?.isFile() ? readIfFile(op.abs) : undefined;
+			const previousMode = st === undefined ? undefined : st.mode & 0o777;
 			if (op.op === "write") {
 				const made = ensureDirIn(dirname(op.abs), root, "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
 				if (made !== undefined) undos.push(() => removeEmptyDirs(dirname(op.abs), made));
-				writeSkill(op.abs, op.bytes);
-				undos.push(() => (previous === undefined ? removeFile(op.abs) : writeSkill(op.abs, previous)));
+				writeSkill(op.abs, op.bytes, op.mode);
+				undos.push(() => (previous === undefined ? removeFile(op.abs) : writeSkill(op.abs, previous, previousMode)));
 			} else if (previous !== undefined) {
 				removeFile(op.abs);
 				undos.push(() => {
 					ensureDirIn(dirname(op.abs), root, "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
-					writeSkill(op.abs, previous);
+					writeSkill(op.abs, previous, previousMode);
 				});
-				if (op.removeEmptyDir) removeEmptyDirs(dirname(op.abs), dirname(op.abs));
+				removeEmptyDirs(dirname(op.abs), op.emptyDirsUpTo);
 			}
 		}
 	} catch (e) {
@@ -210,11 +220,11 @@ export function readCompiled(abs: string, root: string): Buffer | undefined {
  * (the checks the commit's file effects use), and removed again when the write fails. False
  * when something was already there.
  */
-export function writeCompiledIfMissing(abs: string, root: string, bytes: Buffer): boolean {
+export function writeCompiledIfMissing(abs: string, root: string, bytes: Buffer, mode = SHARED_FILE_MODE): boolean {
 	const dir = dirname(abs);
 	const made = ensureDirIn(dir, realOrSelf(root), "The Skill folder", SHARED_DIR_MODE, SHARED_DIR_MODE);
 	try {
-		return createOnce(abs, bytes, SHARED_FILE_MODE);
+		return createOnce(abs, bytes, mode);
 	} catch (e) {
 		if (made !== undefined) {
 			try {
@@ -225,4 +235,93 @@ export function writeCompiledIfMissing(abs: string, root: string, bytes: Buffer)
 		}
 		throw e;
 	}
+}
+
+/**
+ * The hash of a compiled file as it is now: undefined when nothing is there, "other" when what
+ * is there is not a regular file State Flow could have written (a link, a folder, a FIFO). Its
+ * folder must lead inside `root`. Read once per stat fingerprint in this process, so the checks
+ * behind every tool call do not hash a Skill's files again while they stay the same.
+ */
+export function compiledHashNow(abs: string, root: string): string | undefined {
+	checkContained(dirname(abs), realOrSelf(root), "The Skill folder");
+	const st = lstatOrUndefined(abs);
+	if (st === undefined) return undefined;
+	return (st.isFile() ? contentHashOf(abs, { size: st.size, mtimeMs: st.mtimeMs }) : undefined) ?? "other";
+}
+
+/** A file of a Skill's folder besides its `SKILL.md`, as read from the source. */
+export interface FolderFile {
+	/** Path inside the folder, `/`-separated. */
+	rel: string;
+	bytes: Buffer;
+	executable: boolean;
+}
+
+/** How much of a Skill's folder an acquisition copies at most. */
+export interface FolderLimits {
+	files: number;
+	bytes: number;
+	depth: number;
+}
+
+/** Names never copied from a Skill's folder: hidden entries (`.git`, editor files) and installed packages. */
+export function isLeftOut(name: string): boolean {
+	return name.startsWith(".") || name === "node_modules";
+}
+
+/**
+ * The files a Skill's folder holds besides its top `SKILL.md` (scripts/, references/, assets/),
+ * in name order, read without following links: regular files only. Hidden entries and
+ * `node_modules` are left out; links, FIFOs, devices, folders deeper than the limit and files
+ * reached through a swapped-in link are named in `skipped`, never read. `excess` says which limit
+ * the folder passes (then `files` is incomplete and must not be used).
+ */
+export function skillFolderFiles(dir: string, limits: FolderLimits): { files: FolderFile[]; skipped: string[]; excess?: string } {
+	const top = realOrSelf(dir);
+	const files: FolderFile[] = [];
+	const skipped: string[] = [];
+	let bytes = 0;
+	const walk = (abs: string, rel: string[], depth: number): string | undefined => {
+		let names: string[];
+		try {
+			names = readdirSync(abs).sort();
+		} catch {
+			skipped.push(`${rel.join("/") || "."} (a folder that cannot be listed)`);
+			return undefined;
+		}
+		for (const name of names) {
+			if (isLeftOut(name) || (depth === 0 && name === "SKILL.md")) continue;
+			const path = join(abs, name);
+			const at = [...rel, name];
+			const shown = at.join("/");
+			const st = lstatOrUndefined(path);
+			if (st === undefined) continue; // removed meanwhile
+			if (st.isDirectory()) {
+				if (depth + 1 >= limits.depth) skipped.push(`${shown}/ (nested deeper than ${limits.depth} levels)`);
+				else {
+					const over = walk(path, at, depth + 1);
+					if (over !== undefined) return over;
+				}
+				continue;
+			}
+			if (!st.isFile()) {
+				skipped.push(`${shown} (${kindOf(st)})`);
+				continue;
+			}
+			if (files.length >= limits.files) return `more than ${limits.files} files`;
+			if (bytes + st.size > limits.bytes) return `more than ${limits.bytes / (1024 * 1024)} MiB`;
+			// Its folder may have been swapped for a link since the listing: never read through one.
+			const read = inside(realOrSelf(abs), top) ? readIfFile(path, { followLink: false, maxBytes: limits.bytes - bytes }) : undefined;
+			if (read === undefined) {
+				skipped.push(`${shown} (changed while it was read)`);
+				continue;
+			}
+			bytes += read.length;
+			files.push({ rel: shown, bytes: read, executable: (st.mode & 0o111) !== 0 });
+		}
+		return undefined;
+	};
+	const excess = walk(dir, [], 0);
+	return excess === undefined ? { files, skipped } : { files, skipped, excess };
 }

@@ -4,8 +4,8 @@
  * (fingerprints, hashes, where a Skill compiled to) and returns the file effects to run
  * with the commit. It has no side effects itself: a refusal leaves every byte unchanged.
  */
-import { existsSync } from "node:fs";
-import { basename, dirname, relative, resolve, sep } from "node:path";
+import { existsSync, statSync } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
@@ -13,7 +13,9 @@ import { applyMergePatch, mergeDiff } from "../core/merge.js";
 import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
+	EXEC_FILE_MODE,
 	type FileOp,
+	compiledHashNow,
 	contentHashOf,
 	fingerprintOf,
 	ownerRoot,
@@ -21,8 +23,10 @@ import {
 	readIfFile,
 	realOrSelf,
 	resolveArtifactKey,
+	isLeftOut,
 	runFileOps,
 	sha256,
+	skillFolderFiles,
 } from "./artifact-files.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
 
@@ -65,6 +69,54 @@ export interface Compiled {
 	hash: string;
 	/** The owner's folder the compiled file must stay in. */
 	root: string;
+	/** The Skill's own folder (`…/skills/<name>`): removing its last file removes it. */
+	folder: string;
+}
+
+/** A file copied beside an acquired Skill's `SKILL.md` (`compiledFiles`): its place in the Skill's folder and mode. */
+export interface CompiledFile extends Compiled {
+	/** `/`-separated path inside the Skill's folder. */
+	rel: string;
+	executable: boolean;
+}
+
+/** At most this much of a Skill's folder is copied besides `SKILL.md`; a larger folder is refused. */
+export const SKILL_FOLDER_LIMITS = { files: 64, bytes: 4 * 1024 * 1024, depth: 8 } as const;
+
+/** A path `compiledFiles` may name: relative, `/`-separated, inside the folder, nothing an acquisition never copies. */
+function isFolderPath(rel: string): boolean {
+	const parts = rel.split("/");
+	return (
+		rel.length <= 1024 &&
+		parts.length <= SKILL_FOLDER_LIMITS.depth &&
+		rel !== "SKILL.md" &&
+		parts.every((p) => p !== "" && p !== ".." && !p.includes("\\") && !p.includes("\0") && !isLeftOut(p))
+	);
+}
+
+/**
+ * The files an acquired Skill's compiled copy holds besides `SKILL.md`, from `compiledFiles`.
+ * Only well-formed paths inside the compiled Skill's own folder count: a forged entry can never
+ * aim a write or a deletion elsewhere.
+ */
+export function compiledFilesOf(owner: Owner, value: Json | undefined, roots: ArtifactRoots): CompiledFile[] {
+	const c = compiledOf(owner, value, roots);
+	const files = isObj(value) ? own(value, "compiledFiles") : undefined;
+	if (c === undefined || !isObj(files)) return [];
+	const out: CompiledFile[] = [];
+	for (const rel of Object.keys(files)) {
+		const f = files[rel];
+		const hash = isObj(f) ? own(f, "hash") : undefined;
+		if (typeof hash !== "string" || !isFolderPath(rel)) continue;
+		out.push({ rel, abs: join(c.folder, ...rel.split("/")), hash, root: c.root, folder: c.folder, executable: isObj(f) && own(f, "executable") === true });
+	}
+	return out;
+}
+
+/** Every file a compiled artifact owns: the files beside it first, then its `SKILL.md` (the order removal needs). */
+function ownedFiles(owner: Owner, value: Json | undefined, roots: ArtifactRoots): Compiled[] {
+	const c = compiledOf(owner, value, roots);
+	return c === undefined ? [] : [...compiledFilesOf(owner, value, roots), c];
 }
 
 /** Where a compiled Skill artifact's file is and the hash State Flow wrote there; undefined for anything else. */
@@ -76,7 +128,8 @@ export function compiledOf(owner: Owner, value: Json | undefined, roots: Artifac
 	// Recompute the place from the owner's Skill folder: a forged `compiledTo` can never point elsewhere.
 	const m = /^(?:\.pi\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
 	if (!m || to !== skillKey(owner, m[1] as string)) return undefined;
-	return { abs: resolve(ownerRoot(owner, roots), to), hash, root: ownerRoot(owner, roots) };
+	const abs = resolve(ownerRoot(owner, roots), to);
+	return { abs, hash, root: ownerRoot(owner, roots), folder: dirname(abs) };
 }
 
 /** Per-commit planning context: the file operations and the Skill targets already claimed. */
@@ -117,9 +170,8 @@ export function createArtifactCompiler(
 			for (const key of Object.keys(ap)) {
 				const pv = ap[key] as Json;
 				const cur = own(current, key);
-				const oldCompiled = compiledOf(owner, cur, roots);
 				if (pv === null) {
-					const deleted = oldCompiled !== undefined && removeCompiled(oldCompiled, plan);
+					const deleted = removeOwned(ownedFiles(owner, cur, roots), plan);
 					setOwn(rewritten, key, null);
 					if (cur !== undefined) plan.report.push({ owner, key, action: deleted ? "removed with its compiled Skill" : "removed" });
 					continue;
@@ -127,8 +179,14 @@ export function createArtifactCompiler(
 				const merged = applyMergePatch(cur, pv);
 				const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
 				const desired = compileEntry({ owner, key, field, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
-				const newCompiled = compiledOf(owner, desired, roots);
-				if (oldCompiled && oldCompiled.abs !== newCompiled?.abs && oldCompiled.abs !== resolve(ownerRoot(owner, roots), key)) removeCompiled(oldCompiled, plan);
+				// Files the old value owned and the new one does not (a renamed Skill, a file gone from an
+				// acquired Skill's folder) are deleted while still State Flow's; a key naming its own compiled
+				// file (turned into a file artifact) keeps it.
+				const kept = new Set([...ownedFiles(owner, desired, roots).map((f) => f.abs), resolve(ownerRoot(owner, roots), key)]);
+				removeOwned(
+					ownedFiles(owner, cur, roots).filter((f) => !kept.has(f.abs)),
+					plan,
+				);
 				const entry: JsonObject = { owner, key, action: actionOf(owner, desired) };
 				if (typeof desired.compiledTo === "string") entry.compiledTo = desired.compiledTo;
 				plan.report.push(entry);
@@ -155,18 +213,24 @@ export function createArtifactCompiler(
 	};
 }
 
-/** Plan deleting a compiled Skill; true when it will be deleted. */
-function removeCompiled(c: Compiled, plan: Plan): boolean {
-	// A Skill folder leading outside, or a link, folder or FIFO where the Skill was written, is refused: never followed or read.
-	const bytes = readCompiled(c.abs, c.root);
-	if (bytes === undefined) return false;
-	// Only delete what State Flow wrote: an edited or foreign file stays.
-	if (sha256(bytes) === c.hash) {
-		plan.ops.push({ op: "delete", abs: c.abs, root: c.root, removeEmptyDir: true });
-		return true;
+/**
+ * Plan deleting files a compiled artifact owns, each with the folders it leaves empty up to its
+ * Skill's folder; true when the last one (a `SKILL.md`, see `ownedFiles`) will be deleted.
+ */
+function removeOwned(files: readonly Compiled[], plan: Plan): boolean {
+	let deleted = false;
+	for (const c of files) {
+		// A Skill folder leading outside, or a link, folder or FIFO where the file was written, is refused: never followed or read.
+		const bytes = readCompiled(c.abs, c.root);
+		deleted = false;
+		if (bytes === undefined) continue;
+		// Only delete what State Flow wrote: an edited or foreign file stays.
+		if (sha256(bytes) === c.hash) {
+			plan.ops.push({ op: "delete", abs: c.abs, root: c.root, emptyDirsUpTo: c.folder });
+			deleted = true;
+		} else plan.notes.push(`Left ${c.abs} in place: it changed after State Flow compiled it.`);
 	}
-	plan.notes.push(`Left ${c.abs} in place: it changed after State Flow compiled it.`);
-	return false;
+	return deleted;
 }
 
 /** One artifact being compiled: where it lives, how errors name it, and the commit's context. */
@@ -268,25 +332,55 @@ function compileAcquired(e: Entry, abs: string, value: JsonObject): JsonObject {
 	if (existing !== undefined && existing.equals(source) && !ownsFile(e, target, existing)) return value;
 	claimTarget(e, target, source);
 	value.compiledHash = sha256(source);
+	copyFolder(e, abs, target, value);
 	return value;
 }
 
-/** True when this key's earlier version compiled exactly these bytes to `target`. */
-function ownsFile(e: Entry, target: string, bytes: Buffer): boolean {
-	const c = compiledOf(e.owner, own(e.current, e.key), e.roots);
-	return c !== undefined && c.abs === target && c.hash === sha256(bytes);
+/**
+ * Copy what an acquired Skill's folder holds besides `SKILL.md` (scripts/, references/, assets/)
+ * into the copy's folder, executable files staying executable, each recorded in `compiledFiles`
+ * with its hash. What is not a regular file is not copied, and the result says so.
+ */
+function copyFolder(e: Entry, source: string, target: string, value: JsonObject): void {
+	const folder = skillFolderFiles(dirname(source), SKILL_FOLDER_LIMITS);
+	if (folder.excess !== undefined)
+		fail(
+			"artifact",
+			`${e.field}: the Skill's folder holds ${folder.excess} besides SKILL.md; acquiring copies the whole folder (at most ${SKILL_FOLDER_LIMITS.files} files, 4 MiB). Slim the folder, then patch again.`,
+			e.path,
+		);
+	const files: JsonObject = {};
+	const skipped = [...folder.skipped];
+	for (const f of folder.files) {
+		if (!isFolderPath(f.rel)) {
+			skipped.push(`${f.rel} (a name State Flow does not copy)`);
+			continue;
+		}
+		claimTarget(e, join(dirname(target), ...f.rel.split("/")), f.bytes, f.executable);
+		setOwn(files, f.rel, f.executable ? { hash: sha256(f.bytes), executable: true } : { hash: sha256(f.bytes) });
+	}
+	if (Object.keys(files).length > 0) value.compiledFiles = files;
+	if (skipped.length > 0) e.plan.notes.push(`${e.field}: not copied from the Skill's folder (regular files only): ${skipped.join(", ")}.`);
 }
 
-/** Plan writing `bytes` to `target`, refusing a path another artifact or a foreign file holds. */
-function claimTarget(e: Entry, target: string, bytes: Buffer): void {
+/** True when this key's earlier version wrote exactly these bytes to `target` (its `SKILL.md` or a file beside it). */
+function ownsFile(e: Entry, target: string, bytes: Buffer): boolean {
+	const hash = sha256(bytes);
+	return ownedFiles(e.owner, own(e.current, e.key), e.roots).some((c) => c.abs === target && c.hash === hash);
+}
+
+/**
+ * Plan writing `bytes` to `target` (`executable` for a copied script), refusing a path another
+ * artifact or a foreign file holds.
+ */
+function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boolean): void {
 	const { field, path } = e;
 	const rel = relative(ownerRoot(e.owner, e.roots), target);
 	const prior = e.plan.claimed.get(target);
 	if (prior !== undefined) fail("artifact", `${field} and artifacts[${JSON.stringify(prior)}] both compile to \`${rel}\`; give one Skill another name.`, path);
 	for (const k of Object.keys(e.current)) {
 		if (k === e.key) continue;
-		const c = compiledOf(e.owner, e.current[k], e.roots);
-		if (c?.abs === target)
+		if (ownedFiles(e.owner, e.current[k], e.roots).some((c) => c.abs === target))
 			fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
 	}
 	const existing = readIfFile(target);
@@ -294,12 +388,17 @@ function claimTarget(e: Entry, target: string, bytes: Buffer): void {
 	if (existing !== undefined && !existing.equals(bytes) && !ownsFile(e, target, existing))
 		fail(
 			"artifact",
-			`${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(rel.split(sep).join("/"))}] = {"kind":"skill"}, or move it away first.`,
+			executable === undefined
+				? `${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(rel.split(sep).join("/"))}] = {"kind":"skill"}, or move it away first.`
+				: `${field}: \`${rel}\` (a file of the Skill's folder) already exists and State Flow did not write it (or it was edited since); move it away first.`,
 			path,
 		);
 	if (existsSync(target) && existing === undefined) fail("artifact", `${field}: \`${rel}\` exists and is not a file; move it away first.`, path);
 	e.plan.claimed.set(target, e.key);
-	if (existing === undefined || !existing.equals(bytes)) e.plan.ops.push({ op: "write", abs: target, root: ownerRoot(e.owner, e.roots), bytes });
+	// Same bytes under another executable bit (the source was made executable since) are written again.
+	const modeMoved = executable !== undefined && existing !== undefined && ((statSync(target).mode & 0o111) !== 0) !== executable;
+	if (existing === undefined || !existing.equals(bytes) || modeMoved)
+		e.plan.ops.push({ op: "write", abs: target, root: ownerRoot(e.owner, e.roots), bytes, ...(executable ? { mode: EXEC_FILE_MODE } : {}) });
 }
 
 /** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */
@@ -351,6 +450,16 @@ function compiledNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): st
 		}
 		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; patch the same artifact again to recompile it`;
 		if (sha256(bytes) !== compiled.hash) return editedNote(value);
+		for (const f of compiledFilesOf(owner, value, roots)) {
+			let now: string | undefined;
+			try {
+				now = compiledHashNow(f.abs, f.root);
+			} catch (e) {
+				return `compiled Skill ${String(value.compiledTo)}: ${f.rel} cannot be checked: ${messageOf(e)}`;
+			}
+			if (now === undefined) return `compiled Skill ${String(value.compiledTo)} is missing its ${f.rel}; patch the same artifact again to recompile it`;
+			if (now !== f.hash) return `compiled Skill ${String(value.compiledTo)}: ${f.rel} was edited outside State Flow`;
+		}
 	}
 	return undefined;
 }

@@ -12,8 +12,19 @@
 import { messageOf } from "../core/errors.js";
 import { getOwn, isPlainObject } from "../core/json.js";
 import type { Json, JsonObject, OwnerHistory, SharedOwner, StaleArtifact } from "../core/types.js";
-import { type ArtifactRoots, readCompiled, readIfFile, resolveArtifactKey, sha256, writeCompiledIfMissing } from "./artifact-files.js";
-import { type Compiled, compiledOf, editedNote } from "./artifacts.js";
+import { dirname, join } from "node:path";
+import {
+	type ArtifactRoots,
+	EXEC_FILE_MODE,
+	inside,
+	readCompiled,
+	readIfFile,
+	realOrSelf,
+	resolveArtifactKey,
+	sha256,
+	writeCompiledIfMissing,
+} from "./artifact-files.js";
+import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf, editedNote } from "./artifacts.js";
 import { renderSkill } from "./skill-format.js";
 
 /** What one compiled Skill artifact looks like in this checkout after materialising it. */
@@ -44,20 +55,48 @@ export function materialiseCompiled(owner: SharedOwner, key: string, value: Json
 	const c = compiledOf(owner, value, roots);
 	if (c === undefined || !isPlainObject(value)) return undefined;
 	try {
-		for (let attempt = 0; attempt < 2; attempt++) {
-			const found = readCompiled(c.abs, c.root);
-			if (found !== undefined) return sha256(found) === c.hash ? { status: "present", abs: c.abs } : { status: "problem", note: editedNote(value) };
-			const bytes = expectedBytes(owner, key, value, roots, c);
-			if (typeof bytes === "string") return { status: "problem", note: bytes };
-			// The place passes the territory checks of any key first (a Skill folder linked elsewhere is refused).
-			resolveArtifactKey(owner, String(getOwn(value, "compiledTo")), roots);
-			// Another process may write it first: then judge what it wrote, like any file found there.
-			if (writeCompiledIfMissing(c.abs, c.root, bytes)) return { status: "written", abs: c.abs };
+		const skill = materialiseSkill(owner, key, value, roots, c);
+		if (skill.status === "problem") return skill;
+		// The files beside an acquired Skill's copy, from the same source folder, each under its recorded hash.
+		for (const f of compiledFilesOf(owner, value, roots)) {
+			const note = materialiseFile(owner, key, value, roots, f);
+			if (note !== undefined) return { status: "problem", note };
 		}
-		return { status: "problem", note: editedNote(value) };
+		return skill;
 	} catch (e) {
 		return { status: "problem", note: `compiled Skill ${String(getOwn(value, "compiledTo"))} was not written: ${messageOf(e)}` };
 	}
+}
+
+function materialiseSkill(owner: SharedOwner, key: string, value: JsonObject, roots: ArtifactRoots, c: Compiled): Materialised {
+	for (let attempt = 0; attempt < 2; attempt++) {
+		const found = readCompiled(c.abs, c.root);
+		if (found !== undefined) return sha256(found) === c.hash ? { status: "present", abs: c.abs } : { status: "problem", note: editedNote(value) };
+		const bytes = expectedBytes(owner, key, value, roots, c);
+		if (typeof bytes === "string") return { status: "problem", note: bytes };
+		// The place passes the territory checks of any key first (a Skill folder linked elsewhere is refused).
+		resolveArtifactKey(owner, String(getOwn(value, "compiledTo")), roots);
+		// Another process may write it first: then judge what it wrote, like any file found there.
+		if (writeCompiledIfMissing(c.abs, c.root, bytes)) return { status: "written", abs: c.abs };
+	}
+	return { status: "problem", note: editedNote(value) };
+}
+
+/** Make one file beside an acquired Skill's copy present; a note when it cannot be had with its recorded hash. */
+function materialiseFile(owner: SharedOwner, key: string, value: JsonObject, roots: ArtifactRoots, f: CompiledFile): string | undefined {
+	const skill = String(getOwn(value, "compiledTo"));
+	for (let attempt = 0; attempt < 2; attempt++) {
+		const found = readCompiled(f.abs, f.root);
+		if (found !== undefined) return sha256(found) === f.hash ? undefined : `compiled Skill ${skill}: ${f.rel} was edited outside State Flow`;
+		const folder = dirname(resolveArtifactKey(owner, key, roots));
+		const source = join(folder, ...f.rel.split("/"));
+		// Never through a link swapped into the source folder: its file must lie inside that folder.
+		const bytes = inside(realOrSelf(dirname(source)), realOrSelf(folder)) ? readIfFile(source, { followLink: false }) : undefined;
+		if (bytes === undefined || sha256(bytes) !== f.hash)
+			return `compiled Skill ${skill} is missing its ${f.rel} and the source here is missing or differs from the one acquired; patch the same artifact again once this checkout holds the source`;
+		if (writeCompiledIfMissing(f.abs, f.root, bytes, f.executable ? EXEC_FILE_MODE : undefined)) return undefined;
+	}
+	return `compiled Skill ${skill}: ${f.rel} was edited outside State Flow`;
 }
 
 /** One refresh of an owner: what was written now, what is in place, what could not be settled. */
