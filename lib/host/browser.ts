@@ -257,17 +257,24 @@ export class StateBrowser implements Component {
 			const r = this.confirm.record;
 			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
 		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
-		out.push(fit(t.fg("dim", this.#help(width))));
+		for (const line of this.#help(width)) out.push(fit(t.fg("dim", line)));
 		return out;
 	}
 
-	#help(width: number): string {
+	/** The keys of the present view, on as many lines as the width needs (every key stays listed). */
+	#help(width: number): string[] {
 		const keys = this.detail
 			? ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"]
 			: this.tab === "state"
 				? ["↑↓ move", "enter open/close", "v view", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
 				: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
-		return fitList(keys, width).replace(/, /g, " · ");
+		const lines: string[] = [];
+		for (const key of keys) {
+			const last = lines.at(-1);
+			if (last !== undefined && columns(last) + 3 + columns(key) <= width) lines[lines.length - 1] = `${last} · ${key}`;
+			else lines.push(key);
+		}
+		return lines;
 	}
 
 	#window<T>(items: T[]): { shown: T[]; start: number } {
