@@ -81,6 +81,9 @@ function aborted(signal: AbortSignal | undefined): void {
 	if (signal?.aborted) fail("aborted", "The tool call was cancelled before its commit; nothing was written.");
 }
 
+/** Reads of several shared owners tried before giving up on a snapshot (each retry follows another process's commit). */
+const SNAPSHOT_ATTEMPTS = 16;
+
 /** What identifies the owners' storage now (admission compares it). */
 export interface StoresIdentity {
 	readonly globalRoot: string;
@@ -139,8 +142,30 @@ export class Stores {
 	 * `load` for several owners, each answered with its history or the error that kept it from
 	 * being read (one owner's outage or damage leaves the others readable). Pending journals are
 	 * looked for once for all of them; only when one is there does each owner complete it first.
+	 *
+	 * The histories are one snapshot: another process's multi-owner transition is in all of
+	 * them or in none. Owners are read one after the other, so one that committed between two
+	 * reads could leave the first read before it and the second after it; a read of two or more
+	 * shared owners therefore checks afterwards that no journal is pending and that every owner
+	 * is still where it was read, and reads again otherwise (`snapshotHolds`). The Session
+	 * belongs to this process alone: it cannot change between the reads.
 	 */
 	async loadEach(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+		for (let attempt = 1; ; attempt++) {
+			const out = await this.loadOnce(owners);
+			// Where each owner was read, taken now: a store may bring the very history object it returned up to date later.
+			const shared = owners.flatMap((owner, i) => {
+				const got = out[i];
+				return owner !== "session" && got !== undefined && "history" in got ? [{ owner, seq: got.history.seq, last: got.history.tail.at(-1)?.id }] : [];
+			});
+			if (shared.length < 2 || (await this.snapshotHolds(shared))) return out;
+			if (attempt >= SNAPSHOT_ATTEMPTS) {
+				fail("busy", `Global and CWD kept changing while they were read (${SNAPSHOT_ATTEMPTS} reads, each overtaken by another process's commit); retry.`);
+			}
+		}
+	}
+
+	private async loadOnce(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
 		let settled = false;
 		try {
 			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
@@ -156,6 +181,27 @@ export class Stores {
 			}
 		}
 		return out;
+	}
+
+	/**
+	 * True when histories read one after the other still form one snapshot. A multi-owner
+	 * transition keeps its journal from before its first owner gets its part until after the
+	 * last one did; so if one is pending now, the reads may straddle it, and if none is, any
+	 * part written since the reads began changed its owner, which is still where it was read
+	 * only if that happened before its read. The journal is looked at first, then the owners.
+	 */
+	private async snapshotHolds(read: ReadonlyArray<{ owner: Owner; seq: number; last: string | undefined }>): Promise<boolean> {
+		try {
+			if (!(this.atomic.settled?.(read.map((r) => this.storeOf(r.owner))) ?? true)) return false;
+			for (const { owner, seq, last } of read) {
+				const now = await this.storeOf(owner).load();
+				if (now.seq !== seq || now.tail.at(-1)?.id !== last) return false;
+			}
+			return true;
+		} catch {
+			// Damage or an outage since the reads: read again, and the next read reports it.
+			return false;
+		}
 	}
 
 	/** Where an owner lives (never a password). */

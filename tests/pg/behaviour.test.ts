@@ -132,6 +132,27 @@ for (const backend of backends) {
 				}
 			}));
 
+		it("a read of Global and CWD is one snapshot, even when another instance commits to both between their reads", () =>
+			withPlace(backend, async (p) => {
+				const reader = p.open();
+				const writer = p.open();
+				await writer.commit({ global: { tactics: { n: 1 } }, cwd: { tactics: { n: 1 } } }, meta());
+				const both = async () => {
+					const got = await reader.loadEach(["global", "cwd"]);
+					return got.map((g) => ("history" in g ? g.history.state.tactics.n : g.error));
+				};
+				assert.deepEqual(await both(), [1, 1]);
+				// The other instance commits when Global has been read and CWD not yet: real stores, a chosen moment.
+				const cwd = (reader as unknown as { shared: { cwd: { load(): Promise<OwnerHistory> } } }).shared.cwd;
+				const load = cwd.load.bind(cwd);
+				let reads = 0;
+				cwd.load = async () => {
+					if (reads++ === 0) await writer.commit({ global: { tactics: { n: 2 } }, cwd: { tactics: { n: 2 } } }, meta());
+					return load();
+				};
+				assert.deepEqual(await both(), [2, 2]);
+			}));
+
 		it("property: for any retention, live state, a reload and replay(checkpoint, tail) equal a sequential application of every patch", async () => {
 			const key = fc.constantFrom("a", "b", "c", "__proto__", "x.y", "");
 			const val = fc.oneof(

@@ -1,0 +1,14 @@
+/**
+ * Multi-owner writer: `count` transitions, each setting `tactics.n` to its number in Global
+ * and CWD at once. Prints `ready` once the stores are open.
+ * argv: agentDir cwd count
+ */
+import { Stores } from "../../../lib/storage/stores.js";
+
+const [agentDir, cwd, countText] = process.argv.slice(2) as [string, string, string];
+const stores = new Stores({ agentDir, cwd });
+const by = { kind: "system", reason: "snapshot-test" } as const;
+process.stdout.write("ready\n");
+for (let n = 1; n <= Number(countText); n++) {
+	await stores.commit({ global: { tactics: { n } }, cwd: { tactics: { n } } }, { by, id: `pair-${n}`, at: new Date().toISOString() });
+}
