@@ -14,12 +14,12 @@ import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { databaseFor, type Placement, placementFor } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
-import { FileOwnerStore } from "../storage/file-store.js";
+import { FileOwnerStore, LOCK_FILE } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
 import { JournalDir } from "../storage/journal.js";
-import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../storage/lock.js";
+import { acquireLock, crashEvidence, crashMarkerPath, type HeldLock, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
 import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { PgDatabase } from "../storage/pg/store.js";
@@ -195,9 +195,18 @@ function describeJournals(
 
 /**
  * `--drop-journal <id>`: move that journal into `<agentDir>/state-flow/journal-dropped/`
- * after saying what is given up. Unknown ids are a usage error (exit 2).
+ * after saying what is given up. Unknown ids are a usage error (exit 2). The move happens
+ * under the locks of the file owners the journal names: a writer still completing it (or
+ * rolling it forward) finishes first, and none starts while it moves.
  */
-function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, retention: number, dryRun: boolean, answers: DatabaseAnswers): string[] {
+async function dropJournal(
+	dir: string,
+	listed: readonly ListedJournal[],
+	id: string,
+	retention: number,
+	dryRun: boolean,
+	answers: DatabaseAnswers,
+): Promise<string[]> {
 	const target = listed.find((l) => l.id === id);
 	if (target === undefined) {
 		const known = listed.map((l) => `\`${l.id}\``).join(", ");
@@ -215,13 +224,24 @@ function dropJournal(dir: string, listed: readonly ListedJournal[], id: string, 
 		`journal: dropping ${id} gives up completing transition ${id} on: ${lost.length === 0 ? "no owner (every owner has it)" : lost.join("; ")}. Owners that already have it keep it.`,
 	];
 	if (dryRun) return [...lines, `journal: would move ${target.file} to ${droppedDir}/.`];
-	ensureDirIn(droppedDir, realOrSelf(dirname(dirname(droppedDir))), "The dropped-journal folder");
-	let dest = join(droppedDir, `${id}.json`);
-	if (present(dest)) dest = join(droppedDir, `${id}-${Date.now()}.json`);
-	renameSync(target.file, dest);
-	fsyncDir(droppedDir);
-	fsyncDir(dir);
-	return [...lines, `journal: moved ${target.file} to ${dest}.`];
+	const locks: HeldLock[] = [];
+	try {
+		// Lock order as every writer takes it (Global before CWD); a store folder that is gone has no writer.
+		const roots = (target.journal?.parts ?? []).filter((part) => part.root !== undefined && present(part.root));
+		roots.sort((a, b) => FILE_OWNERS.indexOf(a.owner as FileOwner) - FILE_OWNERS.indexOf(b.owner as FileOwner));
+		for (const part of roots) locks.push(await acquireLock(join(part.root as string, LOCK_FILE), 10_000));
+		// A writer that held a lock may have completed the journal meanwhile: then there is nothing left to give up.
+		if (!present(target.file)) return [`journal: ${id} was completed by its writer meanwhile; nothing was dropped.`];
+		ensureDirIn(droppedDir, realOrSelf(dirname(dirname(droppedDir))), "The dropped-journal folder");
+		let dest = join(droppedDir, `${id}.json`);
+		if (present(dest)) dest = join(droppedDir, `${id}-${Date.now()}.json`);
+		renameSync(target.file, dest);
+		fsyncDir(droppedDir);
+		fsyncDir(dir);
+		return [...lines, `journal: moved ${target.file} to ${dest}.`];
+	} finally {
+		for (const l of locks.reverse()) l.release();
+	}
 }
 
 /** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */
@@ -401,7 +421,7 @@ async function reviewJournals(report: Report, journalDir: string, retention: num
 	let listed = listJournals(journalDir);
 	const answers = await askDatabases(listed, stores, placement, retention);
 	if (p.dropJournal !== undefined) {
-		report.lines.push(...dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun, answers));
+		report.lines.push(...(await dropJournal(journalDir, listed, p.dropJournal, retention, p.dryRun, answers)));
 		if (!p.dryRun) listed = listJournals(journalDir);
 	}
 	const journals = describeJournals(listed, retention, p.dryRun, answers);

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor.js";
+import { acquireLock } from "../../lib/storage/lock.js";
 import { storePaths } from "../../lib/storage/paths.js";
 import { seenMarksOf } from "../../lib/storage/seen.js";
 import { Stores } from "../../lib/storage/stores.js";
@@ -78,6 +79,19 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		assert.deepEqual((await stores.load("cwd")).state.tactics, { c: 1 });
 		const again = e.run(["doctor"]);
 		assert.equal(again.code, 0, again.stdout);
+	});
+
+	it("--drop-journal waits for a writer holding the journal's locks, and drops nothing that writer completed", async (t) => {
+		const e = await blockedJournal(t);
+		// A writer holds CWD's lock (here: this process, as a pi session would while it commits).
+		const lock = await acquireLock(join(e.cwd, ".pi", "state-flow", "lock"), 1000);
+		const running = e.doctor({ dropJournal: "third" });
+		// While the lock is held the doctor cannot move anything; the writer completes its journal and lets go.
+		rmSync(join(e.journalDir, "third.json"));
+		lock.release();
+		const out = await running;
+		assert.match(out.stdout, /journal: third was completed by its writer meanwhile; nothing was dropped\./);
+		assert.deepEqual(jsonFiles(e.dropped), []);
 	});
 
 	it("--drop-journal refuses an unknown id as a usage error and changes nothing", async (t) => {
