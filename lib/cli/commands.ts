@@ -87,17 +87,20 @@ async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 	const asked = p.positionals[0];
 	const owners = ownersFrom(p, asked);
 	const opened = openStores(p);
-	const read: Read[] = [];
-	for (const o of owners) {
+	const shown = owners.filter((o) => {
 		const where = opened.stores.location(o);
-		if (asked === undefined && where.backend === "file" && !existsSync(where.path)) continue;
-		try {
-			read.push({ owner: o, where: describeLocation(where), history: await opened.stores.load(o) });
-		} catch (e) {
-			if (!isStateError(e) || e.code !== "unavailable") throw e;
-			read.push({ owner: o, where: describeLocation(where), error: e.message });
-		}
-	}
+		return asked !== undefined || where.backend !== "file" || existsSync(where.path);
+	});
+	// One snapshot: an export of Global and CWD never holds half of a transition another process made meanwhile.
+	const loaded = await opened.stores.loadEach(shown);
+	const read: Read[] = shown.map((o, i) => {
+		const where = describeLocation(opened.stores.location(o));
+		const got = loaded[i] as (typeof loaded)[number];
+		if ("history" in got) return { owner: o, where, history: got.history };
+		const e = got.error;
+		if (!isStateError(e) || e.code !== "unavailable") throw e;
+		return { owner: o, where, error: e.message };
+	});
 	return { ...opened, read };
 }
 

@@ -133,13 +133,12 @@ export class StateFlowHost {
 			histories: async (owners) => {
 				if (!this.#stores) return undefined;
 				const out: Partial<Record<Owner, OwnerHistory>> = {};
-				for (const o of owners) {
-					try {
-						out[o] = await this.#stores.load(o);
-					} catch {
-						// Unavailable (no Session) or damaged: reported where the store is used.
-					}
-				}
+				// One snapshot of the owners; one that is unavailable (no Session) or damaged is reported where the store is used.
+				const loaded = await this.#stores.loadEach(owners);
+				owners.forEach((o, i) => {
+					const got = loaded[i];
+					if (got !== undefined && "history" in got) out[o] = got.history;
+				});
 				return out;
 			},
 			commit: async (patch, extension) => {
