@@ -11,6 +11,7 @@ import { fail, formatPath, messageOf } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject } from "../core/json.js";
 import { OWNERS, PLANES, ROOTS, isOwner, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../core/types.js";
 import type { RootDeclaration } from "../model/schemas.js";
+import { FolderWatch } from "./folder-watch.js";
 
 const Ajv = AjvModule.default;
 
@@ -37,6 +38,8 @@ export interface RootsHost {
 	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
 	/** Tell the user (notify). */
 	say(message: string, level: "info" | "warning" | "error"): void;
+	/** The folders of the owners kept in files here (a database owner has none to watch). */
+	storeFolders(): string[];
 }
 
 /** `"/a/b"` (ajv's instance path) → `["a", "b"]`. */
@@ -53,12 +56,31 @@ export class RootRegistry {
 	readonly #entries = new Map<string, Entry>();
 	readonly #ajv = new Ajv({ allErrors: false, strict: false });
 	#host: RootsHost | undefined;
+	/** While a root is registered, the file stores' folders: another process's commit is told as it lands. */
+	readonly #watch = new FolderWatch(() => void this.sync().catch(() => undefined));
+	/** Syncs run one after the other, so a slower one never tells an older value after a newer one. */
+	#syncing: Promise<void> = Promise.resolve();
 
 	/** The object State Flow publishes on the bus. */
 	readonly bus: StateFlowBus = { version: 1, registerRoot: (spec, listener) => this.register(spec, listener) };
 
 	attach(host: RootsHost): void {
 		this.#host = host;
+	}
+
+	/** Watch the stores' folders while a root is registered (the stores may have moved or appeared since). */
+	#follow(): void {
+		this.#watch.follow(this.#entries.size > 0 ? (this.#host?.storeFolders() ?? []) : []);
+	}
+
+	/** Stop watching (the stores close); the next sync or check watches the stores open then. */
+	unwatch(): void {
+		this.#watch.close();
+	}
+
+	/** The folders watched now (for `/state` and tests). */
+	watched(): string[] {
+		return this.#watch.folders();
 	}
 
 	/** Active roots, in registration order: what the next declaration names. */
@@ -160,6 +182,7 @@ export class RootRegistry {
 	 * a value the schema rejects makes the root dormant with a message; nothing is rewritten.
 	 */
 	async checkStored(only?: Entry): Promise<void> {
+		this.#follow();
 		for (const e of only ? [only] : [...this.#entries.values()]) {
 			const histories = await this.#histories(e);
 			if (histories === undefined) continue;
@@ -182,7 +205,14 @@ export class RootRegistry {
 	}
 
 	/** Tell every listener whose root value changed since last seen, whoever changed it. */
-	async sync(): Promise<void> {
+	sync(): Promise<void> {
+		const run = this.#syncing.then(() => this.#syncNow());
+		this.#syncing = run.catch(() => undefined);
+		return run;
+	}
+
+	async #syncNow(): Promise<void> {
+		this.#follow();
 		for (const e of [...this.#entries.values()]) {
 			const histories = await this.#histories(e);
 			if (histories === undefined) continue;

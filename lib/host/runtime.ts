@@ -8,7 +8,7 @@ import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-age
 import { fail, isStateError, messageOf, type StateError } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
-import { isOneOf } from "../core/types.js";
+import { isOneOf, SHARED_OWNERS } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { cwdStoreIn, storePaths } from "../storage/paths.js";
@@ -151,6 +151,14 @@ export class StateFlowHost {
 				return outcome.noop ? null : outcome.transitionId;
 			},
 			say: (message, level) => this.say(message, level),
+			storeFolders: () => {
+				const stores = this.#stores;
+				if (!stores) return [];
+				return SHARED_OWNERS.flatMap((o) => {
+					const where = stores.location(o);
+					return where.backend === "file" ? [where.path] : [];
+				});
+			},
 		});
 	}
 
@@ -391,6 +399,7 @@ export class StateFlowHost {
 
 	/** The session ends (quit, switch, reload): release database connections; nothing is lost (the stores reopen on use). */
 	async closeSession(): Promise<void> {
+		this.roots.unwatch();
 		try {
 			await this.#stores?.close();
 		} catch {

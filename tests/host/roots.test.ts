@@ -198,6 +198,57 @@ describe("registered roots: the todo example next to State Flow", () => {
 		});
 	});
 
+	it("hears a change another process committed as it lands, without waiting for a prompt", async (t) => {
+		const d = flowDirs(t, "state-flow-roots-");
+		const heard: RootChange[] = [];
+		let wake: () => void = () => {};
+		const factory = createTodoExtension({
+			onChange: (c) => {
+				heard.push(c);
+				wake();
+			},
+		});
+		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [factory] }, async (flow) => {
+			const stores = new URL("../../lib/storage/stores.js", import.meta.url).href;
+			const commitElsewhere = (key: string, id: string) =>
+				execFileSync(process.execPath, [
+					"--input-type=module",
+					"-e",
+					`import { Stores } from ${JSON.stringify(stores)};
+					const s = new Stores({ agentDir: process.argv[1], cwd: process.argv[2] });
+					await s.commit({ cwd: { roots: { todos: { [process.argv[3]]: { text: "from elsewhere" } } } } }, { by: { kind: "extension", extension: "todo" }, id: process.argv[4], at: new Date().toISOString(), roots: () => undefined });`,
+					d.agentDir,
+					d.cwd,
+					key,
+					id,
+				]);
+			// The project has no store folder yet: the first change is heard at the next prompt, which watches the folder from then on.
+			commitElsewhere("first", "other-1");
+			await flow.prompt("next", [{ text: "ok" }]);
+			assert.deepEqual(
+				heard.map((c) => c.transitionId),
+				["other-1"],
+			);
+			const arrived = new Promise<void>((resolve, reject) => {
+				// A deadline, not a wait: without a watch the change would only come with the next prompt.
+				const deadline = setTimeout(() => reject(new Error("the change was not heard without a prompt")), 10_000);
+				wake = () => {
+					clearTimeout(deadline);
+					resolve();
+				};
+			});
+			commitElsewhere("second", "other-2");
+			await arrived;
+			assert.deepEqual(heard.at(-1), {
+				owner: "cwd",
+				value: { first: { text: "from elsewhere" }, second: { text: "from elsewhere" } },
+				by: { kind: "extension", extension: "todo" },
+				transitionId: "other-2",
+			});
+			assert.equal(flow.seen.length, 1, "no model request was made for it");
+		});
+	});
+
 	it("a root registered mid-run joins from the next prompt (like the flat/scoped switch)", async () => {
 		let api: Parameters<ExtensionFactory>[0] | undefined;
 		const changes: RootChange[] = [];
