@@ -40,6 +40,8 @@ export interface RootsHost {
 	say(message: string, level: "info" | "warning" | "error"): void;
 	/** The folders of the owners kept in files here (a database owner has none to watch). */
 	storeFolders(): string[];
+	/** Call `changed` after each commit to an owner kept in a database; returns the way to stop (none without stores). */
+	watchDatabases(changed: () => void): (() => void) | undefined;
 }
 
 /** `"/a/b"` (ajv's instance path) → `["a", "b"]`. */
@@ -57,7 +59,9 @@ export class RootRegistry {
 	readonly #ajv = new Ajv({ allErrors: false, strict: false });
 	#host: RootsHost | undefined;
 	/** While a root is registered, the file stores' folders: another process's commit is told as it lands. */
-	readonly #watch = new FolderWatch(() => void this.sync().catch(() => undefined));
+	readonly #watch = new FolderWatch(() => this.#changedElsewhere());
+	/** While a root is registered, the stop of the database owners' notifications. */
+	#unwatchDatabases: (() => void) | undefined;
 	/** Syncs run one after the other, so a slower one never tells an older value after a newer one. */
 	#syncing: Promise<void> = Promise.resolve();
 
@@ -68,14 +72,27 @@ export class RootRegistry {
 		this.#host = host;
 	}
 
-	/** Watch the stores' folders while a root is registered (the stores may have moved or appeared since). */
+	/** Watch the stores while a root is registered (the stores may have moved, or a folder appeared, since). */
 	#follow(): void {
-		this.#watch.follow(this.#entries.size > 0 ? (this.#host?.storeFolders() ?? []) : []);
+		const wanted = this.#entries.size > 0;
+		this.#watch.follow(wanted ? (this.#host?.storeFolders() ?? []) : []);
+		if (wanted && this.#unwatchDatabases === undefined) this.#unwatchDatabases = this.#host?.watchDatabases(() => this.#changedElsewhere());
+		if (!wanted) this.#stopDatabases();
+	}
+
+	#changedElsewhere(): void {
+		void this.sync().catch(() => undefined);
+	}
+
+	#stopDatabases(): void {
+		this.#unwatchDatabases?.();
+		this.#unwatchDatabases = undefined;
 	}
 
 	/** Stop watching (the stores close); the next sync or check watches the stores open then. */
 	unwatch(): void {
 		this.#watch.close();
+		this.#stopDatabases();
 	}
 
 	/** The folders watched now (for `/state` and tests). */

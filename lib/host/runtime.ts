@@ -151,6 +151,7 @@ export class StateFlowHost {
 				return outcome.noop ? null : outcome.transitionId;
 			},
 			say: (message, level) => this.say(message, level),
+			watchDatabases: (changed) => this.#stores?.watchDatabases(changed),
 			storeFolders: () => {
 				const stores = this.#stores;
 				if (!stores) return [];

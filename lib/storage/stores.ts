@@ -204,6 +204,19 @@ export class Stores {
 		}
 	}
 
+	/**
+	 * Call `changed` after each commit to a shared owner kept in a database, whoever made it, as
+	 * it lands (PostgreSQL's LISTEN/NOTIFY); returns the way to stop. Owners kept in files are
+	 * watched through their folders by the caller.
+	 */
+	watchDatabases(changed: () => void): () => void {
+		const databases = new Set(Object.values(this.shared).flatMap((s) => (s instanceof PgOwnerStore ? [s.db] : [])));
+		const stops = [...databases].map((db) => db.watch(changed));
+		return () => {
+			for (const stop of stops) stop();
+		};
+	}
+
 	/** Where an owner lives (never a password). */
 	location(owner: Owner): OwnerLocation {
 		return this.storeOf(owner).location();

@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AssistantMessage, Context } from "@mariozechner/pi-ai";
-import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { CanonicalPatch } from "../../lib/core/types.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { createStateFlow } from "../../lib/index.js";
@@ -59,8 +59,8 @@ export type Step =
 	| { calls: Array<{ id: string; name: string; args: Record<string, unknown> }>; before?: () => Promise<void> }
 	| { text: string; before?: () => Promise<void> };
 
-/** A pi session on a machine, with an interactive UI whose confirmations answer `answer` (none: no UI). */
-export async function piOn(t: T, m: Machine, answer?: boolean) {
+/** A pi session on a machine, with an interactive UI whose confirmations answer `answer` (none: no UI), and other extensions beside State Flow. */
+export async function piOn(t: T, m: Machine, answer?: boolean, others: ExtensionFactory[] = []) {
 	const notes: string[] = [];
 	const asked: string[] = [];
 	const seen: Captured[] = [];
@@ -85,7 +85,7 @@ export async function piOn(t: T, m: Machine, answer?: boolean) {
 	const { session, faux } = await extensionSession(t, {
 		cwd: m.cwd,
 		agentDir: m.agentDir,
-		factories: [factory],
+		factories: [factory, ...others],
 		...(answer !== undefined ? { uiContext } : {}),
 	});
 	const results = (): Record<string, { isError: boolean; text: string }> => {

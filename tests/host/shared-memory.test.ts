@@ -20,6 +20,8 @@ import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { startFlow, userTexts } from "./fixture.js";
+import type { RootChange } from "../../lib/api.js";
+import { createTodoExtension } from "../../examples/todo/index.js";
 import { commitOn, links, machine, otherMachine, piOn } from "./shared-fixture.js";
 
 const server = serverForFile(testDatabase);
@@ -346,6 +348,41 @@ describe("a change made on another machine during a run", () => {
 		await pi.prompt("next", [{ text: "ok" }]);
 		assert.match(pi.head(), /written on machine B/);
 		assert.match(pi.head(), /from A/);
+	});
+});
+
+describe("registered roots on a shared database", () => {
+	it("hear another machine's commit as it lands (LISTEN/NOTIFY), without waiting for a prompt", async (t) => {
+		const schema = server.schema();
+		const a = machine(t, { database: server.url, databaseSchema: schema });
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		const b = otherMachine(t, server.url, schema, "acme/api");
+		const heard: RootChange[] = [];
+		let wake: () => void = () => {};
+		const todo = createTodoExtension({
+			onChange: (c) => {
+				heard.push(c);
+				wake();
+			},
+		});
+		const pi = await piOn(t, a, undefined, [todo]);
+		const arrived = new Promise<void>((resolve, reject) => {
+			// A deadline, not a wait: without a notification the change would only come with the next prompt.
+			const deadline = setTimeout(() => reject(new Error("the change was not heard without a prompt")), 10_000);
+			wake = () => {
+				clearTimeout(deadline);
+				resolve();
+			};
+		});
+		await b.commit(
+			{ cwd: { roots: { todos: { far: { text: "from machine B" } } } } },
+			{ id: "b-todo", at: "2026-11-30T08:00:00.000Z", by: { kind: "extension", extension: "todo" }, roots: () => undefined },
+		);
+		await arrived;
+		assert.deepEqual(heard, [
+			{ owner: "cwd", value: { far: { text: "from machine B" } }, by: { kind: "extension", extension: "todo" }, transitionId: "b-todo" },
+		]);
+		assert.equal(pi.seen.length, 0, "no model request was made for it");
 	});
 });
 

@@ -90,6 +90,10 @@ export class PgDatabase implements AtomicOwners {
 	private chain: Promise<unknown> = Promise.resolve();
 	private readonly stores = new Map<string, PgOwnerStore>();
 	readonly lockTimeoutMs: number;
+	/** Told whenever any process commits to this schema (LISTEN/NOTIFY on `channel`). */
+	private readonly watchers = new Set<() => void>();
+	/** The notification channel of this schema: every commit to it says so, inside its transaction. */
+	readonly channel: string;
 
 	constructor(opts: PgDatabaseOptions) {
 		this.schema = opts.schema ?? "state_flow";
@@ -97,6 +101,7 @@ export class PgDatabase implements AtomicOwners {
 		this.shownUrl = redactUrl(opts.url);
 		this.scrub = scrubber(opts.url);
 		this.lockTimeoutMs = opts.lockTimeoutMs ?? 10_000;
+		this.channel = `state_flow_${createHash("sha256").update(this.schema).digest("hex").slice(0, 24)}`;
 		const statementTimeout = opts.statementTimeoutMs ?? 10_000;
 		this.config = {
 			connectionString: opts.url,
@@ -125,6 +130,20 @@ export class PgDatabase implements AtomicOwners {
 		}
 		s.setRetention(retention);
 		return s;
+	}
+
+	/**
+	 * Call `changed` after each commit any process makes to this schema, from now until the
+	 * returned function is called. The connection is opened for it now; while it is lost (the
+	 * server restarted) nothing is told until the next call reconnects.
+	 */
+	watch(changed: () => void): () => void {
+		this.watchers.add(changed);
+		// Opening the connection starts listening; a database that cannot be reached says so at its next use.
+		void this.run("watch", async () => undefined).catch(() => undefined);
+		return () => {
+			this.watchers.delete(changed);
+		};
 	}
 
 	/** Close the connection; the next call opens a new one. */
@@ -180,12 +199,24 @@ export class PgDatabase implements AtomicOwners {
 		c.on("error", () => {
 			if (this.conn === c) this.conn = undefined;
 		});
+		c.on("notification", (n) => {
+			if (n.channel !== this.channel) return;
+			for (const changed of [...this.watchers]) {
+				try {
+					changed();
+				} catch {
+					// A watcher's failure is its own; the others are still told.
+				}
+			}
+		});
 		try {
 			await c.connect();
 			if (!this.migrated) {
 				await ensureSchema(c, this.schema);
 				this.migrated = true;
 			}
+			// Every connection listens: the commits of other processes reach `watch` as they land.
+			await c.query(`LISTEN ${this.channel}`);
 		} catch (e) {
 			c.end().catch(() => undefined);
 			throw e;
@@ -195,6 +226,11 @@ export class PgDatabase implements AtomicOwners {
 		socketOf(c)?.unref?.();
 		this.conn = c;
 		return c;
+	}
+
+	/** Tell the schema's listeners of this transaction's change; PostgreSQL delivers it only if the transaction commits. */
+	async notify(c: pg.Client): Promise<void> {
+		await c.query({ name: "sf-notify", text: "SELECT pg_notify($1, '')", values: [this.channel] });
 	}
 
 	/** Forget a connection that failed: the next call opens a new one. */
@@ -301,6 +337,7 @@ export class PgDatabase implements AtomicOwners {
 						return staged.value;
 					}
 					await staged.beforeCommit?.(written.map((w) => w.record));
+					await this.notify(c);
 					fault("pg-before-commit");
 					phase = "commit";
 					await c.query("COMMIT");
@@ -756,6 +793,7 @@ export class PgOwnerStore implements OwnerStore {
 				this.forget();
 				fail("corrupt", `${this.label}: the copy read back from PostgreSQL differs from the source (${differs}); it was rolled back and nothing was written.`);
 			}
+			await this.db.notify(c);
 			committing = true;
 			await c.query("COMMIT");
 			this.idUncommitted = false;
