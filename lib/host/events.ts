@@ -20,8 +20,12 @@ import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./selection.js";
 import { checkStaleWindow, ensureShape, staleSignature } from "./tools.js";
 
-/** Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5). */
-const FILE_CHANGING_TOOLS = new Set(["write", "edit", "bash"]);
+/**
+ * Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5):
+ * `write` and `edit` when they succeeded (a failed or blocked one changed nothing), `bash` once
+ * it started (a command that failed may still have changed files).
+ */
+const FILE_WRITING_TOOLS = new Set(["write", "edit"]);
 
 /** Custom message type of the single reconciliation follow-up. */
 export const RECONCILE_TYPE = "state-flow/reconcile";
@@ -221,7 +225,10 @@ function onReadResult(host: StateFlowHost): void {
 /** Run end: publish Session `response`, send at most one reconciliation follow-up. */
 function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("tool_execution_start", (event) => {
-		if (FILE_CHANGING_TOOLS.has(event.toolName)) host.noteFileChange();
+		if (event.toolName === "bash") host.noteFileChange();
+	});
+	host.pi.on("tool_execution_end", (event) => {
+		if (FILE_WRITING_TOOLS.has(event.toolName) && !event.isError) host.noteFileChange();
 	});
 	// Changes by other processes reach the extensions at the next turn boundary.
 	host.pi.on("turn_end", async () => {

@@ -181,6 +181,23 @@ describe("active reconciliation", () => {
 		});
 	});
 
+	it("stays quiet when the write was blocked by another extension or the edit failed: nothing changed", async () => {
+		const guard = (pi: ExtensionAPI) => {
+			pi.on("tool_call", (event) => (event.toolName === "write" ? { block: true, reason: "writes are not allowed here" } : undefined));
+		};
+		await withFlow({ builtinTools: true, extraFactories: [guard] }, async (flow) => {
+			await promptAndSettle(flow, "try to write", [
+				writeFile,
+				{ calls: [{ id: "e", name: "edit", args: { path: "missing.txt", edits: [{ oldText: "a", newText: "b" }] } }] },
+				{ text: "could not" },
+			]);
+			assert.equal(flow.results().f?.isError, true);
+			assert.match(flow.results().f?.text ?? "", /writes are not allowed here/);
+			assert.equal(flow.results().e?.isError, true);
+			assert.equal(reconcileMessages(flow), 0);
+		});
+	});
+
 	it("stays quiet when the user aborted the run: no new turn after Esc", async () => {
 		const esc = (pi: ExtensionAPI) => {
 			pi.on("tool_call", (event, ctx) => {
