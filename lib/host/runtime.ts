@@ -122,6 +122,8 @@ export class StateFlowHost {
 	#placementKey: string | undefined;
 	/** Repository suggestions already offered in this process, by checkout and project id. */
 	readonly #offered = new Set<string>();
+	/** The open stores may be watched for other processes' commits (false once the session closed). */
+	#watchStores = false;
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
 	#realCwd: { cwd: string; real: string } | undefined;
 
@@ -151,10 +153,10 @@ export class StateFlowHost {
 				return outcome.noop ? null : outcome.transitionId;
 			},
 			say: (message, level) => this.say(message, level),
-			watchDatabases: (changed) => this.#stores?.watchDatabases(changed),
+			watchDatabases: (changed) => (this.#watchStores ? this.#stores?.watchDatabases(changed) : undefined),
 			storeFolders: () => {
 				const stores = this.#stores;
-				if (!stores) return [];
+				if (!stores || !this.#watchStores) return [];
 				return SHARED_OWNERS.flatMap((o) => {
 					const where = stores.location(o);
 					return where.backend === "file" ? [where.path] : [];
@@ -334,6 +336,7 @@ export class StateFlowHost {
 		this.#openError = undefined;
 		try {
 			this.#stores = new Stores({ ...options, placement, who: whoAmI(this.#config.user), session: createSessionLog(this.pi, () => this.ctx) });
+			this.#watchStores = true;
 		} catch (e) {
 			this.#openError = { cause: e };
 			this.say(`State Flow: cannot open the state stores: ${messageOf(e)}`, "error", ctx);
@@ -400,6 +403,8 @@ export class StateFlowHost {
 
 	/** The session ends (quit, switch, reload): release database connections; nothing is lost (the stores reopen on use). */
 	async closeSession(): Promise<void> {
+		// Nothing is watched for a closed session, even if a late event asks (`#openStores` opens again).
+		this.#watchStores = false;
 		this.roots.unwatch();
 		try {
 			await this.#stores?.close();
