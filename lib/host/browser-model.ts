@@ -98,6 +98,32 @@ export function treeRows(state: OwnerState, expanded: ReadonlySet<string>): Tree
 	return rows;
 }
 
+/** Nodes a search looks at, at most: a state at the size limit is searched in milliseconds. */
+export const SEARCH_NODES = 200_000;
+
+/**
+ * Where `query` occurs in an owner's state, in the order the tree shows it: every node whose
+ * key, or whose text (a string value), contains it, ignoring case. A path is `[plane, key, …]`
+ * as in `TreeRow`. Stops after `SEARCH_NODES` nodes (`more` then says the rest was not searched).
+ */
+export function searchPaths(state: OwnerState, query: string): { paths: string[][]; more: boolean } {
+	const needle = query.toLowerCase();
+	const paths: string[][] = [];
+	let nodes = 0;
+	const walk = (value: Json, path: string[]): boolean => {
+		if (++nodes > SEARCH_NODES) return false;
+		const key = path[path.length - 1] ?? "";
+		if (path.length > 1 && (key.toLowerCase().includes(needle) || (typeof value === "string" && value.toLowerCase().includes(needle)))) paths.push(path);
+		for (const [k, v] of children(value)) if (!walk(v, [...path, k])) return false;
+		return true;
+	};
+	for (const plane of SECTIONS) {
+		const value = (plane === ROOTS ? state.roots : state[plane]) as Json | undefined;
+		if (value !== undefined && !walk(value, [plane])) return { paths, more: true };
+	}
+	return { paths, more: false };
+}
+
 /** The timeline of an owner: retained transitions, newest first. */
 export function timeline(h: OwnerHistory): TransitionRecord[] {
 	return [...h.tail].reverse();

@@ -3,10 +3,10 @@
  * `ctx.ui.custom` in place of the editor. Owners across the top (←/→), two tabs (Tab): the
  * state as collapsible plane trees with sizes, and the history timeline with the selected
  * transition's diff; `v` shows the selected value or transition whole in a scrolling pane; `u`
- * undoes the selected transition after a y/n confirmation; `m` and `w` change this session's
- * mode and wanted owners as `/state <mode>` and `/state owners` do. Every line is cut to the
- * width pi gives, and colours come from pi's theme. Without an interactive UI
- * `openBrowser` returns false and the command prints text instead.
+ * undoes the selected transition after a y/n confirmation; `/` finds keys and text in the state
+ * (`n` the next one); `m` and `w` change this session's mode and wanted owners as `/state <mode>`
+ * and `/state owners` do. Every line is cut to the width pi gives, and colours come from pi's
+ * theme. Without an interactive UI `openBrowser` returns false and the command prints text instead.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { type Component, matchesKey, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
@@ -16,7 +16,7 @@ import { MODES } from "../storage/config.js";
 import { messageOf } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
-import { type Detail, diffLines, type OwnerView, pathKey, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
+import { type Detail, diffLines, type OwnerView, pathKey, searchPaths, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
 import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
@@ -58,6 +58,8 @@ export class StateBrowser implements Component {
 	confirm: { plan: UndoPlan; record: TransitionRecord } | undefined;
 	message: { text: string; level: "info" | "warning" | "error" } | undefined;
 	busy = false;
+	/** A search of the state tab (`/`): the text being typed, then the paths it found and the one shown. */
+	search: { text: string; typing: boolean; paths: string[][]; at: number } | undefined;
 	/** The detail pane (`v`): what it shows, its first visible (wrapped) line, and its lines wrapped for the last width drawn. */
 	detail: (Detail & { top: number; wrapped?: { width: number; lines: string[] } }) | undefined;
 	#views: OwnerView[];
@@ -100,6 +102,7 @@ export class StateBrowser implements Component {
 		if (this.busy) return;
 		if (this.confirm) return this.#answer(data);
 		if (this.detail) return this.#scroll(data);
+		if (this.search?.typing) return this.#type(data);
 		this.message = undefined;
 		const count = this.#count();
 		if (matchesKey(data, "escape") || data === "q") return this.done();
@@ -111,15 +114,59 @@ export class StateBrowser implements Component {
 			this.#switchOwner(matchesKey(data, "left") || data === "h" ? -1 : 1);
 		else if (matchesKey(data, "tab")) {
 			this.tab = this.tab === "state" ? "history" : "state";
+			this.search = undefined;
 			this.cursor = 0;
 		} else if (matchesKey(data, "enter") || matchesKey(data, "space")) this.#toggle();
 		else if (data === "f") this.full = !this.full;
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
+		else if (data === "/" && this.tab === "state") this.search = { text: "", typing: true, paths: [], at: 0 };
+		else if (data === "n" && this.tab === "state" && this.search !== undefined && this.search.paths.length > 0) this.#showMatch(this.search.at + 1);
 		else if (data === "m") this.#choose(this.#nextMode());
 		else if (data === "w") this.#choose(this.#toggleWanted());
 		else return;
 		this.requestRender();
+	}
+
+	/** A key while a search is typed: text, Backspace, Enter to find, Esc to give up. */
+	#type(data: string): void {
+		const search = this.search as NonNullable<StateBrowser["search"]>;
+		if (matchesKey(data, "escape")) this.search = undefined;
+		else if (matchesKey(data, "enter")) this.#find(search.text);
+		else if (matchesKey(data, "backspace")) search.text = search.text.slice(0, -1);
+		// Typed text only: a key that sends a control sequence is not part of a search.
+		else if (!/[\u0000-\u001f\u007f]/.test(data)) search.text += data;
+		this.requestRender();
+	}
+
+	#find(text: string): void {
+		const h = this.#view().history;
+		if (text === "" || !h.ok) {
+			this.search = undefined;
+			return;
+		}
+		const { paths, more } = searchPaths(h.value.state, text);
+		this.search = { text, typing: false, paths, at: 0 };
+		if (paths.length === 0) {
+			this.message = { text: `nothing in ${this.owner} has "${text}" in a key or text${more ? " (searched the first part only)" : ""}`, level: "warning" };
+			return;
+		}
+		this.#showMatch(0, more);
+	}
+
+	/** Open the way to the `at`-th match (counting round) and select it. */
+	#showMatch(at: number, more = false): void {
+		const search = this.search as NonNullable<StateBrowser["search"]>;
+		search.at = at % search.paths.length;
+		const path = search.paths[search.at] as string[];
+		const open = this.#expandedOf(this.owner);
+		for (let i = 1; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
+		this.cursor = Math.max(
+			0,
+			this.#rows().findIndex((r) => pathKey(r.path) === pathKey(path)),
+		);
+		const found = `${search.paths.length}${more ? "+" : ""}`;
+		this.message = { text: `"${search.text}": ${search.at + 1} of ${found}${search.paths.length > 1 ? " · n next" : ""}`, level: "info" };
 	}
 
 	#openDetail(): void {
@@ -153,6 +200,8 @@ export class StateBrowser implements Component {
 		const i = OWNERS.indexOf(this.owner);
 		this.owner = OWNERS[(i + step + OWNERS.length) % OWNERS.length] as Owner;
 		this.cursor = 0;
+		// A search's matches are one owner's paths.
+		this.search = undefined;
 	}
 
 	#toggle(): void {
@@ -253,6 +302,7 @@ export class StateBrowser implements Component {
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		if (this.busy) out.push(fit(t.fg("warning", "working…")));
+		else if (this.search?.typing) out.push(fit(t.fg("accent", `search ${this.owner}: ${printable(this.search.text)}▏`)));
 		else if (this.confirm) {
 			const r = this.confirm.record;
 			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
@@ -265,9 +315,11 @@ export class StateBrowser implements Component {
 	#help(width: number): string[] {
 		const keys = this.detail
 			? ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"]
-			: this.tab === "state"
-				? ["↑↓ move", "enter open/close", "v view", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
-				: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
+			: this.search?.typing
+				? ["type a key or text", "enter find", "esc cancel"]
+				: this.tab === "state"
+					? ["↑↓ move", "enter open/close", "v view", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
+					: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
 		const lines: string[] = [];
 		for (const key of keys) {
 			const last = lines.at(-1);

@@ -11,7 +11,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-a
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { createStateFlow } from "../../lib/index.js";
-import { diffLines, treeRows } from "../../lib/host/browser-model.js";
+import { diffLines, SEARCH_NODES, searchPaths, treeRows } from "../../lib/host/browser-model.js";
 import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
 import { shownOutput } from "../helpers/output.js";
 import { ME, ME_FULL } from "../helpers/who.js";
@@ -246,6 +246,35 @@ describe("/state browse", () => {
 		await b.close();
 	});
 
+	it("finds keys and text with /, opens the way to each match, and n goes to the next", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		assert.match(draw(b.component, 80).join("\n"), /\/ search/, "the key is listed");
+		b.keys("/", "P", "a", "r", "X", "\x7f");
+		let text = draw(b.component, 80).join("\n");
+		assert.match(text, /search cwd: Par▏/, "typed text, Backspace removed the last letter");
+		assert.match(text, /enter find · esc cancel/);
+		b.keys(ENTER);
+		text = draw(b.component, 80).join("\n");
+		// "parser" is in tactics.first's text: tactics opens, the row is selected.
+		assert.match(text, /▾ tactics/);
+		assert.match(text, /› {5}first\s+parser written/);
+		assert.match(text, /"Par": 1 of 1/);
+		b.keys("/", "l", "i", "n", "e", ENTER);
+		text = draw(b.component, 80).join("\n");
+		assert.match(text, /› {5}\["notes\/design\.md"\]\s+Design notes/, "a lazy entry found by its text");
+		b.keys("/", "z", "z", "z", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /nothing in cwd has "zzz" in a key or text/);
+		b.keys("/", "q", ESC);
+		assert.doesNotMatch(draw(b.component, 80).join("\n"), /search cwd/, "Esc gives the search up, not the browser");
+		// Several matches: n goes to the next one.
+		b.keys("/", "t", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /"t": 1 of \d+ · n next/);
+		b.keys("n");
+		assert.match(draw(b.component, 80).join("\n"), /"t": 2 of \d+/);
+		await b.close();
+	});
+
 	it("changes this session's mode with m and its wanted owners with w, as /state does", async (t) => {
 		const s = await browsing(t);
 		const ours = () => s.session.getActiveToolNames().filter((n) => n.endsWith("_state"));
@@ -376,6 +405,36 @@ describe("browser model", () => {
 			rows.map((r) => `${"  ".repeat(r.depth)}${r.label} ${r.note} ${r.bytes}`),
 			["intents 0 keys 2", "strategy 0 keys 2", "tactics 1 key 17", "  a 1 key 11", "    b 2 items 5", "artifacts 0 keys 2", "lazy (catalog) 0 keys 2"],
 		);
+	});
+
+	it("searches keys and text in tree order, ignoring case, and stops at its node budget", () => {
+		const state = {
+			intents: { login: { goal: "Fix the LOGIN page" } },
+			strategy: {},
+			tactics: { a: "write the parser", b: ["check login", "ship"] },
+			artifacts: {},
+			lazy: { "notes/login.md": "text" },
+		};
+		assert.deepEqual(searchPaths(state, "login"), {
+			paths: [
+				["intents", "login"],
+				["intents", "login", "goal"],
+				["tactics", "b", "0"],
+				["lazy", "notes/login.md"],
+			],
+			more: false,
+		});
+		assert.deepEqual(searchPaths(state, "nowhere"), { paths: [], more: false });
+		const wide = {
+			intents: {},
+			strategy: {},
+			tactics: Object.fromEntries(Array.from({ length: SEARCH_NODES + 10 }, (_, i) => [`k${i}`, 1])),
+			artifacts: {},
+			lazy: {},
+		};
+		const found = searchPaths(wide, "k1");
+		assert.equal(found.more, true, "a search past the budget says it stopped");
+		assert.ok(found.paths.length > 0);
 	});
 
 	it("diffs a transition from its stored inverse, deletions and cascades included", () => {
