@@ -134,8 +134,8 @@ export class StateBrowser implements Component {
 		if (matchesKey(data, "escape")) this.search = undefined;
 		else if (matchesKey(data, "enter")) this.#find(search.text);
 		else if (matchesKey(data, "backspace")) search.text = search.text.slice(0, -1);
-		// Typed text only: a key that sends a control sequence is not part of a search.
-		else if (!/[\u0000-\u001f\u007f]/.test(data)) search.text += data;
+		// Typed text only: a key that sends a control sequence (anything `printable` would spell out) is not part of a search.
+		else if (printable(data) === data) search.text += data;
 		this.requestRender();
 	}
 
