@@ -135,7 +135,7 @@ export class StateBrowser implements Component {
 		else if (matchesKey(data, "enter")) this.#find(search.text);
 		else if (matchesKey(data, "backspace")) search.text = search.text.slice(0, -1);
 		// Typed text only: a key that sends a control sequence (anything `printable` would spell out) is not part of a search.
-		else if (printable(data) === data) search.text += data;
+		else if (printable(data) === data && !/[\t\n]/.test(data)) search.text += data;
 		this.requestRender();
 	}
 
