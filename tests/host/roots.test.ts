@@ -10,6 +10,7 @@ import { describe, it } from "node:test";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootChange, type RootClient, type RootStatus, registerRoot } from "../../lib/api.js";
 import { createTodoExtension, TODO_SPEC } from "../../examples/todo/index.js";
+import { expectSoon } from "../helpers/soon.js";
 import { type Flow, flowDirs, userTexts, withFlow } from "./fixture.js";
 
 interface Probe {
@@ -201,11 +202,11 @@ describe("registered roots: the todo example next to State Flow", () => {
 	it("hears a change another process committed as it lands, without waiting for a prompt", async (t) => {
 		const d = flowDirs(t, "state-flow-roots-");
 		const heard: RootChange[] = [];
-		let wake: () => void = () => {};
+		let expected: ReturnType<typeof expectSoon> | undefined;
 		const factory = createTodoExtension({
 			onChange: (c) => {
 				heard.push(c);
-				wake();
+				expected?.arrive();
 			},
 		});
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [factory] }, async (flow) => {
@@ -229,16 +230,10 @@ describe("registered roots: the todo example next to State Flow", () => {
 				heard.map((c) => c.transitionId),
 				["other-1"],
 			);
-			const arrived = new Promise<void>((resolve, reject) => {
-				// A deadline, not a wait: without a watch the change would only come with the next prompt.
-				const deadline = setTimeout(() => reject(new Error("the change was not heard without a prompt")), 10_000);
-				wake = () => {
-					clearTimeout(deadline);
-					resolve();
-				};
-			});
+			// Without a watch the change would only come with the next prompt.
+			expected = expectSoon("the change was not heard without a prompt");
 			commitElsewhere("second", "other-2");
-			await arrived;
+			await expected.arrived;
 			assert.deepEqual(heard.at(-1), {
 				owner: "cwd",
 				value: { first: { text: "from elsewhere" }, second: { text: "from elsewhere" } },

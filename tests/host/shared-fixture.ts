@@ -12,7 +12,7 @@ import type { CanonicalPatch } from "../../lib/core/types.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { createStateFlow } from "../../lib/index.js";
 import { placementFor } from "../../lib/storage/backend.js";
-import { configPath, type StateFlowConfig } from "../../lib/storage/config.js";
+import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";
@@ -48,6 +48,13 @@ export function otherMachine(t: T, url: string, schema: string, project: string)
 	const m = machine(t, {});
 	const config = { database: url, databaseSchema: schema, links: { [realOrSelf(m.cwd)]: project } };
 	return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}) });
+}
+
+/** Machine A with its checkout linked to project `acme/api` in the database, and machine B's stores on that project. */
+export async function linkedMachines(t: T, url: string, schema: string): Promise<{ a: Machine; b: Stores }> {
+	const a = machine(t, { database: url, databaseSchema: schema });
+	await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+	return { a, b: otherMachine(t, url, schema, "acme/api") };
 }
 
 let ids = 0;

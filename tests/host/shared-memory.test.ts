@@ -18,11 +18,12 @@ import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
 import { updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
+import { expectSoon } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { startFlow, userTexts } from "./fixture.js";
 import type { RootChange } from "../../lib/api.js";
 import { createTodoExtension } from "../../examples/todo/index.js";
-import { commitOn, links, machine, otherMachine, piOn } from "./shared-fixture.js";
+import { commitOn, linkedMachines, links, machine, otherMachine, piOn } from "./shared-fixture.js";
 
 const server = serverForFile(testDatabase);
 
@@ -326,10 +327,7 @@ describe("an unavailable shared owner", () => {
 
 describe("a change made on another machine during a run", () => {
 	it("shows up as the concurrent-change notice in the next tool result, and in the next prompt's head", async (t) => {
-		const schema = server.schema();
-		const a = machine(t, { database: server.url, databaseSchema: schema });
-		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
-		const b = otherMachine(t, server.url, schema, "acme/api");
+		const { a, b } = await linkedMachines(t, server.url, server.schema());
 		await commitOn(b, { cwd: { intents: { first: "before the run" } } });
 		const pi = await piOn(t, a);
 		await pi.prompt("work", [
@@ -353,32 +351,22 @@ describe("a change made on another machine during a run", () => {
 
 describe("registered roots on a shared database", () => {
 	it("hear another machine's commit as it lands (LISTEN/NOTIFY), without waiting for a prompt", async (t) => {
-		const schema = server.schema();
-		const a = machine(t, { database: server.url, databaseSchema: schema });
-		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
-		const b = otherMachine(t, server.url, schema, "acme/api");
+		const { a, b } = await linkedMachines(t, server.url, server.schema());
 		const heard: RootChange[] = [];
-		let wake: () => void = () => {};
+		// Without a notification the change would only come with the next prompt.
+		const expected = expectSoon("the change was not heard without a prompt");
 		const todo = createTodoExtension({
 			onChange: (c) => {
 				heard.push(c);
-				wake();
+				expected.arrive();
 			},
 		});
 		const pi = await piOn(t, a, undefined, [todo]);
-		const arrived = new Promise<void>((resolve, reject) => {
-			// A deadline, not a wait: without a notification the change would only come with the next prompt.
-			const deadline = setTimeout(() => reject(new Error("the change was not heard without a prompt")), 10_000);
-			wake = () => {
-				clearTimeout(deadline);
-				resolve();
-			};
-		});
 		await b.commit(
 			{ cwd: { roots: { todos: { far: { text: "from machine B" } } } } },
 			{ id: "b-todo", at: "2026-11-30T08:00:00.000Z", by: { kind: "extension", extension: "todo" }, roots: () => undefined },
 		);
-		await arrived;
+		await expected.arrived;
 		assert.deepEqual(heard, [
 			{ owner: "cwd", value: { far: { text: "from machine B" } }, by: { kind: "extension", extension: "todo" }, transitionId: "b-todo" },
 		]);
