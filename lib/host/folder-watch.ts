@@ -33,11 +33,6 @@ export class FolderWatch {
 		}
 	}
 
-	/** The folders watched now. */
-	folders(): string[] {
-		return [...this.#watchers.keys()];
-	}
-
 	close(): void {
 		for (const dir of [...this.#watchers.keys()]) this.#stop(dir);
 	}

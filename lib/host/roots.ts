@@ -95,11 +95,6 @@ export class RootRegistry {
 		this.#stopDatabases();
 	}
 
-	/** The folders watched now (for `/state` and tests). */
-	watched(): string[] {
-		return this.#watch.folders();
-	}
-
 	/** Active roots, in registration order: what the next declaration names. */
 	declarations(): RootDeclaration[] {
 		const out: RootDeclaration[] = [];
