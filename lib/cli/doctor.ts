@@ -17,7 +17,10 @@ import { readConfig } from "../storage/config.js";
 import { FileOwnerStore, LOCK_FILE } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
-import { ensureDirIn, errnoOf, fsyncDir, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
+import { ensureDirIn, errnoOf, fsyncDir, inside, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
+import { ownerRoot, readIfFile } from "../storage/artifact-files.js";
+import { MAX_HASHED_FILE_BYTES } from "../storage/artifacts.js";
+import { compiledMarker, skillKey, skillsFolder } from "../storage/skill-format.js";
 import { JournalDir } from "../storage/journal.js";
 import { acquireLock, crashEvidence, crashMarkerPath, type HeldLock, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
@@ -301,6 +304,39 @@ function acceptStore(store: FileOwnerStore, seen: SeenMarks, dryRun: boolean): s
 	return [`${o}: forgot ${what}; the store is used as it is now (transitions it lacks stay lost).`];
 }
 
+/**
+ * Compiled Skills that State Flow wrote (its marker line names the owner and key) but that no
+ * artifact of that owner records: a crash between writing the file and committing, or a store
+ * restored from before it. Listed with the way out, never removed (the file may be someone's
+ * now); not store damage, so the exit code stays as the stores make it.
+ */
+function unrecordedSkills(report: Report, verified: Partial<Record<FileOwner, OwnerHistory | "none">>, p: Parsed): void {
+	for (const owner of FILE_OWNERS) {
+		const h = verified[owner];
+		// A store that could not be read is reported above; one that does not exist records nothing.
+		if (h === undefined) continue;
+		const artifacts = h === "none" ? {} : h.state.artifacts;
+		const root = ownerRoot(owner, { cwd: p.cwd, agentDir: p.agentDir });
+		const dir = join(root, skillsFolder(owner));
+		// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
+		if (!inside(realOrSelf(dir), realOrSelf(root))) continue;
+		let names: string[];
+		try {
+			names = readdirSync(dir).sort();
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			const key = skillKey(owner, name);
+			const bytes = readIfFile(join(root, key), { followLink: false, maxBytes: MAX_HASHED_FILE_BYTES });
+			if (bytes === undefined || Object.hasOwn(artifacts, key) || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
+			report.lines.push(
+				`${owner}: ${join(root, key)} was compiled by State Flow from ${owner}.artifacts[${JSON.stringify(key)}], which the state does not record (a crash between writing it and committing, or a store restored from before it). Patch that artifact again to adopt the file, or delete the file; doctor leaves it.`,
+			);
+		}
+	}
+}
+
 /** What doctor says, line by line, and whether every store is healthy. */
 interface Report {
 	lines: string[];
@@ -341,10 +377,12 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
+	const verified: Partial<Record<FileOwner, OwnerHistory | "none">> = {};
 	for (const o of FILE_OWNERS) {
-		if (local.includes(o)) verifyStore(report, fileStore(o, seen));
-		else await verifyDatabaseOwner(report, stores, placement, o, retention, files[o]);
+		const h = local.includes(o) ? verifyStore(report, fileStore(o, seen)) : await verifyDatabaseOwner(report, stores, placement, o, retention, files[o]);
+		if (h !== undefined) verified[o] = h;
 	}
+	unrecordedSkills(report, verified, p);
 	report.lines.push(
 		report.healthy
 			? p.dryRun
@@ -366,17 +404,19 @@ async function verifyDatabaseOwner(
 	o: FileOwner,
 	retention: number,
 	files: FileOwnerStore,
-): Promise<void> {
+): Promise<OwnerHistory | undefined> {
 	const where = stores.location(o);
 	const db = placement.database;
 	if (where.backend !== "postgres" || db === undefined) {
 		report.healthy = false;
 		report.lines.push(`${o}: UNAVAILABLE: ${(await stores.status(o)).error ?? "its database is not configured."}`);
-		return;
+		return undefined;
 	}
 	const fresh = new PgDatabase({ url: db.url, schema: db.schema });
+	let verified: OwnerHistory | undefined;
 	try {
 		const h = await fresh.store(o, where.key, retention).load();
+		verified = h;
 		const folded = h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : "";
 		report.lines.push(`${o}: ok, ${describeLocation(where)}, seq ${h.seq}, ${h.tail.length} retained transition(s)${folded}, every row verified.`);
 	} catch (e) {
@@ -391,6 +431,7 @@ async function verifyDatabaseOwner(
 			`${o}: the local folder ${files.root} is not used while this owner lives in the database (left by \`state-flow migrate\` or \`link --force\`); it was not checked.`,
 		);
 	}
+	return verified;
 }
 
 /** What each pending journal's database part says (asked under the owner's row lock, so an in-flight writer has finished). */
@@ -518,17 +559,20 @@ async function rollForward(report: Report, stores: Stores, paths: StorePaths, jo
 }
 
 /** Read a store afresh through every check: `ok` with its size, or DAMAGED with the way out. */
-function verifyStore(report: Report, store: FileOwnerStore): void {
+/** Verify a file store; its history when it reads, "none" when there is no store, undefined when it cannot be read. */
+function verifyStore(report: Report, store: FileOwnerStore): OwnerHistory | "none" | undefined {
 	const o = store.owner;
-	if (!present(store.root)) return;
+	if (!present(store.root)) return "none";
 	try {
 		const h = store.read();
 		report.lines.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
+		return h;
 	} catch (e) {
 		report.healthy = false;
 		report.lines.push(
 			`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`,
 		);
+		return undefined;
 	}
 }
 

@@ -1,0 +1,56 @@
+/**
+ * `state-flow doctor` and compiled Skills that no artifact records: a Skill file carrying State
+ * Flow's marker line whose artifact the owner's state lacks (a crash between writing the file and
+ * committing) is listed with the way out and left in place; the user's own Skills are not listed,
+ * and the line goes once the artifact adopts the file.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { describe, it } from "node:test";
+import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import { parseArgs } from "../../lib/cli/args.js";
+import { runDoctor } from "../../lib/cli/doctor.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { renderSkill } from "../../lib/storage/skill-format.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const KEY = ".pi/skills/deploy/SKILL.md";
+
+describe("state-flow doctor and compiled Skills no artifact records", () => {
+	it("lists one State Flow wrote, leaves it, ignores the user's own, and is quiet once the artifact adopts it", async (t) => {
+		const root = tempDir(t, "state-flow-doctor-skills-");
+		const cwd = join(root, "project");
+		const agentDir = join(root, "agent");
+		mkdirSync(cwd);
+		mkdirSync(agentDir);
+		const put = (rel: string, text: string) => {
+			mkdirSync(dirname(join(cwd, rel)), { recursive: true });
+			writeFileSync(join(cwd, rel), text);
+		};
+		// What a writer that died after writing the compiled file, before its commit, leaves behind.
+		put(KEY, renderSkill("cwd", KEY, "deploy", "Deploy the app.", "Steps."));
+		put(".pi/skills/mine/SKILL.md", "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
+		const stores = new Stores({ agentDir, cwd });
+		await stores.commit({ cwd: { tactics: { t: 1 } } }, { by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" });
+		const doctor = () => runDoctor(parseArgs(["doctor", "--agent-dir", agentDir, "--cwd", cwd]));
+		const first = await doctor();
+		assert.equal(first.code, 0, first.stdout);
+		assert.match(
+			first.stdout,
+			/^cwd: .*\/project\/\.pi\/skills\/deploy\/SKILL\.md was compiled by State Flow from cwd\.artifacts\["\.pi\/skills\/deploy\/SKILL\.md"\], which the state does not record .*Patch that artifact again to adopt the file, or delete the file; doctor leaves it\.$/m,
+		);
+		assert.doesNotMatch(first.stdout, /skills\/mine/, "the user's own Skill is not State Flow's");
+		assert.ok(existsSync(join(cwd, KEY)), "doctor leaves the file");
+		// The same patch again adopts the byte-identical file: nothing is left unrecorded.
+		const compile = createArtifactCompiler({ cwd, agentDir }, { parseFrontmatter });
+		await stores.commit(
+			{ cwd: { artifacts: { [KEY]: { kind: "skill", name: "deploy", description: "Deploy the app.", body: "Steps." } } } },
+			{ by: { kind: "system", reason: "test" }, id: "two", at: "2026-12-01T00:00:01.000Z", prepare: (p, h) => compile(p, h) },
+		);
+		const again = await doctor();
+		assert.equal(again.code, 0, again.stdout);
+		assert.doesNotMatch(again.stdout, /does not record/);
+	});
+});
