@@ -243,18 +243,21 @@ export class FileOwnerStore implements OwnerStore {
 	/** `read` with the containment check and a fresh look at the log. */
 	private readChecked(): OwnerHistory {
 		this.checkRoot();
+		// This machine's mark first, then the log: a writer marks only after its append is durable,
+		// so a mark read before the log can lag what the log holds, never lead it.
+		const mark = this.seen?.read(this.root);
 		const st = this.statLog();
 		const c = this.cache;
 		if (c !== undefined) c.verified = undefined;
 		if (st === undefined) {
-			if (c === undefined) return this.loadWithoutLog();
+			if (c === undefined) return this.loadWithoutLog(mark);
 			if (c.ino === 0) return c.history;
 			// A removed folder is a deliberate fresh start (`git clean -X`); a log gone from its folder is not.
 			if (lstatOrUndefined(this.root) !== undefined) {
 				this.refuse(this.logPath, `it is gone although this process read ${c.history.seq} transition(s) from it`);
 			}
 			this.reset();
-			return this.loadWithoutLog();
+			return this.loadWithoutLog(mark);
 		}
 		if (c !== undefined && c.ino === st.ino) {
 			if (st.size < c.offset) {
@@ -273,7 +276,7 @@ export class FileOwnerStore implements OwnerStore {
 				return this.verified(c, st);
 			}
 		}
-		return this.fullLoad(c);
+		return this.fullLoad(c, mark);
 	}
 
 	/** The cache is exactly the log as `st` describes it (no torn tail): later reads may answer from memory while it stays so. */
@@ -315,10 +318,10 @@ export class FileOwnerStore implements OwnerStore {
 		return parseCheckpoint(bytes.toString("utf8"), this.checkpointPath, this.owner);
 	}
 
-	private loadWithoutLog(): OwnerHistory {
+	private loadWithoutLog(mark: SeenMark | undefined): OwnerHistory {
 		const cp = this.readCheckpoint();
 		// No folder at all is a deliberate fresh start (`git clean -X`, `doctor --move-aside`); a folder without its log is not.
-		if (this.seen !== undefined && lstatOrUndefined(this.root) !== undefined) this.checkSeen(cp.seq, [], "it is missing");
+		if (mark !== undefined && lstatOrUndefined(this.root) !== undefined) this.checkSeen(mark, cp.seq, [], "it is missing");
 		const history = cp.seq === 0 ? newHistory(this.owner, this.retention) : this.build(cp, []);
 		this.closeFds();
 		this.cache = { ...emptyCache(), diskCheckpointSeq: cp.seq, legacy: cp.legacy === true, history };
@@ -335,10 +338,10 @@ export class FileOwnerStore implements OwnerStore {
 	}
 
 	/** Read the log first, then the checkpoint: compaction writes them in the opposite order, so the pair is always consistent. */
-	private fullLoad(prev: Cache | undefined): OwnerHistory {
+	private fullLoad(prev: Cache | undefined, mark: SeenMark | undefined): OwnerHistory {
 		this.closeFds();
 		const fd = openFile(this.logPath, constants.O_RDONLY);
-		if (fd === undefined) return this.loadWithoutLog();
+		if (fd === undefined) return this.loadWithoutLog(mark);
 		let st: Stats;
 		let buf: Buffer;
 		try {
@@ -357,7 +360,7 @@ export class FileOwnerStore implements OwnerStore {
 			this.checkTorn(buf.length, parsed.offset, st.size);
 			history = this.build(cp, this.afterCheckpoint(parsed.records, cp.seq));
 			if (prev !== undefined && prev.ino !== 0) this.checkNotBehind(prev.history, history);
-			this.checkSeen(history.seq, history.tail);
+			this.checkSeen(mark, history.seq, history.tail);
 		} catch (e) {
 			closeSync(fd);
 			throw e;
@@ -421,11 +424,14 @@ export class FileOwnerStore implements OwnerStore {
 	 * (its seen mark): what a process that never read the lost records cannot know by itself.
 	 * Not kept as `broken`: the files and the mark show it, and `doctor --accept-store` ends it.
 	 */
-	private checkSeen(seq: number, tail: readonly TransitionRecord[], found = `it ends at seq ${seq}`): void {
-		const mark = this.seen?.read(this.root);
+	private checkSeen(mark: SeenMark | undefined, seq: number, tail: readonly TransitionRecord[], found = `it ends at seq ${seq}`): void {
 		if (mark === undefined) return;
 		const gone = lost(mark, seq, tail);
 		if (gone === undefined) return;
+		// Read before the log, the mark could lead it only if that read caught a writer's in-place
+		// update half-done: what is evidence must read the same again.
+		const again = this.seen?.read(this.root);
+		if (again?.seq !== mark.seq || again.id !== mark.id) return;
 		const fix = `Restore the newer copy of ${this.root} if you have one, or run \`state-flow doctor --accept-store ${this.owner}\` to go on from the store as it is`;
 		if (gone === "behind") {
 			damaged(

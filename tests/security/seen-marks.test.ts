@@ -154,6 +154,23 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		await assert.rejects(open(w).load("cwd"), missing(w, /seq 4 holds transition `other3`, but a writer on this machine committed `fourth` there/));
 	});
 
+	it("a mark read half-written (it leads the log once, then reads as it is) is no evidence; a mark that stays ahead is", async (t) => {
+		const w = await world(t, 3);
+		const reader = open(w);
+		const store = (reader as unknown as { shared: { cwd: { seen: { read(root: string): unknown } } } }).shared.cwd;
+		const real = store.seen.read.bind(store.seen);
+		let reads = 0;
+		// The first read catches a writer's in-place update of the mark half-done: a seq no writer committed.
+		store.seen.read = (root: string) => (reads++ === 0 ? { seq: 9, id: "w8" } : real(root));
+		assert.equal((await reader.load("cwd")).seq, 3, "read as it is: the mark read again says seq 3");
+		assert.ok(reads >= 2, "the mark was read again before anything was called damage");
+		// A mark that reads ahead every time is evidence: the store lost what a writer here committed.
+		const fresh = open(w);
+		const stale = (fresh as unknown as { shared: { cwd: { seen: { read(root: string): unknown } } } }).shared.cwd;
+		stale.seen.read = () => ({ seq: 9, id: "w8" });
+		await assert.rejects(fresh.load("cwd"), missing(w, /committed seq 9 \(transition `w8`\)/));
+	});
+
 	it("a removed folder is a fresh start; a folder whose log is gone is not", async (t) => {
 		const w = await world(t, 3);
 		rmSync(join(w.root, "log.jsonl"));

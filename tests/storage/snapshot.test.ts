@@ -26,7 +26,8 @@ function dirs(t: Parameters<typeof tempDir>[0]) {
 /** `tactics.n` of Global and CWD in one read of both. */
 async function pair(stores: Stores): Promise<[unknown, unknown]> {
 	const [g, c] = await stores.loadEach(["global", "cwd"]);
-	assert.ok(g !== undefined && "history" in g && c !== undefined && "history" in c, "both owners read");
+	const why = [g, c].map((x) => (x !== undefined && "error" in x ? String((x.error as Error).message) : "")).join(" | ");
+	assert.ok(g !== undefined && "history" in g && c !== undefined && "history" in c, `both owners read: ${why}`);
 	return [g.history.state.tactics.n, c.history.state.tactics.n];
 }
 
