@@ -228,9 +228,12 @@ export class PgDatabase implements AtomicOwners {
 		return c;
 	}
 
-	/** Tell the schema's listeners of this transaction's change; PostgreSQL delivers it only if the transaction commits. */
-	async notify(c: pg.Client): Promise<void> {
-		await c.query({ name: "sf-notify", text: "SELECT pg_notify($1, '')", values: [this.channel] });
+	/**
+	 * COMMIT, telling the schema's listeners in the same round trip: PostgreSQL delivers the
+	 * notification only if the transaction commits. (The channel is this object's own hex name.)
+	 */
+	async commitAndNotify(c: pg.Client): Promise<void> {
+		await c.query(`NOTIFY ${this.channel}; COMMIT`);
 	}
 
 	/** Forget a connection that failed: the next call opens a new one. */
@@ -337,10 +340,9 @@ export class PgDatabase implements AtomicOwners {
 						return staged.value;
 					}
 					await staged.beforeCommit?.(written.map((w) => w.record));
-					await this.notify(c);
 					fault("pg-before-commit");
 					phase = "commit";
-					await c.query("COMMIT");
+					await this.commitAndNotify(c);
 					fault("pg-after-commit");
 					for (const w of written) w.store.applyCommitted(w.record);
 					for (const w of written) await w.store.compactIfDue(c);
@@ -793,9 +795,8 @@ export class PgOwnerStore implements OwnerStore {
 				this.forget();
 				fail("corrupt", `${this.label}: the copy read back from PostgreSQL differs from the source (${differs}); it was rolled back and nothing was written.`);
 			}
-			await this.db.notify(c);
 			committing = true;
-			await c.query("COMMIT");
+			await this.db.commitAndNotify(c);
 			this.idUncommitted = false;
 		};
 		return this.db
