@@ -64,13 +64,12 @@ async function courtesyLines(
  */
 async function statesOf(host: StateFlowHost, wanted: readonly Owner[]): Promise<StateOf> {
 	const loaded = new Map<Owner, { state: OwnerState | undefined } | { error: unknown }>();
-	for (const owner of wanted) {
-		try {
-			loaded.set(owner, { state: (await host.histories([owner]))[owner]?.state });
-		} catch (error) {
-			loaded.set(owner, { error });
-		}
-	}
+	// One snapshot of the wanted owners, each with its state or the error reading it met.
+	const read = await host.requireStores().loadEach(wanted);
+	wanted.forEach((owner, i) => {
+		const got = read[i];
+		loaded.set(owner, got === undefined || "error" in got ? { error: got?.error } : { state: got.history.state });
+	});
 	return (owner) => {
 		const got = loaded.get(owner);
 		if (got !== undefined && "error" in got) throw got.error;
