@@ -328,8 +328,10 @@ function unrecordedSkills(report: Report, verified: Partial<Record<FileOwner, Ow
 		}
 		for (const name of names) {
 			const key = skillKey(owner, name);
+			// Only a real folder is looked into (a link there is not State Flow's, and is never followed); the file itself is opened without following one.
+			if (Object.hasOwn(artifacts, key) || !lstatOrUndefined(join(dir, name))?.isDirectory()) continue;
 			const bytes = readIfFile(join(root, key), { followLink: false, maxBytes: MAX_HASHED_FILE_BYTES });
-			if (bytes === undefined || Object.hasOwn(artifacts, key) || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
+			if (bytes === undefined || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
 			report.lines.push(
 				`${owner}: ${join(root, key)} was compiled by State Flow from ${owner}.artifacts[${JSON.stringify(key)}], which the state does not record (a crash between writing it and committing, or a store restored from before it). Patch that artifact again to adopt the file, or delete the file; doctor leaves it.`,
 			);

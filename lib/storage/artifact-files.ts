@@ -283,6 +283,11 @@ export function skillFolderFiles(dir: string, limits: FolderLimits): { files: Fo
 	const skipped: string[] = [];
 	let bytes = 0;
 	const walk = (abs: string, rel: string[], depth: number): string | undefined => {
+		// A folder swapped for a link since it was seen is not even listed.
+		if (!inside(realOrSelf(abs), top)) {
+			skipped.push(`${rel.join("/")}/ (it leads out of the Skill's folder)`);
+			return undefined;
+		}
 		let names: string[];
 		try {
 			names = readdirSync(abs).sort();

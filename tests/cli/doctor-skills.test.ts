@@ -5,7 +5,7 @@
  * and the line goes once the artifact adopts the file.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
@@ -32,6 +32,11 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		// What a writer that died after writing the compiled file, before its commit, leaves behind.
 		put(KEY, renderSkill("cwd", KEY, "deploy", "Deploy the app.", "Steps."));
 		put(".pi/skills/mine/SKILL.md", "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
+		// A Skill folder that is a link out of the project (a cloned repository may hold one) is never followed.
+		const outside = join(root, "outside");
+		mkdirSync(outside);
+		writeFileSync(join(outside, "SKILL.md"), renderSkill("cwd", ".pi/skills/evil/SKILL.md", "evil", "Elsewhere.", "Steps."));
+		symlinkSync(outside, join(cwd, ".pi/skills/evil"));
 		const stores = new Stores({ agentDir, cwd });
 		await stores.commit({ cwd: { tactics: { t: 1 } } }, { by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" });
 		const doctor = () => runDoctor(parseArgs(["doctor", "--agent-dir", agentDir, "--cwd", cwd]));
@@ -42,6 +47,7 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 			/^cwd: .*\/project\/\.pi\/skills\/deploy\/SKILL\.md was compiled by State Flow from cwd\.artifacts\["\.pi\/skills\/deploy\/SKILL\.md"\], which the state does not record .*Patch that artifact again to adopt the file, or delete the file; doctor leaves it\.$/m,
 		);
 		assert.doesNotMatch(first.stdout, /skills\/mine/, "the user's own Skill is not State Flow's");
+		assert.doesNotMatch(first.stdout, /skills\/evil/, "a linked Skill folder is not read");
 		assert.ok(existsSync(join(cwd, KEY)), "doctor leaves the file");
 		// The same patch again adopts the byte-identical file: nothing is left unrecorded.
 		const compile = createArtifactCompiler({ cwd, agentDir }, { parseFrontmatter });
