@@ -14,7 +14,7 @@ import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { databaseFor, type Placement, placementFor } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
-import { FileOwnerStore, LOCK_FILE } from "../storage/file-store.js";
+import { FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, inside, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
@@ -232,7 +232,12 @@ async function dropJournal(
 		// Lock order as every writer takes it (Global before CWD); a store folder that is gone has no writer.
 		const roots = (target.journal?.parts ?? []).filter((part) => part.root !== undefined && present(part.root));
 		roots.sort((a, b) => FILE_OWNERS.indexOf(a.owner as FileOwner) - FILE_OWNERS.indexOf(b.owner as FileOwner));
-		for (const part of roots) locks.push(await acquireLock(join(part.root as string, LOCK_FILE), 10_000));
+		for (const part of roots) {
+			// The lock is taken inside the store folder: like every writer, only while that folder leads inside its owner's.
+			const store = new FileOwnerStore({ owner: part.owner as FileOwner, root: part.root as string, retention, gitignore: false });
+			store.checkRoot();
+			locks.push(await acquireLock(store.lockPath, 10_000));
+		}
 		// A writer that held a lock may have completed the journal meanwhile: then there is nothing left to give up.
 		if (!present(target.file)) return [`journal: ${id} was completed by its writer meanwhile; nothing was dropped.`];
 		ensureDirIn(droppedDir, realOrSelf(dirname(dirname(droppedDir))), "The dropped-journal folder");

@@ -4,7 +4,8 @@
  * (fingerprints, hashes, where a Skill compiled to) and returns the file effects to run
  * with the commit. It has no side effects itself: a refusal leaves every byte unchanged.
  */
-import { existsSync, statSync } from "node:fs";
+import { existsSync } from "node:fs";
+import { lstatOrUndefined } from "./fs-util.js";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
@@ -396,7 +397,7 @@ function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boole
 	if (existsSync(target) && existing === undefined) fail("artifact", `${field}: \`${rel}\` exists and is not a file; move it away first.`, path);
 	e.plan.claimed.set(target, e.key);
 	// Same bytes under another executable bit (the source was made executable since) are written again.
-	const modeMoved = executable !== undefined && existing !== undefined && ((statSync(target).mode & 0o111) !== 0) !== executable;
+	const modeMoved = executable !== undefined && existing !== undefined && (((lstatOrUndefined(target)?.mode ?? 0) & 0o111) !== 0) !== executable;
 	if (existing === undefined || !existing.equals(bytes) || modeMoved)
 		e.plan.ops.push({ op: "write", abs: target, root: ownerRoot(e.owner, e.roots), bytes, ...(executable ? { mode: EXEC_FILE_MODE } : {}) });
 }
