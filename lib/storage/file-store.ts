@@ -243,11 +243,12 @@ export class FileOwnerStore implements OwnerStore {
 	/** `read` with the containment check and a fresh look at the log. */
 	private readChecked(): OwnerHistory {
 		this.checkRoot();
-		// This machine's mark first, then the log: a writer marks only after its append is durable,
-		// so a mark read before the log can lag what the log holds, never lead it.
-		const mark = this.seen?.read(this.root);
-		const st = this.statLog();
 		const c = this.cache;
+		// This machine's mark before the log: a writer marks only after its append is durable, so a
+		// mark read first can lag what the log holds, never lead it. Only a read with nothing cached
+		// can end in a check here; `fullLoad` reads it for itself, an appended read needs none.
+		const mark = c === undefined ? { value: this.seen?.read(this.root) } : undefined;
+		const st = this.statLog();
 		if (c !== undefined) c.verified = undefined;
 		if (st === undefined) {
 			if (c === undefined) return this.loadWithoutLog(mark);
@@ -318,10 +319,11 @@ export class FileOwnerStore implements OwnerStore {
 		return parseCheckpoint(bytes.toString("utf8"), this.checkpointPath, this.owner);
 	}
 
-	private loadWithoutLog(mark: SeenMark | undefined): OwnerHistory {
+	/** `mark`: this machine's mark as read before the log was looked at (undefined: not read, nothing to compare). */
+	private loadWithoutLog(mark: { value: SeenMark | undefined } | undefined): OwnerHistory {
 		const cp = this.readCheckpoint();
 		// No folder at all is a deliberate fresh start (`git clean -X`, `doctor --move-aside`); a folder without its log is not.
-		if (mark !== undefined && lstatOrUndefined(this.root) !== undefined) this.checkSeen(mark, cp.seq, [], "it is missing");
+		if (mark?.value !== undefined && lstatOrUndefined(this.root) !== undefined) this.checkSeen(mark.value, cp.seq, [], "it is missing");
 		const history = cp.seq === 0 ? newHistory(this.owner, this.retention) : this.build(cp, []);
 		this.closeFds();
 		this.cache = { ...emptyCache(), diskCheckpointSeq: cp.seq, legacy: cp.legacy === true, history };
@@ -338,8 +340,9 @@ export class FileOwnerStore implements OwnerStore {
 	}
 
 	/** Read the log first, then the checkpoint: compaction writes them in the opposite order, so the pair is always consistent. */
-	private fullLoad(prev: Cache | undefined, mark: SeenMark | undefined): OwnerHistory {
+	private fullLoad(prev: Cache | undefined, read: { value: SeenMark | undefined } | undefined): OwnerHistory {
 		this.closeFds();
+		const mark = read ?? { value: this.seen?.read(this.root) };
 		const fd = openFile(this.logPath, constants.O_RDONLY);
 		if (fd === undefined) return this.loadWithoutLog(mark);
 		let st: Stats;
@@ -360,7 +363,7 @@ export class FileOwnerStore implements OwnerStore {
 			this.checkTorn(buf.length, parsed.offset, st.size);
 			history = this.build(cp, this.afterCheckpoint(parsed.records, cp.seq));
 			if (prev !== undefined && prev.ino !== 0) this.checkNotBehind(prev.history, history);
-			this.checkSeen(mark, history.seq, history.tail);
+			this.checkSeen(mark.value, history.seq, history.tail);
 		} catch (e) {
 			closeSync(fd);
 			throw e;

@@ -13,7 +13,7 @@ import { createHash } from "node:crypto";
 import { closeSync, constants, existsSync, fstatSync, ftruncateSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isPlainObject } from "../core/json.js";
-import { ensureDirIn, openFile, readRegular, removeFile } from "./fs-util.js";
+import { ensureDirIn, lstatOrUndefined, openFile, readRegular, removeFile } from "./fs-util.js";
 import type { StorePaths } from "./paths.js";
 
 /** The last transition a writer on this machine made durable in a store (`id` absent: none retained, e.g. an accepted empty store). */
@@ -48,6 +48,8 @@ export class SeenMarks {
 	read(root: string): SeenMark | undefined {
 		let value: unknown;
 		try {
+			// The marks folder itself must be a real folder: a link there is never read through.
+			if (!lstatOrUndefined(this.dir)?.isDirectory()) return undefined;
 			const bytes = readRegular(this.fileOf(root));
 			if (bytes === undefined) return undefined;
 			value = JSON.parse(bytes.toString("utf8"));
@@ -93,6 +95,8 @@ export class SeenMarks {
 	clear(root: string): boolean {
 		this.close(root);
 		try {
+			// Nothing is removed through a link in place of the marks folder.
+			if (!lstatOrUndefined(this.dir)?.isDirectory()) return !lstatOrUndefined(this.dir);
 			removeFile(this.fileOf(root));
 			return true;
 		} catch {

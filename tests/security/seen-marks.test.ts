@@ -9,7 +9,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { storePaths } from "../../lib/storage/paths.js";
@@ -214,6 +214,12 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		await open(w).commit({ cwd: { tactics: { c: 4 } } }, meta());
 		assert.equal((await open(w).load("cwd")).seq, 4);
 		assert.deepEqual(snapshot(sentinel), before, "nothing outside was touched");
+		// A mark planted in the folder the link leads to is neither read (no damage called) nor removed.
+		const planted = join(sentinel, "dir-state-flow", basename(mark));
+		writeFileSync(planted, `${JSON.stringify({ root: paths.cwdRoot, seq: 99, id: "planted" })}\n`);
+		assert.equal((await open(w).load("cwd")).seq, 4);
+		assert.equal(seenMarksOf(paths).clear(paths.cwdRoot), false, "nothing is removed through the link");
+		assert.equal(existsSync(planted), true);
 		assert.equal(existsSync(join(sentinel, "dir-state-flow", "keep.txt")), true);
 	});
 });
