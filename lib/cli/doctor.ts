@@ -14,7 +14,7 @@ import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { databaseFor, type Placement, placementFor } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
-import { FileOwnerStore } from "../storage/file-store.js";
+import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, inside, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
@@ -236,7 +236,7 @@ async function dropJournal(
 			// The lock is taken inside the store folder: like every writer, only while that folder leads inside its owner's.
 			const store = new FileOwnerStore({ owner: part.owner as FileOwner, root: part.root as string, retention, gitignore: false });
 			store.checkRoot();
-			locks.push(await acquireLock(store.lockPath, 10_000));
+			locks.push(await acquireLock(store.lockPath, DEFAULT_LOCK_TIMEOUT_MS));
 		}
 		// A writer that held a lock may have completed the journal meanwhile: then there is nothing left to give up.
 		if (!present(target.file)) return [`journal: ${id} was completed by its writer meanwhile; nothing was dropped.`];
@@ -565,8 +565,10 @@ async function rollForward(report: Report, stores: Stores, paths: StorePaths, jo
 	}
 }
 
-/** Read a store afresh through every check: `ok` with its size, or DAMAGED with the way out. */
-/** Verify a file store; its history when it reads, "none" when there is no store, undefined when it cannot be read. */
+/**
+ * Read a store afresh through every check: `ok` with its size, or DAMAGED with the way out.
+ * Returns its history, "none" when there is no store, undefined when it cannot be read.
+ */
 function verifyStore(report: Report, store: FileOwnerStore): OwnerHistory | "none" | undefined {
 	const o = store.owner;
 	if (!present(store.root)) return "none";

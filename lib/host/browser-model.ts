@@ -5,6 +5,7 @@
  * lays these rows out and handles keys. Stored text reaches the screen `printable`: a planted
  * store never sends terminal controls.
  */
+import { jsonUtf8Bytes } from "../core/json.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
 import { printable } from "../core/printable.js";
@@ -36,8 +37,9 @@ export interface TreeRow {
 	note: string;
 }
 
+/** UTF-8 bytes of a stored value as JSON (sizes of nested objects are kept: every row of a tree does not measure its subtree again). */
 export function bytesOf(v: Json | undefined): number {
-	return v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v), "utf8");
+	return v === undefined ? 0 : jsonUtf8Bytes(v);
 }
 
 /** A one-line preview of a value: strings without quotes when they are one line. */

@@ -30,7 +30,7 @@ export const LIST_ROWS = 12;
 /** Diff lines shown under the timeline. */
 export const DIFF_ROWS = 8;
 /** Lines of the detail pane shown at once (the list and diff rows it replaces). */
-export const DETAIL_ROWS = LIST_ROWS + DIFF_ROWS;
+const DETAIL_ROWS = LIST_ROWS + DIFF_ROWS;
 
 export type Tab = "state" | "history";
 
@@ -59,7 +59,7 @@ export class StateBrowser implements Component {
 	message: { text: string; level: "info" | "warning" | "error" } | undefined;
 	busy = false;
 	/** A search of the state tab (`/`): the text being typed, then the paths it found and the one shown. */
-	search: { text: string; typing: boolean; paths: string[][]; at: number } | undefined;
+	search: { text: string; typing: boolean; paths: string[][]; at: number; more: boolean } | undefined;
 	/** The detail pane (`v`): what it shows, its first visible (wrapped) line, and its lines wrapped for the last width drawn. */
 	detail: (Detail & { top: number; wrapped?: { width: number; lines: string[] } }) | undefined;
 	#views: OwnerView[];
@@ -120,7 +120,7 @@ export class StateBrowser implements Component {
 		else if (data === "f") this.full = !this.full;
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
-		else if (data === "/" && this.tab === "state") this.search = { text: "", typing: true, paths: [], at: 0 };
+		else if (data === "/" && this.tab === "state") this.search = { text: "", typing: true, paths: [], at: 0, more: false };
 		else if (data === "n" && this.tab === "state" && this.search !== undefined && this.search.paths.length > 0) this.#showMatch(this.search.at + 1);
 		else if (data === "m") this.#choose(this.#nextMode());
 		else if (data === "w") this.#choose(this.#toggleWanted());
@@ -146,16 +146,16 @@ export class StateBrowser implements Component {
 			return;
 		}
 		const { paths, more } = searchPaths(h.value.state, text);
-		this.search = { text, typing: false, paths, at: 0 };
+		this.search = { text, typing: false, paths, at: 0, more };
 		if (paths.length === 0) {
 			this.message = { text: `nothing in ${this.owner} has "${text}" in a key or text${more ? " (searched the first part only)" : ""}`, level: "warning" };
 			return;
 		}
-		this.#showMatch(0, more);
+		this.#showMatch(0);
 	}
 
 	/** Open the way to the `at`-th match (counting round) and select it. */
-	#showMatch(at: number, more = false): void {
+	#showMatch(at: number): void {
 		const search = this.search as NonNullable<StateBrowser["search"]>;
 		search.at = at % search.paths.length;
 		const path = search.paths[search.at] as string[];
@@ -165,7 +165,7 @@ export class StateBrowser implements Component {
 			0,
 			this.#rows().findIndex((r) => pathKey(r.path) === pathKey(path)),
 		);
-		const found = `${search.paths.length}${more ? "+" : ""}`;
+		const found = `${search.paths.length}${search.more ? "+" : ""}`;
 		this.message = { text: `"${search.text}": ${search.at + 1} of ${found}${search.paths.length > 1 ? " · n next" : ""}`, level: "info" };
 	}
 

@@ -154,8 +154,8 @@ function renderError(result: RenderableResult, expanded: boolean, theme: RenderT
  * missing deletions and dangling references; expanded shows every item (each once) and the full id.
  */
 export function renderPatchResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
-	const result = printableDeep(raw) as RenderableResult;
 	if (options.isPartial) return new Text(theme.fg("warning", "Writing state…"), 0, 0);
+	const result = printableDeep(raw) as RenderableResult;
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const d = isRec(result.details) ? result.details : {};
 	const changed = strings(d.changed);
@@ -218,8 +218,8 @@ const COMPACT_READ_LINES = 3;
  * the whole text (and the canonical locators from `details`) expanded.
  */
 export function renderReadResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
-	const result = printableDeep(raw) as RenderableResult;
 	if (options.isPartial) return new Text(theme.fg("warning", "Reading state…"), 0, 0);
+	const result = printableDeep(raw) as RenderableResult;
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const text = resultText(result);
 	const lines = text.split("\n");
