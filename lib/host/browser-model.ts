@@ -152,10 +152,7 @@ function valueAt(patch: PlanePatch, plane: string, path: readonly string[]): Jso
  */
 export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 	const out: DiffLine[] = [];
-	for (const leaf of patchLeaves(record.patch)) {
-		const where = printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
-		const before = valueAt(record.undo, leaf.plane, leaf.path);
-		const after = valueAt(record.patch, leaf.plane, leaf.path);
+	for (const { where, before, after } of leafChanges(record)) {
 		const room = Math.max(8, width - where.length - 4);
 		const had = before !== undefined && before !== null;
 		if (after === undefined || after === null) {
@@ -165,8 +162,22 @@ export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
 		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
 		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
 	}
-	for (const c of record.cascades) out.push({ sign: "!", text: printable(`cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`) });
+	for (const text of cascadeTexts(record)) out.push({ sign: "!", text });
 	return out;
+}
+
+/** Each path a transition wrote: where (as a locator, printable), its value before (from the stored inverse) and after. */
+function leafChanges(record: TransitionRecord): Array<{ where: string; before: Json | undefined; after: Json | undefined }> {
+	return patchLeaves(record.patch).map((leaf) => ({
+		where: printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`),
+		before: valueAt(record.undo, leaf.plane, leaf.path),
+		after: valueAt(record.patch, leaf.plane, leaf.path),
+	}));
+}
+
+/** What each cascade of a transition did, in words. */
+function cascadeTexts(record: TransitionRecord): string[] {
+	return record.cascades.map((c) => printable(`cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`));
 }
 
 /** A value or a transition shown whole in the browser's detail pane: a title and its lines (not yet wrapped). */
@@ -205,14 +216,11 @@ export function valueDetail(owner: Owner, state: OwnerState, path: readonly stri
 /** One transition's changes with whole values: per written path the value before (stored inverse) and after, then cascades. */
 export function transitionDetail(owner: Owner, record: TransitionRecord): Detail {
 	const lines: string[] = [];
-	for (const leaf of patchLeaves(record.patch)) {
-		const where = printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
-		const before = valueAt(record.undo, leaf.plane, leaf.path);
-		const after = valueAt(record.patch, leaf.plane, leaf.path);
+	for (const { where, before, after } of leafChanges(record)) {
 		if (before !== undefined && before !== null) lines.push(`- ${where}:`, ...wholeText(before).map((l) => `-   ${l}`));
 		if (after === undefined || after === null) lines.push(`- ${where} (deleted)`);
 		else lines.push(`+ ${where}:`, ...wholeText(after).map((l) => `+   ${l}`));
 	}
-	for (const c of record.cascades) lines.push(printable(`! cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`));
+	for (const text of cascadeTexts(record)) lines.push(`! ${text}`);
 	return { title: printable(`${owner} #${record.seq} ${record.id}`), lines };
 }
