@@ -8,8 +8,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import type { CanonicalPatch, Owner, OwnerHistory, OwnerState, Result } from "../core/types.js";
-import { idUndoPlan, latestUndoPlan } from "../core/undo.js";
+import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
+import { idUndoPlan, type LoadedHistories, latestUndoPlan } from "../core/undo.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
@@ -152,7 +152,7 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 	if (asked === "session") throw new UsageError("Session state lives in pi's session file: use `/state undo session` inside pi.", p.command);
 	const { stores, warnings } = openStores(p);
 	// An unreachable or damaged owner is planned around (an undo that needs it is refused, naming why).
-	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
+	const histories: LoadedHistories = {};
 	const loaded = await stores.loadEach(FILE_OWNERS);
 	FILE_OWNERS.forEach((o, i) => {
 		const got = loaded[i] as (typeof loaded)[number];

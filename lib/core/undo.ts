@@ -16,7 +16,8 @@ export interface UndoPlan {
 }
 
 /** Owners' histories as loaded, each or why it cannot be read; an owner not asked for is absent. */
-export type Histories = Readonly<Partial<Record<Owner, Result<OwnerHistory>>>>;
+export type LoadedHistories = Partial<Record<Owner, Result<OwnerHistory>>>;
+export type Histories = Readonly<LoadedHistories>;
 
 function leafPaths(record: TransitionRecord): string[][] {
 	return patchLeaves(record.patch).map((l) => [l.plane, ...l.path]);

@@ -10,7 +10,7 @@ import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
-import { idUndoPlan, latestRecord, latestUndoPlan, type UndoPlan } from "../core/undo.js";
+import { idUndoPlan, type LoadedHistories, latestRecord, latestUndoPlan, type UndoPlan } from "../core/undo.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
@@ -289,13 +289,13 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 }
 
 /** Load `owners` into `histories` (those not loaded yet). */
-async function loadInto(host: StateFlowHost, histories: Partial<Record<Owner, Result<OwnerHistory>>>, owners: readonly Owner[]): Promise<void> {
+async function loadInto(host: StateFlowHost, histories: LoadedHistories, owners: readonly Owner[]): Promise<void> {
 	for (const owner of owners) histories[owner] ??= await loadFor(host, owner);
 }
 
 /** `/state undo [owner]`: the latest transition among `owners`, in the owners it touched (`latestUndoPlan`). */
 export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<Result<UndoPlan>> {
-	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
+	const histories: LoadedHistories = {};
 	await loadInto(host, histories, owners);
 	const latest = latestRecord(histories, owners);
 	// Only the owners that transition touched are read besides the ones asked for.
@@ -305,7 +305,7 @@ export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], ex
 
 /** `/state undo <id>`: the transition whose id starts with `prefix`, among every owner (`idUndoPlan`). */
 export async function undoByIdPlan(host: StateFlowHost, prefix: string): Promise<Result<UndoPlan>> {
-	const histories: Partial<Record<Owner, Result<OwnerHistory>>> = {};
+	const histories: LoadedHistories = {};
 	await loadInto(host, histories, OWNERS);
 	return idUndoPlan(histories, prefix, "global, cwd, session", "/state history");
 }
