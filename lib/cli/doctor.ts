@@ -22,6 +22,7 @@ import { ownerRoot, readIfFile } from "../storage/artifact-files.js";
 import { MAX_HASHED_FILE_BYTES } from "../storage/artifacts.js";
 import { compiledMarker, skillKey, skillsFolder } from "../storage/skill-format.js";
 import { JournalDir } from "../storage/journal.js";
+import { lockedParts } from "../storage/recovery.js";
 import { acquireLock, crashEvidence, crashMarkerPath, type HeldLock, readLockHolder } from "../storage/lock.js";
 import { holdersDir } from "../storage/lock-holder.js";
 import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
@@ -229,10 +230,8 @@ async function dropJournal(
 	if (dryRun) return [...lines, `journal: would move ${target.file} to ${droppedDir}/.`];
 	const locks: HeldLock[] = [];
 	try {
-		// Lock order as every writer takes it (Global before CWD); a store folder that is gone has no writer.
-		const roots = (target.journal?.parts ?? []).filter((part) => part.root !== undefined && present(part.root));
-		roots.sort((a, b) => FILE_OWNERS.indexOf(a.owner as FileOwner) - FILE_OWNERS.indexOf(b.owner as FileOwner));
-		for (const part of roots) {
+		// In the order every writer takes the locks; a store folder that is gone has no writer.
+		for (const part of target.journal === undefined ? [] : lockedParts(target.journal)) {
 			// The lock is taken inside the store folder: like every writer, only while that folder leads inside its owner's.
 			const store = new FileOwnerStore({ owner: part.owner as FileOwner, root: part.root as string, retention, gitignore: false });
 			store.checkRoot();

@@ -30,6 +30,15 @@ let completing: Promise<unknown> = Promise.resolve();
 export const writing = new Set<string>();
 
 /**
+ * The file parts of a journal whose store folders still exist, in the order their locks are
+ * taken (Global before CWD). A store folder removed since the commit (a deleted project) has
+ * nothing left to complete, and its lock is not taken: it is never recreated.
+ */
+export function lockedParts(j: Journal): JournalPart[] {
+	return j.parts.filter((p) => p.root !== undefined && existsSync(p.root)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+}
+
+/**
  * The seq at which the database owner named by a journal's database part (its `locationKey`)
  * holds transition `id`, undefined when it does not; decisive (a transaction still in flight
  * is waited for). Undefined as a whole when that database is not configured here.
@@ -112,8 +121,7 @@ export class Recovery {
 
 	private async completeNow(j: Journal, session: SessionStore | undefined): Promise<void> {
 		if (!this.settled.has(j.id)) {
-			// A store folder removed since the commit (a deleted project) has nothing left to complete; it is never recreated.
-			const fileParts = j.parts.filter((p) => p.root !== undefined && existsSync(p.root)).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+			const fileParts = lockedParts(j);
 			const locks: HeldLock[] = [];
 			try {
 				for (const p of fileParts) {
