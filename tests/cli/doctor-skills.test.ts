@@ -14,17 +14,13 @@ import { runDoctor } from "../../lib/cli/doctor.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { renderSkill } from "../../lib/storage/skill-format.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { projectDirs } from "../helpers/temp-dir.js";
 
 const KEY = ".pi/skills/deploy/SKILL.md";
 
 describe("state-flow doctor and compiled Skills no artifact records", () => {
 	it("lists one State Flow wrote, leaves it, ignores the user's own, and is quiet once the artifact adopts it", async (t) => {
-		const root = tempDir(t, "state-flow-doctor-skills-");
-		const cwd = join(root, "project");
-		const agentDir = join(root, "agent");
-		mkdirSync(cwd);
-		mkdirSync(agentDir);
+		const { base: root, cwd, agentDir } = projectDirs(t, "state-flow-doctor-skills-");
 		const put = (rel: string, text: string) => {
 			mkdirSync(dirname(join(cwd, rel)), { recursive: true });
 			writeFileSync(join(cwd, rel), text);

@@ -5,21 +5,17 @@
  * the Session owner) write nothing.
  */
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { Stores } from "../../lib/storage/stores.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
 
 async function setup(t: { after(fn: () => void): void }) {
-	const root = tempDir(t, "state-flow-undo-");
-	const cwd = join(root, "project");
-	const agent = join(root, "agent");
-	mkdirSync(cwd);
-	mkdirSync(agent);
+	const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-");
 	const stores = () => new Stores({ agentDir: agent, cwd });
 	const s = stores();
 	// aaa1: both owners; bbb2: cwd tactics.t again; ccc3: global only.

@@ -2,7 +2,7 @@
  * Temporary folders for tests that touch real files. Each test gets its own folder,
  * removed afterwards (also on failure) through `t.after`/`after` hooks by the caller.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -21,4 +21,13 @@ export function tempDir(t: { after(fn: () => void): void }, prefix?: string): st
 	const dir = makeTempDir(prefix);
 	t.after(() => removeTempDir(dir));
 	return dir;
+}
+
+/** A project folder and an agent directory (pi always has one), both made, in one temp folder removed afterwards. */
+export function projectDirs(t: { after(fn: () => void): void }, prefix?: string): { base: string; cwd: string; agentDir: string } {
+	const base = tempDir(t, prefix);
+	const dirs = { base, cwd: join(base, "project"), agentDir: join(base, "agent") };
+	mkdirSync(dirs.cwd);
+	mkdirSync(dirs.agentDir);
+	return dirs;
 }

@@ -6,8 +6,6 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import fc from "fast-check";
 import type { Component } from "@mariozechner/pi-tui";
 import { printable } from "../../lib/core/printable.js";
@@ -17,7 +15,7 @@ import { renderOutput } from "../../lib/host/output.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/render.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { theme } from "../helpers/render-theme.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { withFlow } from "../host/fixture.js";
 
@@ -44,11 +42,7 @@ const rendered = (c: Component, width = 120) => c.render(width).join("\n");
 
 /** A store written with the payload in a key, a value, a lazy note, the transition id and its provenance. */
 async function planted(t: { after(fn: () => void): void }) {
-	const base = tempDir(t, "state-flow-terminal-");
-	const agent = join(base, "agent");
-	const proj = join(base, "proj");
-	mkdirSync(agent);
-	mkdirSync(proj);
+	const { cwd: proj, agentDir: agent } = projectDirs(t, "state-flow-terminal-");
 	const stores = new Stores({ agentDir: agent, cwd: proj });
 	await stores.commit(
 		{ cwd: { tactics: { [`k${PAYLOAD}`]: `v${PAYLOAD}`, plain: "ok" }, lazy: { "note.md": `line one\n${PAYLOAD}` } } },
