@@ -51,6 +51,8 @@ export interface Parsed {
 	force: boolean;
 	/** `migrate --global`: move the Global file store into the user's shared Global owner. */
 	global: boolean;
+	/** `migrate --to-files`: move the shared owner back from the database into its empty local file store. */
+	toFiles: boolean;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -63,7 +65,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store"],
 	link: ["--force"],
 	unlink: [],
-	migrate: ["--global"],
+	migrate: ["--global", "--to-files"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -100,6 +102,7 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
 	"--force": { takesValue: false, set: (out) => (out.force = true) },
 	"--global": { takesValue: false, set: (out) => (out.global = true) },
+	"--to-files": { takesValue: false, set: (out) => (out.toFiles = true) },
 };
 
 /** Options every command accepts. */
@@ -119,6 +122,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		dryRun: false,
 		force: false,
 		global: false,
+		toFiles: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;
@@ -210,7 +214,13 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
 		}
 		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
-		if (out.command === "migrate" && out.global === out.positionals.length > 0) {
+		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
+			throw new UsageError(
+				"`migrate --to-files` takes no project id: it moves back the project this checkout is linked to (or, with `--global`, your shared Global).",
+				out.command,
+			);
+		}
+		if (out.command === "migrate" && !out.toFiles && out.global === out.positionals.length > 0) {
 			throw new UsageError(
 				out.global ? "`migrate --global` takes no project id: Global is keyed by your user name." : "`migrate` needs a project id (or `--global`).",
 				out.command,

@@ -27,6 +27,8 @@ Commands:
   unlink                   keep this checkout's CWD memory in its own files again
   migrate <project-id>     move the CWD file store (with history) into the database, then link
   migrate --global         move the Global file store into your shared Global owner
+  migrate [--global] --to-files
+                           move it back from the database into the empty local store
   help [command]           show this help, or one command's
 
 Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow), or
@@ -145,6 +147,7 @@ Remove this checkout's link: its CWD memory is in its local files again
 ${COMMON}`,
 	migrate: `Usage: state-flow migrate <project-id>
        state-flow migrate --global
+       state-flow migrate [--global] --to-files
 
 Move a file store WITH its retained history (checkpoint and retained transitions, so
 cwd[N], patches and /state undo keep working) into an empty database owner in ONE
@@ -155,6 +158,13 @@ transaction, read it back and compare, then record where the owner lives:
 Refused, with nothing written, when the target already holds transitions, the local store
 is damaged (run doctor), or the database cannot be reached. The local files are left in
 place and no longer used. Stop pi sessions working here first.
+
+With --to-files, the way back: the linked project's history (or, with --global, your
+shared Global's) as the database holds it now, folded to this config's retention, into the
+EMPTY local file store, read back and compared; then the link is removed (or \`shareGlobal\`
+turned off). Refused, with nothing changed, when the owner is not shared, the local store
+holds state or cannot be read (move that folder aside first), or the database cannot be
+reached. The database's rows are left as they are for the checkouts still sharing them.
 
 ${COMMON}`,
 };

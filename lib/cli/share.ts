@@ -41,9 +41,8 @@ function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerS
 	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths) });
 }
 
-/** What the local store holds: its seq, or why it cannot be read. */
+/** What the local store holds: its seq, or why it cannot be read (a folder without its log included). */
 function localContent(store: FileOwnerStore): { seq: number; error?: string } {
-	if (!store.exists()) return { seq: 0 };
 	try {
 		return { seq: store.read().seq };
 	} catch (e) {
@@ -127,6 +126,7 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
  * to the link, so no local writer slips a transition in between.
  */
 export async function runMigrate(p: Parsed): Promise<Outcome> {
+	if (p.toFiles) return runMigrateToFiles(p);
 	checkCwd(p);
 	const owner: SharedOwner = p.global ? "global" : "cwd";
 	const asked = p.global ? undefined : projectId(p.positionals[0]);
@@ -199,6 +199,82 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 			: `Global is now shared under user \`${key}\` (\`shareGlobal\` recorded in ${configPath(p.agentDir)}). On your other machines set \`"shareGlobal": true\`${config.user === undefined ? ` and \`"user": "${key}"\`` : ""} in their config.json to use it.`,
 	);
 	out.push(databaseLine(placement));
+	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
+}
+
+/**
+ * `state-flow migrate --to-files [--cwd DIR]` and `migrate --global --to-files`: the way back.
+ * The shared owner's history as the database holds it now (checkpoint and retained
+ * transitions, folded to this config's retention) into the EMPTY local file store
+ * (`FileOwnerStore.adopt`), read back and compared, and only then the link removed (or
+ * `shareGlobal` turned off). The database's rows are never touched: other checkouts and
+ * machines keep sharing them, and what they write from then on stays there.
+ */
+async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
+	checkCwd(p);
+	const owner: SharedOwner = p.global ? "global" : "cwd";
+	writtenLinks(p.agentDir);
+	const { config, problems } = readConfig(p.agentDir);
+	const warnings = problems.map((w) => `warning: ${w}`);
+	const placement = placementFor(config, p.cwd);
+	const retention = config.retention ?? DEFAULT_RETENTION;
+	const local = fileStore(p, owner, retention);
+	const real = realOrSelf(p.cwd);
+	const key = owner === "cwd" ? placement.project : placement.user;
+	if (key === undefined) {
+		fail(
+			"invalid_input",
+			`${owner === "cwd" ? `${real} is not linked to a project` : "Global is not shared (`shareGlobal` is off)"}: its memory is already in its local files (${local.root}). Nothing was changed.`,
+		);
+	}
+	const db = placement.database;
+	if (db === undefined) fail("unavailable", `${placement.problem ?? "no database is configured."} Nothing was changed.`);
+	const content = localContent(local);
+	if (content.seq > 0 || content.error !== undefined) {
+		const what = content.error !== undefined ? `cannot be read (${content.error})` : `holds ${content.seq} transition(s) from before it was shared`;
+		fail(
+			"invalid_input",
+			`The local ${owner} store ${local.root} ${what}; a migration only fills an empty store, so nothing was changed. Move that folder aside (or delete it) first, or ${owner === "cwd" ? "run `state-flow unlink` to use it as it is" : 'set `"shareGlobal": false` in config.json to use it as it is'}.`,
+		);
+	}
+	// Through the stores: a journal a crashed mixed transition left is completed first, as a pi session would.
+	let source: OwnerHistory;
+	try {
+		source = await new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, retention }).load(owner);
+	} catch (e) {
+		fail(isStateError(e) ? e.code : "io", `The shared ${owner} owner cannot be read: ${messageOf(e)} Nothing was changed.`);
+	}
+	const where = describeLocation(databaseFor(db.url, db.schema).store(owner, key, retention).location());
+	const out: string[] = [];
+	if (source.seq === 0) out.push(`${where} holds nothing yet: nothing to move.`);
+	else {
+		const written = await local.adopt(source);
+		const back = fileStore(p, owner, retention).read();
+		const differs = sameHistoryText(back, written);
+		if (differs !== undefined) {
+			fail(
+				"corrupt",
+				`The ${owner} owner was copied into ${local.root}, but reading it back differs from the copy (${differs}). The database is still in use: nothing else was changed. Move that folder aside before trying again.`,
+			);
+		}
+		const retained = `${written.tail.length} retained transition(s)${written.checkpointSeq > 0 ? `, checkpoint at seq ${written.checkpointSeq}` : ""}`;
+		out.push(`Moved ${where} (seq ${written.seq}: ${retained}) into the local ${owner} store ${local.root}; read back and verified.`);
+	}
+	try {
+		if (owner === "cwd") await setLink(p.agentDir, real, undefined);
+		else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
+	} catch (e) {
+		fail(
+			isStateError(e) ? e.code : "io",
+			`${out.join(" ")} But the change could not be recorded: ${messageOf(e)} Fix that, then finish with ${owner === "cwd" ? "`state-flow unlink`" : '`"shareGlobal": false` in config.json'}; until then the database stays in use.`,
+		);
+	}
+	out.push(
+		owner === "cwd"
+			? `Unlinked ${real} from project \`${key}\` (recorded in ${configPath(p.agentDir)}); pi sessions started here use the local files, and a running session picks them up at its next prompt.`
+			: `Global is in its local files again (\`shareGlobal\` turned off in ${configPath(p.agentDir)}).`,
+		`The database's rows are untouched: ${owner === "cwd" ? `checkouts still linked to \`${key}\`` : "machines with `shareGlobal` on"} keep sharing them, and what they write from now on stays there.`,
+	);
 	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
 }
 

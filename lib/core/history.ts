@@ -66,6 +66,18 @@ export function historyFrom(
 	return h;
 }
 
+/**
+ * Why `history` cannot be adopted whole by another store of `owner` (`state-flow migrate`, either
+ * way), or undefined when its retained tail continues its checkpoint seq by seq, every record
+ * names the owner, and the tail ends at the head.
+ */
+export function adoptionProblem(history: OwnerHistory, owner: Owner): string | undefined {
+	const bad = history.tail.find((r, i) => r.seq !== history.checkpointSeq + 1 + i || !r.owners.includes(owner));
+	if (bad !== undefined) return `the history to adopt is inconsistent at transition \`${bad.id}\` (seq ${bad.seq})`;
+	const end = history.checkpointSeq + history.tail.length;
+	return end === history.seq ? undefined : `the history to adopt ends at seq ${end}, not at its head ${history.seq}`;
+}
+
 /** Apply a committed record in place, append it, fold beyond retention. */
 export function commitRecord(h: OwnerHistory, record: TransitionRecord, bytesAfter?: number): void {
 	if (record.seq !== h.seq + 1) {

@@ -15,7 +15,7 @@ import { createHash } from "node:crypto";
 import type { Hash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
-import { commitRecord, historyFrom, newHistory } from "../core/history.js";
+import { adoptionProblem, commitRecord, historyFrom, newHistory } from "../core/history.js";
 import { isJsonText } from "../core/json.js";
 import { planPatch } from "../core/merge.js";
 import { emptyState } from "../core/state.js";
@@ -732,6 +732,37 @@ export class FileOwnerStore implements OwnerStore {
 			legacy: false,
 			history: h,
 		};
+	}
+
+	/**
+	 * Fill this empty store with a whole history, its checkpoint and retained tail
+	 * (`state-flow migrate --to-files`), folded to this store's retention; returns what was
+	 * written. Refused, with nothing written, when the store holds a transition. This machine's
+	 * seen mark goes first, naming the head the copy ends at, so a crash part-way leaves a store
+	 * that is reported as missing transitions, never a shorter history taken for the whole; then
+	 * the checkpoint and the log, each written atomically.
+	 */
+	async adopt(history: OwnerHistory): Promise<OwnerHistory> {
+		const problem = adoptionProblem(history, this.owner);
+		if (problem !== undefined) fail("invalid_input", `the ${this.owner} store ${this.root}: ${problem}; nothing was written`);
+		const copy = historyFrom(this.owner, history.checkpoint, history.checkpointSeq, history.tail, this.retention);
+		this.ensureRoot();
+		const lock = await acquireLock(this.lockPath, this.lockTimeoutMs);
+		try {
+			const h = this.catchUpLocked(lock.recoveredCrash);
+			if (h.seq > 0) {
+				fail(
+					"invalid_input",
+					`The local ${this.owner} store ${this.root} already holds ${h.seq} transition(s); a migration only fills an empty store, so nothing was written.`,
+				);
+			}
+			const last = copy.tail.at(-1);
+			this.seen?.write(this.root, { seq: copy.seq, ...(last !== undefined ? { id: last.id } : {}) });
+			this.rewriteLocked(copy);
+			return copy;
+		} finally {
+			lock.release();
+		}
 	}
 
 	/** Under the lock, after a commit: compact when due. The transition is committed either way; a failed compaction is retried at the next commit. */

@@ -65,6 +65,12 @@ describe("parseArgs", () => {
 		assert.match(usage(["migrate", "acme/api", "--global"]), /`migrate --global` takes no project id/);
 		assert.match(usage(["unlink", "--force"]), /`unlink` does not take `--force`/);
 		assert.match(usage(["link", "x", "--global"]), /`link` does not take `--global`/);
+		// The way back names no project: the link (or shareGlobal) does.
+		const back = parseArgs(["migrate", "--to-files"], {}, "/w");
+		assert.deepEqual([back.toFiles, back.global, back.positionals], [true, false, []]);
+		assert.deepEqual([parseArgs(["migrate", "--global", "--to-files"], {}, "/w").global, parseArgs(["migrate", "--to-files"], {}, "/w").toFiles], [true, true]);
+		assert.match(usage(["migrate", "acme/api", "--to-files"]), /`migrate --to-files` takes no project id/);
+		assert.match(usage(["link", "x", "--to-files"]), /`link` does not take `--to-files`/);
 	});
 
 	it("takes `--owner` as the owner of show, history and export too (the spelling import uses), but only once", () => {

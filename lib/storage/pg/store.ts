@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import type pg from "pg";
 import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
-import { historyFrom, newHistory } from "../../core/history.js";
+import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
 import { isPlainObject } from "../../core/json.js";
 import { emptyState } from "../../core/state.js";
 import { DEFAULT_RETENTION, OWNERS, PLANES, ROOTS } from "../../core/types.js";
@@ -753,15 +753,8 @@ export class PgOwnerStore implements OwnerStore {
 	adopt(history: OwnerHistory): Promise<void> {
 		const t = this.db.tables;
 		const rows = history.tail;
-		rows.forEach((r, i) => {
-			if (r.seq !== history.checkpointSeq + 1 + i || !r.owners.includes(this.owner))
-				fail("invalid_input", `${this.label}: the history to adopt is inconsistent at transition \`${r.id}\` (seq ${r.seq}); nothing was written`);
-		});
-		if (history.checkpointSeq + rows.length !== history.seq)
-			fail(
-				"invalid_input",
-				`${this.label}: the history to adopt ends at seq ${history.checkpointSeq + rows.length}, not at its head ${history.seq}; nothing was written`,
-			);
+		const problem = adoptionProblem(history, this.owner);
+		if (problem !== undefined) fail("invalid_input", `${this.label}: ${problem}; nothing was written`);
 		let committing = false;
 		const adopt = async (c: pg.Client): Promise<void> => {
 			await c.query("BEGIN");
