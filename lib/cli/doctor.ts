@@ -10,6 +10,7 @@
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isStateError, messageOf } from "../core/errors.js";
+import { storedRefProblems } from "../core/refs.js";
 import { isJsonText } from "../core/json.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../core/types.js";
 import { databaseFor, type Placement, placementFor } from "../storage/backend.js";
@@ -389,6 +390,15 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 		if (h !== undefined) verified[o] = h;
 	}
 	unrecordedSkills(report, verified, p);
+	for (const o of FILE_OWNERS) {
+		const h = verified[o];
+		if (h === undefined || h === "none") continue;
+		for (const why of storedRefProblems(o, h.state)) {
+			report.lines.push(
+				`${o}: a stored \`$ref\` object is not a reference (kept as an older build wrote it; it refers to nothing, and a patch that touches it is refused until it is fixed): ${why}.`,
+			);
+		}
+	}
 	report.lines.push(
 		report.healthy
 			? p.dryRun

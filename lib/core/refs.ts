@@ -4,7 +4,7 @@
  * presentation strips that prefix again, so anchoring then presenting is the identity.
  * Everything that is not a relative locator stays byte-identical.
  */
-import { fail, formatPath } from "./errors.js";
+import { fail, formatPath, isStateError } from "./errors.js";
 import { getOwn, hasOwn, isPlainObject, setOwn } from "./json.js";
 import { formatLocator, type Locator, tryParseLocator } from "./locator.js";
 import { applyMergePatch } from "./merge.js";
@@ -210,13 +210,34 @@ function checkPatched(input: WrittenRefs, cur: Json | undefined, pv: Json, path:
 	for (const key of Object.keys(pv)) checkPatched(input, old === undefined ? undefined : getOwn(old, key), pv[key] as Json, [...path, key]);
 }
 
-/** A value stored as written (array items, or what replaces a non-object). */
-function checkLiteral(input: WrittenRefs, v: Json, path: (string | number)[]): void {
-	if (Array.isArray(v)) v.forEach((item, i) => checkLiteral(input, item, [...path, i]));
+/** A value stored as written (array items, or what replaces a non-object); `check` judges each object with a `$ref` member. */
+function checkLiteral(input: WrittenRefs, v: Json, path: (string | number)[], check = checkRefObject): void {
+	if (Array.isArray(v)) v.forEach((item, i) => checkLiteral(input, item, [...path, i], check));
 	else if (isPlainObject(v)) {
-		if (hasOwn(v, "$ref")) checkRefObject(input, v, path);
-		else for (const key of Object.keys(v)) checkLiteral(input, v[key] as Json, [...path, key]);
+		if (hasOwn(v, "$ref")) check(input, v, path);
+		else for (const key of Object.keys(v)) checkLiteral(input, v[key] as Json, [...path, key], check);
 	}
+}
+
+/**
+ * Objects with a `$ref` member in an owner's stored planes that a write would refuse (kept by
+ * builds before references were checked): for each, the refusal a patch touching it would get,
+ * which names the spelling to send. They own nothing and are not reported as dangling, so
+ * `state-flow doctor` lists them.
+ */
+export function storedRefProblems(owner: Owner, state: OwnerState): string[] {
+	const input: WrittenRefs = { owner, state, patch: {}, base: [owner], spell: (canonical) => canonical };
+	const out: string[] = [];
+	const note = (i: WrittenRefs, obj: JsonObject, path: (string | number)[]): void => {
+		try {
+			checkRefObject(i, obj, path);
+		} catch (e) {
+			if (!isStateError(e)) throw e;
+			out.push(e.message);
+		}
+	};
+	for (const plane of PLANES) for (const key of Object.keys(state[plane])) checkLiteral(input, state[plane][key] as Json, [owner, plane, key], note);
+	return out;
 }
 
 const ROOTED_KEY = new RegExp(`^(?:(${OWNERS.join("|")})\\.)?(${PLANES.join("|")})\\.(.+)$`, "s");
