@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { stage } from "../lib/core/stage.js";
 import type { OwnerHistory } from "../lib/core/types.js";
 import { recordLine } from "../lib/storage/format.js";
-import { PgDatabase } from "../lib/storage/pg/store.js";
+import { PgDatabase, PgOwnerStore } from "../lib/storage/pg/store.js";
 import { TEST_DATABASE_ENV, runPgWriters, startEmbeddedPostgres } from "../tests/helpers/pg-server.js";
 
 export interface PgBench {
@@ -17,6 +17,7 @@ export interface PgBench {
 	pg_floor_p50_ms: number;
 	pg_commit_vs_floor: number;
 	pg_read_p50_ms: number;
+	pg_read_both_p50_ms: number;
 	pg_concurrent_commits_per_s: number;
 	pg_lost_commits: number;
 }
@@ -95,6 +96,14 @@ export async function benchPg(): Promise<PgBench> {
 			await store.load();
 			reads.push(performance.now() - t0);
 		}
+		// Global and CWD as one snapshot (a head render or read of both shared owners): one statement when nothing moved.
+		const global = db.store("global", "bench", 20);
+		const both: number[] = [];
+		for (let i = 0; i < READS; i++) {
+			const t0 = performance.now();
+			await PgOwnerStore.loadTogether([global, store]);
+			both.push(performance.now() - t0);
+		}
 		const windows = await runPgWriters(url, schema, "shared", PROCS, PER_PROC);
 		const seconds = (Math.max(...windows.map((w) => w.end)) - Math.min(...windows.map((w) => w.start))) / 1000;
 		const shared = await db.store("cwd", "shared", 1000).load();
@@ -106,6 +115,7 @@ export async function benchPg(): Promise<PgBench> {
 			pg_floor_p50_ms: round(floorP50),
 			pg_commit_vs_floor: round(commitP50 / floorP50, 2),
 			pg_read_p50_ms: round(p50(reads)),
+			pg_read_both_p50_ms: round(p50(both)),
 			pg_concurrent_commits_per_s: round((PROCS * PER_PROC) / seconds, 0),
 			pg_lost_commits: PROCS * PER_PROC - stored,
 		};

@@ -151,6 +151,8 @@ export class Stores {
 	 * belongs to this process alone: it cannot change between the reads.
 	 */
 	async loadEach(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+		const together = this.inOneDatabase(owners);
+		if (together !== undefined) return this.loadTogether(owners, together);
 		for (let attempt = 1; ; attempt++) {
 			const out = await this.loadOnce(owners);
 			// Where each owner was read, taken now: a store may bring the very history object it returned up to date later.
@@ -178,6 +180,59 @@ export class Stores {
 				out.push({ history: settled ? await this.storeOf(owner).load() : await this.load(owner) });
 			} catch (error) {
 				out.push({ error });
+			}
+		}
+		return out;
+	}
+
+	/** The stores of the shared owners asked for when there are two or more and one database keeps them all. */
+	private inOneDatabase(owners: readonly Owner[]): PgOwnerStore[] | undefined {
+		const shared = owners.filter((o) => o !== "session").map((o) => this.storeOf(o));
+		if (shared.length < 2 || !shared.every((s): s is PgOwnerStore => s instanceof PgOwnerStore)) return undefined;
+		return shared.every((s) => s.db === shared[0]?.db) ? shared : undefined;
+	}
+
+	/**
+	 * `loadEach` when one database keeps every shared owner asked for: pending journals are
+	 * completed as `loadOnce` does, then those owners are read as one snapshot by the database
+	 * itself (`PgOwnerStore.loadTogether`: one statement, usually one round trip), so no second
+	 * look is needed. The Session is read on its own.
+	 */
+	private async loadTogether(owners: readonly Owner[], shared: PgOwnerStore[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+		let settled = false;
+		try {
+			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
+		} catch {
+			// The journal folder cannot be read: each owner's own recovery reports it.
+		}
+		const failed = new Map<Owner, unknown>();
+		if (!settled) {
+			for (const owner of owners) {
+				try {
+					await this.atomic.recover?.(this.storeOf(owner));
+				} catch (error) {
+					failed.set(owner, error);
+				}
+			}
+		}
+		const read = shared.filter((s) => !failed.has(s.owner));
+		let joint: Array<{ history: OwnerHistory } | { error: unknown }>;
+		try {
+			joint = read.length === 0 ? [] : await PgOwnerStore.loadTogether(read);
+		} catch (error) {
+			joint = read.map(() => ({ error }));
+		}
+		const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
+		for (const owner of owners) {
+			const i = read.findIndex((s) => s.owner === owner);
+			if (failed.has(owner)) out.push({ error: failed.get(owner) });
+			else if (i >= 0) out.push(joint[i] as { history: OwnerHistory } | { error: unknown });
+			else {
+				try {
+					out.push({ history: await this.storeOf(owner).load() });
+				} catch (error) {
+					out.push({ error });
+				}
 			}
 		}
 		return out;

@@ -143,14 +143,23 @@ for (const backend of backends) {
 				};
 				assert.deepEqual(await both(), [1, 1]);
 				// The other instance commits when Global has been read and CWD not yet: real stores, a chosen moment.
-				const cwd = (reader as unknown as { shared: { cwd: { load(): Promise<OwnerHistory> } } }).shared.cwd;
-				const load = cwd.load.bind(cwd);
+				// Files read CWD through its `load`; one database reads both in one transaction, CWD through `refresh`.
+				const cwd = (reader as unknown as { shared: { cwd: Record<string, (...args: unknown[]) => Promise<OwnerHistory>> } }).shared.cwd;
+				const step = backend.name === "files" ? "load" : "refresh";
+				const read = (cwd[step] as (...args: unknown[]) => Promise<OwnerHistory>).bind(cwd);
 				let reads = 0;
-				cwd.load = async () => {
-					if (reads++ === 0) await writer.commit({ global: { tactics: { n: 2 } }, cwd: { tactics: { n: 2 } } }, meta());
-					return load();
+				cwd[step] = async (...args: unknown[]) => {
+					if (reads++ === 0) await writer.commit({ global: { tactics: { n: 3 } }, cwd: { tactics: { n: 3 } } }, meta());
+					return read(...args);
 				};
-				assert.deepEqual(await both(), [2, 2]);
+				if (backend.name === "files") assert.deepEqual(await both(), [3, 3], "read again after the reads were overtaken");
+				else {
+					// The reader's caches are behind (n = 2), so both are read inside one snapshot taken before n = 3 landed.
+					await writer.commit({ global: { tactics: { n: 2 } }, cwd: { tactics: { n: 2 } } }, meta());
+					assert.deepEqual(await both(), [2, 2], "one snapshot, taken before the commit in between");
+					assert.deepEqual(await both(), [3, 3]);
+				}
+				assert.equal(reads > 0, true, "the commit was made between the two reads");
 			}));
 
 		it("property: for any retention, live state, a reload and replay(checkpoint, tail) equal a sequential application of every patch", async () => {

@@ -186,6 +186,31 @@ describe("shared owners in PostgreSQL", () => {
 		assert.equal(existsSync(storePaths(a.agentDir, a.cwd).cwdRoot), false);
 	});
 
+	it("Global and CWD in one database are read together: a damaged row is that owner's answer only, an outage both owners'", async (t) => {
+		const schema = server.schema();
+		const a = machine(t);
+		const config = configFor(a, schema, { shareGlobal: true, user: "alice" });
+		const writer = storesOn(a, config);
+		await commit(writer, { global: { intents: { g: 1 } }, cwd: { intents: { c: 1 } } });
+		await commit(writer, { cwd: { intents: { c: 2 } } });
+		const answers = async (stores: Stores) =>
+			(await stores.loadEach(["global", "cwd", "session"])).map((x) => ("history" in x ? x.history.state.intents : `${(x.error as { code?: string }).code}`));
+		assert.deepEqual(await answers(storesOn(a, config, SessionManager.inMemory(a.cwd))), [{ g: 1 }, { c: 2 }, {}]);
+		const c = new pg.Client({ connectionString: server.url });
+		await c.connect();
+		try {
+			const r = await c.query(`UPDATE "${schema}".transitions SET body = replace(body, '"c":2', '"c":3') WHERE seq = 2`);
+			assert.equal(r.rowCount, 1);
+		} finally {
+			await c.end();
+		}
+		// A fresh reader (a connection and caches of its own) reads every row: CWD's second row no longer matches its checksum.
+		const fresh = { ...config, database: `${server.url}${server.url.includes("?") ? "&" : "?"}application_name=fresh-reader` };
+		assert.deepEqual(await answers(storesOn(a, fresh, SessionManager.inMemory(a.cwd))), [{ g: 1 }, "corrupt", {}]);
+		const down = { ...config, database: "postgres://sf:s3cr3t-pw@127.0.0.1:1/none" };
+		assert.deepEqual(await answers(storesOn(a, down, SessionManager.inMemory(a.cwd))), ["unavailable", "unavailable", {}]);
+	});
+
 	it("an unreachable database: the CWD owner is unavailable with a message that never holds the password; Global keeps working", async (t) => {
 		const a = machine(t);
 		const url = "postgres://sf:s3cr3t-pw@127.0.0.1:1/none";

@@ -392,6 +392,14 @@ export class PgDatabase implements AtomicOwners {
 	}
 }
 
+/** An owner's head row as the head probes read it. */
+interface HeadRow {
+	kind?: string;
+	key?: string;
+	owner_id: string;
+	seq: string;
+}
+
 interface Row {
 	seq: string | number;
 	id: string;
@@ -505,11 +513,49 @@ export class PgOwnerStore implements OwnerStore {
 	}
 
 	/**
+	 * Histories of several owners of ONE database as one snapshot (a read of Global and CWD never
+	 * straddles another process's transition over both, docs/spec.md §8). Their heads come from
+	 * one statement, so when every cached history is at its head (the usual read) that single
+	 * round trip is the whole read; otherwise all of them are brought up to date inside one
+	 * REPEATABLE READ READ ONLY transaction. Damage of one owner is that owner's answer; the
+	 * others are still read. An outage fails the whole call.
+	 */
+	static loadTogether(stores: readonly PgOwnerStore[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+		const db = (stores[0] as PgOwnerStore).db;
+		if (stores.some((s) => s.db !== db)) throw new Error("loadTogether: the owners live in different databases");
+		const each = async (read: () => Promise<OwnerHistory> | OwnerHistory | undefined) => {
+			try {
+				const history = await read();
+				return history === undefined ? undefined : { history };
+			} catch (error) {
+				if (!isStateError(error) || error.code !== "corrupt") throw error;
+				return { error };
+			}
+		};
+		return db.run(stores.map((s) => s.label).join(", "), async (c) => {
+			const heads = await c.query({
+				name: `sf-heads-${stores.length}`,
+				text: `SELECT kind, key, owner_id, seq FROM ${db.tables.owners} WHERE ${stores.map((_, i) => `(kind = $${2 * i + 1} AND key = $${2 * i + 2})`).join(" OR ")}`,
+				values: stores.flatMap((s) => [s.kind, s.key]),
+			});
+			const rows = heads.rows as HeadRow[];
+			const cached = await Promise.all(stores.map((s) => each(() => s.atHead(rows.find((r) => r.kind === s.kind && r.key === s.key)))));
+			if (cached.every((x) => x !== undefined)) return cached;
+			await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+			const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
+			for (const s of stores) out.push((await each(() => s.refresh(c, false, true))) as { history: OwnerHistory } | { error: unknown });
+			await c.query("COMMIT");
+			return out;
+		});
+	}
+
+	/**
 	 * The current history: one indexed probe of the head seq; when it moved, only the rows
 	 * after the cached seq; a full, verified load when there is no usable cache. With
-	 * `lock`, the head row is locked (`FOR UPDATE`) for the rest of the transaction.
+	 * `lock`, the head row is locked (`FOR UPDATE`) for the rest of the transaction; with
+	 * `inTransaction` (implied by `lock`), a full load reads inside the caller's transaction.
 	 */
-	private async refresh(c: pg.Client, lock: boolean): Promise<OwnerHistory> {
+	private async refresh(c: pg.Client, lock: boolean, inTransaction = lock): Promise<OwnerHistory> {
 		const t = this.db.tables;
 		const suffix = lock ? " FOR UPDATE" : "";
 		const head =
@@ -524,7 +570,21 @@ export class PgOwnerStore implements OwnerStore {
 						text: `SELECT owner_id, seq FROM ${t.owners} WHERE owner_id = $1${suffix}`,
 						values: [this.ownerId],
 					});
-		const row = head.rows[0] as { owner_id: string; seq: string } | undefined;
+		const row = head.rows[0] as HeadRow | undefined;
+		const now = this.atHead(row);
+		if (now !== undefined) return now;
+		// Rows must be read: the head row is there (without one, `atHead` answers).
+		const seq = Number((row as HeadRow).seq);
+		const c0 = this.cache;
+		if (c0 !== undefined && seq > c0.seq && (await this.catchUp(c, c0, seq))) return c0;
+		return this.fullLoad(c, inTransaction);
+	}
+
+	/**
+	 * The history when the head row just read (undefined: there is none) needs no other row:
+	 * no owner yet, or the cache at that head. Undefined when rows must be read.
+	 */
+	private atHead(row: HeadRow | undefined): OwnerHistory | undefined {
 		if (row === undefined) {
 			if (this.cache !== undefined && this.cache.seq > 0)
 				this.db.damaged(this.kind, this.key, `its owner row is gone although it held ${this.cache.seq} transitions`);
@@ -533,11 +593,7 @@ export class PgOwnerStore implements OwnerStore {
 			return this.cache;
 		}
 		this.ownerId = Number(row.owner_id);
-		const seq = Number(row.seq);
-		const c0 = this.cache;
-		if (c0 !== undefined && c0.seq === seq) return c0;
-		if (c0 !== undefined && seq > c0.seq && (await this.catchUp(c, c0, seq))) return c0;
-		return this.fullLoad(c, lock);
+		return this.cache !== undefined && this.cache.seq === Number(row.seq) ? this.cache : undefined;
 	}
 
 	/** Apply the rows after the cached seq; false when they are not all there (folded meanwhile). */
