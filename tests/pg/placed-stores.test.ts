@@ -24,6 +24,7 @@ import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { runChild } from "../storage/children/spawn.js";
 
 const server = serverForFile(testDatabase);
 
@@ -209,6 +210,28 @@ describe("shared owners in PostgreSQL", () => {
 		assert.deepEqual(await answers(storesOn(a, fresh, SessionManager.inMemory(a.cwd))), [{ g: 1 }, "corrupt", {}]);
 		const down = { ...config, database: "postgres://sf:s3cr3t-pw@127.0.0.1:1/none" };
 		assert.deepEqual(await answers(storesOn(a, down, SessionManager.inMemory(a.cwd))), ["unavailable", "unavailable", {}]);
+	});
+
+	it("a reader never sees half of another process's transitions over Global and CWD in the database", async (t) => {
+		const a = machine(t);
+		const config = configFor(a, server.schema(), { shareGlobal: true, user: "alice" });
+		const reader = storesOn(a, config);
+		const child = runChild("pair-child", [a.agentDir, a.cwd, "200", JSON.stringify(config)]);
+		await child.ready;
+		let ended = false;
+		void child.done.then(() => (ended = true));
+		const seen = new Set<unknown>();
+		let reads = 0;
+		while (!ended) {
+			const [g, c] = await reader.loadEach(["global", "cwd"]);
+			assert.ok(g !== undefined && "history" in g && c !== undefined && "history" in c, "both owners read");
+			const pair = [g.history.state.tactics.n, c.history.state.tactics.n];
+			assert.equal(pair[0], pair[1], `read ${++reads}: Global at ${String(pair[0])}, CWD at ${String(pair[1])}`);
+			seen.add(pair[0]);
+		}
+		const res = await child.done;
+		assert.equal(res.code, 0, res.stderr);
+		assert.ok(seen.size >= 2, `the reads overlapped the commits (${seen.size} distinct in ${reads} reads)`);
 	});
 
 	it("an unreachable database: the CWD owner is unavailable with a message that never holds the password; Global keeps working", async (t) => {

@@ -1,12 +1,15 @@
 /**
  * Multi-owner writer: `count` transitions, each setting `tactics.n` to its number in Global
  * and CWD at once. Prints `ready` once the stores are open.
- * argv: agentDir cwd count
+ * argv: agentDir cwd count [config] — `config`, a State Flow config as JSON, places the owners
+ * (a database); without it both are files.
  */
+import { placementFor } from "../../../lib/storage/backend.js";
 import { Stores } from "../../../lib/storage/stores.js";
 
-const [agentDir, cwd, countText] = process.argv.slice(2) as [string, string, string];
-const stores = new Stores({ agentDir, cwd });
+const [agentDir, cwd, countText, configText] = process.argv.slice(2) as [string, string, string, string | undefined];
+const placement = configText === undefined ? undefined : placementFor(JSON.parse(configText), cwd, {});
+const stores = new Stores({ agentDir, cwd, ...(placement !== undefined ? { placement } : {}) });
 const by = { kind: "system", reason: "snapshot-test" } as const;
 process.stdout.write("ready\n");
 for (let n = 1; n <= Number(countText); n++) {
