@@ -195,6 +195,15 @@ const offLeaf = reopened.sessionManager.getLeafId();
 await reopened.prompt("/state active");
 assert.deepEqual(await toolsSeen(reopened, "active after reopening"), ["patch_state", "read_state"]);
 ok("reopening a session that ran Off: Off stays Off; /state active declares both tools again");
+// Session memory lives in this line's session file: written on the active branch, read back after a resume.
+const callOnce = async (s, name, args, id) => {
+	faux.setResponses([toolCall(name, args, id), step(fauxAssistantMessage([fauxText("done")]))]);
+	await s.prompt(`call ${id}`);
+	const m = s.messages.filter((x) => x.role === "toolResult").at(-1);
+	assert.equal(m.isError, false, JSON.stringify(m.content));
+	return m.content.map((c) => c.text ?? "").join("");
+};
+await callOnce(reopened, "patch_state", { session: { intents: { kept: "across resume" } } }, "s1");
 const activeLeaf = reopened.sessionManager.getLeafId();
 await reopened.navigateTree(offLeaf, { summarize: false });
 assert.deepEqual(await toolsSeen(reopened, "back on the off branch"), []);
@@ -205,6 +214,8 @@ ok("/tree to the Off branch withdraws both tools; back to the Active branch decl
 const resumed = await open(SessionManager.continueRecent(cwd, sessionDir));
 assert.equal(resumed.sessionManager.getSessionFile(), offFile, "continueRecent resumes the most recent session");
 assert.deepEqual(await toolsSeen(resumed, "resumed active"), ["patch_state", "read_state"]);
+assert.match(await callOnce(resumed, "read_state", { path: "session.intents" }, "s2"), /"kept": ?"across resume"/);
+ok("Session state written in a file-backed session is read back after a resume");
 await resumed.prompt("/state off");
 assert.deepEqual(await toolsSeen(resumed, "resumed then off"), []);
 resumed.dispose();
