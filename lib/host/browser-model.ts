@@ -12,7 +12,7 @@ import { printable } from "../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
 import { ROOTS, SECTIONS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
-import { clipText, columns } from "./command-text.js";
+import { clipText, columns, madeBy } from "./command-text.js";
 
 /** One owner as the browser sees it. */
 export interface OwnerView {
@@ -124,6 +124,24 @@ export function searchPaths(state: OwnerState, query: string): { paths: string[]
 		if (value !== undefined && !walk(value, [plane])) return { paths, more: true };
 	}
 	return { paths, more: false };
+}
+
+/**
+ * The transitions of a timeline (their indexes, in its order) whose id, author, written paths,
+ * values before or after, or cascades hold `query`, ignoring case: what the history tab's `/`
+ * finds. Whole values are searched, not their previews.
+ */
+export function searchTransitions(records: readonly TransitionRecord[], query: string): number[] {
+	const needle = query.toLowerCase();
+	const has = (text: string) => text.toLowerCase().includes(needle);
+	const holds = (v: Json | undefined) => v !== undefined && v !== null && has(typeof v === "string" ? v : JSON.stringify(v));
+	const hits: number[] = [];
+	records.forEach((r, i) => {
+		const found =
+			has(r.id) || has(madeBy(r, true)) || leafChanges(r).some((c) => has(c.where) || holds(c.before) || holds(c.after)) || cascadeTexts(r).some(has);
+		if (found) hits.push(i);
+	});
+	return hits;
 }
 
 /** The timeline of an owner: retained transitions, newest first. */

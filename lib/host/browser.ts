@@ -16,7 +16,18 @@ import { MODES } from "../storage/config.js";
 import { messageOf } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
-import { type Detail, diffLines, type OwnerView, pathKey, searchPaths, timeline, transitionDetail, treeRows, valueDetail } from "./browser-model.js";
+import {
+	type Detail,
+	diffLines,
+	type OwnerView,
+	pathKey,
+	searchPaths,
+	searchTransitions,
+	timeline,
+	transitionDetail,
+	treeRows,
+	valueDetail,
+} from "./browser-model.js";
 import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
@@ -58,8 +69,11 @@ export class StateBrowser implements Component {
 	confirm: { plan: UndoPlan; record: TransitionRecord } | undefined;
 	message: { text: string; level: "info" | "warning" | "error" } | undefined;
 	busy = false;
-	/** A search of the state tab (`/`): the text being typed, then the paths it found and the one shown. */
-	search: { text: string; typing: boolean; paths: string[][]; at: number; more: boolean } | undefined;
+	/**
+	 * A search (`/`): the text being typed, then what it found in the tab it was made in — paths of
+	 * the state tree, or rows of the history — and the match shown.
+	 */
+	search: { text: string; typing: boolean; paths: string[][]; rows: number[]; at: number; more: boolean } | undefined;
 	/** The detail pane (`v`): what it shows, its first visible (wrapped) line, and its lines wrapped for the last width drawn. */
 	detail: (Detail & { top: number; wrapped?: { width: number; lines: string[] } }) | undefined;
 	#views: OwnerView[];
@@ -120,8 +134,8 @@ export class StateBrowser implements Component {
 		else if (data === "f") this.full = !this.full;
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
-		else if (data === "/" && this.tab === "state") this.search = { text: "", typing: true, paths: [], at: 0, more: false };
-		else if (data === "n" && this.tab === "state" && this.search !== undefined && this.search.paths.length > 0) this.#showMatch(this.search.at + 1);
+		else if (data === "/") this.search = { text: "", typing: true, paths: [], rows: [], at: 0, more: false };
+		else if (data === "n" && this.search !== undefined && this.#hits(this.search) > 0) this.#showMatch(this.search.at + 1);
 		else if (data === "m") this.#choose(this.#nextMode());
 		else if (data === "w") this.#choose(this.#toggleWanted());
 		else return;
@@ -145,28 +159,40 @@ export class StateBrowser implements Component {
 			this.search = undefined;
 			return;
 		}
-		const { paths, more } = searchPaths(h.value.state, text);
-		this.search = { text, typing: false, paths, at: 0, more };
-		if (paths.length === 0) {
-			this.message = { text: `nothing in ${this.owner} has "${text}" in a key or text${more ? " (searched the first part only)" : ""}`, level: "warning" };
+		if (this.tab === "state") {
+			const { paths, more } = searchPaths(h.value.state, text);
+			this.search = { text, typing: false, paths, rows: [], at: 0, more };
+		} else this.search = { text, typing: false, paths: [], rows: searchTransitions(this.#records(), text), at: 0, more: false };
+		if (this.#hits(this.search) === 0) {
+			const where = this.tab === "state" ? `${this.owner} has "${text}" in a key or text` : `${this.owner}'s retained history has "${text}"`;
+			this.message = { text: `nothing in ${where}${this.search.more ? " (searched the first part only)" : ""}`, level: "warning" };
 			return;
 		}
 		this.#showMatch(0);
 	}
 
+	/** How many matches a search found (in the tab it was made in: switching tabs ends it). */
+	#hits(search: NonNullable<StateBrowser["search"]>): number {
+		return this.tab === "state" ? search.paths.length : search.rows.length;
+	}
+
 	/** Open the way to the `at`-th match (counting round) and select it. */
 	#showMatch(at: number): void {
 		const search = this.search as NonNullable<StateBrowser["search"]>;
-		search.at = at % search.paths.length;
-		const path = search.paths[search.at] as string[];
-		const open = this.#expandedOf(this.owner);
-		for (let i = 1; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
-		this.cursor = Math.max(
-			0,
-			this.#rows().findIndex((r) => pathKey(r.path) === pathKey(path)),
-		);
-		const found = `${search.paths.length}${search.more ? "+" : ""}`;
-		this.message = { text: `"${search.text}": ${search.at + 1} of ${found}${search.paths.length > 1 ? " · n next" : ""}`, level: "info" };
+		const hits = this.#hits(search);
+		search.at = at % hits;
+		if (this.tab === "history") this.cursor = search.rows[search.at] as number;
+		else {
+			const path = search.paths[search.at] as string[];
+			const open = this.#expandedOf(this.owner);
+			for (let i = 1; i < path.length; i++) open.add(pathKey(path.slice(0, i)));
+			this.cursor = Math.max(
+				0,
+				this.#rows().findIndex((r) => pathKey(r.path) === pathKey(path)),
+			);
+		}
+		const found = `${hits}${search.more ? "+" : ""}`;
+		this.message = { text: `"${search.text}": ${search.at + 1} of ${found}${hits > 1 ? " · n next" : ""}`, level: "info" };
 	}
 
 	#openDetail(): void {
@@ -302,7 +328,8 @@ export class StateBrowser implements Component {
 		else out.push(...this.#renderHistory(width));
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
 		if (this.busy) out.push(fit(t.fg("warning", "working…")));
-		else if (this.search?.typing) out.push(fit(t.fg("accent", `search ${this.owner}: ${printable(this.search.text)}▏`)));
+		else if (this.search?.typing)
+			out.push(fit(t.fg("accent", `search ${this.owner}${this.tab === "history" ? " history" : ""}: ${printable(this.search.text)}▏`)));
 		else if (this.confirm) {
 			const r = this.confirm.record;
 			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
@@ -319,7 +346,7 @@ export class StateBrowser implements Component {
 				? ["type a key or text", "enter find", "esc cancel"]
 				: this.tab === "state"
 					? ["↑↓ move", "enter open/close", "v view", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
-					: ["↑↓ move", "v view", "u undo", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
+					: ["↑↓ move", "v view", "u undo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
 		const lines: string[] = [];
 		for (const key of keys) {
 			const last = lines.at(-1);

@@ -275,6 +275,41 @@ describe("/state browse", () => {
 		await b.close();
 	});
 
+	it("finds transitions in the history tab with / (ids, paths, values before and after), n to the next", async (t) => {
+		const s = await browsing(t);
+		const b = await s.open();
+		b.keys(TAB);
+		assert.match(draw(b.component, 80).join("\n"), /\/ search/, "the key is listed on the history tab too");
+		b.keys("/", "d", "e", "s", "i", "g", "n");
+		assert.match(draw(b.component, 80).join("\n"), /search cwd history: design▏/);
+		b.keys(ENTER);
+		let text = draw(b.component, 80).join("\n");
+		// Only transition #1 wrote the design note: the older row is selected.
+		assert.match(text, /› #1 01aa/);
+		assert.match(text, /"design": 1 of 1/);
+		// "parser" is #2's value after and before, and #1's value after: two rows, newest first.
+		b.keys("/", "P", "A", "R", "S", "E", "R", ENTER);
+		text = draw(b.component, 80).join("\n");
+		assert.match(text, /› #2 02aa/);
+		assert.match(text, /"PARSER": 1 of 2 · n next/);
+		b.keys("n");
+		assert.match(draw(b.component, 80).join("\n"), /› #1 01aa[\s\S]*"PARSER": 2 of 2/);
+		b.keys("n");
+		assert.match(draw(b.component, 80).join("\n"), /› #2 02aa[\s\S]*"PARSER": 1 of 2/, "n wraps round");
+		// "write the parser" is #1's value after and, in #2, only the value before (from the stored inverse).
+		b.keys("/", "w", "r", "i", "t", "e", " ", "t", "h", "e", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /› #2 02aa[\s\S]*"write the": 1 of 2/);
+		b.keys("/", "t", "e", "s", "t", " ", "i", "t", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /› #1 01aa[\s\S]*"test it": 1 of 1/);
+		b.keys("/", "0", "2", "a", "a", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /› #2 02aa[\s\S]*"02aa": 1 of 1/, "found by its id");
+		b.keys("/", "z", "z", "z", ENTER);
+		assert.match(draw(b.component, 80).join("\n"), /nothing in cwd's retained history has "zzz"/);
+		b.keys(TAB);
+		assert.doesNotMatch(draw(b.component, 80).join("\n"), /zzz/, "switching tabs ends the search");
+		await b.close();
+	});
+
 	it("changes this session's mode with m and its wanted owners with w, as /state does", async (t) => {
 		const s = await browsing(t);
 		const ours = () => s.session.getActiveToolNames().filter((n) => n.endsWith("_state"));
