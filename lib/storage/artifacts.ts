@@ -11,6 +11,7 @@ import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
+import { printable } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
@@ -429,13 +430,45 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 			// Another checkout or machine, or a `git checkout`, gives the same bytes another mtime:
 			// where the content's hash was recorded (acquired Skills, files up to 4 MiB), the bytes decide.
 			const hash = own(value, "sourceHash");
-			if (typeof hash === "string" && now.size === recorded.size && contentHashOf(abs, now) === hash) return compiledNote(owner, value, roots);
-			return own(value, "kind") === "skill"
-				? "source Skill changed since it was acquired; patch the artifact again to recompile"
-				: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
+			if (typeof hash !== "string" || now.size !== recorded.size || contentHashOf(abs, now) !== hash) {
+				return own(value, "kind") === "skill"
+					? "source Skill changed since it was acquired; patch the artifact again to recompile"
+					: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
+			}
 		}
 	}
-	return compiledNote(owner, value, roots);
+	return sourceFolderNote(owner, value, roots) ?? compiledNote(owner, value, roots);
+}
+
+/** Changes named in one note, at most; the rest are counted. */
+const FOLDER_CHANGES_SHOWN = 3;
+
+/**
+ * What changed beside `SKILL.md` in the source folder of a Skill acquired with its folder: files
+ * added, removed or edited since, judged against the hashes recorded for the copies (copied byte
+ * for byte from there). Read as acquiring reads it: regular files only, no link followed.
+ */
+function sourceFolderNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): string | undefined {
+	const provenance = own(value, "provenance");
+	const from = isObj(provenance) ? own(provenance, "acquiredFrom") : undefined;
+	// Only a copy has a folder to fall behind: a Skill tracked where pi finds it is its own source.
+	if (typeof from !== "string" || compiledOf(owner, value, roots) === undefined) return undefined;
+	const folder = skillFolderFiles(dirname(from), SKILL_FOLDER_LIMITS);
+	if (folder.excess !== undefined) return `source Skill's folder now holds ${folder.excess} besides SKILL.md; slim it, then patch the artifact again`;
+	const recorded = new Map(compiledFilesOf(owner, value, roots).map((f) => [f.rel, f.hash]));
+	const changes: string[] = [];
+	for (const f of folder.files) {
+		if (!isFolderPath(f.rel)) continue;
+		const hash = recorded.get(f.rel);
+		if (hash === undefined) changes.push(`${f.rel} added`);
+		else if (hash !== sha256(f.bytes)) changes.push(`${f.rel} edited`);
+		recorded.delete(f.rel);
+	}
+	for (const rel of recorded.keys()) changes.push(`${rel} removed`);
+	if (changes.length === 0) return undefined;
+	const more = changes.length > FOLDER_CHANGES_SHOWN ? ` and ${changes.length - FOLDER_CHANGES_SHOWN} more` : "";
+	// File names come from the disk: any control character in one is spelled out.
+	return `source Skill changed since it was acquired (${printable(changes.slice(0, FOLDER_CHANGES_SHOWN).join(", "))}${more}); patch the artifact again to recompile`;
 }
 
 /** What is wrong with the compiled copy of a Skill artifact, if anything. */

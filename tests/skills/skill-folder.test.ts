@@ -116,6 +116,35 @@ describe("acquired Skills bring their folder", () => {
 		assert.deepEqual(Object.keys(s.art("cwd", KEY)?.compiledFiles as JsonObject).sort(), ["references/env.md", "scripts/deploy.sh", "scripts/rollback.sh"]);
 	});
 
+	it("says when the source folder changed beside SKILL.md (a file edited, added or removed), until acquired again", (t) => {
+		const s = withSkillFolder(t);
+		s.acquire();
+		const note = () => staleArtifacts("cwd", s.histories.cwd.state, s.roots)[0]?.note;
+		s.put("scripts/deploy.sh", "#!/bin/sh\necho deployed v2\n");
+		assert.equal(note(), "source Skill changed since it was acquired (scripts/deploy.sh edited); patch the artifact again to recompile");
+		s.put("scripts/rollback.sh", "#!/bin/sh\necho back\n");
+		rmSync(join(s.src, "references/deep"), { recursive: true });
+		s.put("references/a\u001b[31m.md", "red\n");
+		assert.equal(
+			note(),
+			"source Skill changed since it was acquired (references/a\\u001b[31m.md added, scripts/deploy.sh edited, scripts/rollback.sh added and 1 more); patch the artifact again to recompile",
+			"names spelled out, at most three named",
+		);
+		// Links and special files were never copied, and are not changes of the folder either.
+		rmSync(join(s.src, "references/a\u001b[31m.md"));
+		symlinkSync(join(s.base), join(s.src, "linked-dir"));
+		execFileSync("mkfifo", [join(s.src, "scripts/pipe")]);
+		s.commit({ cwd: { artifacts: { [KEY]: { note: "refreshed" } } } });
+		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), [], "acquired again: the copy follows the source");
+		// A Skill tracked where pi finds it is its own source: nothing to fall behind.
+		const inPlace = ".pi/skills/local/SKILL.md";
+		mkdirSync(join(s.cwd, ".pi/skills/local/scripts"), { recursive: true });
+		writeFileSync(join(s.cwd, inPlace), "---\nname: local\ndescription: A local Skill.\n---\nBody.\n");
+		s.commit({ cwd: { artifacts: { [inPlace]: { kind: "skill" } } } });
+		writeFileSync(join(s.cwd, ".pi/skills/local/scripts/run.sh"), "echo\n");
+		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), []);
+	});
+
 	it("never writes over a file State Flow did not write, and refuses a folder over the limits, writing nothing", (t) => {
 		const s = withSkillFolder(t);
 		mkdirSync(dirname(s.copy("scripts/deploy.sh")), { recursive: true });
