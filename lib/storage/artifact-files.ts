@@ -270,16 +270,26 @@ export function isLeftOut(name: string): boolean {
 	return name.startsWith(".") || name === "node_modules";
 }
 
+/** A regular file of a Skill's folder as listed: where it is, its stat fingerprint and executable bit. */
+export interface FolderEntry {
+	/** Path inside the folder, `/`-separated. */
+	rel: string;
+	abs: string;
+	size: number;
+	mtimeMs: number;
+	executable: boolean;
+}
+
 /**
- * The files a Skill's folder holds besides its top `SKILL.md` (scripts/, references/, assets/),
- * in name order, read without following links: regular files only. Hidden entries and
- * `node_modules` are left out; links, FIFOs, devices, folders deeper than the limit and files
- * reached through a swapped-in link are named in `skipped`, never read. `excess` says which limit
- * the folder passes (then `files` is incomplete and must not be used).
+ * The regular files a Skill's folder holds besides its top `SKILL.md` (scripts/, references/,
+ * assets/), in name order, listed without following links and without reading them. Hidden
+ * entries and `node_modules` are left out; links, FIFOs, devices, folders deeper than the limit
+ * and folders reached through a swapped-in link are named in `skipped`. `excess` says which limit
+ * the folder passes (then `entries` is incomplete and must not be used).
  */
-export function skillFolderFiles(dir: string, limits: FolderLimits): { files: FolderFile[]; skipped: string[]; excess?: string } {
+export function skillFolderListing(dir: string, limits: FolderLimits): { entries: FolderEntry[]; skipped: string[]; excess?: string } {
 	const top = realOrSelf(dir);
-	const files: FolderFile[] = [];
+	const entries: FolderEntry[] = [];
 	const skipped: string[] = [];
 	let bytes = 0;
 	const walk = (abs: string, rel: string[], depth: number): string | undefined => {
@@ -314,19 +324,40 @@ export function skillFolderFiles(dir: string, limits: FolderLimits): { files: Fo
 				skipped.push(`${shown} (${kindOf(st)})`);
 				continue;
 			}
-			if (files.length >= limits.files) return `more than ${limits.files} files`;
+			if (entries.length >= limits.files) return `more than ${limits.files} files`;
 			if (bytes + st.size > limits.bytes) return `more than ${limits.bytes / (1024 * 1024)} MiB`;
-			// Its folder may have been swapped for a link since the listing: never read through one.
-			const read = inside(realOrSelf(abs), top) ? readIfFile(path, { followLink: false, maxBytes: limits.bytes - bytes }) : undefined;
-			if (read === undefined) {
-				skipped.push(`${shown} (changed while it was read)`);
-				continue;
-			}
-			bytes += read.length;
-			files.push({ rel: shown, bytes: read, executable: (st.mode & 0o111) !== 0 });
+			bytes += st.size;
+			entries.push({ rel: shown, abs: path, size: st.size, mtimeMs: st.mtimeMs, executable: (st.mode & 0o111) !== 0 });
 		}
 		return undefined;
 	};
 	const excess = walk(dir, [], 0);
-	return excess === undefined ? { files, skipped } : { files, skipped, excess };
+	return excess === undefined ? { entries, skipped } : { entries, skipped, excess };
+}
+
+/** Whether a listed file's own folder still leads inside the Skill's folder `top` (a folder may be swapped for a link since the listing). */
+export function stillInside(e: FolderEntry, top: string): boolean {
+	return inside(realOrSelf(dirname(e.abs)), realOrSelf(top));
+}
+
+/**
+ * The files of `skillFolderListing`, read (what acquiring copies): never through a link, nor
+ * through a folder swapped for one since the listing; a file that changed meanwhile is skipped.
+ */
+export function skillFolderFiles(dir: string, limits: FolderLimits): { files: FolderFile[]; skipped: string[]; excess?: string } {
+	const listing = skillFolderListing(dir, limits);
+	if (listing.excess !== undefined) return { files: [], skipped: listing.skipped, excess: listing.excess };
+	const files: FolderFile[] = [];
+	const skipped = [...listing.skipped];
+	let bytes = 0;
+	for (const e of listing.entries) {
+		const read = stillInside(e, dir) ? readIfFile(e.abs, { followLink: false, maxBytes: limits.bytes - bytes }) : undefined;
+		if (read === undefined) {
+			skipped.push(`${e.rel} (changed while it was read)`);
+			continue;
+		}
+		bytes += read.length;
+		files.push({ rel: e.rel, bytes: read, executable: e.executable });
+	}
+	return { files, skipped };
 }

@@ -29,6 +29,8 @@ import {
 	runFileOps,
 	sha256,
 	skillFolderFiles,
+	skillFolderListing,
+	stillInside,
 } from "./artifact-files.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
 
@@ -437,7 +439,12 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 			}
 		}
 	}
-	return sourceFolderNote(owner, value, roots) ?? compiledNote(owner, value, roots);
+	return sourceFolderNote(owner, key, value, roots) ?? compiledNote(owner, value, roots);
+}
+
+/** The folder of an acquired Skill's source in this checkout: where its key leads (territory-checked). */
+export function sourceFolderOf(owner: Owner, key: string, roots: ArtifactRoots): string {
+	return dirname(resolveArtifactKey(owner, key, roots));
 }
 
 /** Changes named in one note, at most; the rest are counted. */
@@ -448,21 +455,22 @@ const FOLDER_CHANGES_SHOWN = 3;
  * added, removed or edited since, judged against the hashes recorded for the copies (copied byte
  * for byte from there). Read as acquiring reads it: regular files only, no link followed.
  */
-function sourceFolderNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): string | undefined {
-	const provenance = own(value, "provenance");
-	const from = isObj(provenance) ? own(provenance, "acquiredFrom") : undefined;
-	// Only a copy has a folder to fall behind: a Skill tracked where pi finds it is its own source.
-	if (typeof from !== "string" || compiledOf(owner, value, roots) === undefined) return undefined;
-	const folder = skillFolderFiles(dirname(from), SKILL_FOLDER_LIMITS);
-	if (folder.excess !== undefined) return `source Skill's folder now holds ${folder.excess} besides SKILL.md; slim it, then patch the artifact again`;
+function sourceFolderNote(owner: Owner, key: string, value: JsonObject, roots: ArtifactRoots): string | undefined {
+	// Only an acquired Skill's copy has a source folder to fall behind (`sourceHash`, with a compiled
+	// copy): a Skill tracked where pi finds it is its own source, an inline one's is the state.
+	if (typeof own(value, "sourceHash") !== "string" || compiledOf(owner, value, roots) === undefined) return undefined;
+	const dir = sourceFolderOf(owner, key, roots);
+	const listing = skillFolderListing(dir, SKILL_FOLDER_LIMITS);
+	if (listing.excess !== undefined) return `source Skill's folder now holds ${listing.excess} besides SKILL.md; slim it, then patch the artifact again`;
 	const recorded = new Map(compiledFilesOf(owner, value, roots).map((f) => [f.rel, f.hash]));
 	const changes: string[] = [];
-	for (const f of folder.files) {
-		if (!isFolderPath(f.rel)) continue;
-		const hash = recorded.get(f.rel);
-		if (hash === undefined) changes.push(`${f.rel} added`);
-		else if (hash !== sha256(f.bytes)) changes.push(`${f.rel} edited`);
-		recorded.delete(f.rel);
+	for (const e of listing.entries) {
+		if (!isFolderPath(e.rel)) continue;
+		const hash = recorded.get(e.rel);
+		// Hashed once per stat fingerprint in this process: an unchanged folder is not read again.
+		if (hash === undefined) changes.push(`${e.rel} added`);
+		else if (!stillInside(e, dir) || hash !== contentHashOf(e.abs, { size: e.size, mtimeMs: e.mtimeMs })) changes.push(`${e.rel} edited`);
+		recorded.delete(e.rel);
 	}
 	for (const rel of recorded.keys()) changes.push(`${rel} removed`);
 	if (changes.length === 0) return undefined;

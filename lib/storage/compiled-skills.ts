@@ -24,7 +24,7 @@ import {
 	sha256,
 	writeCompiledIfMissing,
 } from "./artifact-files.js";
-import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf, editedNote } from "./artifacts.js";
+import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf, editedNote, sourceFolderOf } from "./artifacts.js";
 import { renderSkill } from "./skill-format.js";
 
 /** What one compiled Skill artifact looks like in this checkout after materialising it. */
@@ -88,7 +88,7 @@ function materialiseFile(owner: SharedOwner, key: string, value: JsonObject, roo
 	for (let attempt = 0; attempt < 2; attempt++) {
 		const found = readCompiled(f.abs, f.root);
 		if (found !== undefined) return sha256(found) === f.hash ? undefined : `compiled Skill ${skill}: ${f.rel} was edited outside State Flow`;
-		const folder = dirname(resolveArtifactKey(owner, key, roots));
+		const folder = sourceFolderOf(owner, key, roots);
 		const source = join(folder, ...f.rel.split("/"));
 		// Never through a link swapped into the source folder: its file must lie inside that folder.
 		const bytes = inside(realOrSelf(dirname(source)), realOrSelf(folder)) ? readIfFile(source, { followLink: false }) : undefined;

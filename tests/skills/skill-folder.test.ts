@@ -136,6 +136,12 @@ describe("acquired Skills bring their folder", () => {
 		execFileSync("mkfifo", [join(s.src, "scripts/pipe")]);
 		s.commit({ cwd: { artifacts: { [KEY]: { note: "refreshed" } } } });
 		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), [], "acquired again: the copy follows the source");
+		// Another checkout (or machine) sees the path it was acquired from elsewhere: the source is where the key leads here.
+		const elsewhere = {
+			...s.histories.cwd.state,
+			artifacts: { [KEY]: { ...(s.art("cwd", KEY) as JsonObject), provenance: { acquiredFrom: "/nowhere/deploy/SKILL.md" } } },
+		};
+		assert.deepEqual(staleArtifacts("cwd", elsewhere, s.roots), []);
 		// A Skill tracked where pi finds it is its own source: nothing to fall behind.
 		const inPlace = ".pi/skills/local/SKILL.md";
 		mkdirSync(join(s.cwd, ".pi/skills/local/scripts"), { recursive: true });
