@@ -50,6 +50,9 @@ export function locationKey(l: OwnerLocation): string {
  * - `conflict`: the owner moved on (another writer committed first); nothing was written.
  *   The caller reloads, re-stages on the current state and tries again.
  */
+/** One owner's answer to a read of several: its history, or the error that kept it from being read. */
+export type LoadAnswer = { history: OwnerHistory } | { error: unknown };
+
 export type CommitOutcome = { kind: "committed"; seq: number } | { kind: "already"; seq: number } | { kind: "conflict"; seq: number };
 
 /** What `/state` and `state-flow show` say about one owner. */

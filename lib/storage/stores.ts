@@ -16,7 +16,7 @@ import { storePaths } from "./paths.js";
 import type { FileOwner } from "./paths.js";
 import { seenMarksOf } from "./seen.js";
 import { locationKey } from "./port.js";
-import type { AtomicOwners, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
+import type { AtomicOwners, LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import { PlacedOwners, sharedStore } from "./backend.js";
 import type { Placement } from "./backend.js";
 import { PgOwnerStore } from "./pg/store.js";
@@ -147,12 +147,14 @@ export class Stores {
 	 * them or in none. Owners are read one after the other, so one that committed between two
 	 * reads could leave the first read before it and the second after it; a read of two or more
 	 * shared owners therefore checks afterwards that no journal is pending and that every owner
-	 * is still where it was read, and reads again otherwise (`snapshotHolds`). The Session
-	 * belongs to this process alone: it cannot change between the reads.
+	 * is still where it was read, and reads again otherwise (`snapshotHolds`). When one database
+	 * keeps them all, the database gives the snapshot itself (`loadOnce` with `together`). The
+	 * Session belongs to this process alone: it cannot change between the reads.
 	 */
-	async loadEach(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+	async loadEach(owners: readonly Owner[]): Promise<LoadAnswer[]> {
 		const together = this.inOneDatabase(owners);
-		if (together !== undefined) return this.loadTogether(owners, together);
+		// One database gives the snapshot itself.
+		if (together !== undefined) return this.loadOnce(owners, together);
 		for (let attempt = 1; ; attempt++) {
 			const out = await this.loadOnce(owners);
 			// Where each owner was read, taken now: a store may bring the very history object it returned up to date later.
@@ -167,22 +169,48 @@ export class Stores {
 		}
 	}
 
-	private async loadOnce(owners: readonly Owner[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+	/**
+	 * Every owner's answer, read once: pending journals looked for once for all of them and, only
+	 * when one is there, completed for each owner first. `together`: shared owners one database
+	 * keeps, read as one snapshot by the database itself (`PgOwnerStore.loadTogether`: one
+	 * statement, usually one round trip), so no second look is needed; the rest one by one.
+	 */
+	private async loadOnce(owners: readonly Owner[], together: readonly PgOwnerStore[] = []): Promise<LoadAnswer[]> {
 		let settled = false;
 		try {
 			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
 		} catch {
-			// The journal folder cannot be read (or the Session is missing): each owner's own `load` reports it.
+			// The journal folder cannot be read (or the Session is missing): each owner's own recovery reports it.
 		}
-		const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
-		for (const owner of owners) {
-			try {
-				out.push({ history: settled ? await this.storeOf(owner).load() : await this.load(owner) });
-			} catch (error) {
-				out.push({ error });
+		const out = new Map<Owner, LoadAnswer>();
+		if (!settled) {
+			for (const owner of owners) {
+				try {
+					await this.atomic.recover?.(this.storeOf(owner));
+				} catch (error) {
+					out.set(owner, { error });
+				}
 			}
 		}
-		return out;
+		const joint = together.filter((s) => !out.has(s.owner));
+		if (joint.length > 0) {
+			let got: LoadAnswer[];
+			try {
+				got = await PgOwnerStore.loadTogether(joint);
+			} catch (error) {
+				got = joint.map(() => ({ error }));
+			}
+			joint.forEach((s, i) => out.set(s.owner, got[i] as LoadAnswer));
+		}
+		for (const owner of owners) {
+			if (out.has(owner)) continue;
+			try {
+				out.set(owner, { history: await this.storeOf(owner).load() });
+			} catch (error) {
+				out.set(owner, { error });
+			}
+		}
+		return owners.map((o) => out.get(o) as LoadAnswer);
 	}
 
 	/** The stores of the shared owners asked for when there are two or more and one database keeps them all. */
@@ -190,52 +218,6 @@ export class Stores {
 		const shared = owners.filter((o) => o !== "session").map((o) => this.storeOf(o));
 		if (shared.length < 2 || !shared.every((s): s is PgOwnerStore => s instanceof PgOwnerStore)) return undefined;
 		return shared.every((s) => s.db === shared[0]?.db) ? shared : undefined;
-	}
-
-	/**
-	 * `loadEach` when one database keeps every shared owner asked for: pending journals are
-	 * completed as `loadOnce` does, then those owners are read as one snapshot by the database
-	 * itself (`PgOwnerStore.loadTogether`: one statement, usually one round trip), so no second
-	 * look is needed. The Session is read on its own.
-	 */
-	private async loadTogether(owners: readonly Owner[], shared: PgOwnerStore[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
-		let settled = false;
-		try {
-			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
-		} catch {
-			// The journal folder cannot be read: each owner's own recovery reports it.
-		}
-		const failed = new Map<Owner, unknown>();
-		if (!settled) {
-			for (const owner of owners) {
-				try {
-					await this.atomic.recover?.(this.storeOf(owner));
-				} catch (error) {
-					failed.set(owner, error);
-				}
-			}
-		}
-		const read = shared.filter((s) => !failed.has(s.owner));
-		let joint: Array<{ history: OwnerHistory } | { error: unknown }>;
-		try {
-			joint = read.length === 0 ? [] : await PgOwnerStore.loadTogether(read);
-		} catch (error) {
-			joint = read.map(() => ({ error }));
-		}
-		const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
-		for (const owner of owners) {
-			const i = read.findIndex((s) => s.owner === owner);
-			if (failed.has(owner)) out.push({ error: failed.get(owner) });
-			else if (i >= 0) out.push(joint[i] as { history: OwnerHistory } | { error: unknown });
-			else {
-				try {
-					out.push({ history: await this.storeOf(owner).load() });
-				} catch (error) {
-					out.push({ error });
-				}
-			}
-		}
-		return out;
 	}
 
 	/**

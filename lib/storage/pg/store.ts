@@ -19,7 +19,7 @@ import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "..
 import { fault } from "../fault.js";
 import { applyDurable, compactionSlack } from "../file-store.js";
 import { checkRecord, recordLine } from "../format.js";
-import type { AtomicOwners, CommitOutcome, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
+import type { AtomicOwners, CommitOutcome, LoadAnswer, LockedStage, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import { checkSchemaName, ensureSchema } from "./schema.js";
 import { redactUrl, scrubber } from "./url.js";
 
@@ -520,17 +520,13 @@ export class PgOwnerStore implements OwnerStore {
 	 * REPEATABLE READ READ ONLY transaction. Damage of one owner is that owner's answer; the
 	 * others are still read. An outage fails the whole call.
 	 */
-	static loadTogether(stores: readonly PgOwnerStore[]): Promise<Array<{ history: OwnerHistory } | { error: unknown }>> {
+	static loadTogether(stores: readonly PgOwnerStore[]): Promise<LoadAnswer[]> {
 		const db = (stores[0] as PgOwnerStore).db;
 		if (stores.some((s) => s.db !== db)) throw new Error("loadTogether: the owners live in different databases");
-		const each = async (read: () => Promise<OwnerHistory> | OwnerHistory | undefined) => {
-			try {
-				const history = await read();
-				return history === undefined ? undefined : { history };
-			} catch (error) {
-				if (!isStateError(error) || error.code !== "corrupt") throw error;
-				return { error };
-			}
+		// Damage is the owner's own answer; anything else (an outage) fails the whole read.
+		const damage = (error: unknown): LoadAnswer => {
+			if (!isStateError(error) || error.code !== "corrupt") throw error;
+			return { error };
 		};
 		return db.run(stores.map((s) => s.label).join(", "), async (c) => {
 			const heads = await c.query({
@@ -539,11 +535,18 @@ export class PgOwnerStore implements OwnerStore {
 				values: stores.flatMap((s) => [s.kind, s.key]),
 			});
 			const rows = heads.rows as HeadRow[];
-			const cached = await Promise.all(stores.map((s) => each(() => s.atHead(rows.find((r) => r.kind === s.kind && r.key === s.key)))));
-			if (cached.every((x) => x !== undefined)) return cached;
+			const cached = stores.map((s): LoadAnswer | undefined => {
+				try {
+					const history = s.atHead(rows.find((r) => r.kind === s.kind && r.key === s.key));
+					return history === undefined ? undefined : { history };
+				} catch (error) {
+					return damage(error);
+				}
+			});
+			if (cached.every((x) => x !== undefined)) return cached as LoadAnswer[];
 			await c.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-			const out: Array<{ history: OwnerHistory } | { error: unknown }> = [];
-			for (const s of stores) out.push((await each(() => s.refresh(c, false, true))) as { history: OwnerHistory } | { error: unknown });
+			const out: LoadAnswer[] = [];
+			for (const s of stores) out.push(await s.refresh(c, false, true).then((history): LoadAnswer => ({ history }), damage));
 			await c.query("COMMIT");
 			return out;
 		});
