@@ -149,6 +149,12 @@ describe("acquired Skills bring their folder", () => {
 		s.commit({ cwd: { artifacts: { [inPlace]: { kind: "skill" } } } });
 		writeFileSync(join(s.cwd, ".pi/skills/local/scripts/run.sh"), "echo\n");
 		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), []);
+		// A copied file swapped for a link (to anything, e.g. a secret outside) is never read through: it is gone as a file.
+		const secret = join(s.base, "secret.txt");
+		writeFileSync(secret, SCRIPT);
+		rmSync(join(s.src, "scripts/deploy.sh"));
+		symlinkSync(secret, join(s.src, "scripts/deploy.sh"));
+		assert.equal(note(), "source Skill changed since it was acquired (scripts/deploy.sh removed); patch the artifact again to recompile");
 	});
 
 	it("never writes over a file State Flow did not write, and refuses a folder over the limits, writing nothing", (t) => {
