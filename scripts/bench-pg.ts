@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { stage } from "../lib/core/stage.js";
 import type { OwnerHistory } from "../lib/core/types.js";
 import { recordLine } from "../lib/storage/format.js";
-import { PgDatabase, PgOwnerStore } from "../lib/storage/pg/store.js";
+import { PgDatabase } from "../lib/storage/pg/store.js";
 import { TEST_DATABASE_ENV, runPgWriters, startEmbeddedPostgres } from "../tests/helpers/pg-server.js";
 
 export interface PgBench {
@@ -50,7 +50,7 @@ export async function benchPg(): Promise<PgBench> {
 		const commit = async (): Promise<number> => {
 			const id = `b-${++n}`;
 			const t0 = performance.now();
-			await db.commitLocked([store], ([h]) => {
+			await db.commitTogether([store], ([h]) => {
 				const r = stage(
 					{ cwd: h as OwnerHistory },
 					{ cwd: { tactics: { [`k${n % 50}`]: { step: n, note: "a short tactic" } } } },
@@ -101,7 +101,7 @@ export async function benchPg(): Promise<PgBench> {
 		const both: number[] = [];
 		for (let i = 0; i < READS; i++) {
 			const t0 = performance.now();
-			await PgOwnerStore.loadTogether([global, store]);
+			await db.loadTogether([global, store]);
 			both.push(performance.now() - t0);
 		}
 		const windows = await runPgWriters(url, schema, "shared", PROCS, PER_PROC);

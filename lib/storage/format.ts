@@ -10,7 +10,7 @@
 import { createHash } from "node:crypto";
 import AjvModule from "ajv";
 import type { ValidateFunction } from "ajv";
-import type { Owner, OwnerState, TransitionRecord } from "../core/types.js";
+import type { Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
 import { WHO_TEXT } from "./who.js";
@@ -235,6 +235,14 @@ export function checkRecord(value: unknown, file: string, where: string, report:
 	return withoutVersion(value as TransitionRecord & { v: number });
 }
 
+const validateState = lazy<OwnerState>(stateSchema);
+
+/** Why `value` is not an owner state as checkpoints store it (the planes, and `roots` once written), or undefined. */
+export function stateShapeProblem(value: unknown): string | undefined {
+	const ok = validateState();
+	return ok(value) ? undefined : firstError(ok.errors);
+}
+
 /** Serialise a checkpoint file body. */
 export function checkpointText(owner: Owner, seq: number, state: OwnerState): string {
 	return JSON.stringify(sealed({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state }));
@@ -301,4 +309,17 @@ export function parseJournal(text: string, file: string): Journal {
 function withoutVersion(value: TransitionRecord & { v?: number; sum?: string }): TransitionRecord {
 	const { v: _v, sum: _sum, ...record } = value;
 	return record;
+}
+
+/** Where two histories differ in their stored text (seq, checkpoint, each retained record, state), or undefined when they do not. */
+export function sameHistoryText(a: OwnerHistory, b: OwnerHistory): string | undefined {
+	if (a.seq !== b.seq) return `head seq ${a.seq} vs ${b.seq}`;
+	if (a.checkpointSeq !== b.checkpointSeq) return `checkpoint seq ${a.checkpointSeq} vs ${b.checkpointSeq}`;
+	if (JSON.stringify(a.checkpoint) !== JSON.stringify(b.checkpoint)) return `the checkpoint at seq ${a.checkpointSeq}`;
+	if (a.tail.length !== b.tail.length) return `${a.tail.length} vs ${b.tail.length} retained transitions`;
+	for (let i = 0; i < a.tail.length; i++) {
+		if (recordLine(a.tail[i] as TransitionRecord) !== recordLine(b.tail[i] as TransitionRecord)) return `transition seq ${(a.tail[i] as TransitionRecord).seq}`;
+	}
+	if (JSON.stringify(a.state) !== JSON.stringify(b.state)) return "the current state";
+	return undefined;
 }

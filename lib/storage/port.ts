@@ -42,6 +42,9 @@ export function locationKey(l: OwnerLocation): string {
 	}
 }
 
+/** One owner's answer to a read of several: its history, or the error that kept it from being read. */
+export type LoadAnswer = { history: OwnerHistory } | { error: unknown };
+
 /**
  * The outcome of committing one staged record at an expected seq.
  * - `committed`: the record is durable at `seq` and applied to the store's history.
@@ -50,9 +53,6 @@ export function locationKey(l: OwnerLocation): string {
  * - `conflict`: the owner moved on (another writer committed first); nothing was written.
  *   The caller reloads, re-stages on the current state and tries again.
  */
-/** One owner's answer to a read of several: its history, or the error that kept it from being read. */
-export type LoadAnswer = { history: OwnerHistory } | { error: unknown };
-
 export type CommitOutcome = { kind: "committed"; seq: number } | { kind: "already"; seq: number } | { kind: "conflict"; seq: number };
 
 /** What `/state` and `state-flow show` say about one owner. */
@@ -71,6 +71,8 @@ export interface OwnerStoreStatus {
 
 export interface OwnerStore {
 	readonly owner: Owner;
+	/** The backend that keeps this owner: multi-owner commits, snapshots and watches are routed by it. */
+	readonly backend: OwnerBackend;
 	location(): OwnerLocation;
 	/**
 	 * The current history (warm reads cost one freshness check). Never creates anything:
@@ -95,6 +97,12 @@ export interface OwnerStore {
 	 * first commit creates nothing visible omit it.
 	 */
 	created?(): Promise<boolean>;
+	/**
+	 * Whether a transition with this id committed, decisively: a transaction still in flight on
+	 * another connection has finished first. Only backends whose commit point a local journal can
+	 * wait on (PostgreSQL) have it; roll-forward of a mixed transition asks it.
+	 */
+	outcomeOf?(id: string): Promise<number | undefined>;
 	/** Release connections and handles; the store may be used again afterwards (it reopens). */
 	close(): Promise<void>;
 }
@@ -119,15 +127,31 @@ export interface LockedStage<T> {
 	beforeCommit?(records: readonly TransitionRecord[]): Promise<void> | void;
 }
 
+/** The step a multi-owner commit runs while its owners are held: stage on their current histories. */
+export type StageStep<T> = (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>;
+
 /**
- * Several owners of one backend that commit in one atomic step (one SQL transaction, or the
- * file locks taken in the fixed owner order). `stage` runs while the owners are held, on
- * their current histories, so it re-stages on the latest state and no update is lost;
- * whatever it returns is made durable all together or not at all. A record whose id the
- * owner already holds is skipped (idempotent by transition id).
+ * A backend: the place that keeps some owners (the local files and Session, one PostgreSQL
+ * database). Every store names its backend (`OwnerStore.backend`); the facade and the router
+ * talk only to this interface, never to a store's class.
  */
-export interface AtomicOwners {
-	commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T>;
+export interface OwnerBackend {
+	/**
+	 * Commit several owners of this backend in one atomic step (one SQL transaction, or the file
+	 * locks taken in the fixed owner order). `stage` runs while the owners are held, on their
+	 * current histories, so it re-stages on the latest state and no update is lost; whatever it
+	 * returns is made durable all together or not at all. A record whose id the owner already
+	 * holds is skipped (idempotent by transition id).
+	 */
+	commitTogether<T>(stores: readonly OwnerStore[], stage: StageStep<T>): Promise<T>;
+	/**
+	 * Commit owners of this backend together with owners of `other`, whose own commit is the
+	 * commit point: this backend records its parts durably right before it (the local journal).
+	 * Only a backend that can wait on another's outcome has it (the local one).
+	 */
+	commitAround?<T>(stores: readonly OwnerStore[], other: OwnerBackend, stage: StageStep<T>): Promise<T>;
+	/** Refuse, before any backend takes a lock, owners that cannot be written at all now (an unreachable placement). */
+	ready?(stores: readonly OwnerStore[]): Promise<void>;
 	/**
 	 * Complete what a writer that died after the commit point left unfinished for `store`
 	 * (the file backend's journal); the facade calls it before every read. Backends whose
@@ -139,4 +163,11 @@ export interface AtomicOwners {
 	 * (one `stat`) for all of them: a read of several owners then skips `recover` for each.
 	 */
 	settled?(stores: readonly OwnerStore[]): boolean;
+	/**
+	 * Histories of several owners of this backend as one snapshot, each answered with its history
+	 * or its error. Backends without it are read one by one and checked afterwards by the facade.
+	 */
+	loadTogether?(stores: readonly OwnerStore[]): Promise<LoadAnswer[]>;
+	/** Call `changed` after each commit to this backend's owners, by any process, as it lands; returns the way to stop. */
+	watch?(changed: () => void): () => void;
 }

@@ -8,9 +8,14 @@ import { historyFrom } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
 import { fail, messageOf } from "../core/errors.js";
-import { applyDurable } from "./file-store.js";
-import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
+import { applyDurable, checkCommitSeq, commitDecision, expectNext } from "./owner-log.js";
+import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import { FORMAT_VERSION, LEGACY_VERSION, checkRecord, recordValue } from "./format.js";
+
+/** The backend of a Session store no local backend took in (a test, a tool): only its own single-owner commit. */
+const ALONE: OwnerBackend = {
+	commitTogether: () => fail("invalid_input", "this Session store belongs to no backend; commit through its `Stores`"),
+};
 
 /** Custom entry type of one Session transition. */
 export const TRANSITION_ENTRY = "state-flow/transition";
@@ -48,6 +53,8 @@ export class SessionStore implements OwnerStore {
 	constructor(
 		readonly log: SessionLog,
 		private readonly retention: number,
+		/** The local backend that commits this owner with Global and CWD; absent, it commits alone. */
+		readonly backend: OwnerBackend = ALONE,
 	) {
 		this.reset();
 	}
@@ -72,9 +79,7 @@ export class SessionStore implements OwnerStore {
 			}
 		}
 		// A fork replays the branch root -> leaf, so seqs continue; anything else is damage.
-		records.forEach((r, i) => {
-			if (r.seq !== i + 1) sessionDamaged(where, `entry of transition \`${r.id}\` has seq ${r.seq} where ${i + 1} was expected`);
-		});
+		records.forEach((r, i) => expectNext(i, r, (what) => sessionDamaged(where, `the entry of ${what}`)));
 		return historyFrom("session", emptyState(), 0, records, this.retention);
 	}
 
@@ -115,17 +120,22 @@ export class SessionStore implements OwnerStore {
 
 	/** The port's single-owner commit: one entry on the branch (pi appends without fsync). */
 	async commit(record: TransitionRecord, expectedSeq: number): Promise<CommitOutcome> {
+		checkCommitSeq(record, expectedSeq);
 		const h = this.history();
-		if (this.ids.has(record.id)) return { kind: "already", seq: h.tail.find((r) => r.id === record.id)?.seq ?? h.seq };
-		if (h.seq !== expectedSeq || record.seq !== expectedSeq + 1) return { kind: "conflict", seq: h.seq };
+		const decided = commitDecision(h, record, expectedSeq, this.heldSeq(h, record.id));
+		if (decided !== undefined) return decided;
 		this.append(record);
 		applyDurable(h, record);
 		return { kind: "committed", seq: record.seq };
 	}
 
-	async committedSeq(id: string): Promise<number | undefined> {
-		const h = this.history();
+	/** Seq of a transition on the branch; one folded out of the retained tail is at or before the checkpoint. */
+	private heldSeq(h: OwnerHistory, id: string): number | undefined {
 		return this.ids.has(id) ? (h.tail.find((r) => r.id === id)?.seq ?? h.checkpointSeq) : undefined;
+	}
+
+	async committedSeq(id: string): Promise<number | undefined> {
+		return this.heldSeq(this.history(), id);
 	}
 
 	async status(): Promise<OwnerStoreStatus> {

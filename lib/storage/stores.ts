@@ -3,25 +3,32 @@
  * owner-store port (`port.ts`). It reads each owner through the port (after the backend
  * completed what a crashed writer left) and commits a canonical patch through the backend's
  * atomic multi-owner commit, staging on the fresh state under its locks. It never touches
- * files, locks or journals itself: the local backend (`LocalOwners` over the file and
- * Session stores) does, and another backend plugs in behind the same port.
+ * files, locks or journals itself, and never a store's class: it is handed its backends
+ * (`openBackend`), routes by each store's backend (`router.ts`), and another plugs in there.
  */
 import { fail } from "../core/errors.js";
 import { stage } from "../core/stage.js";
 import { DEFAULT_LIMITS, DEFAULT_RETENTION, MAX_RETENTION, OWNERS } from "../core/types.js";
-import type { CanonicalPatch, JsonObject, Limits, Owner, OwnerHistory, Provenance, RootGate, StageReport, TransitionRecord, Who } from "../core/types.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file-store.js";
-import { LocalOwners } from "./local-owners.js";
-import { storePaths } from "./paths.js";
-import type { FileOwner } from "./paths.js";
-import { seenMarksOf } from "./seen.js";
-import { locationKey } from "./port.js";
-import type { AtomicOwners, LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
-import { PlacedOwners, sharedStore } from "./backend.js";
+import type {
+	CanonicalPatch,
+	JsonObject,
+	Limits,
+	Owner,
+	OwnerHistory,
+	Provenance,
+	RootGate,
+	SharedOwner,
+	StageReport,
+	TransitionRecord,
+	Who,
+} from "../core/types.js";
 import type { Placement } from "./backend.js";
-import { PgOwnerStore } from "./pg/store.js";
-import { SessionStore } from "./session-store.js";
-import type { SessionLog } from "./session-store.js";
+import { openBackend } from "./open.js";
+import type { OpenedBackend } from "./open.js";
+import { locationKey } from "./port.js";
+import type { LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
+import type { PlacedBackend } from "./router.js";
+import type { SessionLog, SessionStore } from "./session-store.js";
 
 export type { SessionLog } from "./session-store.js";
 
@@ -56,11 +63,11 @@ export interface CommitOptions {
 	/** Admission re-check under the locks right before the durable write; throws to refuse. */
 	check?: () => void;
 	/** Artifact compiler hook: may rewrite the patch and carry file effects. */
-	prepare?: (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => Promise<PreparedEffects> | PreparedEffects;
+	prepare?: (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => Promise<CommitEffects> | CommitEffects;
 }
 
 /** File effects of a commit: `apply()` after staging, before the durable write; `revert()` if that write fails. */
-export interface PreparedEffects {
+export interface CommitEffects {
 	patch: CanonicalPatch;
 	apply(): void;
 	revert(): void;
@@ -94,47 +101,43 @@ export interface StoresIdentity {
 export class Stores {
 	/** The last identity computed, and the Session store it was computed for. */
 	private known: { session: SessionStore | undefined; value: StoresIdentity } | undefined;
-	private readonly shared: Record<FileOwner, OwnerStore>;
-	private readonly atomic: AtomicOwners;
+	private readonly shared: Record<SharedOwner, OwnerStore>;
+	private readonly router: PlacedBackend;
+	private readonly openSession: (log: SessionLog) => SessionStore;
 	private session: SessionStore | undefined;
-	private readonly retention: number;
 	private readonly limits: Limits;
 	private readonly who: Who | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
 
-	constructor(opts: StoresOptions) {
+	/** `backend`: what the stores run on (tests hand their own); absent, `openBackend` wires the placement's. */
+	constructor(opts: StoresOptions, backend?: (session: () => SessionStore | undefined) => OpenedBackend) {
 		const retention = opts.retention ?? DEFAULT_RETENTION;
 		if (!Number.isInteger(retention) || retention < 0 || retention > MAX_RETENTION) {
 			fail("invalid_input", `\`retention\` must be a whole number from 0 to ${MAX_RETENTION}, got ${String(retention)}; fix the config file.`, ["retention"]);
 		}
-		this.retention = retention;
 		this.limits = opts.limits ?? DEFAULT_LIMITS;
 		this.who = opts.who;
-		const lockTimeoutMs = opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
-		const paths = storePaths(opts.agentDir, opts.cwd);
-		const seen = seenMarksOf(paths);
-		const files = {
-			global: new FileOwnerStore({ owner: "global", root: paths.globalRoot, retention, gitignore: false, lockTimeoutMs, seen }),
-			cwd: new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, lockTimeoutMs, seen }),
-		};
-		const placement = opts.placement ?? {};
-		this.shared = {
-			global: sharedStore(placement, "global", retention) ?? files.global,
-			cwd: sharedStore(placement, "cwd", retention) ?? files.cwd,
-		};
-		const database = (location: string) => {
-			const store = Object.values(this.shared).find((s) => s instanceof PgOwnerStore && locationKey(s.location()) === location) as PgOwnerStore | undefined;
-			return store === undefined ? undefined : (id: string) => store.outcomeOf(id);
-		};
-		const local = new LocalOwners({ files, journalDir: paths.journalDir, retention, lockTimeoutMs, session: () => this.session, database, seen });
-		this.atomic = new PlacedOwners(local);
+		const session = () => this.session;
+		const opened =
+			backend?.(session) ??
+			openBackend({
+				agentDir: opts.agentDir,
+				cwd: opts.cwd,
+				retention,
+				session,
+				...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
+				...(opts.placement !== undefined ? { placement: opts.placement } : {}),
+			});
+		this.shared = opened.shared;
+		this.router = opened.router;
+		this.openSession = opened.openSession;
 		this.resetSession(opts.session);
 	}
 
 	/** Current history of an owner; never creates anything; completes what a crashed writer left first. */
 	async load(owner: Owner): Promise<OwnerHistory> {
 		const store = this.storeOf(owner);
-		await this.atomic.recover?.(store);
+		await this.router.recover(store);
 		return store.load();
 	}
 
@@ -152,9 +155,9 @@ export class Stores {
 	 * Session belongs to this process alone: it cannot change between the reads.
 	 */
 	async loadEach(owners: readonly Owner[]): Promise<LoadAnswer[]> {
-		const together = this.inOneDatabase(owners);
-		// One database gives the snapshot itself.
-		if (together !== undefined) return this.loadOnce(owners, together);
+		// One backend that keeps every shared owner asked for and reads them as one snapshot gives it itself.
+		const together = owners.filter((o) => o !== "session").map((o) => this.storeOf(o));
+		if (together.length >= 2 && this.router.canLoadTogether(together)) return this.loadOnce(owners, together);
 		for (let attempt = 1; ; attempt++) {
 			const out = await this.loadOnce(owners);
 			// Where each owner was read, taken now: a store may bring the very history object it returned up to date later.
@@ -171,14 +174,14 @@ export class Stores {
 
 	/**
 	 * Every owner's answer, read once: pending journals looked for once for all of them and, only
-	 * when one is there, completed for each owner first. `together`: shared owners one database
-	 * keeps, read as one snapshot by the database itself (`PgOwnerStore.loadTogether`: one
+	 * when one is there, completed for each owner first. `together`: shared owners one backend
+	 * keeps, read as one snapshot by the backend itself (`OwnerBackend.loadTogether`; PostgreSQL: one
 	 * statement, usually one round trip), so no second look is needed; the rest one by one.
 	 */
-	private async loadOnce(owners: readonly Owner[], together: readonly PgOwnerStore[] = []): Promise<LoadAnswer[]> {
+	private async loadOnce(owners: readonly Owner[], together: readonly OwnerStore[] = []): Promise<LoadAnswer[]> {
 		let settled = false;
 		try {
-			settled = this.atomic.settled?.(owners.map((o) => this.storeOf(o))) ?? false;
+			settled = this.router.settled(owners.map((o) => this.storeOf(o)));
 		} catch {
 			// The journal folder cannot be read (or the Session is missing): each owner's own recovery reports it.
 		}
@@ -186,7 +189,7 @@ export class Stores {
 		if (!settled) {
 			for (const owner of owners) {
 				try {
-					await this.atomic.recover?.(this.storeOf(owner));
+					await this.router.recover(this.storeOf(owner));
 				} catch (error) {
 					out.set(owner, { error });
 				}
@@ -196,7 +199,7 @@ export class Stores {
 		if (joint.length > 0) {
 			let got: LoadAnswer[];
 			try {
-				got = await PgOwnerStore.loadTogether(joint);
+				got = await this.router.loadTogether(joint);
 			} catch (error) {
 				got = joint.map(() => ({ error }));
 			}
@@ -213,13 +216,6 @@ export class Stores {
 		return owners.map((o) => out.get(o) as LoadAnswer);
 	}
 
-	/** The stores of the shared owners asked for when there are two or more and one database keeps them all. */
-	private inOneDatabase(owners: readonly Owner[]): PgOwnerStore[] | undefined {
-		const shared = owners.filter((o) => o !== "session").map((o) => this.storeOf(o));
-		if (shared.length < 2 || !shared.every((s): s is PgOwnerStore => s instanceof PgOwnerStore)) return undefined;
-		return shared.every((s) => s.db === shared[0]?.db) ? shared : undefined;
-	}
-
 	/**
 	 * True when histories read one after the other still form one snapshot. A multi-owner
 	 * transition keeps its journal from before its first owner gets its part until after the
@@ -229,7 +225,7 @@ export class Stores {
 	 */
 	private async snapshotHolds(read: ReadonlyArray<{ owner: Owner; seq: number; last: string | undefined }>): Promise<boolean> {
 		try {
-			if (!(this.atomic.settled?.(read.map((r) => this.storeOf(r.owner))) ?? true)) return false;
+			if (!this.router.settled(read.map((r) => this.storeOf(r.owner)))) return false;
 			for (const { owner, seq, last } of read) {
 				const now = await this.storeOf(owner).load();
 				if (now.seq !== seq || now.tail.at(-1)?.id !== last) return false;
@@ -247,11 +243,7 @@ export class Stores {
 	 * watched through their folders by the caller.
 	 */
 	watchDatabases(changed: () => void): () => void {
-		const databases = new Set(Object.values(this.shared).flatMap((s) => (s instanceof PgOwnerStore ? [s.db] : [])));
-		const stops = [...databases].map((db) => db.watch(changed));
-		return () => {
-			for (const stop of stops) stop();
-		};
+		return this.router.watchAll(Object.values(this.shared), changed);
 	}
 
 	/** Where an owner lives (never a password). */
@@ -283,7 +275,7 @@ export class Stores {
 
 	/** Rebuild the Session view from the branch (session_start / session_tree); its next load completes its journal part. */
 	resetSession(session?: SessionLog): void {
-		this.session = session === undefined ? undefined : new SessionStore(session, this.retention);
+		this.session = session === undefined ? undefined : this.openSession(session);
 	}
 
 	/** Record the final answer of a run in the runtime-owned response plane (not a transition). */
@@ -332,7 +324,7 @@ export class Stores {
 			// Nothing to change in a store that does not exist: a valid outcome at this instant, and nothing is created.
 			if (dry.noop) return { noop: true, report: dry.report };
 		}
-		return this.atomic.commitLocked<CommitResult>(stores, async (loaded) => {
+		return this.router.commitTogether<CommitResult>(stores, async (loaded) => {
 			const histories: Partial<Record<Owner, OwnerHistory>> = {};
 			owners.forEach((o, i) => {
 				histories[o] = loaded[i];

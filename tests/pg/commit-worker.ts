@@ -16,7 +16,7 @@ const by = { kind: "system", reason: "pg-concurrency" } as const;
 const started = performance.timeOrigin + performance.now();
 for (let i = 0; i < Number(countText); i++) {
 	const id = `${tag}-${i}`;
-	await db.commitLocked([store], ([h]) => {
+	await db.commitTogether([store], ([h]) => {
 		const r = stage(
 			{ cwd: h as OwnerHistory },
 			{ cwd: { tactics: { [id]: i, last: id }, lazy: { counts: { [tag]: i + 1 } } } },

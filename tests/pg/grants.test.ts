@@ -36,7 +36,7 @@ const by = { kind: "system", reason: "grants-test" } as const;
 
 async function commitOne(db: PgDatabase, id: string): Promise<void> {
 	const store = db.store("cwd", "acme/api");
-	await db.commitLocked([store], ([h]) => {
+	await db.commitTogether([store], ([h]) => {
 		const r = stage({ cwd: h as OwnerHistory }, { cwd: { tactics: { [id]: true } } }, { id, at: "2026", by });
 		return { records: [r.noop ? undefined : r.records.cwd], value: undefined };
 	});
@@ -62,7 +62,7 @@ describe("PostgreSQL database requirements", () => {
 		try {
 			await commitOne(app, "by-app");
 			// A new owner row needs the sequence too.
-			await app.commitLocked([app.store("global", "alice")], ([h]) => {
+			await app.commitTogether([app.store("global", "alice")], ([h]) => {
 				const r = stage({ global: h as OwnerHistory }, { global: { lazy: { x: 1 } } }, { id: "g-app", at: "2026", by });
 				return { records: [r.noop ? undefined : r.records.global], value: undefined };
 			});

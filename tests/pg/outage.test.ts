@@ -13,7 +13,8 @@ import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, PlanePatch } from "../../lib/core/types.js";
 import { PgDatabase } from "../../lib/storage/pg/store.js";
-import type { PgDatabaseOptions, PgOwnerKind, PgOwnerStore } from "../../lib/storage/pg/store.js";
+import type { SharedOwner } from "../../lib/core/types.js";
+import type { PgDatabaseOptions, PgOwnerStore } from "../../lib/storage/pg/store.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 
 const server = serverForFile(startEmbeddedPostgres);
@@ -21,7 +22,7 @@ const server = serverForFile(startEmbeddedPostgres);
 const by = { kind: "system", reason: "outage-test" } as const;
 
 function write(db: PgDatabase, store: PgOwnerStore, patch: PlanePatch, id: string): Promise<unknown> {
-	return db.commitLocked([store], ([h]) => {
+	return db.commitTogether([store], ([h]) => {
 		const r = stage({ [store.owner]: h as OwnerHistory }, { [store.owner]: patch }, { id, at: "2026-12-01T00:00:00.000Z", by });
 		return { records: [r.noop ? undefined : r.records[store.owner]], value: undefined };
 	});
@@ -30,7 +31,7 @@ function write(db: PgDatabase, store: PgOwnerStore, patch: PlanePatch, id: strin
 /** One owner's store on a fresh connection pool, closed after `fn` whether it returns or throws. */
 async function withStore(
 	options: PgDatabaseOptions,
-	kind: PgOwnerKind,
+	kind: SharedOwner,
 	key: string,
 	fn: (db: PgDatabase, store: PgOwnerStore) => Promise<void>,
 ): Promise<void> {

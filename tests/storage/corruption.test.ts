@@ -9,7 +9,7 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSy
 import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { compactionSlack } from "../../lib/storage/file-store.js";
+import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";

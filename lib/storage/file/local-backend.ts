@@ -1,29 +1,30 @@
 /**
- * The local backend's multi-owner commit (the port's `AtomicOwners`): the Global and CWD file
- * stores and the Session store. File owners are locked in the fixed order Global -> CWD and
+ * The local backend (the port's `OwnerBackend` over the Global and CWD file stores and the
+ * Session store). File owners are locked in the fixed order Global -> CWD and
  * caught up; the stage runs on their fresh histories; one durable owner is one append +
  * fsync, several are made durable by the journal first (the commit point), then each owner.
  * A writer that dies after the commit point leaves the journal, which `recover` completes
  * before the next read of any owner it concerns.
  */
 import { existsSync } from "node:fs";
-import { fail, messageOf } from "../core/errors.js";
-import { OWNERS } from "../core/types.js";
-import type { OwnerHistory, TransitionRecord } from "../core/types.js";
-import { fault } from "./fault.js";
-import type { FaultPoint } from "./fault.js";
-import { FileOwnerStore, applyDurable } from "./file-store.js";
-import type { JournalPart } from "./format.js";
-import { JournalDir } from "./journal.js";
-import { acquireLock } from "./lock.js";
-import type { HeldLock } from "./lock.js";
-import type { FileOwner } from "./paths.js";
-import { locationKey } from "./port.js";
-import type { AtomicOwners, LockedStage, OwnerStore } from "./port.js";
-import { Recovery, writing } from "./recovery.js";
+import { fail, messageOf } from "../../core/errors.js";
+import { OWNERS } from "../../core/types.js";
+import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
+import { fault } from "../fault.js";
+import type { FaultPoint } from "../fault.js";
+import type { JournalPart } from "../format.js";
+import { JournalDir } from "../journal.js";
+import { acquireLock } from "../lock.js";
+import type { HeldLock } from "../lock.js";
+import { applyDurable } from "../owner-log.js";
+import { locationKey } from "../port.js";
+import type { LockedStage, OwnerBackend, OwnerStore, StageStep } from "../port.js";
+import type { SeenMarks } from "../seen.js";
+import { SessionStore } from "../session-store.js";
+import type { SessionLog } from "../session-store.js";
+import { FileOwnerStore } from "./owner-store.js";
+import { Recovery } from "./recovery.js";
 import type { DatabaseOutcome } from "./recovery.js";
-import type { SeenMarks } from "./seen.js";
-import { SessionStore } from "./session-store.js";
 
 /** A stage whose local parts are already in a journal (a mixed commit wrote it before the database's COMMIT). */
 type LocalStage<T> = LockedStage<T> & { journaled?: boolean };
@@ -35,8 +36,8 @@ interface Part {
 	record: TransitionRecord;
 }
 
-export interface LocalOwnersOptions {
-	files: Record<FileOwner, FileOwnerStore>;
+export interface LocalBackendOptions {
+	files: Record<SharedOwner, FileOwnerStore>;
 	journalDir: string;
 	retention: number;
 	lockTimeoutMs: number;
@@ -48,19 +49,29 @@ export interface LocalOwnersOptions {
 	seen?: SeenMarks;
 }
 
-export class LocalOwners implements AtomicOwners {
-	private readonly files: Record<FileOwner, FileOwnerStore>;
+export class LocalBackend implements OwnerBackend {
+	private readonly files: Record<SharedOwner, FileOwnerStore>;
 	private readonly journal: JournalDir;
 	private readonly recovery: Recovery;
 	private readonly lockTimeoutMs: number;
+	private readonly retention: number;
 	private readonly session: () => SessionStore | undefined;
+	/** Journals this backend is writing right now (a mixed commit between its journal and the other's commit): recovery leaves them alone. */
+	private readonly writing = new Set<string>();
 
-	constructor(opts: LocalOwnersOptions) {
+	constructor(opts: LocalBackendOptions) {
 		this.files = opts.files;
+		for (const f of Object.values(opts.files)) f.backend = this;
 		this.journal = new JournalDir(opts.journalDir);
-		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs, opts.database, opts.seen);
+		this.recovery = new Recovery(this.journal, opts.files, opts.retention, opts.lockTimeoutMs, this.writing, opts.database, opts.seen);
 		this.lockTimeoutMs = opts.lockTimeoutMs;
+		this.retention = opts.retention;
 		this.session = opts.session;
+	}
+
+	/** A Session store of this backend over `log` (its branch is read now). */
+	openSession(log: SessionLog): SessionStore {
+		return new SessionStore(log, this.retention, this);
 	}
 
 	async recover(store: OwnerStore): Promise<void> {
@@ -71,7 +82,7 @@ export class LocalOwners implements AtomicOwners {
 		return this.journal.pending().length === 0;
 	}
 
-	async commitLocked<T>(stores: readonly OwnerStore[], stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>): Promise<T> {
+	async commitTogether<T>(stores: readonly OwnerStore[], stage: StageStep<T>): Promise<T> {
 		const mine = stores.map((s) => this.own(s));
 		// Lock order: Global before CWD, whatever order the caller listed them in.
 		const files = mine.filter((s): s is FileOwnerStore => s instanceof FileOwnerStore).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
@@ -119,9 +130,9 @@ export class LocalOwners implements AtomicOwners {
 
 	/** This backend's own store behind `s`, or a clear refusal. */
 	private own(s: OwnerStore): FileOwnerStore | SessionStore {
-		if (s instanceof SessionStore && s === this.session()) return s;
-		if (s instanceof FileOwnerStore && this.files[s.owner] === s) return s;
-		fail("invalid_input", `commitLocked takes only the owners of this agent directory and session, not \`${s.owner}\` at another place`);
+		if (s === this.session()) return s as SessionStore;
+		if (s.owner !== "session" && this.files[s.owner] === s) return s as FileOwnerStore;
+		fail("invalid_input", `a local commit takes only the owners of this agent directory and session, not \`${s.owner}\` at another place`);
 	}
 
 	/** Make the records durable; returns only when the transition is committed. */
@@ -201,22 +212,18 @@ export class LocalOwners implements AtomicOwners {
 	 * dropped. A COMMIT that definitely failed drops the journal; one whose outcome is unknown
 	 * leaves it, and roll-forward asks the database (\`Recovery\`) before completing or dropping it.
 	 */
-	commitWith<T>(
-		stores: readonly OwnerStore[],
-		remote: AtomicOwners,
-		isRemote: (s: OwnerStore) => boolean,
-		stage: (histories: readonly OwnerHistory[]) => Promise<LockedStage<T>> | LockedStage<T>,
-	): Promise<T> {
+	commitAround<T>(stores: readonly OwnerStore[], remote: OwnerBackend, stage: StageStep<T>): Promise<T> {
+		const isRemote = (s: OwnerStore): boolean => s.backend === remote;
 		const localAt = stores.flatMap((s, i) => (isRemote(s) ? [] : [i]));
 		const remoteAt = stores.flatMap((s, i) => (isRemote(s) ? [i] : []));
 		const localStores = localAt.map((i) => stores[i] as OwnerStore);
-		return this.commitLocked<T>(localStores, async (localHistories) => {
+		return this.commitTogether<T>(localStores, async (localHistories) => {
 			const mine = localStores.map((s) => this.own(s));
 			let localRecords: ReadonlyArray<TransitionRecord | undefined> = [];
 			let journaled = false;
 			let journalId: string | undefined;
 			const value = await remote
-				.commitLocked<T>(
+				.commitTogether<T>(
 					remoteAt.map((i) => stores[i] as OwnerStore),
 					async (remoteHistories) => {
 						const all: OwnerHistory[] = new Array(stores.length);
@@ -241,7 +248,7 @@ export class LocalOwners implements AtomicOwners {
 									const store = stores[i] as OwnerStore;
 									return record !== undefined && written.includes(record) ? [{ owner: store.owner, database: locationKey(store.location()), record }] : [];
 								});
-								writing.add(id);
+								this.writing.add(id);
 								journalId = id;
 								this.journal.write({ id, parts: [...this.journalParts(parts), ...dbParts] });
 								journaled = true;
@@ -250,7 +257,7 @@ export class LocalOwners implements AtomicOwners {
 								// Nothing was committed: the journal must not be completed later.
 								if (journalId !== undefined) {
 									if (journaled) this.recovery.settle(journalId);
-									writing.delete(journalId);
+									this.writing.delete(journalId);
 								}
 								staged.abandon?.();
 							},
@@ -259,7 +266,7 @@ export class LocalOwners implements AtomicOwners {
 				)
 				.finally(() => {
 					// Settled or left for roll-forward: from here on recovery may look at it.
-					if (journalId !== undefined) writing.delete(journalId);
+					if (journalId !== undefined) this.writing.delete(journalId);
 				});
 			return { records: localRecords, value, journaled };
 		});
