@@ -6,14 +6,12 @@
  */
 import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { fail } from "../core/errors.js";
-import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
-import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
-import { planeIndex } from "../model/head-elide.js";
+import { isEmptyObject } from "../core/json.js";
+import type { Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
 import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
-import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
+import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
@@ -21,6 +19,7 @@ import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } 
 import type { Receipt } from "./admission.js";
 import type { StateFlowHost } from "./runtime.js";
 import type { Shape } from "./selection.js";
+import { checkStaleWindow, staleSignature } from "./stale-window.js";
 
 /** Admit a call: the receipt of the request that issued it must match the present. */
 function admit(host: StateFlowHost, tool: string, toolCallId: string, ctx: ExtensionContext): Receipt {
@@ -75,64 +74,6 @@ async function statesOf(host: StateFlowHost, wanted: readonly Owner[]): Promise<
 		if (got !== undefined && "error" in got) throw got.error;
 		return got?.state;
 	};
-}
-
-/** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
-export const STALE_CHECKS_PER_CALL = 32;
-
-/**
- * Check the next `STALE_CHECKS_PER_CALL` tracked artifacts of `wanted` for source changes,
- * continuing where the previous check (head or tool call) stopped, so a large artifacts plane
- * is walked over several checks instead of every file being read each time. `unchecked`
- * counts, per owner, the artifacts this check did not look at.
- */
-export function checkStaleWindow(
-	host: StateFlowHost,
-	wanted: readonly Owner[],
-	histories: Partial<Record<Owner, OwnerHistory>>,
-	roots: ArtifactRoots,
-): { stale: StaleArtifact[]; unchecked: Partial<Record<Owner, number>> } {
-	// The artifacts' keys come from the head's plane index (kept up to date per transition), so a
-	// call costs its window, not a listing of every tracked artifact.
-	const lists: Array<{ owner: Owner; keys: readonly string[] }> = [];
-	const unchecked: Partial<Record<Owner, number>> = {};
-	let total = 0;
-	for (const owner of wanted) {
-		const h = histories[owner];
-		// Most owners track no artifact: say so without bringing the plane's index up to date.
-		const keys = h === undefined || isEmptyObject(h.state.artifacts) ? [] : planeIndex(h, "artifacts").keys;
-		if (keys.length === 0) continue;
-		lists.push({ owner, keys });
-		unchecked[owner] = keys.length;
-		total += keys.length;
-	}
-	if (total === 0) return { stale: [], unchecked };
-	const count = Math.min(STALE_CHECKS_PER_CALL, total);
-	const start = host.takeStaleWindow(total, count);
-	const at = (n: number): { owner: Owner; key: string } => {
-		for (const { owner, keys } of lists) {
-			if (n < keys.length) return { owner, key: keys[n] as string };
-			n -= keys.length;
-		}
-		throw new Error("unreachable: the window lies within the listed artifacts");
-	};
-	const picked = new Map<Owner, OwnerState>();
-	for (let i = 0; i < count; i++) {
-		const { owner, key } = at((start + i) % total);
-		const sub = picked.get(owner) ?? emptyState();
-		setOwn(sub.artifacts, key, (histories[owner] as OwnerHistory).state.artifacts[key] as Json);
-		picked.set(owner, sub);
-		unchecked[owner] = (unchecked[owner] ?? 0) - 1;
-	}
-	const stale = [...picked].flatMap(([owner, sub]) => staleArtifacts(owner, sub, roots));
-	return { stale, unchecked };
-}
-
-/** Identity of one stale finding: the same file, recorded value and note is hinted once per run. */
-export function staleSignature(s: StaleArtifact, state: OwnerState | undefined): string {
-	const v = state?.artifacts[s.key];
-	const rec = isPlainObject(v) ? [v.fingerprint ?? null, v.compiledHash ?? null, v.sourceHash ?? null] : null;
-	return JSON.stringify([s.owner, s.key, s.note, rec]);
 }
 
 /**

@@ -294,10 +294,22 @@ function backoff(tries: number): number {
 	return base * (0.5 + Math.random());
 }
 
+/** Told when a writer of this process starts waiting for a lock held elsewhere (tests key on the wait itself, not a timer). */
+const waitListeners = new Set<(path: string) => void>();
+
+/** Call `listener` with the lock path each time a writer of this process starts waiting for it; returns the way to stop. */
+export function onLockWait(listener: (path: string) => void): () => void {
+	waitListeners.add(listener);
+	return () => {
+		waitListeners.delete(listener);
+	};
+}
+
 /** Take the lock, waiting asynchronously (other work of this process keeps running). */
 export async function acquireLock(path: string, timeoutMs: number): Promise<HeldLock> {
 	const first = attempt(path);
 	if (first) return first;
+	for (const l of waitListeners) l(path);
 	const deadline = Date.now() + timeoutMs;
 	for (let tries = 0; ; tries++) {
 		await new Promise((r) => setTimeout(r, backoff(tries)));

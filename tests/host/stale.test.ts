@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { acquireLock } from "../../lib/storage/lock.js";
+import { acquireLock, onLockWait } from "../../lib/storage/lock.js";
 import { bytesUnder, type Flow, withFlow } from "./fixture.js";
 
 const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });
@@ -86,16 +86,23 @@ describe("stale calls", () => {
 		await withFlow({}, async (flow) => {
 			await flow.prompt("first", [{ calls: [write("first", "kept")] }, { text: "ok" }]);
 			const before = cwdBytes(flow);
-			const lock = await acquireLock(join(flow.harness.cwd, ".pi", "state-flow", "lock"), 5_000);
-			// Admission passes at once; the commit then waits for the lock while the user switches to passive.
-			const released = new Promise<void>((resolve) =>
-				setTimeout(async () => {
-					await flow.command("/state passive");
-					lock.release();
-					resolve();
-				}, 200),
-			);
+			const lockPath = join(flow.harness.cwd, ".pi", "state-flow", "lock");
+			const lock = await acquireLock(lockPath, 5_000);
+			// Admission passes at once; the commit then waits for the lock, and only then does the user switch to passive.
+			let waited = false;
+			const released = new Promise<void>((resolve, reject) => {
+				const stop = onLockWait((path) => {
+					if (path !== lockPath) return;
+					stop();
+					waited = true;
+					flow
+						.command("/state passive")
+						.then(() => lock.release())
+						.then(resolve, reject);
+				});
+			});
 			await flow.prompt("go", [{ calls: [write("late", "late")] }, { text: "ok" }]);
+			assert.ok(waited, "the commit waited for the lock, so the mode changed between admission and the commit");
 			await released;
 			assertStale(flow, "late", /mode changed from active to passive/);
 			assert.equal(cwdBytes(flow), before);

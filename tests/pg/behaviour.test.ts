@@ -23,6 +23,7 @@ import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { makeTempDir, removeTempDir } from "../helpers/temp-dir.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const server = serverForFile(testDatabase);
 
@@ -79,8 +80,7 @@ const backends: Backend[] = [
 ];
 
 const by = { kind: "system", reason: "behaviour" } as const;
-let n = 0;
-const meta = () => ({ by, id: `b${++n}`, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("b", "2026-12-01T00:00:00.000Z", by);
 
 async function withPlace<T>(backend: Backend, fn: (p: Place) => Promise<T>): Promise<T> {
 	const p = backend.place();

@@ -20,10 +20,10 @@ import { runCli } from "../cli/run.js";
 import { flowDirs, userTexts, withFlow } from "../host/fixture.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import type { Captured } from "../helpers/pi-harness.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `d${++n}`, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("d", "2026-12-01T00:00:00.000Z", by);
 
 interface Store {
 	dir: string;

@@ -19,10 +19,10 @@ import { runCli } from "../cli/run.js";
 import { startFlow } from "../host/fixture.js";
 import { AGENT_PATHS, CWD_PATHS, KINDS, assertClearRefusal, makeSentinel, plant, snapshot } from "./hostile.js";
 import type { Kind } from "./hostile.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `h${++n}`, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("h", "2026-12-01T00:00:00.000Z", by);
 
 interface World {
 	proj: string;

@@ -18,10 +18,10 @@ import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { makeSentinel, snapshot } from "./hostile.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = (id = `m${++n}`) => ({ by, id, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("m", "2026-12-01T00:00:00.000Z", by);
 
 interface World {
 	base: string;

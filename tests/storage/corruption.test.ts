@@ -13,10 +13,10 @@ import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `c${++n}`, at: "2026-11-30T00:00:00.000Z" });
+const meta = commitMeta("c", "2026-11-30T00:00:00.000Z", by);
 
 function open(dir: string, extra: Partial<StoresOptions> = {}): Stores {
 	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });

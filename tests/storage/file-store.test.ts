@@ -16,10 +16,10 @@ import { parseRecordLine } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `t${++n}`, at: "2026-11-30T00:00:00.000Z" });
+const meta = commitMeta("t", "2026-11-30T00:00:00.000Z", by);
 
 function open(dir: string, extra: Partial<StoresOptions> = {}): Stores {
 	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { makeSentinel, snapshot } from "../security/hostile.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `rc${++n}`, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("rc", "2026-12-01T00:00:00.000Z", by);
 
 function world(t: { after(fn: () => void): void }) {
 	const base = tempDir(t, "state-flow-read-cache-");

@@ -16,10 +16,10 @@ import { hostSessionLog } from "../helpers/session-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `s${++n}`, at: "2026-11-30T00:00:00.000Z" });
+const meta = commitMeta("s", "2026-11-30T00:00:00.000Z", by);
 
 function storesFor(dir: string, sm: SessionManager, retention?: number): Stores {
 	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: hostSessionLog(sm), ...(retention === undefined ? {} : { retention }) });

@@ -25,10 +25,10 @@ import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
 import { runChild } from "./children/spawn.js";
+import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "who-test" } as const;
-let n = 0;
-const meta = () => ({ by, id: `w${++n}`, at: "2026-12-01T00:00:00.000Z" });
+const meta = commitMeta("w", "2026-12-01T00:00:00.000Z", by);
 const alice: Who = { user: "alice", host: "laptop.example.com" };
 
 function storesFor(dir: string, opts: { who?: Who; sm?: SessionManager } = {}): Stores {
