@@ -8,7 +8,8 @@
  * ÷ `commit_p50_ms_2mb`), `commit_vs_raw` and `growth` divide figures taken under the same disk
  * load and cache state (fsync latency drifts by several times with the machine's load, and a
  * commit right after another is much cheaper than one after a model reply). The same loop run
- * back to back on its own is reported as `*_back_to_back`. `tool_vs_session_commit` divides the
+ * back to back on its own is reported as `*_back_to_back`; `commit_cpu_share` is the share of a
+ * 2 MB commit spent outside its fsync, in a loop of its own (`node dist/scripts/bench.js --commit`). `tool_vs_session_commit` divides the
  * patch by a store commit made inside the scripted model reply (`tool_commit_p50_ms_2mb`).
  * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. `skill_sync_*` time the
  * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
@@ -17,7 +18,8 @@
  * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
  */
 import { spawn } from "node:child_process";
-import { closeSync, constants, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import fs, { closeSync, constants, fsyncSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -114,6 +116,39 @@ async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: number; 
 		}
 	}
 	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw) };
+}
+
+/**
+ * The share of a 2 MB commit spent outside `fsync` (`commit_cpu_share`): `fs.fsyncSync` is timed
+ * for this loop only (every module's binding follows it through `syncBuiltinESMExports`), and each
+ * commit's fsync time is taken from its own wall time. p50 of the per-commit shares.
+ */
+async function commitCpuShare(ops: StorageOps): Promise<number> {
+	const original = fs.fsyncSync;
+	let inFsync = 0;
+	fs.fsyncSync = (fd: number): void => {
+		const t0 = process.hrtime.bigint();
+		try {
+			original(fd);
+		} finally {
+			inFsync += Number(process.hrtime.bigint() - t0) / 1e6;
+		}
+	};
+	syncBuiltinESMExports();
+	const shares: number[] = [];
+	try {
+		for (let i = 0; i < ITER + WARMUP; i++) {
+			inFsync = 0;
+			const t0 = process.hrtime.bigint();
+			await ops.big(i + 3_000_000);
+			const total = ms(t0);
+			if (i >= WARMUP) shares.push((total - inFsync) / total);
+		}
+	} finally {
+		fs.fsyncSync = original;
+		syncBuiltinESMExports();
+	}
+	return p50(shares);
 }
 
 async function readP50(stores: Stores, entries: number): Promise<number> {
@@ -359,7 +394,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
-	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills") return part(argv[0]);
+	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit") return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -367,6 +402,7 @@ async function main(): Promise<void> {
 		const bytes = (await big.load("cwd")).bytes;
 		const ops = storageOps(small, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
 		const warm = await commitVsRawBackToBack(ops);
+		const cpuShare = await commitCpuShare(ops);
 		const read = await readP50(big, 10_000);
 		const conc = await concurrent(join(root, "conc"));
 		const head = headAtLimit();
@@ -392,6 +428,7 @@ async function main(): Promise<void> {
 			commit_p50_ms_2mb_back_to_back: round(warm.big),
 			raw_append_fsync_p50_ms_back_to_back: round(warm.raw),
 			commit_vs_raw_back_to_back: round(warm.big / warm.raw),
+			commit_cpu_share: round(cpuShare),
 			state_bytes_2mb: bytes,
 			head_render_p50_ms_4mb: round(head.p50),
 			head_state_bytes_4mb: head.stateBytes,
@@ -424,6 +461,7 @@ async function main(): Promise<void> {
 			head_fill_ratio: ">= 0.85",
 			tool_read_p50_ms_2mb: "<= 0.15",
 			tool_vs_commit: "<= 1.3",
+			commit_cpu_share: "(outside fsync)",
 			tool_vs_session_commit: "<= 1.3",
 			tool_growth: "<= 1.3",
 			pg_commit_vs_floor: "<= 1.5",
@@ -440,7 +478,7 @@ async function main(): Promise<void> {
 }
 
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
-async function part(which: "--tools" | "--head" | "--skills"): Promise<void> {
+async function part(which: "--tools" | "--head" | "--skills" | "--commit"): Promise<void> {
 	if (which === "--head") {
 		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill() });
 		return;
@@ -448,7 +486,12 @@ async function part(which: "--tools" | "--head" | "--skills"): Promise<void> {
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		if (which === "--skills") console.log(await skillSync(root));
-		else console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });
+		else if (which === "--commit") {
+			const big = await seeded(join(root, "big"), 10_000);
+			const ops = storageOps(big, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
+			console.log({ backToBack: await commitVsRawBackToBack(ops), commit_cpu_share: await commitCpuShare(ops) });
+			ops.close();
+		} else console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
