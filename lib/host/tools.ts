@@ -13,6 +13,7 @@ import { planeIndex } from "../model/head-elide.js";
 import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
+import { stampIntentBranches } from "../core/intent-branch.js";
 import { type ArtifactRoots, createArtifactCompiler, type PreparedEffects, staleArtifacts } from "../storage/artifacts.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
@@ -254,7 +255,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					checkSignal(signal);
 				},
 				prepare: (p, histories) => {
-					effects = compile(p, histories);
+					// New intents record the checkout's branch; a gitBranch the model sent is never stored as sent.
+					effects = compile(stampIntentBranches(p, histories, host.git.branch), histories);
 					return effects;
 				},
 			});
