@@ -12,7 +12,18 @@ import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
 import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
-import { type Box, MARKER_KEY, PREVIEW_BYTES, type PlaneOrder, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
+import {
+	type Box,
+	MARKER_KEY,
+	PREVIEW_BYTES,
+	type PlaneOrder,
+	type PlaneView,
+	formatSize,
+	modelLocator,
+	planeIndex,
+	planeView,
+	utf8Bytes,
+} from "./head-elide.js";
 import { type GitView, type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
 
 export type { GitView } from "./head-rank.js";
@@ -120,7 +131,11 @@ export function renderHead(input: HeadInput): string {
 		// Registered roots after the planes, under the same budget; dormant ones are never shown.
 		for (const name of input.roots ?? []) {
 			if (planeIndex(h, ROOTS, name).keys.length === 0) continue;
-			const order: PlaneOrder = { groups: [{ tier: TIER.recent, keys: recentKeys(h, ROOTS, RECENT_CHANGES, name), cap: entryCap(input.budget) }], restTier: TIER.names, restCap: entryCap(input.budget) };
+			const order: PlaneOrder = {
+				groups: [{ tier: TIER.recent, keys: recentKeys(h, ROOTS, RECENT_CHANGES, name), cap: entryCap(input.budget) }],
+				restTier: TIER.names,
+				restCap: entryCap(input.budget),
+			};
 			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name, order));
 		}
 		notices.set(owner, [
@@ -224,7 +239,9 @@ function foldLines(
 			locs.push(modelLocator(scope, "tactics", []));
 		}
 		const hidden = (plane: "intents" | "tactics", key: string): boolean =>
-			plane === "intents" ? rank.closed.has(key) && !shownIntents.has(key) : !shownTactics.has(key) && !rank.exclude.tactics.has(key) && !rank.owned.tactics.includes(key);
+			plane === "intents"
+				? rank.closed.has(key) && !shownIntents.has(key)
+				: !shownTactics.has(key) && !rank.exclude.tactics.has(key) && !rank.owned.tactics.includes(key);
 		const age = newestChange(h, hidden, boxes === undefined);
 		out.set(owner, `folded: ${parts.join(", ")}${age === undefined ? "" : `, none changed after ${age}`}: read_state ${locs.join(", ")} with projection keys`);
 	}

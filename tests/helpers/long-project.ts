@@ -40,7 +40,10 @@ export function longProject(): { cwd: OwnerHistory; work: ActiveWork; roots: str
 	let n = 0;
 	const commit = (patch: CanonicalPatch, day: string): void => {
 		n++;
-		commitStaged(histories, stage(histories, patch, { id: `lp${n}`, at: `${day}T10:${String(n % 60).padStart(2, "0")}:00.000Z`, by: BY, roots: () => undefined }));
+		commitStaged(
+			histories,
+			stage(histories, patch, { id: `lp${n}`, at: `${day}T10:${String(n % 60).padStart(2, "0")}:00.000Z`, by: BY, roots: () => undefined }),
+		);
 	};
 	// Last year: the GraphQL idea and a cleanup, both closed, with their finished steps and loose notes.
 	const old: JsonObject = {};
@@ -64,12 +67,28 @@ export function longProject(): { cwd: OwnerHistory; work: ActiveWork; roots: str
 	);
 	// Standing rules, artifacts and notes.
 	const strategy: JsonObject = {};
-	const rules = ["Indent with tabs", "Never add a dependency without asking", "Every endpoint gets an integration test", "Keep PRs under 400 lines", "Use UTC everywhere", "Errors name the field and what to do", "Benchmarks before and after each perf change"];
+	const rules = [
+		"Indent with tabs",
+		"Never add a dependency without asking",
+		"Every endpoint gets an integration test",
+		"Keep PRs under 400 lines",
+		"Use UTC everywhere",
+		"Errors name the field and what to do",
+		"Benchmarks before and after each perf change",
+	];
 	rules.forEach((r, i) => {
 		strategy[`rule-${i + 1}`] = r;
 	});
 	const artifacts: JsonObject = {};
-	for (const f of ["src/auth/refresh.ts", "src/auth/session.ts", "src/billing/export.ts", "src/billing/csv.ts", "src/search/index.ts", "src/search/query.ts", "docs/api.md"])
+	for (const f of [
+		"src/auth/refresh.ts",
+		"src/auth/session.ts",
+		"src/billing/export.ts",
+		"src/billing/csv.ts",
+		"src/search/index.ts",
+		"src/search/query.ts",
+		"docs/api.md",
+	])
 		artifacts[f] = { kind: "file", note: text(`${f.split("/")[1]} module`, 40) };
 	const lazy: JsonObject = {
 		"notes/auth-research.md": text("Auth research:", 4200),
@@ -136,7 +155,8 @@ export function activeWorkShown(head: string, work: ActiveWork): { share: number
 		if (!ok) missing.push(what);
 	};
 	const member = (key: string): string => `${JSON.stringify(key)}:`;
-	for (const [k, goal] of Object.entries(work.goals)) need(intents.includes(`${member(k)}{`) && intents.includes(`"goal":${JSON.stringify(goal)}`), `goal of ${k}`);
+	for (const [k, goal] of Object.entries(work.goals))
+		need(intents.includes(`${member(k)}{`) && intents.includes(`"goal":${JSON.stringify(goal)}`), `goal of ${k}`);
 	// The step's own object: its key, then (up to the next top-level key) its status.
 	for (const [k, status] of Object.entries(work.steps)) {
 		const at = tactics.indexOf(`${member(k)}{`);

@@ -13,7 +13,15 @@ import { describe, it } from "node:test";
 import { GitBranchWatch } from "../../lib/host/git-branch.js";
 import { type Flow, startFlow, userTexts } from "./fixture.js";
 
-const ENV = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x", GIT_CONFIG_NOSYSTEM: "1", HOME: tmpdir() };
+const ENV = {
+	...process.env,
+	GIT_AUTHOR_NAME: "t",
+	GIT_AUTHOR_EMAIL: "t@x",
+	GIT_COMMITTER_NAME: "t",
+	GIT_COMMITTER_EMAIL: "t@x",
+	GIT_CONFIG_NOSYSTEM: "1",
+	HOME: tmpdir(),
+};
 
 function git(dir: string, ...args: string[]): string {
 	return execFileSync("git", args, { cwd: dir, env: ENV, encoding: "utf8" }).trim();
@@ -86,10 +94,18 @@ describe("intents record their branch (real SDK)", () => {
 		const flow = await startFlow({ cwd: dir });
 		t.after(() => flow.dispose());
 		const write = { cwd: { intents: { login: { goal: "fix login", gitBranch: "main", owns: [{ $ref: "cwd.tactics.l1" }] } }, tactics: { l1: "reproduce" } } };
-		await flow.prompt("record it", [{ calls: [{ id: "w", name: "patch_state", args: write }] }, { calls: [{ id: "r", name: "read_state", args: { path: "cwd.intents.login" } }] }, { text: "ok" }]);
+		await flow.prompt("record it", [
+			{ calls: [{ id: "w", name: "patch_state", args: write }] },
+			{ calls: [{ id: "r", name: "read_state", args: { path: "cwd.intents.login" } }] },
+			{ text: "ok" },
+		]);
 		const read = flow.results().r;
 		assert.ok(read && !read.isError, read?.text);
-		assert.deepEqual(JSON.parse(read.text.slice(read.text.indexOf("{"))), { goal: "fix login", owns: [{ $ref: "cwd.tactics.l1" }], gitBranch: "feature/login" });
+		assert.deepEqual(JSON.parse(read.text.slice(read.text.indexOf("{"))), {
+			goal: "fix login",
+			owns: [{ $ref: "cwd.tactics.l1" }],
+			gitBranch: "feature/login",
+		});
 		// A forged branch on an existing intent is left out; null drops the record.
 		await flow.prompt("forge", [{ calls: [{ id: "f", name: "patch_state", args: { cwd: { intents: { login: { gitBranch: "other" } } } } }] }, { text: "ok" }]);
 		assert.match(flow.results().f?.text ?? "", /nothing changed|no change/i);
