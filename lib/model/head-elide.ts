@@ -299,6 +299,8 @@ interface Entry {
  */
 export class Box {
 	readonly #entries: Entry[] = [];
+	/** The marker's constant tail (a plane's locator), spelled once. */
+	#how: string | undefined;
 	/** The next candidate, taken from `next` but not yet placed (its tier was above the pass's). */
 	#peeked: Candidate | undefined;
 	#remainingCount: number;
@@ -324,9 +326,10 @@ export class Box {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
 		// A plane's marker names its locator. A nested one is read at its own path, as the head's
 		// shortened line says once: spelling it would cost more than most previews a budget shows.
-		const how = this.planeLevel
+		this.#how ??= this.planeLevel
 			? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys`
 			: "";
+		const how = this.#how;
 		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}

@@ -125,15 +125,19 @@ export function rankOwner(h: OwnerHistory, git: GitView | undefined): OwnerRank 
 	return rank;
 }
 
-/** Keys of `section` set by the owner's last `count` transitions, newest first. */
+/** Recently changed keys offered per section: more than any head shows, so a bulk change costs no more. */
+const MAX_RECENT_KEYS = 256;
+
+/** Keys of `section` set by the owner's last `count` transitions, newest first (at most `MAX_RECENT_KEYS`). */
 export function recentKeys(h: OwnerHistory, section: Section, count: number, root?: string): string[] {
 	const out: string[] = [];
 	const seen = new Set<string>();
-	for (let i = h.tail.length - 1; i >= 0 && i >= h.tail.length - count; i--) {
+	for (let i = h.tail.length - 1; i >= 0 && i >= h.tail.length - count && out.length < MAX_RECENT_KEYS; i--) {
 		const patch = (h.tail[i] as OwnerHistory["tail"][number]).patch;
 		const p = root === undefined ? (section === "roots" ? undefined : patch[section]) : patch.roots?.[root];
 		if (!isPlainObject(p)) continue;
 		for (const key of Object.keys(p)) {
+			if (out.length >= MAX_RECENT_KEYS) break;
 			if (p[key] === null || seen.has(key)) continue;
 			seen.add(key);
 			out.push(key);
