@@ -354,7 +354,13 @@ describe("head budget", () => {
 		// `fingerprint` and `provenance` are artifact bookkeeping the head leaves out of artifacts only.
 		// `gitBranch` with a branch given folds other branches' intents (and what only they own) into lines of their own.
 		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance", "gitBranch");
-		const leaf = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ minLength: 40, maxLength: 400 }), fc.integer(), fc.boolean(), fc.constantFrom("main", "done"));
+		const leaf = fc.oneof(
+			fc.string({ maxLength: 12 }),
+			fc.string({ minLength: 40, maxLength: 400 }),
+			fc.integer(),
+			fc.boolean(),
+			fc.constantFrom("main", "done"),
+		);
 		const { value } = fc.letrec<{ value: Json }>((tie) => ({
 			value: fc.oneof(
 				{ depthSize: "small", withCrossShrink: true },
