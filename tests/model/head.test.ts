@@ -370,7 +370,11 @@ describe("head budget", () => {
 			),
 		}));
 		const plane = fc.dictionary(key, value, { maxKeys: 8, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
-		const ownerPatch = fc.record({ intents: plane, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
+		// Intents of a branch (this one or another), owning tactics and lazy entries, so folding is exercised often.
+		const ref = fc.constantFrom(...OWNERS.flatMap((o) => [`${o}.tactics.a`, `${o}.tactics.t`, `${o}.lazy.n1`])).map(($ref) => ({ $ref }));
+		const branched = fc.record({ goal: leaf, gitBranch: fc.constantFrom("main", "feature/x"), owns: fc.array(ref, { maxLength: 3 }) });
+		const intents = fc.dictionary(key, fc.oneof(value, branched), { maxKeys: 6, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
+		const ownerPatch = fc.record({ intents, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
 		const wantedArb = fc.subarray([...OWNERS], { minLength: 1 });
 		const budgetArb = fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1024, max: 9000 }));
 		fc.assert(
