@@ -36,6 +36,7 @@ import { commitStaged, stage } from "../lib/core/stage.js";
 import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../lib/model/head.js";
 import { createStateFlow } from "../lib/index.js";
 import { createHarness } from "../tests/helpers/pi-harness.js";
+import { activeWorkShown, longProject } from "../tests/helpers/long-project.js";
 import { benchPg, p50 } from "./bench-pg.js";
 
 const SELF = fileURLToPath(import.meta.url);
@@ -242,6 +243,16 @@ function headFill(): number {
 	return utf8Bytes(head) / DEFAULT_HEAD_BUDGET;
 }
 
+/**
+ * The share of a long-lived project's active work (issue 26's shape, ~75 KB: active intents'
+ * goals, owned steps with their status, lazy note and artifact names, todo texts) that the
+ * default head shows whole; target 1.0.
+ */
+function headActiveWork(): number {
+	const { cwd, work, roots } = longProject();
+	return activeWorkShown(renderHead({ mode: "active", wanted: ["cwd"], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET, roots }), work).share;
+}
+
 /** What one tool session measured (p50, ms); `storage` only when it was given the storage operations. */
 interface ToolTimes {
 	patch: number;
@@ -408,6 +419,7 @@ async function main(): Promise<void> {
 		const head = headAtLimit();
 		const headDeep = headOneDeepValue();
 		const fill = headFill();
+		const activeWork = headActiveWork();
 		const toolSmall = await toolTimes(join(root, "tool-small"), 100);
 		const toolBig = await toolTimes(join(root, "tool-big"), 10_000, ops);
 		// Reads in a 2 MB session of State Flow's own calls only: the storage probes double the
@@ -435,6 +447,7 @@ async function main(): Promise<void> {
 			head_bytes_4mb: head.headBytes,
 			head_render_p50_ms_4mb_one_deep_value: round(headDeep.p50),
 			head_fill_ratio: round(fill),
+			head_active_work_shown: round(activeWork),
 			tool_patch_p50_ms_20kb: round(toolSmall.patch),
 			tool_patch_p50_ms_2mb: round(toolBig.patch),
 			tool_read_p50_ms_2mb: round(toolRead.read),
@@ -459,6 +472,7 @@ async function main(): Promise<void> {
 			head_render_p50_ms_4mb_one_deep_value: "<= 5",
 			head_bytes_4mb: `<= ${DEFAULT_HEAD_BUDGET}`,
 			head_fill_ratio: ">= 0.85",
+			head_active_work_shown: "1.0",
 			tool_read_p50_ms_2mb: "<= 0.15",
 			tool_vs_commit: "<= 1.3",
 			commit_cpu_share: "(outside fsync)",
@@ -480,7 +494,7 @@ async function main(): Promise<void> {
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
 async function part(which: "--tools" | "--head" | "--skills" | "--commit"): Promise<void> {
 	if (which === "--head") {
-		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill() });
+		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill(), activeWork: headActiveWork() });
 		return;
 	}
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));

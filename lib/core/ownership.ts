@@ -30,6 +30,11 @@ function ownedTarget(ref: string, owner: Owner): OwnedTarget | undefined {
 	return { id: `${plane}\0${key}`, plane, key };
 }
 
+/** The same-owner `tactics` and `lazy` keys an intent value owns (docs/spec.md §3.3), in document order. */
+export function ownedEntries(value: Json, owner: Owner): Array<{ plane: OwnablePlane; key: string }> {
+	return targetsOf(value, owner).map(({ target }) => ({ plane: target.plane, key: target.key }));
+}
+
 /** Targets referenced by one intent value, with the reference strings that name them. */
 function targetsOf(value: Json, owner: Owner): Array<{ ref: string; target: OwnedTarget }> {
 	const out: Array<{ ref: string; target: OwnedTarget }> = [];

@@ -14,6 +14,7 @@ import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
+import { recordedBranches } from "./git-branch.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
 import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
@@ -108,6 +109,8 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 			const { problems } = skills.sync(ctx, histories);
 			const { stale: window, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
 			const stale = withSkillProblems(problems, window);
+			// The branch is read once per prompt; other branches' fate only when intents record them.
+			const git = await host.git.refresh(ctx.cwd, recordedBranches(histories));
 			head = renderHead({
 				mode: sel.mode,
 				wanted: sel.owners,
@@ -116,6 +119,7 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 				staleArtifacts: stale,
 				staleUnchecked: unchecked,
 				roots: host.declaredRootNames(),
+				git,
 				...(down ? { unavailable: reasonsOf(unavailable, false), damaged: reasonsOf(unavailable, true) } : {}),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).

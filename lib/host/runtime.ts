@@ -31,6 +31,7 @@ import {
 import { placementChange, readSuggestion } from "./link.js";
 import { createSessionLog } from "./session-log.js";
 import { RootRegistry } from "./roots.js";
+import { GitBranchWatch } from "./git-branch.js";
 import type { RootDeclaration } from "../model/schemas.js";
 
 /** Injected environment: tests pass temp folders, a fixed clock and predictable ids. */
@@ -98,6 +99,8 @@ export class StateFlowHost {
 	#registeredShape: Shape | undefined;
 	/** Registered external roots (docs/spec.md §12). */
 	readonly roots = new RootRegistry();
+	/** The checkout's git branch, read before each prompt's head; new intents record it (issue 26). */
+	readonly git = new GitBranchWatch();
 	/** The roots the registered declaration names: what the model was told, what its calls may use. */
 	#declaredRoots: RootDeclaration[] = [];
 	#run: Run | undefined;

@@ -12,6 +12,7 @@ import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from ".
 import type { Locator } from "../core/locator.js";
 import { concurrentNotice } from "../model/notices.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
+import { stampIntentBranches } from "../core/intent-branch.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
@@ -195,7 +196,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					checkSignal(signal);
 				},
 				prepare: (p, histories) => {
-					effects = compile(p, histories);
+					// New intents record the checkout's branch; a gitBranch the model sent is never stored as sent.
+					effects = compile(stampIntentBranches(p, histories, host.git.branch), histories);
 					return effects;
 				},
 			});

@@ -18,6 +18,9 @@ import { jsonUtf8Bytes, ownKeys, setOwn } from "../core/json.js";
 import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
 import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
+/** The most a value's preview takes while names are placed. */
+export const PREVIEW_BYTES = 48;
+
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
 
@@ -214,8 +217,6 @@ interface Shown {
 	full: boolean;
 }
 
-/** What a value starts as while names are placed: at most this many bytes unless it is atomic. */
-const PREVIEW_BYTES = 48;
 /** Candidates that do not fit may be skipped for later, smaller ones; this many misses end the search. */
 const MAX_MISSES = 32;
 const ELLIPSIS_BYTES = 3;
@@ -276,6 +277,12 @@ interface Candidate {
 	size: number;
 	/** What the candidate counts for in its container's marker while not shown. */
 	weight: number;
+	/** Relevance tier (`head-rank.ts`): a fill or upgrade pass for tier t takes candidates up to t. Nested values: 0. */
+	tier: number;
+	/** Most bytes its first form may take while names are placed (a preview, or whole when it fits). */
+	cap: number;
+	/** Position in its container's document order (nested objects are listed in it). */
+	order: number;
 }
 
 interface Entry {
@@ -292,6 +299,10 @@ interface Entry {
  */
 export class Box {
 	readonly #entries: Entry[] = [];
+	/** The marker's constant tail (a plane's locator), spelled once. */
+	#how: string | undefined;
+	/** The next candidate, taken from `next` but not yet placed (its tier was above the pass's). */
+	#peeked: Candidate | undefined;
 	#remainingCount: number;
 	#remainingBytes: number;
 	#entryBytes = 0;
@@ -313,11 +324,12 @@ export class Box {
 	/** The marker for `count` entries of `bytes` not shown; `some` when entries are shown before it. */
 	#marker(count: number, bytes: number, some: boolean): string {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
-		// A nested marker's locator is its own path (the head's shortened line says so): spelling
-		// it out would cost more than most of the values a small budget can show.
-		const how = this.planeLevel
+		// A plane's marker names its locator. A nested one is read at its own path, as the head's
+		// shortened line says once: spelling it would cost more than most previews a budget shows.
+		this.#how ??= this.planeLevel
 			? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys`
 			: "";
+		const how = this.#how;
 		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
@@ -333,18 +345,28 @@ export class Box {
 		return this.#size(this.#entryBytes, this.#entries.length, this.#remainingCount, this.#remainingBytes);
 	}
 
+	/** Keys (or indices) of the shown entries. */
+	shownKeys(): Array<string | number> {
+		return this.#entries.map((e) => e.cand.key);
+	}
+
 	/**
-	 * Place as many candidates as fit in `allowance` bytes, each as a preview of at most
-	 * `PREVIEW_BYTES` (or whole when smaller). Arrays stop at the first item that does not fit
-	 * (indices must stay true); objects skip it and try later, smaller ones.
+	 * Place as many candidates of tier up to `tier` as fit in `allowance` bytes, each in its first
+	 * form: at most its `cap` (a preview, or whole when smaller). Arrays stop at the first item
+	 * that does not fit (indices must stay true); objects skip it and try later, smaller ones.
 	 */
-	fillNames(allowance: number): void {
+	fillNames(allowance: number, tier = Number.POSITIVE_INFINITY): void {
 		let misses = 0;
 		while (!this.#done) {
 			if (allowance - this.bytes() < 4) return;
-			const cand = this.next();
+			const cand = this.#peeked ?? this.next();
+			this.#peeked = undefined;
 			if (cand === undefined) {
 				this.#done = true;
+				return;
+			}
+			if (cand.tier > tier) {
+				this.#peeked = cand;
 				return;
 			}
 			// A stored key named like the marker would read as one: it is only ever counted.
@@ -354,7 +376,7 @@ export class Box {
 			const n = this.#entries.length + 1;
 			// The value gets what is left once the name and the marker are placed, at most a preview.
 			const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
-			const shown = fitValue(cand.value, cand.size, Math.min(PREVIEW_BYTES, room), [...this.path, cand.key], this.sp);
+			const shown = fitValue(cand.value, cand.size, Math.min(cand.cap, room), [...this.path, cand.key], this.sp);
 			const entryBytes = this.#entryBytes + nameBytes + shown.bytes;
 			if (shown.bytes <= room) {
 				this.#entries.push({ cand, name, nameBytes, shown });
@@ -368,10 +390,10 @@ export class Box {
 		}
 	}
 
-	/** Lengthen shown values, in priority order, while the box stays within `allowance` bytes. */
-	upgrade(allowance: number): void {
+	/** Lengthen shown values (of `tier` only, when given), in priority order, while the box stays within `allowance` bytes. */
+	upgrade(allowance: number, tier?: number): void {
 		for (const e of this.#entries) {
-			if (e.shown.full) continue;
+			if (e.shown.full || (tier !== undefined && e.cand.tier !== tier)) continue;
 			const extra = allowance - this.bytes();
 			if (extra <= 0) return;
 			const longer = fitValue(e.cand.value, e.cand.size, e.shown.bytes + extra, [...this.path, e.cand.key], this.sp);
@@ -388,23 +410,42 @@ export class Box {
 	}
 
 	text(): string {
-		const entries = this.planeLevel ? [...this.#entries].sort((a, b) => naturalCompare(String(a.cand.key), String(b.cand.key))) : this.#entries;
+		// A plane lists its keys in natural order, a nested object in document order (its members are placed short ones first).
+		const entries = this.planeLevel
+			? [...this.#entries].sort((a, b) => naturalCompare(String(a.cand.key), String(b.cand.key)))
+			: [...this.#entries].sort((a, b) => a.cand.order - b.cand.order);
 		const parts = entries.map((e) => e.name + e.shown.text);
 		if (this.#remainingCount > 0) parts.push(this.#marker(this.#remainingCount, this.#remainingBytes, entries.length > 0));
 		return this.kind === "object" ? `{${parts.join(",")}}` : `[${parts.join(",")}]`;
 	}
 }
 
-/** Nested object: keys in document order; sizes measured as they are considered. */
+/** Members up to this size are placed before longer ones, so a status or flag beside a long text stays visible. */
+const SHORT_MEMBER_BYTES = 32;
+
+/**
+ * Nested object: short members (a status, a flag, a reference) first, then the rest, each in
+ * document order; listed in document order. Sizes measured as they are considered (a key list
+ * is walked twice at most).
+ */
 function objectBox(value: JsonObject, size: number, path: (string | number)[], sp: Spelling): Box {
 	const keys = ownKeys(value);
 	let i = 0;
+	let pass: "short" | "long" = "short";
 	const next = (): Candidate | undefined => {
-		const key = keys[i++];
-		if (key === undefined) return undefined;
-		const v = value[key] as Json;
-		const s = storedBytes(v);
-		return { key, value: v, size: s, weight: memberNameBytes(key) + s };
+		for (;;) {
+			if (i >= keys.length) {
+				if (pass === "long") return undefined;
+				pass = "long";
+				i = 0;
+			}
+			const order = i++;
+			const key = keys[order] as string;
+			const v = value[key] as Json;
+			const s = storedBytes(v);
+			if (pass === "short" ? s > SHORT_MEMBER_BYTES : s <= SHORT_MEMBER_BYTES) continue;
+			return { key, value: v, size: s, weight: memberNameBytes(key) + s, tier: 0, cap: PREVIEW_BYTES, order };
+		}
 	};
 	// The members' bytes follow from the whole value's size: braces and commas are all the rest.
 	return new Box("object", path, { count: keys.length, bytes: size - 2 - Math.max(0, keys.length - 1) }, next, sp, false);
@@ -417,18 +458,38 @@ function arrayBox(value: Json[], size: number, path: (string | number)[], sp: Sp
 		if (i >= value.length) return undefined;
 		const v = value[i] as Json;
 		const s = storedBytes(v);
-		return { key: i++, value: v, size: s, weight: s };
+		return { key: i, value: v, size: s, weight: s, tier: 0, cap: PREVIEW_BYTES, order: i++ };
 	};
 	return new Box("array", path, { count: value.length, bytes: size - 2 - Math.max(0, value.length - 1) }, next, sp, false);
 }
+
+/**
+ * The order a plane offers its keys in (`head-rank.ts`): groups of keys in priority order, each
+ * with its tier and the cap of its first form, then every other key (recently changed first,
+ * then natural order) at `restTier`. Excluded keys are never offered: only the marker counts them.
+ */
+export interface PlaneOrder {
+	groups: ReadonlyArray<{ tier: number; keys: readonly string[]; cap?: number }>;
+	restTier: number;
+	/** Cap of the other keys' first form (default: a preview). */
+	restCap?: number;
+	exclude?: ReadonlySet<string>;
+}
+
+/** Every key at one tier, recently changed first: what a plane offers without a ranking. */
+const UNRANKED: PlaneOrder = { groups: [], restTier: 0 };
 
 /** One shown plane: its full text when it fits, else a box filled within the budget. */
 export interface PlaneView {
 	owner: Owner;
 	plane: Section;
+	/** The root's name when `plane` is `roots`. */
+	root?: string;
 	prefix: string;
 	/** Stored UTF-8 size of the plane's (catalog's) JSON. */
 	fullBytes: number;
+	/** Whether some keys are never offered (folded elsewhere): then the plane is never shown whole. */
+	folds: boolean;
 	/** The whole plane, keys in natural order (computed only when it can fit). */
 	fullText(): string;
 	/** A fresh box showing nothing yet (its marker counts every key). */
@@ -436,10 +497,11 @@ export interface PlaneView {
 }
 
 /**
- * A plane of one owner. Keys are offered recently changed first (newest transition first),
- * then in natural key order; the lazy plane is shown as its catalog (key → body bytes).
+ * A plane of one owner. Keys are offered in the ranking's order (`order`), the rest recently
+ * changed first (newest transition first), then in natural key order; the lazy plane is shown as
+ * its catalog (key → body bytes).
  */
-export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole: Owner | undefined, root?: string): PlaneView {
+export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole: Owner | undefined, root?: string, order: PlaneOrder = UNRANKED): PlaneView {
 	const s: SectionRef = root === undefined ? { plane } : { plane, root };
 	const idx = planeIndex(h, plane, root);
 	const value = sectionValue(h, s);
@@ -447,17 +509,20 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 	const sp: Spelling = { sole, owner: h.owner, plane, base: root === undefined ? [] : [root] };
 	const n = idx.keys.length;
 	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
-	const candidate = (key: string): Candidate => {
+	const exclude = order.exclude ?? new Set<string>();
+	const candidate = (key: string, tier: number, cap: number): Candidate => {
 		const size = idx.sizes.get(key) as number;
 		return catalog
-			? { key, value: size, size: String(size).length, weight: size }
-			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size };
+			? { key, value: size, size: String(size).length, weight: size, tier, cap, order: 0 }
+			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size, tier, cap, order: 0 };
 	};
 	return {
 		owner: h.owner,
 		plane,
+		...(root !== undefined ? { root } : {}),
 		prefix,
 		fullBytes,
+		folds: [...exclude].some((k) => Object.hasOwn(value, k)),
 		fullText() {
 			const parts = idx.keys.map(
 				(key) => `${JSON.stringify(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(shownMember(plane, value[key] as Json), sp)}`,
@@ -465,18 +530,34 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 			return `{${parts.join(",")}}`;
 		},
 		box() {
-			const seen = new Set<string>();
+			const seen = new Set<string>(exclude);
+			let g = 0;
+			let gi = 0;
 			let t = h.tail.length - 1;
 			let pending: string[] = [];
 			let k = 0;
 			const next = (): Candidate | undefined => {
-				// Recently changed keys first: the keys each retained transition set, newest first.
+				// The ranking's groups first, in their order.
+				while (g < order.groups.length) {
+					const group = order.groups[g] as PlaneOrder["groups"][number];
+					const key = group.keys[gi++];
+					if (key === undefined) {
+						g++;
+						gi = 0;
+						continue;
+					}
+					if (!seen.has(key) && Object.hasOwn(value, key)) {
+						seen.add(key);
+						return candidate(key, group.tier, group.cap ?? PREVIEW_BYTES);
+					}
+				}
+				// Then recently changed keys: the keys each retained transition set, newest first.
 				for (;;) {
 					const key = pending.pop();
 					if (key !== undefined) {
 						if (!seen.has(key) && Object.hasOwn(value, key)) {
 							seen.add(key);
-							return candidate(key);
+							return candidate(key, order.restTier, order.restCap ?? PREVIEW_BYTES);
 						}
 						continue;
 					}
@@ -489,7 +570,7 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 				}
 				while (k < n) {
 					const key = idx.keys[k++] as string;
-					if (!seen.has(key)) return candidate(key);
+					if (!seen.has(key)) return candidate(key, order.restTier, order.restCap ?? PREVIEW_BYTES);
 				}
 				return undefined;
 			};

@@ -12,7 +12,21 @@ import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
 import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
-import { type Box, MARKER_KEY, type PlaneView, formatSize, modelLocator, planeIndex, planeView, utf8Bytes } from "./head-elide.js";
+import {
+	type Box,
+	MARKER_KEY,
+	PREVIEW_BYTES,
+	type PlaneOrder,
+	type PlaneView,
+	formatSize,
+	modelLocator,
+	planeIndex,
+	planeView,
+	utf8Bytes,
+} from "./head-elide.js";
+import { type GitView, type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
+
+export type { GitView } from "./head-rank.js";
 
 export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
 export { naturalCompare } from "../core/order.js";
@@ -47,7 +61,19 @@ export interface HeadInput {
 	unavailable?: Partial<Record<Owner, string>> | undefined;
 	/** Wanted owners whose store is damaged, with a one-line reason: not shown until repaired. */
 	damaged?: Partial<Record<Owner, string>> | undefined;
+	/** The checkout's git branch (read once per prompt by the host); absent: nothing is folded by branch. */
+	git?: GitView | undefined;
 }
+
+/**
+ * Relevance tiers (docs/model-surface.md, "Relevance"): the budget is filled tier by tier, names
+ * first and then values, so older detail never crowds out the active work.
+ */
+const TIER = { active: 1, rules: 2, recent: 3, names: 4, rest: 5 } as const;
+/** Transitions whose keys count as "changed recently" (per owner). */
+const RECENT_CHANGES = 3;
+/** Other-branch intents listed per owner; the rest are counted. */
+const MAX_FOLDED = 8;
 
 /** Longest reason the head gives for an unavailable owner. */
 const MAX_REASON = 240;
@@ -76,6 +102,7 @@ export function renderHead(input: HeadInput): string {
 	const views: PlaneView[] = [];
 	const ownerLines = new Map<Owner, string>();
 	const notices = new Map<Owner, string[]>();
+	const ranks = new Map<Owner, OwnerRank>();
 	for (const owner of owners) {
 		const down = input.unavailable?.[owner];
 		if (down !== undefined) {
@@ -92,21 +119,153 @@ export function renderHead(input: HeadInput): string {
 		const empty = h === undefined || (isEmptyOwner(h) && !(input.roots ?? []).some((name) => planeIndex(h, ROOTS, name).keys.length > 0));
 		ownerLines.set(owner, `# ${owner} seq ${seq}${empty ? " (empty)" : ""}`);
 		if (h === undefined) continue;
+		const rank = rankOwner(h, input.git);
+		ranks.set(owner, rank);
 		for (const plane of PLANES) {
 			if (isEmptyPlane(h, plane)) continue;
 			const loc = modelLocator(sole === undefined ? owner : undefined, plane, []);
 			// The lazy plane is a catalog: key -> size of the body. Bodies are read on demand, never shown.
-			views.push(planeView(h, plane, plane === "lazy" ? `${loc} (catalog, bytes): ` : `${loc}: `, sole));
+			const prefix = plane === "lazy" ? `${loc} (catalog, bytes): ` : `${loc}: `;
+			views.push(planeView(h, plane, prefix, sole, undefined, planeOrder(h, plane, rank, input.budget)));
 		}
 		// Registered roots after the planes, under the same budget; dormant ones are never shown.
 		for (const name of input.roots ?? []) {
 			if (planeIndex(h, ROOTS, name).keys.length === 0) continue;
-			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name));
+			const order: PlaneOrder = {
+				groups: [{ tier: TIER.recent, keys: recentKeys(h, ROOTS, RECENT_CHANGES, name), cap: entryCap(input.budget) }],
+				restTier: TIER.names,
+				restCap: entryCap(input.budget),
+			};
+			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name, order));
 		}
-		notices.set(owner, noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0));
+		notices.set(owner, [
+			...branchLines(owner, rank, sole, input.git),
+			...noticeLines(owner, h, sole, input.staleArtifacts ?? [], input.staleUnchecked?.[owner] ?? 0),
+		]);
 	}
 	const recent = input.mode === "active" ? recentLines(input, owners, sole) : [];
-	return layout(input.budget, owners, ownerLines, views, notices, recent);
+	return layout(input.budget, owners, ownerLines, views, notices, recent, (boxes) => foldLines(owners, input.histories, ranks, views, boxes, sole));
+}
+
+/** First form of an active intent: whole up to this share of the budget (its goal and decisions), else a preview. */
+function intentCap(budget: number): number {
+	return Math.max(PREVIEW_BYTES, Math.floor(budget / 6));
+}
+
+/** First form of a standing rule or a registered root's entry (a todo's text): whole up to this, else a preview. */
+function entryCap(budget: number): number {
+	return Math.max(PREVIEW_BYTES, Math.floor(budget / 16));
+}
+
+/** The order a plane offers its keys in, by relevance (docs/model-surface.md, "Relevance"). */
+function planeOrder(h: OwnerHistory, plane: Plane, rank: OwnerRank, budget: number): PlaneOrder {
+	const recent = { tier: TIER.recent, keys: recentKeys(h, plane, RECENT_CHANGES) };
+	switch (plane) {
+		case "intents":
+			return { groups: [{ tier: TIER.active, keys: rank.active, cap: intentCap(budget) }, recent], restTier: TIER.rest, exclude: rank.exclude.intents };
+		case "strategy":
+			return { groups: [], restTier: TIER.rules, restCap: entryCap(budget) };
+		case "tactics":
+			return { groups: [{ tier: TIER.active, keys: rank.owned.tactics }, recent], restTier: TIER.rest, exclude: rank.exclude.tactics };
+		case "lazy":
+			return { groups: [{ tier: TIER.active, keys: rank.owned.lazy }, recent], restTier: TIER.names, exclude: rank.exclude.lazy };
+		case "artifacts":
+			return { groups: [recent], restTier: TIER.names };
+	}
+}
+
+/** JSON text of a stored string for a head line (`<` escaped, so stored text never closes the block). */
+function quoted(text: string): string {
+	return JSON.stringify(text).replace(/</g, "\\u003c");
+}
+
+/** One line per intent of another branch (name, branch, open steps), and whether that branch was merged or deleted. */
+function branchLines(owner: Owner, rank: OwnerRank, sole: Owner | undefined, git: GitView | undefined): string[] {
+	const scope = sole === undefined ? owner : undefined;
+	const lines = rank.otherBranch.slice(0, MAX_FOLDED).map((f) => {
+		const gone = git?.gone?.[f.branch];
+		const fate =
+			gone === undefined
+				? ""
+				: `; the branch was ${gone === "merged" ? `merged into ${quoted(git?.defaultBranch ?? "the default branch")}` : "deleted"}: close the intent, or keep it on every branch with gitBranch null`;
+		return `~ ${modelLocator(scope, "intents", [f.key])} of branch ${quoted(f.branch)}: ${f.open} open ${f.open === 1 ? "step" : "steps"}${fate}`;
+	});
+	const more = rank.otherBranch.length - MAX_FOLDED;
+	if (more > 0) lines.push(`~ ${more} more intents of other branches: read_state ${modelLocator(scope, "intents", [])} with projection keys`);
+	return lines;
+}
+
+/**
+ * Per owner, once something is shortened: one line folding what the budget left out of the
+ * closed intents and of the tactics no active intent owns — how many, how old, how to read them.
+ * Without boxes (`undefined`): the longest such line can be, which the budget reserves.
+ */
+function foldLines(
+	owners: readonly Owner[],
+	histories: HeadInput["histories"],
+	ranks: Map<Owner, OwnerRank>,
+	views: readonly PlaneView[],
+	boxes: Map<PlaneView, Box> | undefined,
+	sole: Owner | undefined,
+): Map<Owner, string> {
+	const out = new Map<Owner, string>();
+	for (const owner of owners) {
+		const h = histories[owner];
+		const rank = ranks.get(owner);
+		if (h === undefined || rank === undefined) continue;
+		const view = (plane: Plane): PlaneView | undefined => views.find((v) => v.owner === owner && v.plane === plane);
+		const shownOf = (plane: Plane): Set<string> => {
+			const v = view(plane);
+			const box = v === undefined ? undefined : boxes?.get(v);
+			return new Set(box === undefined ? [] : (box.shownKeys() as string[]));
+		};
+		const shownIntents = shownOf("intents");
+		const shownTactics = shownOf("tactics");
+		const closed = [...rank.closed].filter((k) => !shownIntents.has(k));
+		const tacticKeys = planeIndex(h, "tactics").keys.length;
+		const excluded = [...rank.exclude.tactics].filter((k) => Object.hasOwn(h.state.tactics, k)).length;
+		const ownedHidden = rank.owned.tactics.filter((k) => Object.hasOwn(h.state.tactics, k) && !shownTactics.has(k)).length;
+		const loose = tacticKeys - excluded - shownTactics.size - ownedHidden;
+		if (closed.length === 0 && loose <= 0) continue;
+		const scope = sole === undefined ? owner : undefined;
+		const parts: string[] = [];
+		const locs: string[] = [];
+		if (closed.length > 0) {
+			parts.push(`${closed.length} closed ${closed.length === 1 ? "intent" : "intents"}`);
+			locs.push(modelLocator(scope, "intents", []));
+		}
+		if (loose > 0) {
+			parts.push(`${loose} ${loose === 1 ? "tactic" : "tactics"} no active intent owns`);
+			locs.push(modelLocator(scope, "tactics", []));
+		}
+		const hidden = (plane: "intents" | "tactics", key: string): boolean =>
+			plane === "intents"
+				? rank.closed.has(key) && !shownIntents.has(key)
+				: !shownTactics.has(key) && !rank.exclude.tactics.has(key) && !rank.owned.tactics.includes(key);
+		const age = newestChange(h, hidden, boxes === undefined);
+		out.set(owner, `folded: ${parts.join(", ")}${age === undefined ? "" : `, none changed after ${age}`}: read_state ${locs.join(", ")} with projection keys`);
+	}
+	return out;
+}
+
+/**
+ * The day of the newest retained change of a hidden entry, else of the oldest retained
+ * transition (they are older); undefined without retained transitions. `any`: some day (the
+ * reserved line's length; every day is spelled in 10 characters).
+ */
+function newestChange(h: OwnerHistory, hidden: (plane: "intents" | "tactics", key: string) => boolean, any: boolean): string | undefined {
+	if (h.tail.length === 0) return undefined;
+	const day = (at: string): string => at.slice(0, 10);
+	if (any) return day((h.tail[0] as TransitionRecord).at);
+	for (let i = h.tail.length - 1; i >= 0; i--) {
+		const rec = h.tail[i] as TransitionRecord;
+		for (const plane of ["intents", "tactics"] as const) {
+			const p = rec.patch[plane];
+			if (p === undefined) continue;
+			for (const key of Object.keys(p)) if (p[key] !== null && hidden(plane, key)) return day(rec.at);
+		}
+	}
+	return day((h.tail[0] as TransitionRecord).at);
 }
 
 /**
@@ -182,7 +341,7 @@ function recentLines(input: HeadInput, owners: readonly Owner[], sole: Owner | u
 
 /** The line that says the head was shortened, and how to read what it does not show. */
 function shortenedLine(budget: number): string {
-	return `shortened to the ${formatSize(budget)} head budget: a string ending in … is a preview, and a "${MARKER_KEY}" entry counts what its object or array does not show; read_state a value's locator for all of it`;
+	return `shortened to the ${formatSize(budget)} head budget: a string ending in … is a preview, and a "${MARKER_KEY}" entry counts what its object or array does not show; read_state the value's own locator (e.g. tactics.a.b[2]) for all of it`;
 }
 
 /**
@@ -198,12 +357,16 @@ function layout(
 	views: PlaneView[],
 	notices: Map<Owner, string[]>,
 	recent: RecentLine[],
+	folds: (boxes: Map<PlaneView, Box> | undefined) => Map<Owner, string>,
 ): string {
+	let folded = new Map<Owner, string>();
 	const compose = (shownRecent: number, summary: string | undefined, planeText: (v: PlaneView) => string): string[] => {
 		const lines = [HEAD_OPEN];
 		for (const owner of owners) {
 			lines.push(ownerLines.get(owner) as string);
 			for (const v of views) if (v.owner === owner) lines.push(v.prefix + planeText(v));
+			const fold = summary === undefined ? undefined : folded.get(owner);
+			if (fold !== undefined) lines.push(fold);
 			lines.push(...(notices.get(owner) ?? []));
 		}
 		if (recent.length > 0) {
@@ -220,9 +383,18 @@ function layout(
 
 	// The whole state, when it can fit: presented values are never larger than stored ones, so
 	// only a state within twice the budget is spelled out and measured.
+	// A plane that folds entries of other branches is never shown whole: it is filled like a shortened one, without the line.
 	const storedTotal = views.reduce((n, v) => n + v.fullBytes, 0);
 	if (storedTotal <= 2 * budget) {
-		const full = new Map(views.map((v) => [v, v.fullText()]));
+		const full = new Map(
+			views.map((v) => {
+				if (!v.folds) return [v, v.fullText()];
+				const box = v.box();
+				box.fillNames(Number.POSITIVE_INFINITY);
+				box.upgrade(Number.POSITIVE_INFINITY);
+				return [v, box.text()];
+			}),
+		);
 		const lines = compose(recent.length, undefined, (v) => full.get(v) as string);
 		if (bytes(lines) <= budget) return lines.join("\n");
 	}
@@ -230,16 +402,20 @@ function layout(
 	const summary = shortenedLine(budget);
 	const boxes = new Map(views.map((v) => [v, v.box()]));
 	const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
+	// The fold lines are reserved at their longest (every closed intent and loose tactic hidden).
+	folded = folds(undefined);
 	// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
 	let shown = recent.length;
 	while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
 	const fixed = bytes(compose(shown, summary, () => ""));
 	const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
-	for (const step of ["fillNames", "upgrade"] as const) {
-		for (const v of byRank) {
-			const box = boxes.get(v) as Box;
-			box[step](budget - fixed - planeBytes() + box.bytes());
-		}
-	}
+	const room = (box: Box): number => budget - fixed - planeBytes() + box.bytes();
+	// Names of the relevant tiers first, then their values in tier order, then the rest (closed intents, loose tactics).
+	const relevant = [TIER.active, TIER.rules, TIER.recent, TIER.names];
+	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box), tier);
+	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box), tier);
+	for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box));
+	for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box));
+	folded = folds(boxes);
 	return compose(shown, summary, (v) => (boxes.get(v) as Box).text()).join("\n");
 }

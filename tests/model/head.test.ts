@@ -352,8 +352,15 @@ describe("head budget", () => {
 
 	it("fits the budget, fills it, shows every non-empty plane, and every marker and preview reads back (any state)", () => {
 		// `fingerprint` and `provenance` are artifact bookkeeping the head leaves out of artifacts only.
-		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance");
-		const leaf = fc.oneof(fc.string({ maxLength: 12 }), fc.string({ minLength: 40, maxLength: 400 }), fc.integer(), fc.boolean());
+		// `gitBranch` with a branch given folds other branches' intents (and what only they own) into lines of their own.
+		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance", "gitBranch");
+		const leaf = fc.oneof(
+			fc.string({ maxLength: 12 }),
+			fc.string({ minLength: 40, maxLength: 400 }),
+			fc.integer(),
+			fc.boolean(),
+			fc.constantFrom("main", "done"),
+		);
 		const { value } = fc.letrec<{ value: Json }>((tie) => ({
 			value: fc.oneof(
 				{ depthSize: "small", withCrossShrink: true },
@@ -363,7 +370,11 @@ describe("head budget", () => {
 			),
 		}));
 		const plane = fc.dictionary(key, value, { maxKeys: 8, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
-		const ownerPatch = fc.record({ intents: plane, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
+		// Intents of a branch (this one or another), owning tactics and lazy entries, so folding is exercised often.
+		const ref = fc.constantFrom(...OWNERS.flatMap((o) => [`${o}.tactics.a`, `${o}.tactics.t`, `${o}.lazy.n1`])).map(($ref) => ({ $ref }));
+		const branched = fc.record({ goal: leaf, gitBranch: fc.constantFrom("main", "feature/x"), owns: fc.array(ref, { maxLength: 3 }) });
+		const intents = fc.dictionary(key, fc.oneof(value, branched), { maxKeys: 6, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
+		const ownerPatch = fc.record({ intents, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
 		const wantedArb = fc.subarray([...OWNERS], { minLength: 1 });
 		const budgetArb = fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1024, max: 9000 }));
 		fc.assert(
@@ -372,9 +383,10 @@ describe("head budget", () => {
 				fc.array(fc.dictionary(fc.constantFrom(...OWNERS), ownerPatch, { maxKeys: 3 }), { maxLength: 4 }),
 				budgetArb,
 				fc.constantFrom("active", "passive"),
-				(wanted, patches, budget, mode) => {
+				fc.option(fc.constantFrom("main", "feature/x"), { nil: undefined }),
+				(wanted, patches, budget, mode, branch) => {
 					const histories = build(OWNERS, patches as CanonicalPatch[], true);
-					const input = { mode: mode as "active" | "passive", wanted, histories, budget };
+					const input = { mode: mode as "active" | "passive", wanted, histories, budget, ...(branch === undefined ? {} : { git: { branch } }) };
 					const head = renderHead(input);
 					assert.equal(renderHead(input), head, "deterministic");
 					const bytes = utf8Bytes(head);
@@ -393,7 +405,9 @@ describe("head budget", () => {
 					/** Check a displayed value against the original; returns whether anything was left out. */
 					const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
 						if (jsonEqual(displayed, original)) return false;
-						assert.ok(shortened, "a value is shown whole unless the head says it was shortened");
+						// A plane that folds other branches' entries counts them in its marker, shortened or not.
+						const folds = at.path.length === 0 && head.split("\n").some((l) => l.startsWith("~ "));
+						assert.ok(shortened || folds, "a value is shown whole unless the head says it was shortened");
 						if (typeof original === "string") {
 							assert.ok(
 								typeof displayed === "string" && displayed.endsWith("…") && original.startsWith(displayed.slice(0, -1)),

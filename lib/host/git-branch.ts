@@ -1,0 +1,209 @@
+/**
+ * The checkout's git branch, for intents that know their branch (docs/model-surface.md,
+ * "Branches"). `.git/HEAD` is read once per prompt (one small file, asynchronously); whether a
+ * branch recorded by intents was merged into the default branch or deleted is computed from the
+ * refs (files), and only when a tip changed by `git merge-base --is-ancestor` on two validated
+ * commit ids, in a child process with a timeout, cached by the pair. Non-git folders, detached
+ * HEADs and anything unreadable give no branch: the head then behaves as without git.
+ * After i25's project resolution lands, `findGitDirs` should use it.
+ */
+import { execFile } from "node:child_process";
+import { lstat, open, realpath } from "node:fs/promises";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../core/intent-branch.js";
+import type { Json, Owner, OwnerHistory } from "../core/types.js";
+import type { GitView } from "../model/head-rank.js";
+
+/** The per-checkout git dir (HEAD) and the common dir (refs), as git resolves a worktree or submodule. */
+export interface GitDirs {
+	gitDir: string;
+	commonDir: string;
+}
+
+/** Largest `.git` file, `HEAD`, `commondir` or loose ref read; larger is not git's and is ignored. */
+const SMALL_FILE = 4096;
+/** Largest `packed-refs` read. */
+const PACKED_REFS_MAX = 8 * 1024 * 1024;
+/** Most branches checked per prompt; the rest are judged at a later prompt. */
+const MAX_CHECKS = 8;
+/** Bound of one ancestry check. */
+const GIT_TIMEOUT_MS = 2000;
+const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+/** A regular file's text when it is at most `max` bytes (never through a link to a folder or a FIFO). */
+async function readSmall(path: string, max = SMALL_FILE): Promise<string | undefined> {
+	try {
+		const st = await lstat(path);
+		if (!st.isFile() || st.size > max) return undefined;
+		const fh = await open(path, "r");
+		try {
+			const buf = Buffer.alloc(st.size);
+			const { bytesRead } = await fh.read(buf, 0, st.size, 0);
+			return buf.subarray(0, bytesRead).toString("utf8");
+		} finally {
+			await fh.close();
+		}
+	} catch {
+		return undefined;
+	}
+}
+
+/** The git dirs of the checkout holding `cwd`: the nearest `.git` folder, or a `.git` file's `gitdir:` (worktrees, submodules). */
+export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
+	let dir: string;
+	try {
+		dir = await realpath(cwd);
+	} catch {
+		return undefined;
+	}
+	for (;;) {
+		const dotGit = join(dir, ".git");
+		const st = await lstat(dotGit).catch(() => undefined);
+		if (st?.isDirectory()) return { gitDir: dotGit, commonDir: dotGit };
+		if (st?.isFile()) {
+			const m = /^gitdir: (.+)$/m.exec((await readSmall(dotGit)) ?? "");
+			if (m === null) return undefined;
+			const gitDir = resolve(dir, (m[1] as string).trim());
+			const common = (await readSmall(join(gitDir, "commondir")))?.trim();
+			return { gitDir, commonDir: common === undefined || common === "" ? gitDir : isAbsolute(common) ? common : resolve(gitDir, common) };
+		}
+		const up = dirname(dir);
+		if (up === dir) return undefined;
+		dir = up;
+	}
+}
+
+/** The branch HEAD names, or undefined (detached, unreadable, not a branch name). */
+export async function readBranch(dirs: GitDirs): Promise<string | undefined> {
+	const head = await readSmall(join(dirs.gitDir, "HEAD"));
+	const m = /^ref: refs\/heads\/(\S+)\s*$/.exec(head ?? "");
+	return m !== null && isBranchName(m[1]) ? m[1] : undefined;
+}
+
+/** The commit a ref points to: its loose file, else its line in `packed-refs`; undefined when it does not exist. */
+async function refSha(dirs: GitDirs, ref: string, packed: () => Promise<string>): Promise<string | undefined> {
+	const loose = (await readSmall(join(dirs.commonDir, ref)))?.trim();
+	if (loose !== undefined && SHA.test(loose)) return loose;
+	for (const line of (await packed()).split("\n")) {
+		const [sha, name] = line.trim().split(" ");
+		if (name === ref && sha !== undefined && SHA.test(sha)) return sha;
+	}
+	return undefined;
+}
+
+/** The default branch: what `origin/HEAD` names, else `main`, else `master` (when it exists). */
+async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Promise<{ name: string; sha: string } | undefined> {
+	const origin = /^ref: refs\/remotes\/origin\/(\S+)\s*$/.exec((await readSmall(join(dirs.commonDir, "refs/remotes/origin/HEAD"))) ?? "");
+	const candidates = origin !== null && isBranchName(origin[1]) ? [origin[1]] : ["main", "master"];
+	for (const name of candidates) {
+		const sha = (await refSha(dirs, `refs/heads/${name}`, packed)) ?? (await refSha(dirs, `refs/remotes/origin/${name}`, packed));
+		if (sha !== undefined) return { name, sha };
+	}
+	return undefined;
+}
+
+/**
+ * Whether a branch never moved since it was created (its reflog holds the creation only): it has
+ * no commits of its own, so its tip being in the default branch says nothing about a merge.
+ */
+async function neverMoved(dirs: GitDirs, branch: string): Promise<boolean> {
+	const log = await readSmall(join(dirs.commonDir, "logs/refs/heads", branch), 64 * 1024);
+	return log !== undefined && log.trim().split("\n").length === 1;
+}
+
+/** Whether commit `a` is an ancestor of `b` (git's own answer); undefined when git cannot say in time. */
+function isAncestor(dirs: GitDirs, a: string, b: string): Promise<boolean | undefined> {
+	return new Promise((done) => {
+		// Only validated commit ids reach git, after `--`-free positional use: nothing is read as an option.
+		execFile(
+			"git",
+			["--git-dir", dirs.commonDir, "-c", "core.fsmonitor=false", "merge-base", "--is-ancestor", a, b],
+			{ timeout: GIT_TIMEOUT_MS, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0" } },
+			(err) => {
+				if (err === null) done(true);
+				else done((err as { code?: unknown }).code === 1 ? false : undefined);
+			},
+		);
+	});
+}
+
+/**
+ * The git branch of one pi session's checkout: refreshed before each prompt's head, read by the
+ * tools when they stamp new intents. Ancestry answers are cached by (branch tip, default tip).
+ */
+export class GitBranchWatch {
+	#view: GitView = {};
+	readonly #ancestry = new Map<string, boolean>();
+
+	/** The view of the latest refresh (empty before the first, and outside git). */
+	get view(): GitView {
+		return this.#view;
+	}
+
+	/** The branch the checkout was on at the latest refresh. */
+	get branch(): string | undefined {
+		return this.#view.branch;
+	}
+
+	/**
+	 * Read the branch, and what became of `recorded` branches (those intents name): deleted when
+	 * their ref is gone, merged when their tip is in the default branch, differs from its tip and
+	 * the branch moved since it was created (a branch without commits of its own is not called
+	 * merged). Never throws.
+	 */
+	async refresh(cwd: string, recorded: Iterable<string> = []): Promise<GitView> {
+		try {
+			this.#view = await this.#read(cwd, recorded);
+		} catch {
+			this.#view = {};
+		}
+		return this.#view;
+	}
+
+	async #read(cwd: string, recorded: Iterable<string>): Promise<GitView> {
+		const dirs = await findGitDirs(cwd);
+		if (dirs === undefined) return {};
+		const branch = await readBranch(dirs);
+		if (branch === undefined) return {};
+		let packedText: Promise<string> | undefined;
+		const packed = (): Promise<string> => {
+			packedText ??= readSmall(join(dirs.commonDir, "packed-refs"), PACKED_REFS_MAX).then((t) => t ?? "");
+			return packedText;
+		};
+		const others = [...new Set(recorded)].filter((b) => b !== branch && isBranchName(b)).sort();
+		if (others.length === 0) return { branch };
+		const def = await defaultBranch(dirs, packed);
+		const gone: Record<string, "merged" | "deleted"> = {};
+		let checks = 0;
+		for (const b of others) {
+			const sha = await refSha(dirs, `refs/heads/${b}`, packed);
+			if (sha === undefined) {
+				gone[b] = "deleted";
+				continue;
+			}
+			if (def === undefined || b === def.name || sha === def.sha || (await neverMoved(dirs, b))) continue;
+			const key = `${sha}:${def.sha}`;
+			let merged = this.#ancestry.get(key);
+			if (merged === undefined && checks < MAX_CHECKS) {
+				checks++;
+				merged = await isAncestor(dirs, sha, def.sha);
+				if (merged !== undefined) this.#ancestry.set(key, merged);
+			}
+			if (merged === true) gone[b] = "merged";
+		}
+		return { branch, ...(def !== undefined ? { defaultBranch: def.name } : {}), ...(Object.keys(gone).length > 0 ? { gone } : {}) };
+	}
+}
+
+/** The branches the branched owners' intents record (what `refresh` judges). */
+export function recordedBranches(histories: Partial<Record<Owner, OwnerHistory>>): Set<string> {
+	const out = new Set<string>();
+	for (const owner of BRANCHED_OWNERS) {
+		const intents = histories[owner]?.state.intents ?? {};
+		for (const key of Object.keys(intents)) {
+			const b = intentBranch(intents[key] as Json);
+			if (b !== undefined) out.add(b);
+		}
+	}
+	return out;
+}
