@@ -71,7 +71,7 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 	const asked = p.positionals[0];
 	const verb = p.command as "undo" | "redo" | "restore";
 	if (asked === "session" || p.path?.startsWith("session")) {
-		throw new UsageError(`Session state lives in pi's session file: use \`/state ${verb}\` inside pi.`, p.command);
+		throw new UsageError(`Session state lives in pi's session file: use \`/state ${verb} session\` inside pi.`, p.command);
 	}
 	const { stores, warnings, config } = openStores(p);
 	// An unreachable or damaged owner is planned around (a plan that needs it is refused, naming why).

@@ -25,7 +25,7 @@ import {
 } from "../core/undo.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { whoAmI } from "../storage/who.js";
-import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine, uniquePrefixes } from "./command-text.js";
+import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
 
 /** Reverted transitions listed before the rest is counted. */
@@ -50,7 +50,6 @@ function changedLocators(plan: UndoPlan): string[] {
 
 /** What a plan does, in words and the transitions it reverts (one line each, at most MAX_LISTED). */
 export function describePlan(plan: UndoPlan, now: Date): string[] {
-	const short = uniquePrefixes(plan.reverts.map((r) => r.record.id));
 	const head =
 		plan.op === "restore"
 			? `restore ${plan.path ?? plan.owners.join("+")} to how it was after ${plan.id.slice(0, 8)}; it reverts ${plan.reverts.length} transition${plan.reverts.length === 1 ? "" : "s"}:`
@@ -59,7 +58,7 @@ export function describePlan(plan: UndoPlan, now: Date): string[] {
 				: `undo ${plan.id.slice(0, 8)} in ${plan.owners.join("+")}:`;
 	const lines = [head];
 	for (const { owner, record } of plan.reverts.slice(0, MAX_LISTED)) {
-		lines.push(transitionLine(record, short.get(record.id) ?? record.id, { now, full: false }, `  ${owner} `));
+		lines.push(transitionLine(record, record.id.slice(0, 8), { now, full: false }, `  ${owner} `));
 	}
 	if (plan.reverts.length > MAX_LISTED) lines.push(`  … and ${plan.reverts.length - MAX_LISTED} more`);
 	lines.push(clipText(`changes: ${fitList(changedLocators(plan), TEXT_WIDTH - 9)}`, TEXT_WIDTH));

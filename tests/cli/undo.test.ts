@@ -35,7 +35,7 @@ describe("state-flow undo", () => {
 		assert.equal(latest.code, 0, latest.stderr);
 		assert.match(latest.stdout, /^Reverted ccc3-0000 \(global\) as transition [0-9a-f-]{36}\.$/m);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
-		assert.match(e.run("history", "global").stdout, /^#3 {2}\S+ {2}user command state-flow undo global$/m);
+		assert.match(e.run("history", "global").stdout, /^#3 {2}\S+ {2}user command state-flow undo global \(undo of ccc3-0000\)$/m);
 
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
