@@ -42,11 +42,21 @@ describe("state-flow undo", () => {
 		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 
-		// aaa1 changed global.tactics.g, which ccc3 changed later (the undos later still): refused, nothing written.
+		// ccc3 and bbb2 are undone (their undos cancel them), so aaa1 is undone next, in both owners.
+		const walk = e.run("undo");
+		assert.equal(walk.code, 0, walk.stderr);
+		assert.match(walk.stdout, /^Reverted aaa1-0000 \(global and cwd\) as transition [0-9a-f-]{36}\.\nIt reverts:\nglobal #1 {2}2026-12-01T10:00:00\.000Z {2}system \(test\)$/m);
+		assert.deepEqual(await e.tactics("global"), {});
+		assert.deepEqual(await e.tactics("cwd"), {});
+		// Redo walks forward again, newest undo first; an undone transition is not undone twice.
+		const redo = e.run("redo");
+		assert.equal(redo.code, 0, redo.stderr);
+		assert.match(redo.stdout, /^Redid what [0-9a-f-]{36} undid \(global and cwd\)/);
+		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		const before = e.logs();
-		const later = e.run("undo", "aaa1");
-		assert.equal(later.code, 1);
-		assert.match(later.stderr, /global #2 \(ccc3-000\) changed the same keys later; undo that one first\. Nothing was written\./);
+		const twice = e.run("undo", "ccc3");
+		assert.equal(twice.code, 1);
+		assert.match(twice.stderr, /global #2 \(ccc3-000\) was already reverted by global #3 \([0-9a-f]{8}\); undo that one to apply it again\. Nothing was written\./);
 		assert.deepEqual(e.logs(), before);
 	});
 

@@ -241,7 +241,7 @@ describe("/state browse", () => {
 		await settled(b.component);
 		const text = draw(b.component, 80).join("\n");
 		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
-		assert.match(text, new RegExp(`› #3 03aa .* /state undo cwd,session ${ME} tactics\\.first`));
+		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} tactics\\.first`));
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		await b.close();
 	});
