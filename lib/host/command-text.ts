@@ -16,7 +16,7 @@ import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
-import { formatWho } from "../storage/who.js";
+import { formatWho, whoAmI } from "../storage/who.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -207,6 +207,12 @@ function describePlacement(host: StateFlowHost): string[] {
 	const p = host.placement;
 	const lines: string[] = [];
 	if (p.database !== undefined) lines.push(`database: ${p.database.shownUrl} (from ${p.database.source === "env" ? DATABASE_ENV : "config"})`);
+	// Teammates see this name on every transition; without `user` it is the OS user (often the same for everyone, e.g. root).
+	if (p.database !== undefined) {
+		const me = formatWho(whoAmI(host.config.user));
+		const from = host.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(host.options.agentDir)} so teammates see your name`;
+		lines.push(...wrapWords(`you are: ${me} (${from})`, TEXT_WIDTH));
+	}
 	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));
 	if (p.database !== undefined && p.project === undefined) {
 		const suggestion = readSuggestion(host.ctx.cwd);

@@ -69,6 +69,9 @@ describe("undo in a team", () => {
 	it("without an interactive UI, reverting Bob's transition is refused with --yes to go ahead; --yes reverts it", async (t) => {
 		const { alice, bob } = await team(t);
 		const pi = await piOn(t, alice);
+		// `/state` says who she is to her teammates, and where that name comes from.
+		await pi.command("/state");
+		assert.match(pi.output("status"), /^you are: alice@\S+ \(config `user`\)$/m);
 		await bobWrites(bob);
 		const refused = (await pi.command("/state undo")).join("\n");
 		assert.match(refused, /This reverts changes made by bob@desk; nothing changed\. Add --yes to the command to go ahead\./);
