@@ -75,7 +75,19 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
-const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, undo: 1, redo: 1, restore: 1, export: 1, import: 1, doctor: 0, link: 1, unlink: 0, migrate: 1 };
+const MAX_POSITIONALS: Record<Command, number> = {
+	show: 1,
+	history: 1,
+	undo: 1,
+	redo: 1,
+	restore: 1,
+	export: 1,
+	import: 1,
+	doctor: 0,
+	link: 1,
+	unlink: 0,
+	migrate: 1,
+};
 
 /**
  * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`

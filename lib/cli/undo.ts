@@ -40,7 +40,10 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 		if (p.path !== undefined) {
 			const loc = tryParseLocator(p.path, "canonical");
 			if (loc === undefined || loc.kind !== "state" || loc.scope === null || loc.scope === "effective" || loc.offset !== 0 || !isFileOwner(loc.scope)) {
-				throw new UsageError(`\`--path ${p.path}\` is no owner or locator to restore; write \`global\`, \`cwd\` or a path in one (\`cwd.tactics.next\`).`, "restore");
+				throw new UsageError(
+					`\`--path ${p.path}\` is no owner or locator to restore; write \`global\`, \`cwd\` or a path in one (\`cwd.tactics.next\`).`,
+					"restore",
+				);
 			}
 			scope = loc.plane === null ? { owner: loc.scope } : { owner: loc.scope, section: loc.plane, path: loc.path, locator: formatLocator(loc) };
 		}
@@ -48,7 +51,8 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 	}
 	if (asked === undefined) return p.command === "redo" ? latestRedoPlan(histories, FILE_OWNERS, false) : latestUndoPlan(histories, FILE_OWNERS, false);
 	if (isFileOwner(asked)) return p.command === "redo" ? latestRedoPlan(histories, [asked], true) : latestUndoPlan(histories, [asked], true);
-	if (p.command === "redo") throw new UsageError(`unknown owner \`${asked}\`: use \`global\` or \`cwd\` (an undo is redone by undoing it: \`state-flow undo <id>\`).`, "redo");
+	if (p.command === "redo")
+		throw new UsageError(`unknown owner \`${asked}\`: use \`global\` or \`cwd\` (an undo is redone by undoing it: \`state-flow undo <id>\`).`, "redo");
 	return idUndoPlan(histories, asked, "global, cwd", "`state-flow history`");
 }
 

@@ -124,7 +124,10 @@ export function timeline(histories: Histories, owners: readonly Owner[]): Transi
 		tails.forEach((t, i) => {
 			const r = t[pos[i] as number];
 			if (r === undefined) return;
-			const earlier = (k: number) => k < 0 || r.at < (tails[k]?.[pos[k] as number] as TransitionRecord).at;
+			const earlier = (k: number) => {
+				const other = k < 0 ? undefined : tails[k]?.[pos[k] as number];
+				return other === undefined || r.at < other.at;
+			};
 			if (earlier(fallback)) fallback = i;
 			if (ready(r) && earlier(best)) best = i;
 		});

@@ -74,7 +74,8 @@ export function who(by: Provenance, full = false): string {
 		case "command": {
 			// An undo, redo or restore names what it reverted: `undo of 3f2a1b2c`.
 			const rev = by.reverts;
-			if (rev !== undefined && typeof rev.target === "string") return `${rev.op} ${rev.op === "restore" ? "to" : "of"} ${printable(full ? rev.target : rev.target.slice(0, 8))}`;
+			if (rev !== undefined && typeof rev.target === "string")
+				return `${rev.op} ${rev.op === "restore" ? "to" : "of"} ${printable(full ? rev.target : rev.target.slice(0, 8))}`;
 			return full ? by.command : clipText(by.command, 24);
 		}
 		case "import":
@@ -210,7 +211,8 @@ function describePlacement(host: StateFlowHost): string[] {
 	// Teammates see this name on every transition; without `user` it is the OS user (often the same for everyone, e.g. root).
 	if (p.database !== undefined) {
 		const me = formatWho(whoAmI(host.config.user));
-		const from = host.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(host.options.agentDir)} so teammates see your name`;
+		const from =
+			host.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(host.options.agentDir)} so teammates see your name`;
 		lines.push(...wrapWords(`you are: ${me} (${from})`, TEXT_WIDTH));
 	}
 	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));

@@ -82,7 +82,8 @@ export async function planFromWords(host: StateFlowHost, verb: "undo" | "redo" |
 		const owners: Owner[] = first !== undefined ? [first as Owner] : sel.owners;
 		return { plan: verb === "undo" ? latestUndoPlan(histories, owners, first !== undefined) : latestRedoPlan(histories, owners, first !== undefined) };
 	}
-	if (first === undefined || more.length > 0) return { usage: "`restore` needs a transition id and at most one owner or locator, e.g. `/state restore 3f2a cwd.tactics`." };
+	if (first === undefined || more.length > 0)
+		return { usage: "`restore` needs a transition id and at most one owner or locator, e.g. `/state restore 3f2a cwd.tactics`." };
 	const found = resolveId(histories, first, `no retained transition's id starts with \`${first}\`; /state history lists them.`);
 	if (!found.ok) return { plan: found };
 	let scope: RestoreScope | undefined;
@@ -91,10 +92,7 @@ export async function planFromWords(host: StateFlowHost, verb: "undo" | "redo" |
 		if (loc === undefined || loc.kind !== "state" || loc.scope === null || loc.scope === "effective" || loc.offset !== 0) {
 			return { usage: `\`${second}\` is no owner or locator to restore; write an owner (\`cwd\`) or a path in one (\`cwd.tactics.next\`).` };
 		}
-		scope =
-			loc.plane === null
-				? { owner: loc.scope }
-				: { owner: loc.scope, section: loc.plane, path: loc.path, locator: formatLocator({ ...loc, offset: 0 }) };
+		scope = loc.plane === null ? { owner: loc.scope } : { owner: loc.scope, section: loc.plane, path: loc.path, locator: formatLocator({ ...loc, offset: 0 }) };
 	}
 	return { plan: restorePlan(histories, found.value.id, scope) };
 }

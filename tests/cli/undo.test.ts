@@ -45,7 +45,10 @@ describe("state-flow undo", () => {
 		// ccc3 and bbb2 are undone (their undos cancel them), so aaa1 is undone next, in both owners.
 		const walk = e.run("undo");
 		assert.equal(walk.code, 0, walk.stderr);
-		assert.match(walk.stdout, /^Reverted aaa1-0000 \(global and cwd\) as transition [0-9a-f-]{36}\.\nIt reverts:\nglobal #1 {2}2026-12-01T10:00:00\.000Z {2}system \(test\)$/m);
+		assert.match(
+			walk.stdout,
+			/^Reverted aaa1-0000 \(global and cwd\) as transition [0-9a-f-]{36}\.\nIt reverts:\nglobal #1 {2}2026-12-01T10:00:00\.000Z {2}system \(test\)$/m,
+		);
 		assert.deepEqual(await e.tactics("global"), {});
 		assert.deepEqual(await e.tactics("cwd"), {});
 		// Redo walks forward again, newest undo first; an undone transition is not undone twice.
@@ -56,7 +59,10 @@ describe("state-flow undo", () => {
 		const before = e.logs();
 		const twice = e.run("undo", "ccc3");
 		assert.equal(twice.code, 1);
-		assert.match(twice.stderr, /global #2 \(ccc3-000\) was already reverted by global #3 \([0-9a-f]{8}\); undo that one to apply it again\. Nothing was written\./);
+		assert.match(
+			twice.stderr,
+			/global #2 \(ccc3-000\) was already reverted by global #3 \([0-9a-f]{8}\); undo that one to apply it again\. Nothing was written\./,
+		);
 		assert.deepEqual(e.logs(), before);
 	});
 
@@ -117,7 +123,10 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		const e = await setup(t);
 		const path = e.run("restore", "aaa1", "--path", "cwd.tactics.t");
 		assert.equal(path.code, 0, path.stderr);
-		assert.match(path.stdout, /^Restored cwd\.tactics\.t to after aaa1-0000 as transition [0-9a-f-]{36}\.\nIt brings cwd\.tactics\.t back to how it was after aaa1-0000, reverting 1 transition:\ncwd #2 /);
+		assert.match(
+			path.stdout,
+			/^Restored cwd\.tactics\.t to after aaa1-0000 as transition [0-9a-f-]{36}\.\nIt brings cwd\.tactics\.t back to how it was after aaa1-0000, reverting 1 transition:\ncwd #2 /,
+		);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		assert.match(e.run("history", "cwd").stdout, /user command state-flow restore cwd \(restore to aaa1-0000, cwd\.tactics\.t\)/);
 		const whole = e.run("restore", "aaa1");

@@ -61,10 +61,14 @@ function snap(w: World): JsonObject {
 /** A write: one to three tactics keys set or deleted, in cwd, session or both. */
 const write = fc.record({
 	owners: fc.constantFrom<readonly Owner[]>(["cwd"], ["session"], ["cwd", "session"]),
-	keys: fc.dictionary(fc.constantFrom("a", "b", "c"), fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(null), fc.record({ x: fc.integer({ min: 0, max: 3 }) })), {
-		minKeys: 1,
-		maxKeys: 3,
-	}),
+	keys: fc.dictionary(
+		fc.constantFrom("a", "b", "c"),
+		fc.oneof(fc.integer({ min: 0, max: 5 }), fc.constant(null), fc.record({ x: fc.integer({ min: 0, max: 3 }) })),
+		{
+			minKeys: 1,
+			maxKeys: 3,
+		},
+	),
 });
 
 /** Commit random writes (those that change nothing are skipped); returns the snapshot after each one kept. */
@@ -136,7 +140,7 @@ describe("undo chain against replay", () => {
 				const restoreId = apply(w, plan);
 				assert.equal(w.h.cwd.seq, seq + 1, "one transition");
 				assert.deepEqual(cloneJson(w.h.cwd.state as unknown as JsonObject), expected);
-				assert.deepEqual(w.h.session.state, (before.session as unknown) as typeof w.h.session.state, "session untouched");
+				assert.deepEqual(w.h.session.state, before.session as unknown as typeof w.h.session.state, "session untouched");
 				const rev = reversalOf(w.h.cwd.tail.at(-1) as never);
 				assert.equal(rev?.op, "restore");
 				assert.equal(rev?.target, id);
@@ -200,7 +204,10 @@ describe("issue 27: undo never goes in circles", () => {
 		assert.equal(redo.ok && redo.value.op, "redo");
 		const four = apply(w, redo);
 		assert.deepEqual(w.h.cwd.state.tactics, { a: 2, b: 2 });
-		assert.match((selectedUndoPlan(loaded(w), one) as { why: string }).why, new RegExp(`cwd #4 \\(${four}\\) changed the same keys later; undo that one first`));
+		assert.match(
+			(selectedUndoPlan(loaded(w), one) as { why: string }).why,
+			new RegExp(`cwd #4 \\(${four}\\) changed the same keys later; undo that one first`),
+		);
 		apply(w, selectedUndoPlan(loaded(w), four));
 		apply(w, selectedUndoPlan(loaded(w), one));
 		assert.deepEqual(w.h.cwd.state.tactics, {}, "the state before #1 is reached");

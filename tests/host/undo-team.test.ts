@@ -28,7 +28,10 @@ async function team(t: T) {
 
 let n = 0;
 const bobWrites = (bob: Stores) =>
-	bob.commit({ cwd: { tactics: { bob: "his step" } } }, { id: `bob-${++n}`, at: "2026-11-30T09:30:00.000Z", by: { kind: "command", command: "state-flow import" } });
+	bob.commit(
+		{ cwd: { tactics: { bob: "his step" } } },
+		{ id: `bob-${++n}`, at: "2026-11-30T09:30:00.000Z", by: { kind: "command", command: "state-flow import" } },
+	);
 
 async function aliceWrites(pi: Awaited<ReturnType<typeof piOn>>): Promise<void> {
 	await pi.prompt("mine", [{ calls: [{ id: "c1", name: "patch_state", args: { cwd: { tactics: { mine: "her step" } } } }] }, { text: "ok" }]);

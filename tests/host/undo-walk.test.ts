@@ -29,7 +29,11 @@ describe("/state undo walks back, redo walks forward", () => {
 		await twoWrites(async (flow) => {
 			const first = await said(flow, "/state undo");
 			assert.match(first, /^reverted t-0002 \(cwd\) as transition t-0003\.$/m);
-			assert.match(first, new RegExp(`^ {2}cwd #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-2 ${ME} tactics\\.a, tactics\\.b$`, "m"), "says what it reverts and whose");
+			assert.match(
+				first,
+				new RegExp(`^ {2}cwd #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-2 ${ME} tactics\\.a, tactics\\.b$`, "m"),
+				"says what it reverts and whose",
+			);
 			assert.match(first, /^changes: cwd\.tactics\.a, cwd\.tactics\.b$/m);
 			assert.deepEqual(await tactics(flow), { a: 1, b: 1 });
 			const second = await said(flow, "/state undo");

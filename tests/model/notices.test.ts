@@ -36,7 +36,10 @@ describe("concurrentNotice", () => {
 		commitStaged(h, stage(h, { cwd: { tactics: { t: 1 } } }, { id: "c1", at, by, who: { user: "carol", host: "vm" } }));
 		commitStaged(h, stage(h, { cwd: { tactics: { u: 1 } } }, { id: "old", at, by }));
 		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead, ownSeqs: {} });
-		assert.match(notice ?? "", /^Note: cwd was changed by another process since this run's head \(4 transitions by bob@desk, carol@vm, now seq 4\): intents\.i, intents\.j, tactics\.t, tactics\.u\./);
+		assert.match(
+			notice ?? "",
+			/^Note: cwd was changed by another process since this run's head \(4 transitions by bob@desk, carol@vm, now seq 4\): intents\.i, intents\.j, tactics\.t, tactics\.u\./,
+		);
 	});
 
 	it("lists the exact paths another process changed in the flat owner since the head, relative", () => {
