@@ -19,7 +19,7 @@ Usage: state-flow <command> [options]
 Commands:
   show [owner]             print the state of global and/or cwd
   history [owner]          list retained transitions: when, who, what changed
-  undo [owner|id]          walk back: revert the latest change in effect, or that one
+  undo [owner|id]          walk back: revert the latest change, or that one
   redo [owner]             walk forward: apply the latest undone change again
   restore <id> [--path]    bring an owner or path back to how it was after <id>
   export [owner]           print the state as JSON (for backup or import)
