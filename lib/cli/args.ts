@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
-export const COMMANDS = ["show", "history", "undo", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
+export const COMMANDS = ["show", "history", "undo", "redo", "restore", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A bad command line: printed with the relevant usage, exit code 2. */
@@ -53,13 +53,19 @@ export interface Parsed {
 	global: boolean;
 	/** `migrate --to-files`: move the shared owner back from the database into its empty local file store. */
 	toFiles: boolean;
+	/** `undo`/`redo`/`restore --yes`: revert someone else's transitions without asking. */
+	yes: boolean;
+	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
+	path?: string;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
 const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	show: ["--full", "--owner"],
 	history: ["--owner"],
-	undo: [],
+	undo: ["--yes"],
+	redo: ["--yes"],
+	restore: ["--path", "--yes"],
 	export: ["--owner"],
 	import: ["--owner"],
 	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store"],
@@ -69,7 +75,19 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
-const MAX_POSITIONALS: Record<Command, number> = { show: 1, history: 1, undo: 1, export: 1, import: 1, doctor: 0, link: 1, unlink: 0, migrate: 1 };
+const MAX_POSITIONALS: Record<Command, number> = {
+	show: 1,
+	history: 1,
+	undo: 1,
+	redo: 1,
+	restore: 1,
+	export: 1,
+	import: 1,
+	doctor: 0,
+	link: 1,
+	unlink: 0,
+	migrate: 1,
+};
 
 /**
  * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`
@@ -103,6 +121,8 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--force": { takesValue: false, set: (out) => (out.force = true) },
 	"--global": { takesValue: false, set: (out) => (out.global = true) },
 	"--to-files": { takesValue: false, set: (out) => (out.toFiles = true) },
+	"--yes": { takesValue: false, set: (out) => (out.yes = true) },
+	"--path": { takesValue: true, set: (out, value) => (out.path = value) },
 };
 
 /** Options every command accepts. */
@@ -123,6 +143,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		force: false,
 		global: false,
 		toFiles: false,
+		yes: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;
@@ -213,6 +234,7 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 		if (out.command === "import" && out.positionals.length === 0) {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
 		}
+		if (out.command === "restore" && out.positionals.length === 0) throw new UsageError("`restore` needs the id of the transition to go back to.", out.command);
 		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
 		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
 			throw new UsageError(

@@ -9,7 +9,6 @@ import { resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
-import { idUndoPlan, type LoadedHistories, latestUndoPlan } from "../core/undo.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
@@ -142,47 +141,6 @@ export async function runHistory(p: Parsed): Promise<Outcome> {
 	return report(read, (r) => formatHistory(r.owner, r.where, r.history), [], warnings);
 }
 
-/**
- * `state-flow undo [global|cwd|<id>]`: revert the latest retained transition of the file owners
- * (of the one named), or the one whose id starts with `<id>`, as a new transition — the plans of
- * `/state undo` (core/undo), committed through the same path. A Session part stays (pi's).
- */
-export async function runUndo(p: Parsed): Promise<Outcome> {
-	const asked = p.positionals[0];
-	if (asked === "session") throw new UsageError("Session state lives in pi's session file: use `/state undo session` inside pi.", p.command);
-	const { stores, warnings } = openStores(p);
-	// An unreachable or damaged owner is planned around (an undo that needs it is refused, naming why).
-	const histories: LoadedHistories = {};
-	const loaded = await stores.loadEach(FILE_OWNERS);
-	FILE_OWNERS.forEach((o, i) => {
-		const got = loaded[i] as (typeof loaded)[number];
-		if ("history" in got) histories[o] = { ok: true, value: got.history };
-		else if (isStateError(got.error) && (got.error.code === "unavailable" || got.error.code === "corrupt"))
-			histories[o] = { ok: false, why: got.error.message };
-		else throw got.error;
-	});
-	const plan =
-		asked === undefined
-			? latestUndoPlan(histories, FILE_OWNERS, false)
-			: isFileOwner(asked)
-				? latestUndoPlan(histories, [asked], true)
-				: idUndoPlan(histories, asked, "global, cwd", "`state-flow history`");
-	if (!plan.ok) return { stdout: "", stderr: lines([...warnings, `state-flow: ${plan.why} Nothing was written.`]), code: 1 };
-	const { id, owners, patch } = plan.value;
-	// The stored inverse is exact (no cascades); artifacts go through the compiler, so a compiled Skill follows the state.
-	const compile = createArtifactCompiler({ cwd: p.cwd, agentDir: p.agentDir }, { parseFrontmatter: await frontmatterParser(patch) });
-	const result = await stores.commit(patch, {
-		by: { kind: "command", command: `state-flow undo ${owners.join(",")}` },
-		id: randomUUID(),
-		at: new Date().toISOString(),
-		exact: true,
-		roots: IMPORT_ROOTS,
-		prepare: (staged, loaded) => compile(staged, loaded),
-	});
-	if (result.noop) return ok(`Transition ${id} is already undone; nothing was written.\n`, lines(warnings));
-	return ok(`Reverted ${id} (${owners.join(" and ")}) as transition ${result.transitionId}.\n`, lines(warnings));
-}
-
 /** `state-flow export [owner]`: the export document on stdout; refused whole when an owner cannot be reached (a backup is never silently partial). */
 export async function runExport(p: Parsed): Promise<Outcome> {
 	const { warnings, read } = await loadAsked(p);
@@ -252,7 +210,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
  * as pi reads them); loading pi takes seconds, so other imports, and a CLI run where pi is not
  * installed, use the built-in parser for the same YAML subset.
  */
-async function frontmatterParser(patch: CanonicalPatch): Promise<FrontmatterParser> {
+export async function frontmatterParser(patch: CanonicalPatch): Promise<FrontmatterParser> {
 	if (!Object.values(patch).some((planes) => planes?.artifacts !== undefined)) return simpleFrontmatter;
 	try {
 		return (await import("@mariozechner/pi-coding-agent")).parseFrontmatter;

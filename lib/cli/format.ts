@@ -73,7 +73,8 @@ function patchPaths(patch: PlanePatch): string[] {
 	return patchLeaves(patch).map((l) => `/${[l.plane, ...l.path].map(escapePointerToken).join("/")}${l.deleted ? " (deleted)" : ""}`);
 }
 
-function formatRecord(r: TransitionRecord): string {
+/** One transition as `history` prints it (also in what undo, redo and restore revert). */
+export function formatRecord(r: TransitionRecord): string {
 	const lines = [
 		`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`,
 		`    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`,

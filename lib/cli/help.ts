@@ -19,7 +19,9 @@ Usage: state-flow <command> [options]
 Commands:
   show [owner]             print the state of global and/or cwd
   history [owner]          list retained transitions: when, who, what changed
-  undo [owner|id]          revert the latest transition, or that one (a new one)
+  undo [owner|id]          walk back: revert the latest change, or that one
+  redo [owner]             walk forward: apply the latest undone change again
+  restore <id> [--path]    bring an owner or path back to how it was after <id>
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
@@ -65,19 +67,41 @@ List the retained transitions, oldest first: sequence number, time, who made it
 with any cascades. Older transitions are folded into the checkpoint (retention).
 
 ${COMMON}`,
-	undo: `Usage: state-flow undo [global|cwd|<id>]
+	undo: `Usage: state-flow undo [global|cwd|<id>] [--yes]
 
-Revert a transition as a NEW one (recorded as \`state-flow undo <owners>\`) by
-applying its stored inverse, as /state undo does inside pi:
-  (none)      the latest retained transition of global and cwd, in each owner
-              it changed where it is still the latest
-  global|cwd  the latest retained transition of that owner, in it only
-  <id>        the transition whose id starts with <id> (state-flow history
-              shows ids), in every owner that retains it; refused, writing
-              nothing, when a later transition changed one of its keys (undo
-              that one first), or when <id> starts no id or several
-A Session part stays (use /state undo inside pi). Exit code 1 when there is
-nothing to undo or the undo is refused.
+Walk back: revert a transition as a NEW one that names it (\`state-flow history\`
+shows "undo of <id>"), by applying its stored inverse, as /state undo does in pi:
+  (none)      the latest transition of global and cwd still in effect; run
+              again to revert the one before it (an undo is never undone)
+  global|cwd  the same, in that owner only
+  <id>        the transition whose id starts with <id>, in every owner that
+              retains it; an undo's id redoes what it undid. Refused, writing
+              nothing, when later work still in effect changed one of its keys
+              (undo that one first), or when <id> starts no id or several
+It prints what it reverts and whose it was. A transition made by another user
+or machine is reverted only with --yes. A Session part stays (use /state undo
+inside pi). Exit code 1 when there is nothing to undo or it is refused.
+
+  --yes   revert someone else's transitions too
+
+${COMMON}`,
+	redo: `Usage: state-flow redo [global|cwd] [--yes]
+
+Walk forward: apply again the change the latest undo reverted (of global and cwd,
+or of the owner named), as a NEW transition. New work after an undo ends its
+redo (undo the undo by its id instead). --yes as for undo.
+
+${COMMON}`,
+	restore: `Usage: state-flow restore <id> [--path <owner|locator>] [--yes]
+
+Bring state back to how it was right after transition <id>, as ONE new
+transition that names <id> and the transitions it reverts: every owner that
+retains <id>, or the owner or path given (\`--path cwd\`, \`--path
+cwd.tactics.next\`). It prints what it reverts and whose they were; someone
+else's are reverted only with --yes. Exit code 1 when nothing would change.
+
+  --path <locator>   restore only this owner, plane or key
+  --yes              revert someone else's transitions too
 
 ${COMMON}`,
 	export: `Usage: state-flow export [global|cwd]

@@ -13,7 +13,8 @@ import { closeDatabases, DATABASE_ENV } from "../storage/backend.js";
 import { readConfig } from "../storage/config.js";
 import { scrubber } from "../storage/pg/url.js";
 import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
-import { type Outcome, runExport, runHistory, runImport, runShow, runUndo } from "./commands.js";
+import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
+import { runUndo } from "./undo.js";
 import { runDoctor } from "./doctor.js";
 import { helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
@@ -49,6 +50,8 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 			case "history":
 				return await runHistory(p);
 			case "undo":
+			case "redo":
+			case "restore":
 				return await runUndo(p);
 			case "export":
 				return await runExport(p);

@@ -224,8 +224,11 @@ export function describeProvenance(by: Provenance): string {
 	switch (by.kind) {
 		case "tool":
 			return `model tool call ${by.toolCallId}`;
-		case "command":
-			return `user command ${by.command}`;
+		case "command": {
+			const rev = by.reverts;
+			const what = rev === undefined ? "" : ` (${rev.op} ${rev.op === "restore" ? "to" : "of"} ${rev.target}${rev.path !== undefined ? `, ${rev.path}` : ""})`;
+			return `user command ${by.command}${what}`;
+		}
 		case "import":
 			return `import from ${by.source}`;
 		case "system":

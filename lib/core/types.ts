@@ -72,10 +72,27 @@ export type RootGate = (owner: Owner, name: string, value: Json, path: (string |
 /** The only patch form the engine stores: `{ [owner]: { [plane]: mergePatch } }`. */
 export type CanonicalPatch = Partial<Record<Owner, PlanePatch>>;
 
+/**
+ * What an undo, redo or restore reverted (docs/storage-format.md): the undo chain is read from
+ * these, so a repeated undo walks back instead of undoing the undo. Absent on every other transition.
+ */
+export interface Reversal {
+	/** `undo` inverts a transition, `redo` inverts an undo, `restore` brings state back to how it was after `target`. */
+	op: "undo" | "redo" | "restore";
+	/** undo and redo: the transition whose change this one inverted; restore: the transition restored to. */
+	target: string;
+	/** restore: the transitions after `target` whose changes it reverted (of the restored path, when one was named). */
+	reverted?: string[];
+	/** restore of one path: its canonical locator, e.g. `cwd.tactics.next`. */
+	path?: string;
+}
+
+export const REVERSAL_OPS = ["undo", "redo", "restore"] as const;
+
 /** Who made a transition. */
 export type Provenance =
 	| { kind: "tool"; sessionId: string; toolCallId: string }
-	| { kind: "command"; command: string }
+	| { kind: "command"; command: string; reverts?: Reversal }
 	| { kind: "import"; source: string }
 	| { kind: "system"; reason: string }
 	| { kind: "extension"; extension: string };

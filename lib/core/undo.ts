@@ -1,112 +1,364 @@
 /**
- * Planning an undo from owner histories (pure; `/state undo`, the browser and `state-flow undo`
- * commit the plan through the normal commit path). An undo applies a transition's stored
- * inverse in the owners that still retain it, as a new transition; it is refused where it would
- * overwrite later work.
+ * Undo, redo and restore planned from owner histories (pure; `/state`, the browser and the CLI
+ * commit a plan through the normal commit path). The undo chain is read from the records: every
+ * undo, redo and restore names what it reverted (`by.reverts`), so a repeated undo walks back
+ * one transition at a time and redo walks forward again, like an editor's undo. A plan applies
+ * exact inverses (or, for restore, the diff to an earlier state) and is refused where it would
+ * overwrite later work still in effect.
  */
-import { patchLeaves } from "./merge.js";
-import { OWNERS } from "./types.js";
-import type { CanonicalPatch, Owner, OwnerHistory, Result, TransitionRecord } from "./types.js";
+import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
+import { mergeDiff, patchLeaves } from "./merge.js";
+import { stateAt } from "./history.js";
+import { OWNERS, SECTIONS, isOneOf, REVERSAL_OPS } from "./types.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch, Result, Reversal, Section, TransitionRecord, Who } from "./types.js";
 
-/** What an undo will commit. */
+/** One transition a plan reverts, named by the first owner (display order) it is reverted in. */
+export interface Reverted {
+	owner: Owner;
+	record: TransitionRecord;
+}
+
+/** What an undo, redo or restore will commit. */
 export interface UndoPlan {
+	op: Reversal["op"];
+	/** undo and redo: the transition inverted; restore: the transition restored to. */
 	id: string;
 	owners: Owner[];
 	patch: CanonicalPatch;
+	/** The transitions whose changes the plan reverts (undo, redo: one; restore: those after `id`). */
+	reverts: Reverted[];
+	/** Each owner's seq the plan was made against: committed only while none moved. */
+	seqs: Partial<Record<Owner, number>>;
+	/** restore of one path: its canonical locator. */
+	path?: string;
 }
 
 /** Owners' histories as loaded, each or why it cannot be read; an owner not asked for is absent. */
 export type LoadedHistories = Partial<Record<Owner, Result<OwnerHistory>>>;
 export type Histories = Readonly<LoadedHistories>;
 
-function leafPaths(record: TransitionRecord): string[][] {
-	return patchLeaves(record.patch).map((l) => [l.plane, ...l.path]);
+/** The `by.reverts` of an undo, redo or restore, or undefined (any other transition, or a malformed one). */
+export function reversalOf(r: TransitionRecord): Reversal | undefined {
+	if (r.by.kind !== "command") return undefined;
+	const rev = r.by.reverts as unknown;
+	if (!isPlainObject(rev) || !isOneOf(REVERSAL_OPS, rev.op) || typeof rev.target !== "string") return undefined;
+	return rev as unknown as Reversal;
 }
 
-function overlaps(a: readonly string[], b: readonly string[]): boolean {
+/** What a plan's commit records in `by.reverts`. */
+export function reversalFor(plan: UndoPlan): Reversal {
+	if (plan.op !== "restore") return { op: plan.op, target: plan.id };
+	return { op: "restore", target: plan.id, reverted: plan.reverts.map((r) => r.record.id), ...(plan.path !== undefined ? { path: plan.path } : {}) };
+}
+
+/** The transitions of a plan made by someone else than `me` (another user, or another machine); unrecorded authors are not counted. */
+export function othersIn(plan: UndoPlan, me: Who): Reverted[] {
+	return plan.reverts.filter(({ record: { who } }) => who !== undefined && (who.user !== me.user || who.host !== me.host));
+}
+
+/** Why a commit of `plan` must not go ahead under these histories (an owner moved since it was planned), or undefined. */
+export function movedSince(plan: UndoPlan, histories: Partial<Record<Owner, OwnerHistory>>): string | undefined {
+	for (const owner of plan.owners) {
+		const now = histories[owner]?.seq;
+		if (now !== plan.seqs[owner]) return `${owner} changed while the ${plan.op} was being prepared (now seq ${now ?? "?"}, planned at ${plan.seqs[owner]})`;
+	}
+	return undefined;
+}
+
+type Path = readonly string[];
+
+function leafPaths(patch: PlanePatch): string[][] {
+	return patchLeaves(patch).map((l) => [l.plane, ...l.path]);
+}
+
+function overlaps(a: Path, b: Path): boolean {
 	const n = Math.min(a.length, b.length);
 	for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
 	return true;
 }
 
-/** The latest retained transition among `owners` (by time) and its owner, or why there is none. */
-export function latestRecord(histories: Histories, owners: readonly Owner[]): Result<{ owner: Owner; record: TransitionRecord }> {
-	let latest: { owner: Owner; record: TransitionRecord } | undefined;
+function touches(r: TransitionRecord, paths: readonly Path[]): boolean {
+	return leafPaths(r.patch).some((p) => paths.some((q) => overlaps(p, q)));
+}
+
+const shortId = (id: string) => id.slice(0, 8);
+const named = (owner: Owner, r: TransitionRecord) => `${owner} #${r.seq} (${shortId(r.id)})`;
+
+/**
+ * Indexes of `records` that cancel out: an undo or redo paired with the record it inverted, both
+ * in the list; each record pairs at most once, in order (L, undo L, redo: L and the undo cancel,
+ * the redo stays in effect).
+ */
+function cancelled(records: readonly TransitionRecord[]): Set<number> {
+	const index = new Map(records.map((r, i) => [r.id, i]));
+	const paired = new Set<number>();
+	records.forEach((r, i) => {
+		const rev = reversalOf(r);
+		if (rev === undefined || rev.op === "restore") return;
+		const j = index.get(rev.target);
+		if (j !== undefined && j < i && !paired.has(j)) {
+			paired.add(j);
+			paired.add(i);
+		}
+	});
+	return paired;
+}
+
+/**
+ * Every retained transition of `owners`, each once, in commit order: each owner's tail in seq
+ * order, merged by time; a transition several owners share comes when it heads all of them.
+ */
+export function timeline(histories: Histories, owners: readonly Owner[]): TransitionRecord[] {
+	const tails = owners.flatMap((o) => {
+		const h = histories[o];
+		return h?.ok ? [h.value.tail] : [];
+	});
+	const where = tails.map((t) => new Map(t.map((r, i) => [r.id, i])));
+	const pos = tails.map(() => 0);
+	const emitted = new Set<string>();
+	const out: TransitionRecord[] = [];
+	const ready = (r: TransitionRecord) => where.every((w, j) => w.get(r.id) === undefined || (w.get(r.id) as number) === pos[j]);
+	for (;;) {
+		let best = -1;
+		let fallback = -1;
+		tails.forEach((t, i) => {
+			const r = t[pos[i] as number];
+			if (r === undefined) return;
+			const earlier = (k: number) => {
+				const other = k < 0 ? undefined : tails[k]?.[pos[k] as number];
+				return other === undefined || r.at < other.at;
+			};
+			if (earlier(fallback)) fallback = i;
+			if (ready(r) && earlier(best)) best = i;
+		});
+		const pick = best >= 0 ? best : fallback;
+		if (pick < 0) return out;
+		const r = tails[pick]?.[pos[pick] as number] as TransitionRecord;
+		tails.forEach((_, j) => {
+			if (tails[j]?.[pos[j] as number]?.id === r.id) pos[j] = (pos[j] as number) + 1;
+		});
+		if (!emitted.has(r.id)) {
+			emitted.add(r.id);
+			out.push(r);
+		}
+	}
+}
+
+/** The undo chain: transitions in effect that an undo would revert (latest last), undos a redo would revert, and what cleared the redos. */
+export interface Chain {
+	done: TransitionRecord[];
+	redo: TransitionRecord[];
+	/** The newest transition that came after an undo and so ended its redo. */
+	clearedBy?: TransitionRecord;
+}
+
+/** Read the undo chain of `owners` from their records (editor rules: new work ends the redos). */
+export function undoChain(histories: Histories, owners: readonly Owner[]): Chain {
+	let done: TransitionRecord[] = [];
+	let redo: TransitionRecord[] = [];
+	let clearedBy: TransitionRecord | undefined;
+	for (const r of timeline(histories, owners)) {
+		const rev = reversalOf(r);
+		if (rev?.op === "undo") {
+			done = done.filter((d) => d.id !== rev.target);
+			redo.push(r);
+		} else if (rev?.op === "redo") {
+			redo = redo.filter((d) => d.id !== rev.target);
+			done.push(r);
+		} else {
+			done.push(r);
+			if (redo.length > 0) {
+				redo = [];
+				clearedBy = r;
+			}
+		}
+	}
+	return clearedBy === undefined ? { done, redo } : { done, redo, clearedBy };
+}
+
+/** Why some asked owner cannot be read, for a refusal. */
+function unreadable(histories: Histories, owners: readonly Owner[], what: string): Result<never> | undefined {
 	for (const owner of owners) {
 		const h = histories[owner];
-		if (h === undefined) continue;
-		if (!h.ok) return { ok: false, why: `cannot undo ${owner}: ${h.why}` };
-		const record = h.value.tail[h.value.tail.length - 1];
-		if (record && (!latest || record.at > latest.record.at)) latest = { owner, record };
+		if (h !== undefined && !h.ok) return { ok: false, why: `cannot ${what} ${owner}: ${h.why}` };
 	}
-	return latest === undefined ? { ok: false, why: `no retained transition to undo for ${owners.join("+")}.` } : { ok: true, value: latest };
+	return undefined;
 }
 
 /**
- * The latest transition among `owners`. A transition that touched several owners is reverted in
- * every touched owner (of `histories`) where it is still the latest, unless the user named one
- * owner explicitly.
+ * Invert `record` in `owners` (those that retain it and can be read): refused when an owner's
+ * later transitions still in effect changed one of its keys, or when a later undo already
+ * reverted it. An undo record inverted is a redo.
+ */
+function inversePlan(histories: Histories, record: TransitionRecord, owners: readonly Owner[]): Result<UndoPlan> {
+	const plan: UndoPlan = { op: reversalOf(record)?.op === "undo" ? "redo" : "undo", id: record.id, owners: [], patch: {}, reverts: [], seqs: {} };
+	const mine = leafPaths(record.patch);
+	for (const owner of OWNERS) {
+		const loaded = histories[owner];
+		if (!owners.includes(owner) || !loaded?.ok) continue;
+		const h = loaded.value;
+		const at = h.tail.findIndex((r) => r.id === record.id);
+		if (at < 0) continue;
+		const rest = h.tail.slice(at);
+		const gone = cancelled(rest);
+		if (gone.has(0)) {
+			const by = rest.find((r, i) => i > 0 && gone.has(i) && reversalOf(r)?.target === record.id) as TransitionRecord;
+			return { ok: false, why: `${named(owner, record)} was already reverted by ${named(owner, by)}; undo that one to apply it again.` };
+		}
+		const later = rest.find((r, i) => i > 0 && !gone.has(i) && touches(r, mine));
+		if (later !== undefined) return { ok: false, why: `${named(owner, later)} changed the same keys later; undo that one first.` };
+		plan.patch[owner] = h.tail[at]?.undo as PlanePatch;
+		plan.owners.push(owner);
+		plan.seqs[owner] = h.seq;
+		if (plan.reverts.length === 0) plan.reverts.push({ owner, record: h.tail[at] as TransitionRecord });
+	}
+	if (plan.owners.length === 0) return { ok: false, why: `transition ${record.id} is no longer retained.` };
+	return { ok: true, value: plan };
+}
+
+/**
+ * `undo` without an id: the latest transition of `owners` still in effect (an undo is never
+ * itself undone; a redo is), reverted in every owner it touched, or only in the one named.
  */
 export function latestUndoPlan(histories: Histories, owners: readonly Owner[], explicit: boolean): Result<UndoPlan> {
-	const latest = latestRecord(histories, owners);
-	if (!latest.ok) return latest;
-	const { record } = latest.value;
-	const patch: CanonicalPatch = {};
-	const touched: Owner[] = [];
-	for (const owner of explicit ? [latest.value.owner] : record.owners) {
-		const h = histories[owner];
-		const last = h?.ok ? h.value.tail[h.value.tail.length - 1] : undefined;
-		if (last?.id !== record.id) continue;
-		patch[owner] = last.undo;
-		touched.push(owner);
+	const bad = unreadable(histories, owners, "undo");
+	if (bad) return bad;
+	const { done, redo } = undoChain(histories, owners);
+	const top = done[done.length - 1];
+	if (top === undefined) {
+		const hint = redo.length > 0 ? " (every retained one is undone; redo applies the latest undone again)" : "";
+		return { ok: false, why: `no retained transition to undo for ${owners.join("+")}${hint}.` };
 	}
-	return { ok: true, value: { id: record.id, owners: touched, patch } };
+	return inversePlan(histories, top, explicit ? owners : top.owners);
+}
+
+/** `redo`: the latest undo of `owners` not yet redone, inverted (the undone change applied again). */
+export function latestRedoPlan(histories: Histories, owners: readonly Owner[], explicit: boolean): Result<UndoPlan> {
+	const bad = unreadable(histories, owners, "redo");
+	if (bad) return bad;
+	const { redo, clearedBy } = undoChain(histories, owners);
+	const top = redo[redo.length - 1];
+	if (top === undefined) {
+		const after = clearedBy === undefined ? "" : ` (transition ${shortId(clearedBy.id)} came after the last undo; undo it, or undo the undo by its id)`;
+		return { ok: false, why: `nothing to redo for ${owners.join("+")}${after}.` };
+	}
+	return inversePlan(histories, top, explicit ? owners : top.owners);
+}
+
+/** The one retained id that starts with `prefix`, or why not; `nothing` says what the prefix is not. */
+export function resolveId(histories: Histories, prefix: string, nothing: string): Result<TransitionRecord> {
+	const found = new Map<string, TransitionRecord>();
+	for (const owner of OWNERS) {
+		const h = histories[owner];
+		if (h?.ok) for (const r of h.value.tail) if (r.id.startsWith(prefix) && !found.has(r.id)) found.set(r.id, r);
+	}
+	const [first, ...more] = found.values();
+	if (first === undefined) return { ok: false, why: nothing };
+	if (more.length > 0) {
+		const shown = [...found.keys()].slice(0, 4).join(", ");
+		return { ok: false, why: `\`${prefix}\` starts ${found.size} transition ids (${shown}${found.size > 4 ? ", …" : ""}); type more of the id.` };
+	}
+	return { ok: true, value: first };
 }
 
 /**
- * The one retained transition whose id starts with `prefix` (`/state history` shows the
- * shortest unique prefixes), among the owners that can be read, planned as `selectedUndoPlan`.
- * `where` names the owners the user could have meant, for the refusal.
+ * `undo <id>`: the one retained transition whose id starts with `prefix`, planned as
+ * `selectedUndoPlan`. `where` names the owners the user could have meant, for the refusal.
  */
 export function idUndoPlan(histories: Histories, prefix: string, where: string, listed: string): Result<UndoPlan> {
-	const ids = new Set<string>();
-	for (const owner of OWNERS) {
-		const h = histories[owner];
-		if (h?.ok) for (const r of h.value.tail) if (r.id.startsWith(prefix)) ids.add(r.id);
-	}
-	const [id, ...more] = ids;
-	if (id === undefined) return { ok: false, why: `\`${prefix}\` is no owner (${where}) and no retained transition's id starts with it; ${listed} lists them.` };
-	if (more.length > 0) {
-		const shown = [...ids].slice(0, 4).join(", ");
-		return { ok: false, why: `\`${prefix}\` starts ${ids.size} transition ids (${shown}${ids.size > 4 ? ", …" : ""}); type more of the id.` };
-	}
-	return selectedUndoPlan(histories, id);
+	const found = resolveId(histories, prefix, `\`${prefix}\` is no owner (${where}) and no retained transition's id starts with it; ${listed} lists them.`);
+	return found.ok ? selectedUndoPlan(histories, found.value.id) : found;
 }
 
 /**
- * Undo of one chosen transition (the browser, an id): its stored inverse, in every owner it
- * touched that still retains it, provided no later transition changed a path it changed —
- * otherwise the inverse would overwrite that later work, so the plan names the later transition instead.
+ * Undo of one chosen transition (the browser, an id) in every owner that retains it: its stored
+ * inverse, unless later work still in effect changed one of its keys (the plan names that one)
+ * or it was already undone. Choosing an undo is a redo.
  */
 export function selectedUndoPlan(histories: Histories, id: string): Result<UndoPlan> {
-	const patch: CanonicalPatch = {};
-	const owners: Owner[] = [];
-	for (const owner of OWNERS) {
+	const found = resolveId(histories, id, `transition ${id} is no longer retained.`);
+	if (!found.ok || found.value.id !== id) return { ok: false, why: `transition ${id} is no longer retained.` };
+	return inversePlan(histories, found.value, OWNERS);
+}
+
+/** What a restore may be narrowed to: one owner, or one plane or key path in it. */
+export interface RestoreScope {
+	owner: Owner;
+	/** Absent: the whole owner. */
+	section?: Section;
+	path?: readonly (string | number)[];
+	/** The canonical locator, recorded with the restore. */
+	locator?: string;
+}
+
+function getPath(v: Json | undefined, path: Path): Json | undefined {
+	let cur = v;
+	for (const seg of path) {
+		cur = isPlainObject(cur) ? getOwn(cur, seg) : undefined;
+		if (cur === undefined) return undefined;
+	}
+	return cur;
+}
+
+/** The merge patch that sets `path` of a section from `now` to `then` (undefined: nothing to change). */
+function pathPatch(now: Json | undefined, then: Json | undefined, path: Path): JsonObject | undefined {
+	if (then === undefined ? now === undefined : now !== undefined && jsonEqual(now, then)) return undefined;
+	let value: Json = then === undefined ? null : now === undefined ? cloneJson(then) : mergeDiff(now, then);
+	for (let i = path.length - 1; i >= 0; i--) {
+		const o: JsonObject = {};
+		setOwn(o, path[i] as string, value);
+		value = o;
+	}
+	return value as JsonObject;
+}
+
+/**
+ * `restore <id> [owner|path]`: one transition that brings each owner retaining `id` (or the one
+ * named, or one path in it) back to how it was right after `id`. It reverts the later
+ * transitions that changed what is restored; nothing to change is a refusal that names it.
+ */
+export function restorePlan(histories: Histories, id: string, scope?: RestoreScope): Result<UndoPlan> {
+	const path = (scope?.path ?? []).map((s) => s);
+	if (path.some((s) => typeof s !== "string")) {
+		return { ok: false, why: `\`${scope?.locator}\` names an array element; restore the key that holds the array instead.` };
+	}
+	const keys = path as string[];
+	const owners = scope === undefined ? OWNERS : [scope.owner];
+	const bad = scope === undefined ? undefined : unreadable(histories, owners, "restore");
+	if (bad) return bad;
+	const plan: UndoPlan = { op: "restore", id, owners: [], patch: {}, reverts: [], seqs: {}, ...(scope?.locator !== undefined ? { path: scope.locator } : {}) };
+	const seen = new Set<string>();
+	let retained: TransitionRecord | undefined;
+	for (const owner of owners) {
 		const loaded = histories[owner];
 		if (!loaded?.ok) continue;
 		const h = loaded.value;
 		const at = h.tail.findIndex((r) => r.id === id);
 		if (at < 0) continue;
-		const record = h.tail[at] as TransitionRecord;
-		const mine = leafPaths(record);
-		for (const later of h.tail.slice(at + 1)) {
-			if (leafPaths(later).some((p) => mine.some((q) => overlaps(p, q)))) {
-				return { ok: false, why: `${owner} #${later.seq} (${later.id.slice(0, 8)}) changed the same keys later; undo that one first.` };
+		retained = h.tail[at];
+		const later = h.tail.slice(at + 1);
+		const then = stateAt(h, later.length);
+		const patch: PlanePatch = {};
+		for (const section of scope?.section !== undefined ? [scope.section] : SECTIONS) {
+			const now = (h.state[section] ?? {}) as JsonObject;
+			const was = (then[section] ?? {}) as JsonObject;
+			const part = keys.length === 0 ? mergeDiff(now, was) : pathPatch(getPath(now, keys), getPath(was, keys), keys);
+			if (part !== undefined && Object.keys(part).length > 0) patch[section] = part;
+		}
+		if (Object.keys(patch).length === 0) continue;
+		const changed = leafPaths(patch);
+		plan.patch[owner] = patch;
+		plan.owners.push(owner);
+		plan.seqs[owner] = h.seq;
+		for (const r of later) {
+			if (!seen.has(r.id) && touches(r, changed)) {
+				seen.add(r.id);
+				plan.reverts.push({ owner, record: r });
 			}
 		}
-		patch[owner] = record.undo;
-		owners.push(owner);
 	}
-	if (owners.length === 0) return { ok: false, why: `transition ${id} is no longer retained.` };
-	return { ok: true, value: { id, owners, patch } };
+	const what = scope?.locator ?? (scope?.owner ? scope.owner : "every owner that retains it");
+	if (retained === undefined) return { ok: false, why: `transition ${id} is not retained in ${scope?.owner ?? "any owner"}.` };
+	if (plan.owners.length === 0) return { ok: false, why: `nothing to restore: ${what} is already as it was after ${shortId(id)}.` };
+	return { ok: true, value: plan };
 }

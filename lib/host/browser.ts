@@ -3,7 +3,8 @@
  * `ctx.ui.custom` in place of the editor. Owners across the top (←/→), two tabs (Tab): the
  * state as collapsible plane trees with sizes, and the history timeline with the selected
  * transition's diff; `v` shows the selected value or transition whole in a scrolling pane; `u`
- * undoes the selected transition after a y/n confirmation; `/` finds keys and text in the state
+ * undoes the selected transition and `r` redoes the latest undo, each after a y/n question naming
+ * whose it was; `/` finds keys and text in the state
  * (`n` the next one); `m` and `w` change this session's mode and wanted owners as `/state <mode>`
  * and `/state owners` do. Every line is cut to the width pi gives, and colours come from pi's
  * theme. Without an interactive UI `openBrowser` returns false and the command prints text instead.
@@ -28,7 +29,7 @@ import {
 	treeRows,
 	valueDetail,
 } from "./browser-model.js";
-import { selectedUndoPlan, type UndoPlan } from "../core/undo.js";
+import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -53,6 +54,8 @@ export interface BrowserSource {
 	now: () => Date;
 	/** Plan the undo of one transition, or say why not. */
 	plan: (id: string) => Result<UndoPlan>;
+	/** Plan the redo of the latest undo among the wanted owners, or say why not (absent: no redo key). */
+	redo?: () => Result<UndoPlan>;
 	/** Commit a plan; returns what happened in words. */
 	undo: (plan: UndoPlan) => Promise<string>;
 	/** Make `next` this session's selection, as `/state <mode>` and `/state owners` do; returns what happened in words. */
@@ -134,6 +137,7 @@ export class StateBrowser implements Component {
 		else if (data === "f") this.full = !this.full;
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
+		else if (data === "r" && this.tab === "history" && this.source.redo) this.#ask(this.source.redo());
 		else if (data === "/") this.search = { text: "", typing: true, paths: [], rows: [], at: 0, more: false };
 		else if (data === "n" && this.search !== undefined && this.#hits(this.search) > 0) this.#showMatch(this.search.at + 1);
 		else if (data === "m") this.#choose(this.#nextMode());
@@ -278,16 +282,21 @@ export class StateBrowser implements Component {
 	#askUndo(): void {
 		const record = this.#records()[this.cursor];
 		if (!record) return;
-		const plan = this.source.plan(record.id);
-		if (plan.ok) this.confirm = { plan: plan.value, record };
-		else this.message = { text: plan.why, level: "warning" };
+		this.#ask(this.source.plan(record.id), record);
+	}
+
+	/** Ask about a plan (y commits it), or show why there is none. */
+	#ask(plan: Result<UndoPlan>, record?: TransitionRecord): void {
+		const shown = record ?? (plan.ok ? plan.value.reverts[0]?.record : undefined);
+		if (plan.ok && shown) this.confirm = { plan: plan.value, record: shown };
+		else if (!plan.ok) this.message = { text: plan.why, level: "warning" };
 	}
 
 	#answer(data: string): void {
 		const pending = this.confirm;
 		this.confirm = undefined;
 		if (!pending || data !== "y") {
-			this.message = { text: "undo cancelled; nothing changed.", level: "info" };
+			this.message = { text: `${pending?.plan.op ?? "undo"} cancelled; nothing changed.`, level: "info" };
 			this.requestRender();
 			return;
 		}
@@ -332,7 +341,11 @@ export class StateBrowser implements Component {
 			out.push(fit(t.fg("accent", `search ${this.owner}${this.tab === "history" ? " history" : ""}: ${printable(this.search.text)}▏`)));
 		else if (this.confirm) {
 			const r = this.confirm.record;
-			out.push(fit(t.fg("warning", `Undo #${r.seq} ${printable(r.id.slice(0, 8))} in ${this.confirm.plan.owners.join("+")}? y = undo, any other key = keep`)));
+			const { op, owners } = this.confirm.plan;
+			const verb = op === "redo" ? "Redo" : "Undo";
+			// Whose it was, so reverting a teammate's change is never a surprise.
+			const by = r.who === undefined ? "" : ` by ${printable(`${r.who.user}@${r.who.host}`)}`;
+			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${printable(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
 		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
 		for (const line of this.#help(width)) out.push(fit(t.fg("dim", line)));
 		return out;
@@ -346,7 +359,7 @@ export class StateBrowser implements Component {
 				? ["type a key or text", "enter find", "esc cancel"]
 				: this.tab === "state"
 					? ["↑↓ move", "enter open/close", "v view", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
-					: ["↑↓ move", "v view", "u undo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
+					: ["↑↓ move", "v view", "u undo", "r redo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
 		const lines: string[] = [];
 		for (const key of keys) {
 			const last = lines.at(-1);
@@ -460,6 +473,7 @@ export async function hostSource(host: StateFlowHost, actions: BrowserActions): 
 		owners: () => views,
 		now: () => host.options.now(),
 		plan: (id) => selectedUndoPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), id),
+		redo: () => latestRedoPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), host.selection().owners, false),
 		undo: (plan) => thenReload(() => actions.undo(plan)),
 		choose: (next) => thenReload(() => actions.choose(next)),
 	};

@@ -8,15 +8,15 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
+import { printable } from "../core/printable.js";
 import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
-import { idUndoPlan, type LoadedHistories, latestRecord, latestUndoPlan, type UndoPlan } from "../core/undo.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
-import { formatWho } from "../storage/who.js";
+import { formatWho, whoAmI } from "../storage/who.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -71,8 +71,13 @@ export function who(by: Provenance, full = false): string {
 	switch (by.kind) {
 		case "tool":
 			return `model ${full ? by.toolCallId : clipText(by.toolCallId, 12)}`;
-		case "command":
+		case "command": {
+			// An undo, redo or restore names what it reverted: `undo of 3f2a1b2c`.
+			const rev = by.reverts;
+			if (rev !== undefined && typeof rev.target === "string")
+				return `${rev.op} ${rev.op === "restore" ? "to" : "of"} ${printable(full ? rev.target : rev.target.slice(0, 8))}`;
 			return full ? by.command : clipText(by.command, 24);
+		}
 		case "import":
 			return `import ${full ? by.source : clipText(by.source.split("/").pop() ?? by.source, 20)}`;
 		case "system":
@@ -203,6 +208,13 @@ function describePlacement(host: StateFlowHost): string[] {
 	const p = host.placement;
 	const lines: string[] = [];
 	if (p.database !== undefined) lines.push(`database: ${p.database.shownUrl} (from ${p.database.source === "env" ? DATABASE_ENV : "config"})`);
+	// Teammates see this name on every transition; without `user` it is the OS user (often the same for everyone, e.g. root).
+	if (p.database !== undefined) {
+		const me = formatWho(whoAmI(host.config.user));
+		const from =
+			host.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(host.options.agentDir)} so teammates see your name`;
+		lines.push(...wrapWords(`you are: ${me} (${from})`, TEXT_WIDTH));
+	}
 	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));
 	if (p.database !== undefined && p.project === undefined) {
 		const suggestion = readSuggestion(host.ctx.cwd);
@@ -286,26 +298,4 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 	}
 	if (!f.full && lines.length > owners.length) lines.push("full ids and times: /state history --full");
 	return lines.join("\n");
-}
-
-/** Load `owners` into `histories` (those not loaded yet). */
-async function loadInto(host: StateFlowHost, histories: LoadedHistories, owners: readonly Owner[]): Promise<void> {
-	for (const owner of owners) histories[owner] ??= await loadFor(host, owner);
-}
-
-/** `/state undo [owner]`: the latest transition among `owners`, in the owners it touched (`latestUndoPlan`). */
-export async function undoPlan(host: StateFlowHost, owners: readonly Owner[], explicit: boolean): Promise<Result<UndoPlan>> {
-	const histories: LoadedHistories = {};
-	await loadInto(host, histories, owners);
-	const latest = latestRecord(histories, owners);
-	// Only the owners that transition touched are read besides the ones asked for.
-	if (latest.ok && !explicit) await loadInto(host, histories, latest.value.record.owners);
-	return latestUndoPlan(histories, owners, explicit);
-}
-
-/** `/state undo <id>`: the transition whose id starts with `prefix`, among every owner (`idUndoPlan`). */
-export async function undoByIdPlan(host: StateFlowHost, prefix: string): Promise<Result<UndoPlan>> {
-	const histories: LoadedHistories = {};
-	await loadInto(host, histories, OWNERS);
-	return idUndoPlan(histories, prefix, "global, cwd, session", "/state history");
 }

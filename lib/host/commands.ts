@@ -1,21 +1,21 @@
 /**
- * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history, undo, the
- * config defaults and the interactive browser. Arguments are validated before anything
- * changes; a bad argument gets the usage text. Multi-line output goes to the chat as a
- * State Flow message (`output.ts`), one-line confirmations are notices. No typed command asks
- * for confirmation, so they behave the same without a UI; only the browser's undo asks. The
- * browser changes mode and owners through the same function as the typed commands.
+ * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history,
+ * undo/redo/restore (`undo-command.ts`), the config defaults and the interactive browser.
+ * Arguments are validated before anything changes; a bad argument gets the usage text.
+ * Multi-line output goes to the chat as a State Flow message (`output.ts`), one-line
+ * confirmations are notices. Typed commands ask only before reverting someone else's
+ * transition (and `link`/`unlink`); the browser's undo always asks. The browser changes mode
+ * and owners through the same function as the typed commands.
  */
-import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
+import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { messageOf } from "../core/errors.js";
-import { OWNERS, type Owner, type Result, isOwner } from "../core/types.js";
+import { OWNERS, type Owner, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
-import { createArtifactCompiler } from "../storage/artifacts.js";
 import { openBrowser } from "./browser.js";
-import type { UndoPlan } from "../core/undo.js";
-import { describeHistory, describeState, describeStatus, undoByIdPlan, undoPlan } from "./command-text.js";
+import { describeHistory, describeState, describeStatus } from "./command-text.js";
 import { link, unlink } from "./link-command.js";
+import { commitPlan, runUndoCommand } from "./undo-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
 import { allOwnerSelections, describeSelection, type Selection } from "./selection.js";
@@ -27,7 +27,9 @@ export const USAGE = [
 	"  /state owners <list>          set this session's owners, e.g. cwd,session",
 	"  /state show [owner]           the state of an owner (default: wanted ones)",
 	"  /state history [owner] [--full]  retained transitions: who, when, what",
-	"  /state undo [owner|id]        revert the latest, or that id (a new one)",
+	"  /state undo [owner|id]        revert the latest still in effect, or that id",
+	"  /state redo [owner]           apply the latest undone change again",
+	"  /state restore <id> [where]   back to how it was after <id> (owner, path)",
 	"  /state browse                 browse owners, planes and history",
 	"  /state default <mode>         set the default mode in the config file",
 	"  /state default owners <list>  set the default owners in the config file",
@@ -42,7 +44,9 @@ const SUBCOMMANDS: AutocompleteItem[] = [
 	{ value: "owners ", label: "owners", description: "choose the wanted owners" },
 	{ value: "show ", label: "show", description: "print an owner's state" },
 	{ value: "history ", label: "history", description: "list retained transitions" },
-	{ value: "undo ", label: "undo", description: "revert the latest transition" },
+	{ value: "undo ", label: "undo", description: "revert the latest transition (again: the one before)" },
+	{ value: "redo ", label: "redo", description: "apply the latest undone transition again" },
+	{ value: "restore ", label: "restore", description: "bring an owner or path back to how it was after a transition" },
 	{ value: "default ", label: "default", description: "change the config file defaults" },
 	{ value: "browse", label: "browse", description: "browse state and history interactively" },
 	{ value: "link ", label: "link", description: "share this checkout's CWD memory with a project (asks first)" },
@@ -62,7 +66,7 @@ export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
 	const [first, second] = words;
 	if (words.length === 2) {
 		if (first === "owners") return filter(ownerLists("owners "), prefix.trimStart());
-		if (first === "show" || first === "history" || first === "undo") return filter(ownerItems(`${first} `), prefix.trimStart());
+		if (first === "show" || first === "history" || first === "undo" || first === "redo") return filter(ownerItems(`${first} `), prefix.trimStart());
 		if (first === "default") {
 			const items = [...MODES.map((m) => ({ value: `default ${m}`, label: m })), { value: "default owners ", label: "owners" }];
 			return filter(items, prefix.trimStart());
@@ -100,10 +104,6 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 	const [verb, ...rest] = words;
 	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
 	const usage = (problem: string) => show("usage", `${problem}\n${USAGE}`, "warning");
-	const undoNow = async (plan: Result<UndoPlan>) => {
-		if (!plan.ok) return host.say(`State Flow: ${plan.why}`, "warning", ctx);
-		return show("undo", await commitUndo(host, plan.value, ctx));
-	};
 	const sel = host.selection();
 	if (verb === undefined || verb === "status") {
 		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
@@ -120,24 +120,24 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			if (!owners) return;
 			return host.say(chooseSelection(host, { mode: sel.mode, owners }), "info", ctx);
 		}
+		case "undo":
+		case "redo":
+		case "restore":
+			return runUndoCommand(host, verb, rest, ctx, { show, usage });
 		case "show":
-		case "history":
-		case "undo": {
+		case "history": {
 			const full = verb === "history" && rest.includes("--full");
 			const names = rest.filter((w) => !(full && w === "--full"));
 			if (names.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
 			const owner = names[0];
-			// `/state undo <id>`: a word that is no owner names a transition by (a prefix of) its id.
-			if (verb === "undo" && owner !== undefined && !isOwner(owner)) return undoNow(await undoByIdPlan(host, owner));
 			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
 			if (verb === "show") return show("show", await describeState(host, owners));
-			if (verb === "history") return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
-			return undoNow(await undoPlan(host, owners, owner !== undefined));
+			return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
 		}
 		case "browse":
 			if (rest.length > 0) return usage("`browse` takes no argument.");
-			if (await openBrowser(host, ctx, { undo: (plan) => commitUndo(host, plan, ctx), choose: (next) => chooseSelection(host, next) })) return;
+			if (await openBrowser(host, ctx, { undo: (plan) => commitPlan(host, plan, ctx), choose: (next) => chooseSelection(host, next) })) return;
 			// No interactive UI (print, JSON or RPC mode): the same information as text.
 			return show(
 				"browse",
@@ -204,26 +204,4 @@ async function setDefault(host: StateFlowHost, rest: string[], usage: (p: string
 	host.applyActivation();
 	host.showStatus();
 	host.say(`State Flow: saved defaults to ${configPath(host.options.agentDir)}; this session: ${describeSelection(host.selection())}`, "info", ctx);
-}
-
-/**
- * Commit an undo plan through the normal commit path, recorded as a user command; returns what
- * happened in words.
- */
-export async function commitUndo(host: StateFlowHost, plan: UndoPlan, ctx: ExtensionCommandContext): Promise<string> {
-	// The stored undo patch is the exact inverse: no cascades; artifacts go through the compiler
-	// so a compiled Skill that the undone transition created (or removed) follows the state.
-	const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
-	const outcome = await host.requireStores().commit(plan.patch, {
-		by: { kind: "command", command: `/state undo ${plan.owners.join(",")}` },
-		id: host.options.newId(),
-		at: host.options.now().toISOString(),
-		exact: true,
-		roots: host.roots.gate,
-		prepare: (p, histories) => compile(p, histories),
-	});
-	await host.roots.sync();
-	const short = (id: string) => id.slice(0, 8);
-	if (outcome.noop) return `transition ${short(plan.id)} is already undone; nothing changed.`;
-	return `reverted ${short(plan.id)} (${plan.owners.join("+")}) as transition ${short(outcome.transitionId)}.`;
 }

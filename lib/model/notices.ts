@@ -2,7 +2,7 @@
  * Concurrent-change notices (docs/spec.md §6.4). Global and CWD are shared by every pi process of
  * the user; when a tool call finds that one of them moved since this run's head was rendered
  * by transitions this run did not make, its result carries one compact line naming the exact
- * paths that changed. Values are never echoed (lazy bodies included).
+ * paths that changed and, when recorded, who made them. Values are never echoed (lazy bodies included).
  */
 
 import { patchLeaves } from "../core/merge.js";
@@ -67,8 +67,11 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const more = paths.length > MAX_PATHS ? ` +${paths.length - MAX_PATHS} more` : "";
 		const count = foreign.length + folded;
 		const foldNote = folded > 0 ? `; ${folded} no longer retained` : "";
+		// Whose they were, so the model can tell that a teammate changed the plan (records carry no author before who was recorded).
+		const authors = [...new Set(foreign.flatMap((r) => (r.who === undefined ? [] : [`${r.who.user}@${r.who.host}`])))];
+		const whose = authors.length === 0 ? "" : ` by ${authors.slice(0, 3).join(", ")}${authors.length > 3 ? ` +${authors.length - 3}` : ""}`;
 		lines.push(
-			`Note: ${owner} was changed by another process since this run's head (${count} transition${count === 1 ? "" : "s"}, now seq ${h.seq}${foldNote})` +
+			`Note: ${owner} was changed by another process since this run's head (${count} transition${count === 1 ? "" : "s"}${whose}, now seq ${h.seq}${foldNote})` +
 				(shown === "" ? "" : `: ${shown}${more}`) +
 				". The head is not updated; read_state for current values.",
 		);

@@ -11,7 +11,7 @@ import { createHash } from "node:crypto";
 import AjvModule from "ajv";
 import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
-import { OWNERS, PLANES, SECTIONS } from "../core/types.js";
+import { OWNERS, PLANES, REVERSAL_OPS, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
 import { WHO_TEXT } from "./who.js";
 
@@ -26,10 +26,22 @@ const Ajv = AjvModule.default;
 const ajv = new Ajv({ allErrors: false, strict: true });
 
 const obj = { type: "object" } as const;
+/** What an undo, redo or restore reverted (optional; other fields of provenance are not checked). */
+const reversal = {
+	type: "object",
+	required: ["op", "target"],
+	properties: {
+		op: { enum: [...REVERSAL_OPS] },
+		target: { type: "string", minLength: 1 },
+		reverted: { type: "array", items: { type: "string", minLength: 1 } },
+		path: { type: "string" },
+	},
+	additionalProperties: false,
+} as const;
 const provenance = {
 	type: "object",
 	required: ["kind"],
-	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] } },
+	properties: { kind: { enum: ["tool", "command", "import", "system", "extension"] }, reverts: reversal },
 } as const;
 /** Who made a transition (optional: records written before it was recorded have none). */
 const who = {

@@ -35,18 +35,34 @@ describe("state-flow undo", () => {
 		assert.equal(latest.code, 0, latest.stderr);
 		assert.match(latest.stdout, /^Reverted ccc3-0000 \(global\) as transition [0-9a-f-]{36}\.$/m);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
-		assert.match(e.run("history", "global").stdout, /^#3 {2}\S+ {2}user command state-flow undo global$/m);
+		assert.match(e.run("history", "global").stdout, /^#3 {2}\S+ {2}user command state-flow undo global \(undo of ccc3-0000\)$/m);
 
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
 		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 
-		// aaa1 changed global.tactics.g, which ccc3 changed later (the undos later still): refused, nothing written.
+		// ccc3 and bbb2 are undone (their undos cancel them), so aaa1 is undone next, in both owners.
+		const walk = e.run("undo");
+		assert.equal(walk.code, 0, walk.stderr);
+		assert.match(
+			walk.stdout,
+			/^Reverted aaa1-0000 \(global and cwd\) as transition [0-9a-f-]{36}\.\nIt reverts:\nglobal #1 {2}2026-12-01T10:00:00\.000Z {2}system \(test\)$/m,
+		);
+		assert.deepEqual(await e.tactics("global"), {});
+		assert.deepEqual(await e.tactics("cwd"), {});
+		// Redo walks forward again, newest undo first; an undone transition is not undone twice.
+		const redo = e.run("redo");
+		assert.equal(redo.code, 0, redo.stderr);
+		assert.match(redo.stdout, /^Redid what [0-9a-f-]{36} undid \(global and cwd\)/);
+		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		const before = e.logs();
-		const later = e.run("undo", "aaa1");
-		assert.equal(later.code, 1);
-		assert.match(later.stderr, /global #2 \(ccc3-000\) changed the same keys later; undo that one first\. Nothing was written\./);
+		const twice = e.run("undo", "ccc3");
+		assert.equal(twice.code, 1);
+		assert.match(
+			twice.stderr,
+			/global #2 \(ccc3-000\) was already reverted by global #3 \([0-9a-f]{8}\); undo that one to apply it again\. Nothing was written\./,
+		);
 		assert.deepEqual(e.logs(), before);
 	});
 
@@ -81,5 +97,45 @@ describe("state-flow undo", () => {
 		assert.equal(byId.code, 0, byId.stderr);
 		assert.match(byId.stdout, /Reverted ccc3-0000 \(global\)/);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
+	});
+});
+
+describe("state-flow undo, redo and restore: whose, and --yes", () => {
+	it("refuses to revert another user's transition without --yes, naming them; --yes reverts it", async (t) => {
+		const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-team-");
+		const bob = new Stores({ agentDir: agent, cwd, who: { user: "bob", host: "desk" } });
+		await bob.commit({ cwd: { tactics: { b: 1 } } }, { by, id: "bob1-0000", at: "2026-12-01T10:00:00.000Z" });
+		const run = (...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
+		const log = join(cwd, ".pi", "state-flow", "log.jsonl");
+		const before = readFileSync(log, "utf8");
+		const refused = run("undo");
+		assert.equal(refused.code, 1);
+		assert.match(refused.stderr, /^It reverts:\ncwd #1 {2}2026-12-01T10:00:00\.000Z {2}system \(test\)\n {4}id bob1-0000\n {4}who bob@desk\n/m);
+		assert.match(refused.stderr, /state-flow: this undo reverts changes made by bob@desk; nothing was written\. Add --yes to go ahead\./);
+		assert.equal(readFileSync(log, "utf8"), before);
+		const done = run("undo", "--yes");
+		assert.equal(done.code, 0, done.stderr);
+		assert.match(done.stdout, /^Reverted bob1-0000 \(cwd\) as transition /);
+		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
+	});
+
+	it("restore <id> [--path] brings an owner or one path back as one transition that names it", async (t) => {
+		const e = await setup(t);
+		const path = e.run("restore", "aaa1", "--path", "cwd.tactics.t");
+		assert.equal(path.code, 0, path.stderr);
+		assert.match(
+			path.stdout,
+			/^Restored cwd\.tactics\.t to after aaa1-0000 as transition [0-9a-f-]{36}\.\nIt brings cwd\.tactics\.t back to how it was after aaa1-0000, reverting 1 transition:\ncwd #2 /,
+		);
+		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
+		assert.match(e.run("history", "cwd").stdout, /user command state-flow restore cwd \(restore to aaa1-0000, cwd\.tactics\.t\)/);
+		const whole = e.run("restore", "aaa1");
+		assert.equal(whole.code, 0, whole.stderr);
+		assert.deepEqual(await e.tactics("global"), { g: 1 });
+		const again = e.run("restore", "aaa1");
+		assert.equal(again.code, 1);
+		assert.match(again.stderr, /nothing to restore: every owner that retains it is already as it was after aaa1-000/);
+		assert.equal(e.run("restore").code, 2);
+		assert.equal(e.run("restore", "aaa1", "--path", "effective.tactics").code, 2);
 	});
 });

@@ -102,7 +102,8 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d /state undo cwd ${ME} tactics\\.t$`, "m"));
+			// The undo names the transition it reverted.
+			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d undo of t-0002 ${ME} tactics\\.t$`, "m"));
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});
@@ -122,9 +123,9 @@ describe("/state", () => {
 			const [done] = await flow.command("/state undo t-0002");
 			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "step"/);
-			// The undo is a transition too: undone by its id, the change comes back.
+			// An undo named by its id is redone: the change comes back.
 			const [again] = await flow.command("/state undo t-0003");
-			assert.match(again ?? "", /reverted t-0003 \(cwd\) as transition t-0004/);
+			assert.match(again ?? "", /redid what t-0003 undid \(cwd\) as transition t-0004/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "changed"/);
 		});
 	});
@@ -144,7 +145,7 @@ describe("/state", () => {
 		});
 	});
 
-	it("undoing a Skill artifact's creation removes the Skill it compiled, and undoing that brings it back", async () => {
+	it("undoing a Skill artifact's creation removes the Skill it compiled, and redo brings it back", async () => {
 		await withFlow({}, async (flow) => {
 			const key = ".pi/skills/demo-skill/SKILL.md";
 			const file = join(flow.harness.cwd, key);
@@ -163,8 +164,8 @@ describe("/state", () => {
 			assert.ok(existsSync(file), "the Skill was compiled");
 			await flow.command("/state undo");
 			assert.equal(existsSync(file), false, "undo removed the compiled Skill");
-			await flow.command("/state undo");
-			assert.match(readFileSync(file, "utf8"), /# Demo/, "undoing the undo compiled it again");
+			await flow.command("/state redo");
+			assert.match(readFileSync(file, "utf8"), /# Demo/, "redo compiled it again");
 		});
 	});
 

@@ -58,7 +58,12 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		assert.match(head, /^# cwd seq 1$/m, "an owner with root data is not empty");
 		const [undone] = await flow.command("/state undo");
 		assert.match(undone ?? "", /reverted t-0001/);
-		assert.deepEqual(probe.changes.at(-1), { owner: "cwd", value: {}, by: { kind: "command", command: "/state undo cwd" }, transitionId: "t-0002" });
+		assert.deepEqual(probe.changes.at(-1), {
+			owner: "cwd",
+			value: {},
+			by: { kind: "command", command: "/state undo cwd", reverts: { op: "undo", target: "t-0001" } },
+			transitionId: "t-0002",
+		});
 	});
 }
 

@@ -26,6 +26,22 @@ function commit(h: Histories, id: string, patch: CanonicalPatch, retention?: num
 }
 
 describe("concurrentNotice", () => {
+	it("names who made the foreign transitions, when recorded, so a teammate's change of the plan is visible", () => {
+		const h = histories(["cwd"]);
+		const seqAtHead = { cwd: 0 };
+		const by = { kind: "system", reason: "test" } as const;
+		const at = "2026-01-01T00:00:00.000Z";
+		commitStaged(h, stage(h, { cwd: { intents: { i: 1 } } }, { id: "b1", at, by, who: { user: "bob", host: "desk" } }));
+		commitStaged(h, stage(h, { cwd: { intents: { j: 1 } } }, { id: "b2", at, by, who: { user: "bob", host: "desk" } }));
+		commitStaged(h, stage(h, { cwd: { tactics: { t: 1 } } }, { id: "c1", at, by, who: { user: "carol", host: "vm" } }));
+		commitStaged(h, stage(h, { cwd: { tactics: { u: 1 } } }, { id: "old", at, by }));
+		const notice = concurrentNotice({ wanted: ["cwd"], histories: h, seqAtHead, ownSeqs: {} });
+		assert.match(
+			notice ?? "",
+			/^Note: cwd was changed by another process since this run's head \(4 transitions by bob@desk, carol@vm, now seq 4\): intents\.i, intents\.j, tactics\.t, tactics\.u\./,
+		);
+	});
+
 	it("lists the exact paths another process changed in the flat owner since the head, relative", () => {
 		const h = histories(["cwd"]);
 		commit(h, "before", { cwd: { tactics: { a: { b: 1 } } } });
