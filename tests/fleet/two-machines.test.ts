@@ -68,8 +68,8 @@ describe("two machines on one shared project", () => {
 		// The run's head is frozen from before A's write; the tool result names what A changed.
 		assert.doesNotMatch(headOf(run.requests[0]), /upgrade guide/);
 		const notice = ok(run.results, "b1");
-		assert.match(notice, /global was changed by another process since this run's head \(1 transition, now seq 2\): global\.strategy\.review\./);
-		assert.match(notice, /cwd was changed by another process since this run's head \(1 transition, now seq 2\): cwd\.intents\.docs\./);
+		assert.match(notice, /global was changed by another process since this run's head \(1 transition by alice@[^,]+, now seq 2\): global\.strategy\.review\./);
+		assert.match(notice, /cwd was changed by another process since this run's head \(1 transition by alice@[^,]+, now seq 2\): cwd\.intents\.docs\./);
 		assert.doesNotMatch(notice, /write the upgrade guide|small PRs/, "a notice names paths, never values");
 		// And B's next prompt shows it in the head.
 		const later = await onB.prompt("and now?", [{ text: "ok" }]);
