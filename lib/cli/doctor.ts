@@ -34,6 +34,7 @@ import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { checkCwd, type Outcome } from "./commands.js";
+import { salvageStore } from "./salvage.js";
 import { describeLocation } from "./format.js";
 import { FILE_OWNERS, type FileOwner, isFileOwner } from "./transfer.js";
 
@@ -381,6 +382,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const cut = flagOwner("--cut-torn", p.cutTorn);
 	const accept = flagOwner("--accept-store", p.acceptStore);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
+	const salvage = flagOwner("--salvage", p.salvage);
+	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun)).lines);
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
@@ -588,7 +591,7 @@ function verifyStore(report: Report, store: FileOwnerStore): OwnerHistory | "non
 	} catch (e) {
 		report.healthy = false;
 		report.lines.push(
-			`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To keep this store and start the owner afresh: \`state-flow doctor --move-aside ${o}\` (renames ${store.root}, deletes nothing).`}`,
+			`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To rebuild it from its intact transitions: \`state-flow doctor --salvage ${o}\`; to keep it aside and start afresh: \`state-flow doctor --move-aside ${o}\` (either renames ${store.root}, deletes nothing).`}`,
 		);
 		return undefined;
 	}

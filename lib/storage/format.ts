@@ -200,7 +200,12 @@ function sealed<T extends object>(value: T): T & { sum: string } {
  * JSON text was changed anywhere either parses to the same value (harmless) or fails here.
  */
 function checkSum(value: { v?: unknown; sum?: unknown }, file: string, where: string, report: (file: string, what: string) => never): void {
-	if (value.v !== FORMAT_VERSION) return;
+	if (value.v !== FORMAT_VERSION) {
+		// Format 1 never carried a sum: one there means a changed version byte switched the check off.
+		if (value.v === LEGACY_VERSION && Object.hasOwn(value, "sum"))
+			report(file, `${where} is marked format 1 but carries an integrity check (its version was changed after it was written)`);
+		return;
+	}
 	const { sum, ...rest } = value;
 	if (typeof sum !== "string" || sumOf(rest) !== sum) report(file, `${where} fails its integrity check (its bytes were changed after it was written)`);
 }
