@@ -8,7 +8,22 @@ import { join, resolve } from "node:path";
 import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
-export const COMMANDS = ["show", "history", "undo", "redo", "restore", "export", "import", "doctor", "link", "unlink", "migrate"] as const;
+export const COMMANDS = [
+	"show",
+	"history",
+	"undo",
+	"redo",
+	"restore",
+	"set",
+	"delete",
+	"edit",
+	"export",
+	"import",
+	"doctor",
+	"link",
+	"unlink",
+	"migrate",
+] as const;
 export type Command = (typeof COMMANDS)[number];
 
 /** A bad command line: printed with the relevant usage, exit code 2. */
@@ -47,14 +62,16 @@ export interface Parsed {
 	cutTorn?: string;
 	/** `doctor --accept-store <owner>`: go on from a store older than what this machine committed to it. */
 	acceptStore?: string;
+	/** `--yes`: go ahead without asking (undo/redo/restore of someone else's transitions; a hand edit that deletes more than the value named). */
+	yes: boolean;
+	/** `doctor --salvage <owner>`: rebuild a damaged store from its intact transitions. */
+	salvage?: string;
 	/** `link --force`: link although the checkout's local CWD store holds state (left untouched). */
 	force: boolean;
 	/** `migrate --global`: move the Global file store into the user's shared Global owner. */
 	global: boolean;
 	/** `migrate --to-files`: move the shared owner back from the database into its empty local file store. */
 	toFiles: boolean;
-	/** `undo`/`redo`/`restore --yes`: revert someone else's transitions without asking. */
-	yes: boolean;
 	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
 	path?: string;
 }
@@ -66,9 +83,12 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	undo: ["--yes"],
 	redo: ["--yes"],
 	restore: ["--path", "--yes"],
+	set: ["--yes"],
+	delete: ["--yes"],
+	edit: ["--yes"],
 	export: ["--owner"],
 	import: ["--owner"],
-	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store"],
+	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store", "--salvage"],
 	link: ["--force"],
 	unlink: [],
 	migrate: ["--global", "--to-files"],
@@ -81,6 +101,9 @@ const MAX_POSITIONALS: Record<Command, number> = {
 	undo: 1,
 	redo: 1,
 	restore: 1,
+	set: 2,
+	delete: 1,
+	edit: 1,
 	export: 1,
 	import: 1,
 	doctor: 0,
@@ -116,6 +139,7 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--move-aside": { takesValue: true, set: (out, value) => (out.moveAside = value) },
 	"--cut-torn": { takesValue: true, set: (out, value) => (out.cutTorn = value) },
 	"--accept-store": { takesValue: true, set: (out, value) => (out.acceptStore = value) },
+	"--salvage": { takesValue: true, set: (out, value) => (out.salvage = value) },
 	"--full": { takesValue: false, set: (out) => (out.full = true) },
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
 	"--force": { takesValue: false, set: (out) => (out.force = true) },
@@ -140,10 +164,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		owner: undefined,
 		full: false,
 		dryRun: false,
+		yes: false,
 		force: false,
 		global: false,
 		toFiles: false,
-		yes: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;
@@ -235,6 +259,12 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
 		}
 		if (out.command === "restore" && out.positionals.length === 0) throw new UsageError("`restore` needs the id of the transition to go back to.", out.command);
+		if ((out.command === "set" || out.command === "delete" || out.command === "edit") && out.positionals.length === 0) {
+			throw new UsageError(`\`${out.command}\` needs a locator, e.g. \`cwd.tactics.next\`.`, out.command);
+		}
+		if (out.command === "set" && out.positionals.length === 1) {
+			throw new UsageError("`set` needs a JSON value after the locator (a string in quotes: '\"text\"'), or @<file>.", out.command);
+		}
 		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
 		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
 			throw new UsageError(

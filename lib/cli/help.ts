@@ -22,6 +22,9 @@ Commands:
   undo [owner|id]          walk back: revert the latest change, or that one
   redo [owner]             walk forward: apply the latest undone change again
   restore <id> [--path]    bring an owner or path back to how it was after <id>
+  set <locator> <json>     set one value by hand (cwd.tactics.next '"parse"')
+  delete <locator>         delete one value by hand (and what it owns, with --yes)
+  edit <locator>           edit one value in $VISUAL/$EDITOR
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
@@ -104,6 +107,40 @@ else's are reverted only with --yes. Exit code 1 when nothing would change.
   --yes              revert someone else's transitions too
 
 ${COMMON}`,
+	set: `Usage: state-flow set <locator> <json|@file> [--yes]
+
+Set the value at <locator> (cwd.tactics.next, global.intents.x.goal,
+cwd.artifacts) to a JSON value, replacing what is there whole, as ONE transition
+signed by you (recorded as \`state-flow set <locator>\`). The value is JSON: a
+string needs its quotes ('"write the parser"'); @<file> reads it from a file.
+Validation, limits and artifacts are as for the model's patches. What changes
+is printed first; when it deletes more than the value named (tactics owned by a
+replaced intent), nothing is written unless --yes is given.
+
+  --yes   go ahead although more than the named value is deleted
+
+${COMMON}`,
+	delete: `Usage: state-flow delete <locator> [--yes]
+
+Delete the value at <locator> (cwd.tactics.next, cwd.intents.x) as ONE
+transition signed by you. Deleting an intent also deletes the tactics and lazy
+notes it owns and no other intent references: they are listed, and nothing is
+written unless --yes is given. References left pointing at nothing are listed.
+
+  --yes   go ahead although more than the named value is deleted
+
+${COMMON}`,
+	edit: `Usage: state-flow edit <locator> [--yes]
+
+Open the value at <locator> as indented JSON in $VISUAL (else $EDITOR, else vi)
+and set what you save as ONE transition, as \`state-flow set\` would. An empty
+or unchanged file changes nothing. Text that is refused (not JSON, over a
+limit, the value changed meanwhile) is kept in its temporary file, named with
+the \`state-flow set <locator> @<file>\` command that applies it once fixed.
+
+  --yes   go ahead although more than the named value is deleted
+
+${COMMON}`,
 	export: `Usage: state-flow export [global|cwd]
 
 Print a JSON document with the current state of the owner (or of every owner that
@@ -143,6 +180,10 @@ when every store is healthy after the repairs, 1 otherwise.
                         store blocks): move it to state-flow/journal-dropped/, never deleted
   --move-aside <owner>  keep a damaged global or cwd store: rename its folder to
                         <folder>.damaged-<time> (named in the output) and start that owner afresh
+  --salvage <owner>     rebuild a damaged global or cwd store from its intact transitions
+                        (a byte proven by the records' checks is repaired; the damaged rest
+                        and what cannot be replayed without it are listed and left out), as
+                        a new store; the old folder is renamed <folder>.damaged-<time>
   --cut-torn <owner>    cut the bytes after the last complete record of that owner's log that
                         no crashed writer explains (after a power loss); complete records stay
   --accept-store <owner>  go on from a global or cwd store as it is although a writer on this

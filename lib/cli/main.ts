@@ -16,6 +16,7 @@ import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
 import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
 import { runUndo } from "./undo.js";
 import { runDoctor } from "./doctor.js";
+import { runDelete, runEdit, runSet } from "./edit.js";
 import { helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
 
@@ -53,6 +54,12 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 			case "redo":
 			case "restore":
 				return await runUndo(p);
+			case "set":
+				return await runSet(p);
+			case "delete":
+				return await runDelete(p);
+			case "edit":
+				return await runEdit(p);
 			case "export":
 				return await runExport(p);
 			case "import":

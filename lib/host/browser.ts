@@ -30,6 +30,7 @@ import {
 	valueDetail,
 } from "./browser-model.js";
 import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
+import { type BrowserEdits, browserEdits, editQuestion, type PendingEdit, reloading, rowTarget, type Suspend } from "./edit-command.js";
 import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -60,6 +61,8 @@ export interface BrowserSource {
 	undo: (plan: UndoPlan) => Promise<string>;
 	/** Make `next` this session's selection, as `/state <mode>` and `/state owners` do; returns what happened in words. */
 	choose: (next: Selection) => Promise<string>;
+	/** Hand edits of the selected value (`e`, `d`); absent: the keys say they are not available here. */
+	edits?: BrowserEdits;
 }
 
 export class StateBrowser implements Component {
@@ -72,6 +75,8 @@ export class StateBrowser implements Component {
 	confirm: { plan: UndoPlan; record: TransitionRecord } | undefined;
 	message: { text: string; level: "info" | "warning" | "error" } | undefined;
 	busy = false;
+	/** A hand edit shown and waiting for `y` (`d`, or an `e` that deletes more than the value). */
+	pendingEdit: PendingEdit | undefined;
 	/**
 	 * A search (`/`): the text being typed, then what it found in the tab it was made in — paths of
 	 * the state tree, or rows of the history — and the match shown.
@@ -118,6 +123,7 @@ export class StateBrowser implements Component {
 	handleInput(data: string): void {
 		if (this.busy) return;
 		if (this.confirm) return this.#answer(data);
+		if (this.pendingEdit) return this.#answerEdit(data);
 		if (this.detail) return this.#scroll(data);
 		if (this.search?.typing) return this.#type(data);
 		this.message = undefined;
@@ -138,6 +144,7 @@ export class StateBrowser implements Component {
 		else if (data === "v") this.#openDetail();
 		else if (data === "u" && this.tab === "history") this.#askUndo();
 		else if (data === "r" && this.tab === "history" && this.source.redo) this.#ask(this.source.redo());
+		else if ((data === "e" || data === "d") && this.tab === "state") this.#handEdit(data);
 		else if (data === "/") this.search = { text: "", typing: true, paths: [], rows: [], at: 0, more: false };
 		else if (data === "n" && this.search !== undefined && this.#hits(this.search) > 0) this.#showMatch(this.search.at + 1);
 		else if (data === "m") this.#choose(this.#nextMode());
@@ -304,6 +311,51 @@ export class StateBrowser implements Component {
 		this.requestRender();
 	}
 
+	/** `e` (the selected value in the user's editor) or `d` (delete it, after `y`), through the source's edits. */
+	#handEdit(key: "e" | "d"): void {
+		const edits = this.source.edits;
+		const h = this.#view().history;
+		const row = this.#rows()[this.cursor];
+		const target = h.ok && row ? rowTarget(this.owner, h.value.state, row.path) : undefined;
+		if (edits === undefined || target === undefined) {
+			this.message = {
+				text: edits === undefined ? "editing is not available here; use /state set or /state delete." : "nothing selected to edit.",
+				level: "warning",
+			};
+			return;
+		}
+		this.busy = true;
+		const asked =
+			key === "e"
+				? edits.edit(target).then((r) => {
+						this.message = { text: r.text, level: r.level };
+						this.pendingEdit = r.confirm;
+					})
+				: edits.previewDelete(target).then((p) => {
+						this.pendingEdit = p;
+					});
+		asked
+			.catch((e: unknown) => (this.message = { text: messageOf(e).split("\n")[0] ?? "refused", level: "error" }))
+			.finally(() => {
+				this.busy = false;
+				this.#views = this.source.owners();
+				this.cursor = Math.min(this.cursor, Math.max(0, this.#count() - 1));
+				this.requestRender();
+			});
+	}
+
+	#answerEdit(data: string): void {
+		const pending = this.pendingEdit as PendingEdit;
+		this.pendingEdit = undefined;
+		if (data !== "y" || this.source.edits === undefined) {
+			this.message = { text: "kept; nothing changed.", level: "info" };
+			this.requestRender();
+			return;
+		}
+		this.#run(this.source.edits.commit(pending), "the edit failed", false);
+		this.requestRender();
+	}
+
 	invalidate(): void {}
 
 	render(width: number): string[] {
@@ -346,7 +398,8 @@ export class StateBrowser implements Component {
 			// Whose it was, so reverting a teammate's change is never a surprise.
 			const by = r.who === undefined ? "" : ` by ${printable(`${r.who.user}@${r.who.host}`)}`;
 			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${printable(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
-		} else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
+		} else if (this.pendingEdit) out.push(fit(t.fg("warning", printable(editQuestion(this.pendingEdit)))));
+		else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
 		for (const line of this.#help(width)) out.push(fit(t.fg("dim", line)));
 		return out;
 	}
@@ -358,7 +411,7 @@ export class StateBrowser implements Component {
 			: this.search?.typing
 				? ["type a key or text", "enter find", "esc cancel"]
 				: this.tab === "state"
-					? ["↑↓ move", "enter open/close", "v view", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
+					? ["↑↓ move", "enter open/close", "v view", "e edit", "d delete", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
 					: ["↑↓ move", "v view", "u undo", "r redo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
 		const lines: string[] = [];
 		for (const key of keys) {
@@ -446,10 +499,11 @@ export class StateBrowser implements Component {
 	}
 }
 
-/** What the browser changes through the `/state` command's own code (undo, mode and owners). */
+/** What the browser changes through the `/state` command's own code (undo, mode and owners, hand edits). */
 export interface BrowserActions {
 	undo: (plan: UndoPlan) => Promise<string>;
 	choose: (next: Selection) => string;
+	edits?: BrowserEdits;
 }
 
 /** The browser's data source over the live host: the owners as loaded when it opened, loaded again after each change. */
@@ -476,6 +530,7 @@ export async function hostSource(host: StateFlowHost, actions: BrowserActions): 
 		redo: () => latestRedoPlan(Object.fromEntries(views.map((v) => [v.owner, v.history])), host.selection().owners, false),
 		undo: (plan) => thenReload(() => actions.undo(plan)),
 		choose: (next) => thenReload(() => actions.choose(next)),
+		...(actions.edits ? { edits: reloading(actions.edits, thenReload) } : {}),
 	};
 }
 
@@ -486,9 +541,21 @@ export async function hostSource(host: StateFlowHost, actions: BrowserActions): 
 export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandContext, actions: BrowserActions): Promise<boolean> {
 	if (!ctx.hasUI) return false;
 	let shown = false;
-	const source = await hostSource(host, actions);
+	// `e` hands the terminal to the user's editor as pi's own external editor does: the TUI stopped, then started and redrawn.
+	let screen: { stop?: () => void; start?: () => void; requestRender: (force?: boolean) => void } | undefined;
+	const suspend: Suspend = (run) => {
+		screen?.stop?.();
+		try {
+			return run();
+		} finally {
+			screen?.start?.();
+			screen?.requestRender(true);
+		}
+	};
+	const source = await hostSource(host, { ...actions, edits: actions.edits ?? browserEdits(host, ctx, suspend) });
 	await ctx.ui.custom<void>((tui, theme, _keys, done) => {
 		shown = true;
+		screen = tui;
 		return new StateBrowser(
 			source,
 			theme,

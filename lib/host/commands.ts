@@ -1,10 +1,10 @@
 /**
  * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history,
- * undo/redo/restore (`undo-command.ts`), the config defaults and the interactive browser.
- * Arguments are validated before anything changes; a bad argument gets the usage text.
- * Multi-line output goes to the chat as a State Flow message (`output.ts`), one-line
- * confirmations are notices. Typed commands ask only before reverting someone else's
- * transition (and `link`/`unlink`); the browser's undo always asks. The browser changes mode
+ * undo/redo/restore (`undo-command.ts`), hand edits and tidy (`edit-command.ts`), the config
+ * defaults and the interactive browser. Arguments are validated before anything changes; a bad
+ * argument gets the usage text. Typed commands ask only before reverting someone else's
+ * transition, a hand edit that deletes more than the value named (`--yes` without a UI), and
+ * `link`/`unlink`; the browser's undo, `d` and a cascading `e` ask. The browser changes mode
  * and owners through the same function as the typed commands.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
@@ -16,6 +16,7 @@ import { openBrowser } from "./browser.js";
 import { describeHistory, describeState, describeStatus } from "./command-text.js";
 import { link, unlink } from "./link-command.js";
 import { commitPlan, runUndoCommand } from "./undo-command.js";
+import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
 import { allOwnerSelections, describeSelection, type Selection } from "./selection.js";
@@ -30,6 +31,7 @@ export const USAGE = [
 	"  /state undo [owner|id]        revert the latest still in effect, or that id",
 	"  /state redo [owner]           apply the latest undone change again",
 	"  /state restore <id> [where]   back to how it was after <id> (owner, path)",
+	...EDIT_USAGE,
 	"  /state browse                 browse owners, planes and history",
 	"  /state default <mode>         set the default mode in the config file",
 	"  /state default owners <list>  set the default owners in the config file",
@@ -47,6 +49,9 @@ const SUBCOMMANDS: AutocompleteItem[] = [
 	{ value: "undo ", label: "undo", description: "revert the latest transition (again: the one before)" },
 	{ value: "redo ", label: "redo", description: "apply the latest undone transition again" },
 	{ value: "restore ", label: "restore", description: "bring an owner or path back to how it was after a transition" },
+	{ value: "set ", label: "set", description: "set one value by hand: /state set <locator> <json>" },
+	{ value: "delete ", label: "delete", description: "delete one value by hand" },
+	{ value: "tidy", label: "tidy", description: "ask the model to close, delete and merge, as one change" },
 	{ value: "default ", label: "default", description: "change the config file defaults" },
 	{ value: "browse", label: "browse", description: "browse state and history interactively" },
 	{ value: "link ", label: "link", description: "share this checkout's CWD memory with a project (asks first)" },
@@ -79,6 +84,7 @@ export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
 
 /** Register `/state`. */
 export function registerStateCommand(host: StateFlowHost, output: CommandOutput): void {
+	registerTidyHook(host);
 	host.pi.registerCommand("state", {
 		description: "State Flow: status, mode (active|passive|off), owners, show, history, undo, defaults, link",
 		getArgumentCompletions: completeStateArgs,
@@ -114,6 +120,13 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 		return host.say(chooseSelection(host, { mode: verb, owners: sel.owners }), "info", ctx);
 	}
 	switch (verb) {
+		case "set":
+		case "delete":
+		case "tidy": {
+			const raw = args.trim().slice(verb.length);
+			const out = { show: (title: string, text: string, level: Level = "info") => show(title, text, level), flush: () => output.flush(ctx) };
+			return verb === "tidy" ? runTidy(host, raw, out, ctx) : runEditCommand(host, verb, raw, out, ctx);
+		}
 		case "owners": {
 			if (rest.length === 0) return usage("`owners` needs a list, e.g. `/state owners cwd,session`.");
 			const owners = tryOwners(rest.join(","), usage);

@@ -105,7 +105,8 @@ export class Stores {
 	private readonly router: PlacedBackend;
 	private readonly openSession: (log: SessionLog) => SessionStore;
 	private session: SessionStore | undefined;
-	private readonly limits: Limits;
+	/** The limits every commit of these stores is checked against (a hand edit previews with them). */
+	readonly limits: Limits;
 	private readonly who: Who | undefined;
 	private queue: Promise<unknown> = Promise.resolve();
 
