@@ -7,6 +7,7 @@
  * string values), never the stored state: the check costs what the patch costs.
  */
 import { lintSource } from "@secretlint/core";
+import { secretLintProfiler } from "@secretlint/profiler";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
 import { fail, formatPath } from "../core/errors.js";
 import { ROOTS } from "../core/types.js";
@@ -21,6 +22,10 @@ export interface CredentialFinding {
 	/** The finding lies within the member's key: the refusal names the object holding it (the key is never printed). */
 	inKey: boolean;
 }
+
+// secretlint profiles every run by default: a performance mark per rule per text, kept forever
+// (a pi session commits for hours) and half of a small text's check. Nothing here reads them.
+secretLintProfiler.setEnabled(false);
 
 /**
  * The preset, with AWS access key ids scanned too (off by default; their account ids stay
