@@ -6,9 +6,10 @@
  * `allowSecrets` lets a false positive through.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { performance } from "node:perf_hooks";
 import fc from "fast-check";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootClient, registerRoot } from "../../lib/api.js";
@@ -87,6 +88,12 @@ describe("credentials: the pattern set", () => {
 		});
 		// A list's items are read with the key that holds them.
 		assert.deepEqual((await findCredentials({ cwd: { intents: { db: { env: ["DEBUG=1", token] } } } }))[0]?.path, ["cwd", "intents", "db", "env", 1]);
+	});
+
+	it("leaves no performance marks behind (secretlint's profiler is off: a pi session commits for hours)", async () => {
+		const before = performance.getEntriesByType("mark").length;
+		for (let i = 0; i < 20; i++) await findCredentials({ cwd: { tactics: { [`k${i}`]: `value ${i}` } } });
+		assert.equal(performance.getEntriesByType("mark").length, before);
 	});
 
 	it("a field saying secretlint-disable switches nothing off", async () => {
@@ -190,6 +197,8 @@ describe("credentials: every writer", () => {
 		assert.equal(set.code, 1, set.stdout);
 		assert.match(set.stderr, /`cwd\.tactics\.db` holds what looks like a password/);
 		assert.equal((await new Stores({ agentDir, cwd }).load("cwd")).seq, 0);
+		// Refused before any lock: the store's folder (where its lock lives) was never even created.
+		assert.equal(existsSync(join(cwd, ".pi", "state-flow")), false);
 		writeConfig(agentDir, { allowSecrets: [pw] });
 		const allowed = run(["set", "cwd.tactics.db", JSON.stringify(pw)]);
 		assert.equal(allowed.code, 0, allowed.stderr);
