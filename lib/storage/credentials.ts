@@ -56,8 +56,8 @@ const KINDS: Record<string, string> = {
 
 /**
  * Classes the issue names that the preset leaves out, measured in issue 24 (docs/security.md):
- * AWS access key ids on their own; PEM private key blocks too short for the preset's 100-character floor (Ed25519) or with a body
- * it does not recognise; Google API keys; Azure's storage and Service Bus account keys, SAS
+ * AWS access key ids on their own; PEM private key blocks too short for the preset's
+ * 100-character floor (Ed25519) or with a body it does not recognise; Google API keys; Azure's storage and Service Bus account keys, SAS
  * signatures and Entra client secrets; `password=`-style assignments. Every quantifier is
  * bounded or over a class the following literal cannot extend, so none backtracks.
  */
@@ -76,11 +76,12 @@ const OWN_PATTERNS: ReadonlyArray<{ kind: string; re: RegExp }> = [
  * A `password=` value that reads as a reference or a placeholder, not a secret: an environment
  * variable or template (`$DB_PASSWORD`, `${…}`, `{{…}}`, `<…>`, `%…%`), a masked value, an
  * upper-case variable name (`DB_PASSWORD`), a lower-case word (`required`, `redacted`), a code
- * expression reading the environment, a 1Password item, or a URL (`op://…` references too).
+ * expression reading the environment, a 1Password item, a file path (`~/.pgpass`, `/run/secrets/db`),
+ * or a URL (`op://…` references too).
  */
 function isReference(value: string): boolean {
 	return (
-		/^[$%<{*]/.test(value) ||
+		/^[$%<{*~./]/.test(value) ||
 		/^[A-Z][A-Z0-9_]*$/.test(value) ||
 		/^[a-z]+$/.test(value) ||
 		/^(?:process\.env|os\.environ|env|ENV|System\.getenv)\b/.test(value) ||

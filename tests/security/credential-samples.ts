@@ -88,6 +88,7 @@ export function ordinarySamples(): Record<string, string> {
 		"password variable": "password=$DB_PASSWORD",
 		"password left empty": "password=",
 		"password in prose": "password: stored in the team vault",
+		"password kept in a file": "password: ~/.pgpass (or /run/secrets/db_password in the container)",
 		"AWS's documented example id": "AKIAIOSFODNN7EXAMPLE",
 		"public key block": pem("PUBLIC KEY", chars("pub", 64, `${ALNUM}+/`)),
 		"private key placeholder": pem("PRIVATE KEY", "..."),
