@@ -205,7 +205,7 @@ describe("credentials: every writer", () => {
 		assert.equal((await new Stores({ agentDir, cwd }).load("cwd")).state.tactics.db, pw);
 	});
 
-	it("undo: bringing back a credential written before this check is refused; undoing its write (deleting it) is not", async (t) => {
+	it("undo and restore: bringing back a credential written before this check is refused; undoing its write (deleting it) is not", async (t) => {
 		const { cwd, agentDir } = projectDirs(t, "state-flow-cred-undo-");
 		const token = samples["OpenAI key"] as string;
 		// Written as an older build would have: the store holds the key (here through the allow list).
@@ -216,6 +216,9 @@ describe("credentials: every writer", () => {
 		const back = run(["undo", "aaaa0002-0000"]);
 		assert.equal(back.code, 1, back.stdout);
 		assert.match(back.stderr, /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
+		const restored = run(["restore", "aaaa0001-0000"]);
+		assert.equal(restored.code, 1, restored.stdout);
+		assert.match(restored.stderr, /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
 		const stores = new Stores({ agentDir, cwd });
 		assert.equal((await stores.load("cwd")).seq, 2);
 		// Undoing the write itself only deletes: a patch that writes no string holds no credential.
