@@ -13,7 +13,8 @@
  * patch by a store commit made inside the scripted model reply (`tool_commit_p50_ms_2mb`).
  * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. `skill_sync_*` time the
  * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
- * pass. Then the PostgreSQL owner
+ * pass. `credential_check_share` is the credential check on the 2 MB commit's patch ÷
+ * `commit_p50_ms_2mb` (`--credentials` runs it alone against the back-to-back commit). Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
  * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
  */
@@ -28,6 +29,7 @@ import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { Type } from "typebox";
 import { Stores } from "../lib/storage/stores.js";
 import { createArtifactCompiler } from "../lib/storage/artifacts.js";
+import { refuseCredentials } from "../lib/storage/credentials.js";
 import { CompiledSkills } from "../lib/storage/compiled-skills.js";
 import { recordLine } from "../lib/storage/format.js";
 import type { Json, JsonObject, OwnerHistory } from "../lib/core/types.js";
@@ -150,6 +152,22 @@ async function commitCpuShare(ops: StorageOps): Promise<number> {
 		syncBuiltinESMExports();
 	}
 	return p50(shares);
+}
+
+/**
+ * The credential check (`storage/credentials.ts`) on the 2 MB commit's own patch, p50 in ms: it
+ * runs inside every commit, before the lock, so `credential_check_share` divides it by
+ * `commit_p50_ms_2mb` (issue 24: at most 5 %).
+ */
+async function credentialCheckP50(): Promise<number> {
+	const xs: number[] = [];
+	for (let i = 0; i < ITER + WARMUP; i++) {
+		const patch = { cwd: { tactics: { [`k${(i * 7919) % 10_000}`]: value(i + 1_000_000) } } };
+		const t0 = process.hrtime.bigint();
+		await refuseCredentials(patch);
+		if (i >= WARMUP) xs.push(ms(t0));
+	}
+	return p50(xs);
 }
 
 async function readP50(stores: Stores, entries: number): Promise<number> {
@@ -405,7 +423,7 @@ async function concurrent(dir: string): Promise<{ perSec: number; lost: number }
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
-	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit") return part(argv[0]);
+	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit" || argv[0] === "--credentials") return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -428,6 +446,7 @@ async function main(): Promise<void> {
 		ops.close();
 		const cmp = toolBig.storage as { small: number; big: number; raw: number };
 		const skills = await skillSync(join(root, "skills"));
+		const credentials = await credentialCheckP50();
 		const results = {
 			commit_p50_ms_20kb: round(cmp.small),
 			commit_p50_ms_2mb: round(cmp.big),
@@ -460,6 +479,8 @@ async function main(): Promise<void> {
 			tool_growth: round(toolBig.patch / toolSmall.patch),
 			skill_sync_full_p50_ms_50: round(skills.full),
 			skill_sync_unchanged_p50_ms_50: round(skills.unchanged),
+			credential_check_p50_ms: round(credentials),
+			credential_check_share: round(credentials / cmp.big),
 			...(await benchPg()),
 		};
 		const targets: Record<string, string> = {
@@ -478,6 +499,7 @@ async function main(): Promise<void> {
 			commit_cpu_share: "(outside fsync)",
 			tool_vs_session_commit: "<= 1.3",
 			tool_growth: "<= 1.3",
+			credential_check_share: "<= 0.05",
 			pg_commit_vs_floor: "<= 1.5",
 			pg_read_p50_ms: "<= 0.5",
 			pg_lost_commits: "= 0",
@@ -492,7 +514,7 @@ async function main(): Promise<void> {
 }
 
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
-async function part(which: "--tools" | "--head" | "--skills" | "--commit"): Promise<void> {
+async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--credentials"): Promise<void> {
 	if (which === "--head") {
 		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill(), activeWork: headActiveWork() });
 		return;
@@ -500,7 +522,15 @@ async function part(which: "--tools" | "--head" | "--skills" | "--commit"): Prom
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		if (which === "--skills") console.log(await skillSync(root));
-		else if (which === "--commit") {
+		else if (which === "--credentials") {
+			// Against the back-to-back 2 MB commit (cheaper than one inside a tool session: a conservative share).
+			const big = await seeded(join(root, "big"), 10_000);
+			const ops = storageOps(big, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
+			const commit = (await commitVsRawBackToBack(ops)).big;
+			ops.close();
+			const check = await credentialCheckP50();
+			console.log({ credential_check_p50_ms: round(check), commit_p50_ms_2mb_back_to_back: round(commit), credential_check_share: round(check / commit) });
+		} else if (which === "--commit") {
 			const big = await seeded(join(root, "big"), 10_000);
 			const ops = storageOps(big, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
 			console.log({ backToBack: await commitVsRawBackToBack(ops), commit_cpu_share: await commitCpuShare(ops) });

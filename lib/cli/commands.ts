@@ -62,6 +62,7 @@ export function openStores(p: Parsed): Opened {
 		agentDir: p.agentDir,
 		cwd: p.cwd,
 		limits: limitsOf(config),
+		allowSecrets: config.allowSecrets ?? [],
 		placement,
 		who: whoAmI(config.user),
 		...(config.retention !== undefined ? { retention: config.retention } : {}),

@@ -18,7 +18,8 @@ export type StateErrorCode =
 	| "corrupt" // store damaged
 	| "io" // unexpected file-system failure
 	| "unavailable" // an owner's store cannot be reached now (database down, not configured); the others keep working
-	| "artifact"; // artifact / Skill compilation refused
+	| "artifact" // artifact / Skill compilation refused
+	| "credential"; // a patch writes what looks like a secret (storage/credentials.ts)
 
 export class StateError extends Error {
 	override readonly name = "StateError";

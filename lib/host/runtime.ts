@@ -333,7 +333,13 @@ export class StateFlowHost {
 	/** (Re)open the stores where the config places the owners now; the Session log is rebuilt from the branch. */
 	async #openStores(ctx: ExtensionContext): Promise<void> {
 		const placement = placementFor(this.#config, ctx.cwd);
-		const options = { agentDir: this.options.agentDir, cwd: ctx.cwd, retention: this.#config.retention, limits: limitsOf(this.#config) };
+		const options = {
+			agentDir: this.options.agentDir,
+			cwd: ctx.cwd,
+			retention: this.#config.retention,
+			limits: limitsOf(this.#config),
+			allowSecrets: this.#config.allowSecrets ?? [],
+		};
 		await this.closeSession();
 		this.#stores = undefined;
 		this.#openError = undefined;

@@ -35,6 +35,8 @@ export interface StateFlowConfig {
 	shareGlobal?: boolean;
 	/** Checkouts linked to shared projects: checkout real path -> project id (`state-flow link`). */
 	links?: Record<string, string>;
+	/** Strings that look like a credential but are none: exact text or `/pattern/flags` (`credentials.ts`). */
+	allowSecrets?: string[];
 }
 
 /** What reading the config produced: the valid settings and one line per ignored problem. */
@@ -206,7 +208,38 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 			config.links = kept;
 		}
 	}
+	if (has("allowSecrets")) {
+		const list = raw.allowSecrets;
+		if (!Array.isArray(list)) problems.push(`${file}: \`allowSecrets\` must be an array of strings (exact text or /pattern/flags); ignoring it.`);
+		else {
+			config.allowSecrets = [];
+			list.forEach((entry, i) => {
+				const why = allowEntryProblem(entry);
+				if (why === undefined) config.allowSecrets?.push(entry as string);
+				else problems.push(`${file}: \`allowSecrets[${i}]\` ${why}; ignoring that entry.`);
+			});
+		}
+	}
 	return { config, problems };
+}
+
+/** Longest `allowSecrets` entry: an exact credential-like string or a pattern, never a document. */
+const MAX_ALLOW_ENTRY = 4096;
+
+/** Why an `allowSecrets` entry is unusable, or undefined; never echoes the entry (it looks like a secret). */
+function allowEntryProblem(entry: unknown): string | undefined {
+	if (typeof entry !== "string" || entry === "") return "must be a non-empty string";
+	if (entry.length > MAX_ALLOW_ENTRY) return `must be at most ${MAX_ALLOW_ENTRY} characters`;
+	const re = /^\/(.+)\/([a-z]*)$/s.exec(entry);
+	if (re) {
+		try {
+			new RegExp(re[1] as string, re[2]);
+		} catch {
+			// The engine's message quotes the pattern: say only that it does not compile.
+			return "is not a valid pattern (/pattern/flags, as in JavaScript)";
+		}
+	}
+	return undefined;
 }
 
 /** How long a config change waits for another writer of the same file (`/state default`, links). */

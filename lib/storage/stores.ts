@@ -23,6 +23,7 @@ import type {
 	Who,
 } from "../core/types.js";
 import type { Placement } from "./backend.js";
+import { type AllowList, refuseCredentials } from "./credentials.js";
 import { openBackend } from "./open.js";
 import type { OpenedBackend } from "./open.js";
 import { locationKey } from "./port.js";
@@ -48,6 +49,8 @@ export interface StoresOptions {
 	who?: Who;
 	/** Where shared owners live (`placementFor`); absent: Global and CWD on files. */
 	placement?: Placement;
+	/** Strings the user said are no secret (the config's `allowSecrets`; `credentials.ts`). */
+	allowSecrets?: AllowList;
 }
 
 export interface CommitOptions {
@@ -108,6 +111,7 @@ export class Stores {
 	/** The limits every commit of these stores is checked against (a hand edit previews with them). */
 	readonly limits: Limits;
 	private readonly who: Who | undefined;
+	private readonly allowSecrets: AllowList;
 	private queue: Promise<unknown> = Promise.resolve();
 
 	/** `backend`: what the stores run on (tests hand their own); absent, `openBackend` wires the placement's. */
@@ -118,6 +122,7 @@ export class Stores {
 		}
 		this.limits = opts.limits ?? DEFAULT_LIMITS;
 		this.who = opts.who;
+		this.allowSecrets = opts.allowSecrets ?? [];
 		const session = () => this.session;
 		const opened =
 			backend?.(session) ??
@@ -310,6 +315,10 @@ export class Stores {
 	}
 
 	private async commitNow(patch: CanonicalPatch, opts: CommitOptions): Promise<CommitResult> {
+		aborted(opts.signal);
+		// Every writer comes through here (model, extensions, import, hand edits, undo/redo/restore):
+		// what the patch writes is checked once, before any lock (docs/security.md, "Credentials").
+		await refuseCredentials(patch, this.allowSecrets);
 		aborted(opts.signal);
 		// Anything but an object is refused by `stage` with the usual message; it touches no owner.
 		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.hasOwn(patch, o)) : [];

@@ -1,0 +1,242 @@
+/**
+ * Credentials are not stored (issue 24): memory reaches every later head, every export and, for
+ * a linked project, every teammate, so a patch whose strings look like a credential is refused
+ * before anything is locked, naming the field and saying to keep a reference to where the
+ * secret lives. The patterns are secretlint's maintained recommended preset, plus the few
+ * classes it leaves out (`OWN_PATTERNS`). Only what a patch writes is checked (its keys and
+ * string values), never the stored state: the check costs what the patch costs.
+ */
+import { lintSource } from "@secretlint/core";
+import { secretLintProfiler } from "@secretlint/profiler";
+import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { fail, formatPath } from "../core/errors.js";
+import { ROOTS } from "../core/types.js";
+
+/** One credential found: where in the patch, what it looks like, and where in that field's text. */
+export interface CredentialFinding {
+	path: readonly (string | number)[];
+	kind: string;
+	/** Offsets in the field's text (`key: value`), for the allow list. */
+	start: number;
+	end: number;
+	/** The finding lies within the member's key: the refusal names the object holding it (the key is never printed). */
+	inKey: boolean;
+}
+
+// secretlint profiles every run by default: a performance mark per rule per text, kept forever
+// (a pi session commits for hours) and half of a small text's check. Nothing here reads them.
+secretLintProfiler.setEnabled(false);
+
+/**
+ * The preset as published. AWS access key ids are matched by our own pattern instead of the
+ * preset's `enableIDScanRule`, which also runs an account-id scan (no secret) costing a third of
+ * a large patch's check.
+ */
+const CONFIG: Parameters<typeof lintSource>[0]["options"]["config"] = {
+	rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommended }],
+};
+
+/** What each preset rule finds, in the refusal's words (a rule not named here is called by its id). */
+const KINDS: Record<string, string> = {
+	privatekey: "a private key",
+	aws: "an AWS access key",
+	gcp: "a Google Cloud credential",
+	github: "a GitHub token",
+	gitlab: "a GitLab token",
+	slack: "a Slack token or webhook",
+	openai: "an OpenAI API key",
+	anthropic: "an Anthropic API key",
+	npm: "an npm token",
+	basicauth: "a password inside a URL",
+	"database-connection-string": "a database URL with its password",
+	sendgrid: "a SendGrid API key",
+	stripe: "a Stripe key",
+	shopify: "a Shopify token",
+};
+
+/**
+ * Classes the issue names that the preset leaves out, measured in issue 24 (docs/security.md):
+ * AWS access key ids on their own; PEM private key blocks too short for the preset's
+ * 100-character floor (Ed25519) or with a body it does not recognise; Google API keys; Azure's storage and Service Bus account keys, SAS
+ * signatures and Entra client secrets; `password=`-style assignments. Every quantifier is
+ * bounded or over a class the following literal cannot extend, so none backtracks.
+ */
+const OWN_PATTERNS: ReadonlyArray<{ kind: string; re: RegExp }> = [
+	{ kind: "a private key", re: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\\]{40,20000}-----END /g },
+	// Long-term (AKIA) and temporary (ASIA) access key ids; AWS's documented example is let through below.
+	{ kind: "an AWS access key", re: /\b(?:AKIA|ASIA)[A-Z2-7]{16}\b/g },
+	{ kind: "a Google API key", re: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
+	{ kind: "an Azure account key", re: /\b(?:AccountKey|SharedAccessKey)\s{0,4}=\s{0,4}[A-Za-z0-9+/]{40,200}={0,2}/g },
+	{ kind: "an Azure SAS signature", re: /[?&]sig=[A-Za-z0-9%+/=]{40,200}/g },
+	{ kind: "an Azure client secret", re: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g },
+	{ kind: "a password", re: /(?:password|passwd|passphrase|secret)["']?\s{0,4}[:=]\s{0,4}(["'`]?)([^\s"'`,;]{6,200})\1/gi },
+];
+
+/**
+ * A `password=` value that reads as a reference or a placeholder, not a secret: an environment
+ * variable or template (`$DB_PASSWORD`, `${…}`, `{{…}}`, `<…>`, `%…%`), a masked value, an
+ * upper-case variable name (`DB_PASSWORD`), a lower-case word (`required`, `redacted`), a code
+ * expression reading the environment, a 1Password item, a file path (`~/.pgpass`, `/run/secrets/db`),
+ * or a URL (`op://…` references too).
+ */
+function isReference(value: string): boolean {
+	return (
+		/^[$%<{*~./]/.test(value) ||
+		/^[A-Z][A-Z0-9_]*$/.test(value) ||
+		/^[a-z]+$/.test(value) ||
+		/^(?:process\.env|os\.environ|env|ENV|System\.getenv)\b/.test(value) ||
+		/^1Password\b/i.test(value) ||
+		/^[a-z][a-z0-9+.-]*:\/\//i.test(value)
+	);
+}
+
+/** The access key id of AWS's documentation, in countless READMEs (the preset lets it through too). */
+const AWS_EXAMPLE_ID = "AKIAIOSFODNN7EXAMPLE";
+
+/** One string the patch writes, placed in the text linted. */
+interface Field {
+	path: readonly (string | number)[];
+	start: number;
+	end: number;
+	/** Characters of the text that are the member's key (0 for an array item). */
+	keyLength: number;
+}
+
+/**
+ * Fields are joined with a NUL line between them, which no pattern reads across (a PEM body or
+ * an assignment stops at it), so a finding belongs to one field. A string value is written as
+ * `key: value`, so an assignment split into a key and its value (`{ "password": "…" }`) reads as one.
+ */
+const SEPARATOR = "\n\u0000\n";
+
+function gather(patch: unknown): { text: string; fields: Field[] } {
+	// Pieces are pushed as they are and joined once: a 2 MB patch builds no intermediate strings.
+	const parts: string[] = [];
+	const fields: Field[] = [];
+	let at = 0;
+	const add = (path: readonly (string | number)[], key: string, value: string | undefined, keyLength: number) => {
+		let length = key.length;
+		if (value !== undefined) length = key === "" ? value.length : length + 2 + value.length;
+		if (key !== "") parts.push(key);
+		if (value !== undefined) {
+			if (key !== "") parts.push(": ");
+			parts.push(value);
+		}
+		parts.push(SEPARATOR);
+		fields.push({ path, start: at, end: at + length, keyLength });
+		at += length + SEPARATOR.length;
+	};
+	const seen = new Set<object>();
+	const walk = (value: unknown, path: (string | number)[], key: string) => {
+		if (typeof value === "string") add(path, key, value, typeof path.at(-1) === "string" ? key.length : 0);
+		else if (value !== null && typeof value === "object" && !seen.has(value)) {
+			seen.add(value);
+			if (Array.isArray(value)) value.forEach((v, i) => walk(v, [...path, i], key));
+			else {
+				for (const k of Object.keys(value)) {
+					const v = (value as Record<string, unknown>)[k];
+					if (typeof v !== "string") add([...path, k], k, undefined, k.length);
+					walk(v, [...path, k], k);
+				}
+			}
+		}
+	};
+	walk(patch, [], "");
+	return { text: parts.join(""), fields };
+}
+
+/** The field a position of the joined text belongs to (binary search; fields are in order). */
+function fieldAt(fields: readonly Field[], pos: number): Field | undefined {
+	let lo = 0;
+	let hi = fields.length - 1;
+	while (lo <= hi) {
+		const mid = (lo + hi) >> 1;
+		const f = fields[mid] as Field;
+		if (pos < f.start) hi = mid - 1;
+		else if (pos >= f.end) lo = mid + 1;
+		else return f;
+	}
+	return undefined;
+}
+
+/**
+ * The user's allow list (`allowSecrets` in the config): an entry is an exact string, or
+ * `/pattern/flags`; a finding is let through when an occurrence of an entry in the field's text
+ * overlaps it. Compiled once per list.
+ */
+export type AllowList = readonly string[];
+
+function allowMatchers(allow: AllowList): RegExp[] {
+	return allow.map((entry) => {
+		const re = /^\/(.+)\/([a-z]*)$/s.exec(entry);
+		if (re) return new RegExp(re[1] as string, `${(re[2] as string).replace("g", "")}g`);
+		return new RegExp(entry.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"), "g");
+	});
+}
+
+function allowed(text: string, start: number, end: number, matchers: readonly RegExp[]): boolean {
+	for (const re of matchers) {
+		re.lastIndex = 0;
+		for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+			if (m.index < end && m.index + m[0].length > start) return true;
+			if (m[0].length === 0) re.lastIndex++;
+		}
+	}
+	return false;
+}
+
+/** Every credential the strings of `patch` hold, in the order of the patch (allowed ones left out). */
+export async function findCredentials(patch: unknown, allow: AllowList = []): Promise<CredentialFinding[]> {
+	const { text, fields } = gather(patch);
+	if (text === "") return [];
+	// A field saying `secretlint-disable` must not switch the check off for the fields after it.
+	const content = text.replace(/secretlint/gi, (s) => `${s[0]}_${s.slice(2)}`);
+	const raw: Array<{ pos: number; end: number; kind: string }> = [];
+	const linted = await lintSource({
+		source: { content, filePath: "state.txt", ext: ".txt", contentType: "text" },
+		options: { config: CONFIG, noPhysicFilePath: true, maskSecrets: true },
+	});
+	for (const m of linted.messages) {
+		const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, "");
+		raw.push({ pos: m.range[0], end: m.range[1], kind: KINDS[rule] ?? `a credential (${rule})` });
+	}
+	for (const { kind, re } of OWN_PATTERNS) {
+		re.lastIndex = 0;
+		for (let m = re.exec(content); m !== null; m = re.exec(content)) {
+			if (kind === "a password" && isReference(m[2] as string)) continue;
+			if (m[0] === AWS_EXAMPLE_ID) continue;
+			raw.push({ pos: m.index, end: m.index + m[0].length, kind });
+		}
+	}
+	const matchers = allowMatchers(allow);
+	const out: CredentialFinding[] = [];
+	for (const r of raw.sort((a, b) => a.pos - b.pos)) {
+		const f = fieldAt(fields, r.pos);
+		if (f === undefined) continue;
+		const own = text.slice(f.start, f.end);
+		const start = r.pos - f.start;
+		const end = Math.min(r.end, f.end) - f.start;
+		if (matchers.length > 0 && allowed(own, start, end, matchers)) continue;
+		out.push({ path: f.path, kind: r.kind, start, end, inKey: end <= f.keyLength });
+	}
+	return out;
+}
+
+/**
+ * Refuse a patch that writes a credential (`credential`, naming the first field and what it
+ * looks like; the value itself is never repeated). Runs before any lock is taken.
+ */
+export async function refuseCredentials(patch: unknown, allow: AllowList = []): Promise<void> {
+	const [first, ...more] = await findCredentials(patch, allow);
+	if (first === undefined) return;
+	const others = more.filter((f) => formatPath(f.path) !== formatPath(first.path)).length;
+	const at = first.inKey ? first.path.slice(0, -1) : first.path;
+	// A registered root is spelled `cwd.todos…`, as the model and the root's own refusals spell it.
+	const path = at[1] === ROOTS ? [at[0] as string, ...at.slice(2)] : at;
+	const where = first.inKey ? `a key of \`${formatPath(path)}\`` : `\`${formatPath(path)}\``;
+	fail(
+		"credential",
+		`${where} holds what looks like ${first.kind}${others > 0 ? `, and ${others} more field(s) do too` : ""}; nothing was written. State is shown to the model on every request and exported, so it never keeps a secret: keep a reference to where the secret lives instead (e.g. "the env var AWS_SECRET_ACCESS_KEY", "1Password item Prod DB"). If it is no secret, the user can list it under \`allowSecrets\` in State Flow's config.json.`,
+		path,
+	);
+}
