@@ -115,13 +115,20 @@ export function changedKeys(record: TransitionRecord): string[] {
 	return keys;
 }
 
-/** As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be). */
+/**
+ * As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be).
+ * One pass, stopping once the list is wider than `width`: a transition of many keys costs what fits.
+ */
 export function fitList(items: readonly string[], width: number): string {
 	const more = (n: number) => (n < items.length ? ` +${items.length - n}` : "");
-	for (let n = items.length; n > 0; n--) {
-		const text = items.slice(0, n).join(", ") + more(n);
-		if (columns(text) <= width) return text;
+	let best = 0;
+	let used = -2;
+	for (let n = 1; n <= items.length; n++) {
+		used += 2 + columns(items[n - 1] as string);
+		if (used > width) break;
+		if (used + more(n).length <= width) best = n;
 	}
+	if (best > 0) return items.slice(0, best).join(", ") + more(best);
 	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 }
 
