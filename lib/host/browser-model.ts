@@ -201,28 +201,44 @@ function valueAt(patch: PlanePatch, plane: string, path: readonly string[]): Jso
 
 /**
  * What one transition changed in an owner: for each written path its value before (from the
- * stored inverse) and after; a deletion has no after line.
+ * stored inverse) and after; a deletion has no after line. With a `limit`, only that many lines
+ * are written out (a transition of 200,000 keys took seconds per drawing); `total` counts all.
  */
-export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
+export function diffLines(record: TransitionRecord, width = 72, limit = Number.POSITIVE_INFINITY): DiffLine[] & { total: number } {
 	const out: DiffLine[] = [];
-	for (const { where, before, after } of leafChanges(record)) {
-		const room = Math.max(8, width - where.length - 4);
+	let total = 0;
+	for (const leaf of patchLeaves(record.patch)) {
+		const before = valueAt(record.undo, leaf.plane, leaf.path);
+		const after = valueAt(record.patch, leaf.plane, leaf.path);
 		const had = before !== undefined && before !== null;
-		if (after === undefined || after === null) {
+		const gone = after === undefined || after === null;
+		const lines = gone || !had ? 1 : 2;
+		total += lines;
+		if (total - lines >= limit) continue;
+		const where = whereOf(leaf);
+		const room = Math.max(8, width - where.length - 4);
+		if (gone) {
 			out.push({ sign: "-", text: had ? `${where}: ${preview(before, room - 10)} (deleted)` : `${where} (deleted)` });
 			continue;
 		}
 		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
 		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
 	}
-	for (const text of cascadeTexts(record)) out.push({ sign: "!", text });
-	return out;
+	for (const text of cascadeTexts(record)) {
+		if (total++ < limit) out.push({ sign: "!", text });
+	}
+	return Object.assign(out, { total });
+}
+
+/** A written path as a locator, printable. */
+function whereOf(leaf: { plane: string; path: readonly string[] }): string {
+	return printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
 }
 
 /** Each path a transition wrote: where (as a locator, printable), its value before (from the stored inverse) and after. */
 function leafChanges(record: TransitionRecord): Array<{ where: string; before: Json | undefined; after: Json | undefined }> {
 	return patchLeaves(record.patch).map((leaf) => ({
-		where: printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`),
+		where: whereOf(leaf),
 		before: valueAt(record.undo, leaf.plane, leaf.path),
 		after: valueAt(record.patch, leaf.plane, leaf.path),
 	}));

@@ -31,7 +31,7 @@ import {
 } from "./browser-model.js";
 import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { type BrowserEdits, browserEdits, editQuestion, type PendingEdit, reloading, rowTarget, type Suspend } from "./edit-command.js";
-import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
+import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "./screen-text.js";
 import type { RenderTheme } from "./render.js";
@@ -472,7 +472,7 @@ export class StateBrowser implements Component {
 			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
 			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - columns(head) - 1);
-			const line = `${head} ${t.fg("muted", fitList(changedKeys(r).map(printable), room))}`;
+			const line = `${head} ${t.fg("muted", fitList(changedKeys(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];
@@ -480,12 +480,12 @@ export class StateBrowser implements Component {
 			out.push(
 				truncateToWidth(t.fg("dim", printable(`  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`)), width),
 			);
-			const diff = diffLines(selected, width - 4);
+			const diff = diffLines(selected, width - 4, DIFF_ROWS);
 			for (const d of diff.slice(0, DIFF_ROWS)) {
 				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";
 				out.push(truncateToWidth(t.fg(color, `  ${d.sign} ${d.text}`), width));
 			}
-			if (diff.length > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.length - DIFF_ROWS} more`));
+			if (diff.total > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.total - DIFF_ROWS} more`));
 		}
 		return out;
 	}

@@ -143,6 +143,46 @@ describe("rendering bounded by the screen", () => {
 			assert.ok(value.includes(row.trim()), "every row is part of the value");
 	});
 
+	it("the history tab draws planted ids of a megabyte that share their start, and a transition of 20,000 keys, within the screen", () => {
+		const long = "0".repeat(1_000_000);
+		const at = "2026-12-01T00:00:00.000Z";
+		const by = { kind: "tool", toolCallId: "c".repeat(100_000) } as const;
+		const record = (id: string, seq: number, patch: Record<string, unknown>) => ({
+			id,
+			at,
+			seq,
+			by,
+			patch: { tactics: patch },
+			undo: { tactics: {} },
+			cascades: [],
+			owners: ["cwd"],
+		});
+		const many = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`k${i}`, i]));
+		const state = { ...emptyState(), tactics: { ...many, big: long } };
+		const tail = [record(`${long}a`, 1, many), record(`${long}b`, 2, { big: long })];
+		const history = { owner: "cwd", seq: 2, state, tail, bytes: 2_000_000, checkpoint: emptyState(), checkpointSeq: 0 } as unknown as OwnerHistory;
+		const b = new StateBrowser(
+			{
+				selection: () => ({ mode: "active", owners: ["cwd"] }),
+				owners: () => [{ owner: "cwd", wanted: true, history: { ok: true, value: history } }],
+				now: () => new Date(0),
+				plan: () => ({ ok: false, why: "no" }),
+				undo: async () => "",
+				choose: async () => "",
+			},
+			theme,
+			() => undefined,
+		);
+		b.handleInput("\t");
+		for (const width of WIDTHS) {
+			const text = assertBounded(b, width, 40, "history");
+			assert.match(text, /#2 0{4,40} /, "a short id of at most 40 characters");
+			assert.match(text, /\+ tactics\.big: 0+…/);
+		}
+		b.handleInput("\x1b[B");
+		assert.match(assertBounded(b, 120, 40, "the transition of many keys"), /tactics\.k0, tactics\.k1.* \+\d+/);
+	});
+
 	it("fitList costs what fits, whatever the number of keys", () => {
 		const keys = Array.from({ length: 200_000 }, (_, i) => `tactics.k${i}`);
 		assert.equal(fitList(keys, 40), "tactics.k0, tactics.k1 +199998");
