@@ -42,12 +42,47 @@ export function bytesOf(v: Json | undefined): number {
 	return v === undefined ? 0 : jsonUtf8Bytes(v);
 }
 
-/** A one-line preview of a value: strings without quotes when they are one line. */
+/**
+ * A one-line preview of a value: strings without quotes when they are one line. Bounded by the
+ * width, not the value: only the first `4 × width + 4` code units of a string, or of a value's
+ * JSON (`jsonHead`), are looked at (a row of a state at the size limit draws in microseconds).
+ */
 export function preview(v: Json, width = 48): string {
-	if (typeof v !== "string") return clipText(printable(JSON.stringify(v)), width);
-	const first = printable(v.split("\n")[0] ?? "");
+	const max = width * 4 + 4;
+	if (typeof v !== "string") return clipText(printable(jsonHead(v, max)), width);
+	const nl = v.indexOf("\n");
+	const line = nl < 0 ? v : v.slice(0, nl);
+	const first = printable(line.length > max ? line.slice(0, max) : line);
 	// A clipped line already ends in "…"; a whole first line of a longer text gets one.
-	return columns(first) > width ? clipText(first, width) : `${first}${v.includes("\n") ? "…" : ""}`;
+	return columns(first) > width ? clipText(first, width) : `${first}${line.length > max || nl >= 0 ? "…" : ""}`;
+}
+
+/** The first `max` code units (or a few more) of a value's JSON text, without writing the rest. */
+export function jsonHead(v: Json, max: number): string {
+	let out = "";
+	const put = (s: string): boolean => {
+		out += s;
+		return out.length < max;
+	};
+	const walk = (x: Json): boolean => {
+		if (typeof x === "string") return put(JSON.stringify(x.length > max ? x.slice(0, max) : x));
+		if (x === null || typeof x !== "object") return put(JSON.stringify(x));
+		if (Array.isArray(x)) {
+			if (!put("[")) return false;
+			for (let i = 0; i < x.length; i++) if ((i > 0 && !put(",")) || !walk(x[i] as Json)) return false;
+			return put("]");
+		}
+		if (!put("{")) return false;
+		let first = true;
+		for (const k in x) {
+			if (!Object.hasOwn(x, k)) continue;
+			if ((!first && !put(",")) || !put(`${JSON.stringify(k.length > max ? k.slice(0, max) : k)}:`) || !walk(x[k] as Json)) return false;
+			first = false;
+		}
+		return put("}");
+	};
+	walk(v);
+	return out.length > max ? out.slice(0, max) : out;
 }
 
 function children(v: Json): Array<[string, Json]> {
@@ -166,28 +201,44 @@ function valueAt(patch: PlanePatch, plane: string, path: readonly string[]): Jso
 
 /**
  * What one transition changed in an owner: for each written path its value before (from the
- * stored inverse) and after; a deletion has no after line.
+ * stored inverse) and after; a deletion has no after line. With a `limit`, only that many lines
+ * are written out (a transition of 200,000 keys took seconds per drawing); `total` counts all.
  */
-export function diffLines(record: TransitionRecord, width = 72): DiffLine[] {
+export function diffLines(record: TransitionRecord, width = 72, limit = Number.POSITIVE_INFINITY): DiffLine[] & { total: number } {
 	const out: DiffLine[] = [];
-	for (const { where, before, after } of leafChanges(record)) {
-		const room = Math.max(8, width - where.length - 4);
+	let total = 0;
+	for (const leaf of patchLeaves(record.patch)) {
+		const before = valueAt(record.undo, leaf.plane, leaf.path);
+		const after = valueAt(record.patch, leaf.plane, leaf.path);
 		const had = before !== undefined && before !== null;
-		if (after === undefined || after === null) {
+		const gone = after === undefined || after === null;
+		const lines = gone || !had ? 1 : 2;
+		total += lines;
+		if (total - lines >= limit) continue;
+		const where = whereOf(leaf);
+		const room = Math.max(8, width - where.length - 4);
+		if (gone) {
 			out.push({ sign: "-", text: had ? `${where}: ${preview(before, room - 10)} (deleted)` : `${where} (deleted)` });
 			continue;
 		}
 		if (had) out.push({ sign: "-", text: `${where}: ${preview(before, room)}` });
 		out.push({ sign: "+", text: `${where}: ${preview(after, room)}` });
 	}
-	for (const text of cascadeTexts(record)) out.push({ sign: "!", text });
-	return out;
+	for (const text of cascadeTexts(record)) {
+		if (total++ < limit) out.push({ sign: "!", text });
+	}
+	return Object.assign(out, { total });
+}
+
+/** A written path as a locator, printable. */
+function whereOf(leaf: { plane: string; path: readonly string[] }): string {
+	return printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`);
 }
 
 /** Each path a transition wrote: where (as a locator, printable), its value before (from the stored inverse) and after. */
 function leafChanges(record: TransitionRecord): Array<{ where: string; before: Json | undefined; after: Json | undefined }> {
 	return patchLeaves(record.patch).map((leaf) => ({
-		where: printable(`${leaf.plane}${leaf.path.map((k) => formatKeySegment(k)).join("")}`),
+		where: whereOf(leaf),
 		before: valueAt(record.undo, leaf.plane, leaf.path),
 		after: valueAt(record.patch, leaf.plane, leaf.path),
 	}));
@@ -198,18 +249,20 @@ function cascadeTexts(record: TransitionRecord): string[] {
 	return record.cascades.map((c) => printable(`cascade: intents${formatKeySegment(c.intent)} took ${c.targets.length} target(s)`));
 }
 
-/** A value or a transition shown whole in the browser's detail pane: a title and its lines (not yet wrapped). */
+/** A value or a transition shown whole in the browser's detail pane: a title and its lines (not yet wrapped, not yet `printable`). */
 export interface Detail {
 	title: string;
 	lines: string[];
 }
 
-/** A value as the detail pane reads it: a string as its text (a lazy note reads as written), anything else as indented JSON. */
+/**
+ * A value as the detail pane reads it: a string as its text (a lazy note reads as written),
+ * anything else as indented JSON, in lines. Not yet `printable`, and tabs not yet spaces: the
+ * pane does both to the part it shows (`DetailPager`), so opening a value costs no pass over it
+ * but the split.
+ */
 function wholeText(v: Json): string[] {
-	// Tabs as two spaces: the pane counts columns, and a terminal's tab stops would not.
-	return printable(typeof v === "string" ? v : JSON.stringify(v, null, 2))
-		.replace(/\t/g, "  ")
-		.split(/\r?\n/);
+	return (typeof v === "string" ? v : JSON.stringify(v, null, 2)).split(/\r?\n/);
 }
 
 /** The whole value at a tree row's path (`[plane, key, …]`), titled with its locator and size; undefined when it is gone. */

@@ -31,7 +31,9 @@ import {
 } from "./browser-model.js";
 import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
 import { type BrowserEdits, browserEdits, editQuestion, type PendingEdit, reloading, rowTarget, type Suspend } from "./edit-command.js";
-import { changedKeys, columns, compactTime, fitList, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
+import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, loadFor, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
+import { DetailPager } from "./detail-pager.js";
+import { fitScreen } from "./screen-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, type Selection } from "./selection.js";
@@ -82,8 +84,8 @@ export class StateBrowser implements Component {
 	 * the state tree, or rows of the history — and the match shown.
 	 */
 	search: { text: string; typing: boolean; paths: string[][]; rows: number[]; at: number; more: boolean } | undefined;
-	/** The detail pane (`v`): what it shows, its first visible (wrapped) line, and its lines wrapped for the last width drawn. */
-	detail: (Detail & { top: number; wrapped?: { width: number; lines: string[] } }) | undefined;
+	/** The detail pane (`v`): its title, the source lines' signs (history) and the pager over its lines (a page wrapped at a time). */
+	detail: { title: string; signs: boolean; lines: readonly string[]; pager: DetailPager } | undefined;
 	#views: OwnerView[];
 
 	constructor(
@@ -212,23 +214,23 @@ export class StateBrowser implements Component {
 		if (this.tab === "state") {
 			const row = this.#rows()[this.cursor];
 			const d = row && valueDetail(this.owner, h.value.state, row.path);
-			if (d) this.detail = { ...d, top: 0 };
+			if (d) this.detail = paged(d, false);
 		} else {
 			const record = this.#records()[this.cursor];
-			if (record) this.detail = { ...transitionDetail(this.owner, record), top: 0 };
+			if (record) this.detail = paged(transitionDetail(this.owner, record), true);
 		}
 	}
 
-	/** Keys of the detail pane: scroll it, or leave it (`v`, Esc, `q`). The top is kept in range when drawn. */
+	/** Keys of the detail pane: scroll it, or leave it (`v`, Esc, `q`). The last page is filled when drawn. */
 	#scroll(data: string): void {
-		const d = this.detail as Detail & { top: number };
+		const pager = (this.detail as NonNullable<StateBrowser["detail"]>).pager;
 		if (matchesKey(data, "escape") || data === "q" || data === "v") this.detail = undefined;
-		else if (matchesKey(data, "up") || data === "k") d.top = Math.max(0, d.top - 1);
-		else if (matchesKey(data, "down") || data === "j") d.top++;
-		else if (matchesKey(data, "pageUp")) d.top = Math.max(0, d.top - DETAIL_ROWS);
-		else if (matchesKey(data, "pageDown") || matchesKey(data, "space")) d.top += DETAIL_ROWS;
-		else if (matchesKey(data, "home") || data === "g") d.top = 0;
-		else if (matchesKey(data, "end") || data === "G") d.top = Number.MAX_SAFE_INTEGER;
+		else if (matchesKey(data, "up") || data === "k") pager.scroll(-1);
+		else if (matchesKey(data, "down") || data === "j") pager.scroll(1);
+		else if (matchesKey(data, "pageUp")) pager.scroll(-DETAIL_ROWS);
+		else if (matchesKey(data, "pageDown") || matchesKey(data, "space")) pager.scroll(DETAIL_ROWS);
+		else if (matchesKey(data, "home") || data === "g") pager.home();
+		else if (matchesKey(data, "end") || data === "G") pager.end();
 		else return;
 		this.requestRender();
 	}
@@ -381,7 +383,7 @@ export class StateBrowser implements Component {
 		// The whole reason, wrapped (a few lines at most): it says what happened and what to do.
 		else if (!h.ok)
 			out.push(
-				...wrapTextWithAnsi(`${this.owner}: ${printable(h.why)}`, width)
+				...wrapTextWithAnsi(fitScreen(`${this.owner}: ${printable(h.why)}`, width, FAILURE_ROWS).text, width)
 					.slice(0, FAILURE_ROWS)
 					.map((l) => fit(t.fg("error", l))),
 			);
@@ -427,29 +429,19 @@ export class StateBrowser implements Component {
 		return { shown: items.slice(start, start + LIST_ROWS), start };
 	}
 
-	/** The detail pane: its title, a page of its lines wrapped to the width, and where the page is. */
+	/** The detail pane: its title, a page of its lines wrapped to the width (only that page is wrapped), and where the page is. */
 	#renderDetail(width: number): string[] {
 		const t = this.theme;
 		const d = this.detail as NonNullable<StateBrowser["detail"]>;
-		// Wrapped once per width: scrolling a long value redraws a page, not the whole value.
-		if (d.wrapped?.width !== width) {
-			const lines = d.lines.flatMap((line) => {
-				const sign = this.tab === "history" ? line[0] : undefined;
-				const color = sign === "+" ? "toolDiffAdded" : sign === "-" ? "toolDiffRemoved" : sign === "!" ? "warning" : "text";
-				return wrapTextWithAnsi(line, Math.max(8, width - 2)).map((l) => `  ${t.fg(color, l)}`);
-			});
-			d.wrapped = { width, lines };
-		}
-		const wrapped = d.wrapped.lines;
-		d.top = Math.max(0, Math.min(d.top, wrapped.length - DETAIL_ROWS));
-		const page = wrapped.slice(d.top, d.top + DETAIL_ROWS);
-		const last = d.top + page.length;
-		const where = wrapped.length > DETAIL_ROWS ? `lines ${d.top + 1}–${last} of ${wrapped.length}` : `${wrapped.length} line${wrapped.length === 1 ? "" : "s"}`;
-		return [
-			truncateToWidth(t.fg("accent", t.bold(d.title)), width),
-			...page.map((l) => truncateToWidth(l, width)),
-			truncateToWidth(t.fg("dim", `  ${where}`), width),
-		];
+		const page = d.pager.page(Math.max(8, width - 2), DETAIL_ROWS);
+		const rows = page.rows.map((r) => {
+			const sign = d.signs ? d.lines[r.line]?.[0] : undefined;
+			const color = sign === "+" ? "toolDiffAdded" : sign === "-" ? "toolDiffRemoved" : sign === "!" ? "warning" : "text";
+			return truncateToWidth(`  ${t.fg(color, r.text)}`, width);
+		});
+		const span = page.first === page.last ? `line ${page.first}` : `lines ${page.first}–${page.last}`;
+		const where = page.whole ? `${page.lines} line${page.lines === 1 ? "" : "s"}` : `${span} of ${page.lines} · ${page.percent}%`;
+		return [truncateToWidth(t.fg("accent", t.bold(d.title)), width), ...rows, truncateToWidth(t.fg("dim", `  ${where}`), width)];
 	}
 
 	#renderTree(width: number): string[] {
@@ -480,7 +472,7 @@ export class StateBrowser implements Component {
 			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
 			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - columns(head) - 1);
-			const line = `${head} ${t.fg("muted", fitList(changedKeys(r).map(printable), room))}`;
+			const line = `${head} ${t.fg("muted", fitList(changedKeys(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];
@@ -488,15 +480,20 @@ export class StateBrowser implements Component {
 			out.push(
 				truncateToWidth(t.fg("dim", printable(`  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`)), width),
 			);
-			const diff = diffLines(selected, width - 4);
+			const diff = diffLines(selected, width - 4, DIFF_ROWS);
 			for (const d of diff.slice(0, DIFF_ROWS)) {
 				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";
 				out.push(truncateToWidth(t.fg(color, `  ${d.sign} ${d.text}`), width));
 			}
-			if (diff.length > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.length - DIFF_ROWS} more`));
+			if (diff.total > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.total - DIFF_ROWS} more`));
 		}
 		return out;
 	}
+}
+
+/** A detail for the pane: its lines paged. */
+function paged(d: Detail, signs: boolean): NonNullable<StateBrowser["detail"]> {
+	return { title: d.title, signs, lines: d.lines, pager: new DetailPager(d.lines) };
 }
 
 /** What the browser changes through the `/state` command's own code (undo, mode and owners, hand edits). */

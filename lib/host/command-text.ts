@@ -23,13 +23,20 @@ import { describeSelection, shapeOf } from "./selection.js";
 /** Columns every line of command output fits in (unless `--full` asks for whole ids). */
 export const TEXT_WIDTH = 80;
 
-/** Shortest prefix (at least `min` characters) that tells each id apart from the others. */
+/**
+ * Characters of a short id, at most: ids come from stores, and two planted ids of a megabyte
+ * sharing their start would otherwise cost a comparison per character (issue 24). A UUID is 36.
+ */
+const MAX_SHORT_ID = 40;
+
+/** Shortest prefix (at least `min` characters, at most `MAX_SHORT_ID`) that tells each id apart from the others. */
 export function uniquePrefixes(ids: readonly string[], min = 4): Map<string, string> {
 	const distinct = [...new Set(ids)];
 	const out = new Map<string, string>();
 	for (const id of distinct) {
 		let n = Math.min(min, id.length);
-		while (n < id.length && distinct.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
+		const most = Math.min(id.length, MAX_SHORT_ID);
+		while (n < most && distinct.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
 		out.set(id, id.slice(0, n));
 	}
 	return out;
@@ -106,22 +113,46 @@ export function madeBy(r: TransitionRecord, full = false): string {
 	return r.who === undefined ? who(r.by, full) : `${who(r.by, full)} ${shortWho(r.who, full)}`;
 }
 
-/** The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`. */
-export function changedKeys(record: TransitionRecord): string[] {
+/**
+ * The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`; at
+ * most `limit` of them (a one-line listing needs a few, not an import's 200,000: `changedCount`).
+ */
+export function changedKeys(record: TransitionRecord, limit = Number.POSITIVE_INFINITY): string[] {
 	const keys: string[] = [];
 	for (const [plane, patch] of Object.entries(record.patch)) {
-		for (const key of Object.keys(patch ?? {})) keys.push(`${plane}${formatKeySegment(key)}`);
+		for (const key in patch ?? {}) {
+			if (keys.length >= limit) return keys;
+			if (Object.hasOwn(patch as object, key)) keys.push(`${plane}${formatKeySegment(key)}`);
+		}
 	}
 	return keys;
 }
 
-/** As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be). */
-export function fitList(items: readonly string[], width: number): string {
-	const more = (n: number) => (n < items.length ? ` +${items.length - n}` : "");
-	for (let n = items.length; n > 0; n--) {
-		const text = items.slice(0, n).join(", ") + more(n);
-		if (columns(text) <= width) return text;
+/** How many keys `changedKeys` lists in all. */
+export function changedCount(record: TransitionRecord): number {
+	let n = 0;
+	for (const patch of Object.values(record.patch)) n += Object.keys(patch ?? {}).length;
+	return n;
+}
+
+/** Keys a one-line listing looks at, at most: more never fit a line. */
+export const LISTED_KEYS = 64;
+
+/**
+ * As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be);
+ * `total` counts items not passed (a listing of the first `LISTED_KEYS`).
+ * One pass, stopping once the list is wider than `width`: a transition of many keys costs what fits.
+ */
+export function fitList(items: readonly string[], width: number, total = items.length): string {
+	const more = (n: number) => (n < total ? ` +${total - n}` : "");
+	let best = 0;
+	let used = -2;
+	for (let n = 1; n <= items.length; n++) {
+		used += 2 + columns(items[n - 1] as string);
+		if (used > width) break;
+		if (used + more(n).length <= width) best = n;
 	}
+	if (best > 0) return items.slice(0, best).join(", ") + more(best);
 	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 }
 
@@ -273,7 +304,7 @@ export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryF
 	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
 	const width = f.width ?? TEXT_WIDTH;
 	// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
-	return clipText(`${head} ${fitList(changedKeys(r), Math.max(8, width - columns(head) - 1))}`, width);
+	return clipText(`${head} ${fitList(changedKeys(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */

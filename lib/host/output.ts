@@ -8,9 +8,10 @@
  */
 import type { ExtensionAPI, ExtensionContext, MessageRenderer } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { Text } from "@mariozechner/pi-tui";
+import type { Component } from "@mariozechner/pi-tui";
 import { printable } from "../core/printable.js";
 import type { RenderTheme } from "./render.js";
+import { ScreenText, WIDEST, cutText } from "./screen-text.js";
 
 /** Custom message type of `/state` output. */
 export const OUTPUT_TYPE = "state-flow/output";
@@ -67,11 +68,24 @@ export function withoutOutput(messages: AgentMessage[]): AgentMessage[] {
 	return messages.filter((m) => !(m.role === "custom" && (m as { customType?: string }).customType === OUTPUT_TYPE));
 }
 
+/**
+ * Rows of the width an output message takes at most (`/state show` of a state at the size limit
+ * is megabytes): the message keeps its whole text (session file), the screen shows this much and
+ * says what it left out.
+ */
+export const OUTPUT_ROWS = 300;
+
 /** The message renderer: a `State Flow · <title>` label, then the text as shown (terminal controls as escapes). */
-export function renderOutput(text: string, details: Partial<OutputDetails> | undefined, theme: RenderTheme): Text {
+export function renderOutput(text: string, details: Partial<OutputDetails> | undefined, theme: RenderTheme): Component {
 	const level = details?.level ?? "info";
 	const label = theme.fg(level === "info" ? "accent" : level, theme.bold(`State Flow · ${details?.title ?? "output"}`));
-	return new Text(`${label}\n${printable(text)}`, 1, 0);
+	// Cut before `printable` (linear in what it is given); the marker counts the cut part too.
+	const cut = cutText(text, OUTPUT_ROWS * WIDEST);
+	return new ScreenText(`${label}\n${printable(cut.text)}`, OUTPUT_ROWS, {
+		paddingX: 1,
+		mark: (s) => theme.fg("dim", s),
+		...(cut.left ? { more: cut.left } : {}),
+	});
 }
 
 export const outputRenderer: MessageRenderer<OutputDetails> = (message, _options, theme) => {

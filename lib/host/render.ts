@@ -5,9 +5,12 @@
  * throw on partial, streaming or foreign-shaped input, because a renderer crash would
  * break the user's screen rather than the tool call. Arguments and results are made
  * `printable` first: a model's argument or a stored value never sends terminal controls.
+ * Every view is a `ScreenText`: what it hands pi-tui is bounded by the screen, not by the value
+ * (`COLLAPSED_ROWS`, `EXPANDED_ROWS`; a marker says what was left out).
  */
 import type { Theme, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
 import { type Component, Text } from "@mariozechner/pi-tui";
+import { ScreenText, WIDEST, clipDeep } from "./screen-text.js";
 import { formatKeySegment } from "../core/locator.js";
 import { printableDeep } from "../core/printable.js";
 import { OWNERS } from "../core/types.js";
@@ -25,6 +28,32 @@ export interface RenderContext {
 export interface RenderableResult {
 	content: ReadonlyArray<{ type: string; text?: string }>;
 	details?: unknown;
+}
+
+/** Rows of the width a collapsed view takes at most (a long key or value line is cut, with a marker). */
+export const COLLAPSED_ROWS = 24;
+/** Rows of the width an expanded view takes at most: the rest is read in `/state browse`. */
+export const EXPANDED_ROWS = 200;
+
+/**
+ * Arguments or a result as a view of `rows` rows shows them: every string cut to what that many
+ * rows of the widest screen could show (marked where it is cut), then `printable`. Linear work
+ * (`printable`, JSON) is then bounded by the screen too, not by the value.
+ */
+function shown(v: unknown, rows: number): unknown {
+	return printableDeep(clipDeep(v, rows * WIDEST));
+}
+
+/** Lines of `text`, counted without splitting it. */
+function lineCount(text: string): number {
+	let n = 1;
+	for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+	return n;
+}
+
+/** The view of `text`, at most `rows` rows of the width it is drawn at. */
+function view(text: string, rows: number, theme: RenderTheme): Component {
+	return new ScreenText(text, rows, { mark: (s) => theme.fg("dim", s) });
 }
 
 /** Paths shown in the collapsed view before "+N more". */
@@ -90,16 +119,16 @@ function title(theme: RenderTheme, name: string): string {
 
 /** `renderCall` for `patch_state`: tool name and the touched keys; full arguments when expanded. */
 export function renderPatchCall(rawArgs: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
-	const args = printableDeep(rawArgs);
-	const paths = summarizePatchArgs(args);
 	const expanded = context?.expanded === true;
+	const args = shown(rawArgs, expanded ? EXPANDED_ROWS : COLLAPSED_ROWS);
+	const paths = summarizePatchArgs(args);
 	let text = title(theme, "patch_state");
 	if (paths.length === 0) text += ` ${theme.fg("dim", "…")}`;
 	else if (!expanded) {
 		text += ` ${theme.fg("accent", paths.slice(0, COMPACT_ITEMS).join(", "))}`;
 		if (paths.length > COMPACT_ITEMS) text += theme.fg("dim", ` +${paths.length - COMPACT_ITEMS}`);
 	} else text += `\n${theme.fg("muted", safeJson(args))}`;
-	return new Text(text, 0, 0);
+	return view(text, expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 }
 
 function safeJson(v: unknown): string {
@@ -146,7 +175,7 @@ function noticeLines(v: unknown, theme: RenderTheme): string[] {
 /** Error view shared by both tools: first line collapsed, whole message expanded. */
 function renderError(result: RenderableResult, expanded: boolean, theme: RenderTheme): Component {
 	const text = resultText(result) || "failed";
-	return new Text(theme.fg("error", expanded ? text : clip(text, COMPACT_ERROR)), 0, 0);
+	return view(theme.fg("error", expanded ? text : clip(text, COMPACT_ERROR)), expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 }
 
 /**
@@ -155,7 +184,7 @@ function renderError(result: RenderableResult, expanded: boolean, theme: RenderT
  */
 export function renderPatchResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
 	if (options.isPartial) return new Text(theme.fg("warning", "Writing state…"), 0, 0);
-	const result = printableDeep(raw) as RenderableResult;
+	const result = shown(raw, options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS) as RenderableResult;
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const d = isRec(result.details) ? result.details : {};
 	const changed = strings(d.changed);
@@ -164,7 +193,7 @@ export function renderPatchResult(raw: RenderableResult, options: ToolRenderResu
 	if (id === undefined && changed.length === 0) {
 		// No transition: a no-op, or a result shape this renderer does not know; show the text.
 		const text = resultText(result) || "no change";
-		return new Text(theme.fg("muted", options.expanded ? text : clip(text, COMPACT_ERROR)), 0, 0);
+		return view(theme.fg("muted", options.expanded ? text : clip(text, COMPACT_ERROR)), options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 	}
 	const head = [theme.fg("success", "✓")];
 	if (scopes.length > 0) head.push(theme.fg("accent", scopes.join("+")));
@@ -183,7 +212,7 @@ export function renderPatchResult(raw: RenderableResult, options: ToolRenderResu
 	lines.push(...noticeLines(d.notices, theme));
 	// The model-facing text says the same in prose (changed, cascaded, …): expanded shows every
 	// item above once instead of repeating each path.
-	return new Text(lines.join("\n"), 0, 0);
+	return view(lines.join("\n"), options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 }
 
 /** The locators a `read_state` call asks for, in request order. */
@@ -195,9 +224,9 @@ export function readLocators(args: unknown): string[] {
 
 /** `renderCall` for `read_state`: `read_state tactics, lazy.plan [keys]`. */
 export function renderReadCall(rawArgs: unknown, theme: RenderTheme, context?: Partial<RenderContext>): Component {
-	const args = printableDeep(rawArgs);
-	const locators = readLocators(args);
 	const expanded = context?.expanded === true;
+	const args = shown(rawArgs, expanded ? EXPANDED_ROWS : COLLAPSED_ROWS);
+	const locators = readLocators(args);
 	let text = title(theme, "read_state");
 	if (locators.length === 0) text += ` ${theme.fg("dim", "…")}`;
 	else {
@@ -207,7 +236,7 @@ export function renderReadCall(rawArgs: unknown, theme: RenderTheme, context?: P
 	}
 	const projection = isRec(args) && typeof args.projection === "string" ? args.projection : undefined;
 	if (projection !== undefined && projection !== "value") text += ` ${theme.fg("muted", `[${projection}]`)}`;
-	return new Text(text, 0, 0);
+	return view(text, expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 }
 
 /** Lines of the model-facing read text shown collapsed. */
@@ -219,12 +248,15 @@ const COMPACT_READ_LINES = 3;
  */
 export function renderReadResult(raw: RenderableResult, options: ToolRenderResultOptions, theme: RenderTheme, context?: Partial<RenderContext>): Component {
 	if (options.isPartial) return new Text(theme.fg("warning", "Reading state…"), 0, 0);
-	const result = printableDeep(raw) as RenderableResult;
+	const result = shown(raw, options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS) as RenderableResult;
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
+	// Size and line count of the whole text; what is shown of it was cut to the screen above.
+	const whole = resultText(raw);
 	const text = resultText(result);
-	const lines = text.split("\n");
+	const lines = text.split("\n", COMPACT_READ_LINES);
+	const total = lineCount(whole);
 	const d = isRec(result.details) ? result.details : {};
-	const head = [theme.fg("success", "✓"), theme.fg("muted", `${Buffer.byteLength(text, "utf8")} bytes`)];
+	const head = [theme.fg("success", "✓"), theme.fg("muted", `${Buffer.byteLength(whole, "utf8")} bytes`)];
 	if (typeof d.transitionId === "string") head.push(theme.fg("dim", options.expanded ? d.transitionId : d.transitionId.slice(0, 8)));
 	const out = [head.join(" · "), ...noticeLines(d.notices, theme)];
 	if (options.expanded) {
@@ -232,8 +264,8 @@ export function renderReadResult(raw: RenderableResult, options: ToolRenderResul
 		if (canonical.length > 0) out.push(theme.fg("dim", `canonical: ${canonical.join(", ")}`));
 		out.push(theme.fg("toolOutput", text));
 	} else {
-		out.push(...lines.slice(0, COMPACT_READ_LINES).map((l) => theme.fg("toolOutput", l)));
-		if (lines.length > COMPACT_READ_LINES) out.push(theme.fg("dim", `… ${lines.length - COMPACT_READ_LINES} more lines`));
+		out.push(...lines.map((l) => theme.fg("toolOutput", l)));
+		if (total > COMPACT_READ_LINES) out.push(theme.fg("dim", `… ${total - COMPACT_READ_LINES} more lines`));
 	}
-	return new Text(out.join("\n"), 0, 0);
+	return view(out.join("\n"), options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS, theme);
 }

@@ -3,9 +3,14 @@
  * public bus contract of `lib/api.ts`. It decides which roots are active (declared to the
  * model, writable) and which are dormant (stored data kept untouched, hidden, not writable),
  * validates values with ajv, commits the extensions' own writes and tells them of changes.
+ * A co-installed extension is not trusted to be small or fast (issue 24): names that are
+ * `Object.prototype` members are refused, the number of roots and the bytes they add to every
+ * request are bounded, and schema patterns run on RE2 (linear time, no backtracking), so
+ * validating a value under a store's lock is linear in the value.
  */
 import AjvModule from "ajv";
-import type { ValidateFunction } from "ajv";
+import type { Options, ValidateFunction } from "ajv";
+import { RE2JS } from "re2js";
 import type { RootChange, RootHandle, RootListener, RootOwner, RootSpec, RootStatus, StateFlowBus } from "../api.js";
 import { fail, formatPath, messageOf } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject } from "../core/json.js";
@@ -19,6 +24,50 @@ const Ajv = AjvModule.default;
 const RESERVED: readonly string[] = [...PLANES, ...OWNERS, "response", ROOTS, "patches", "effective"];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 const MAX_DESCRIPTION = 300;
+/** Roots registered at once, at most: each is declared on every request. */
+export const MAX_ROOTS = 16;
+/** UTF-8 bytes of one root's schema as JSON, at most (it is sent on every request). */
+export const MAX_SCHEMA_BYTES = 4096;
+/** Nesting of a root's schema, at most (pi's own validator walks it recursively). */
+export const MAX_SCHEMA_DEPTH = 32;
+/** UTF-8 bytes all registered roots add to the declarations (descriptions and schemas), at most. */
+export const MAX_ROOTS_BYTES = 16384;
+
+/** Names a plain object already answers (`constructor`, `toString`, `__proto__`, …): a root of that name would be one. */
+const INHERITED: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
+
+/**
+ * The pattern engine of root schemas (`pattern`, `patternProperties`, `propertyNames`): RE2,
+ * linear in the text whatever the pattern, so no schema can make a commit backtrack for ever
+ * under a store's lock. A pattern RE2 cannot run (lookaround, backreferences) is refused at
+ * registration, naming it.
+ */
+const re2: NonNullable<NonNullable<Options["code"]>["regExp"]> = Object.assign(
+	(pattern: string, flags: string) => {
+		let re: RE2JS;
+		try {
+			re = RE2JS.compile(pattern);
+		} catch (e) {
+			throw new Error(
+				`pattern ${JSON.stringify(pattern)} cannot be used: State Flow runs schema patterns in linear time (RE2 syntax: no lookahead, lookbehind or backreferences); ${messageOf(e)}`,
+			);
+		}
+		// `toString` is ajv's cache key of a compiled pattern.
+		return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${flags}` };
+	},
+	{ code: "re2" },
+);
+
+/** UTF-8 bytes of a value as JSON text. */
+const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
+
+/** Nesting depth of a JSON value (objects and arrays), stopping once past `max`. */
+function depthOf(v: unknown, max: number, at = 0): number {
+	if (at > max || v === null || typeof v !== "object") return at;
+	let deepest = at + 1;
+	for (const x of Object.values(v)) deepest = Math.max(deepest, depthOf(x, max, at + 1));
+	return deepest;
+}
 
 interface Entry {
 	spec: RootSpec;
@@ -56,7 +105,7 @@ function pathOf(pointer: string): string[] {
 
 export class RootRegistry {
 	readonly #entries = new Map<string, Entry>();
-	readonly #ajv = new Ajv({ allErrors: false, strict: false });
+	readonly #ajv = new Ajv({ allErrors: false, strict: false, code: { regExp: re2 } });
 	#host: RootsHost | undefined;
 	/** While a root is registered, the file stores' folders: another process's commit is told as it lands. */
 	readonly #watch = new FolderWatch(() => this.#changedElsewhere());
@@ -168,6 +217,12 @@ export class RootRegistry {
 		if (typeof name !== "string" || !NAME.test(name))
 			fail("invalid_input", `\`name\` must be an identifier of letters, digits and _ (at most 64), got ${JSON.stringify(name)}`, ["name"]);
 		if (RESERVED.includes(name)) fail("invalid_input", `root name \`${name}\` collides with State Flow's own \`${name}\`; choose another name`, ["name"]);
+		if (INHERITED.includes(name))
+			fail("invalid_input", `root name \`${name}\` is a member every JavaScript object has (Object.prototype); choose another name`, ["name"]);
+		if (this.#entries.size >= MAX_ROOTS)
+			fail("invalid_input", `${MAX_ROOTS} roots are registered already, the most State Flow declares (each is sent on every request); dispose one first`, [
+				"name",
+			]);
 		const other = this.#entries.get(name);
 		if (other !== undefined)
 			fail("invalid_input", `root name \`${name}\` is already registered by extension ${other.spec.extension}; choose another name`, ["name"]);
@@ -179,6 +234,21 @@ export class RootRegistry {
 		}
 		if (!isPlainObject(schema as Json) || schema.type !== "object")
 			fail("invalid_input", '`schema` must be a JSON Schema object with `"type": "object"` (a root holds an object, merged like a plane)', ["schema"]);
+		const schemaBytes = bytesOf(schema);
+		if (schemaBytes > MAX_SCHEMA_BYTES)
+			fail("invalid_input", `\`schema\` is ${schemaBytes} B as JSON; at most ${MAX_SCHEMA_BYTES} B (it is sent on every request): describe less in it`, [
+				"schema",
+			]);
+		if (depthOf(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH)
+			fail("invalid_input", `\`schema\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten it`, ["schema"]);
+		const added = schemaBytes + bytesOf(description);
+		const declared = [...this.#entries.values()].reduce((n, e) => n + bytesOf(e.spec.schema) + bytesOf(e.spec.description), 0);
+		if (declared + added > MAX_ROOTS_BYTES)
+			fail(
+				"invalid_input",
+				`the registered roots would add ${declared + added} B to every request; at most ${MAX_ROOTS_BYTES} B for all roots together (${declared} B taken): make the schema or description shorter`,
+				["schema"],
+			);
 		let validate: ValidateFunction;
 		try {
 			validate = this.#ajv.compile(schema);

@@ -6,6 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail, isStateError, messageOf, type StateError } from "../core/errors.js";
+import { boundNotice } from "./screen-text.js";
 import { printable } from "../core/printable.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf, SHARED_OWNERS } from "../core/types.js";
@@ -541,9 +542,12 @@ export class StateFlowHost {
 		this.pi.setActiveTools([...active.filter((n) => !ours(n)), ...want]);
 	}
 
-	/** Show a message to the user (and to the injected tap); never throws, even with a stale context. Terminal controls in it are shown as escapes. */
+	/**
+	 * Show a message to the user (and to the injected tap); never throws, even with a stale context.
+	 * Terminal controls in it are shown as escapes; its length is bounded by the screen (`boundNotice`).
+	 */
 	say(message: string, level: "info" | "warning" | "error" = "info", ctx: ExtensionContext | undefined = this.#ctx): void {
-		const shown = printable(message);
+		const shown = boundNotice(message, printable);
 		try {
 			ctx?.ui.notify(shown, level);
 		} catch {

@@ -3,9 +3,9 @@
  * never echoes the whole state, paths relative to the sole owner for the flat interface, and
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
-import { setOwn } from "../core/json.js";
+import { jsonUtf8Bytes, setOwn } from "../core/json.js";
 import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact } from "../core/types.js";
-import { modelLocator } from "./head-elide.js";
+import { MARKER_KEY, formatSize, modelLocator } from "./head-elide.js";
 import { presentCanonical, presentLocator, presentPointer, presentValue, soleOwner } from "./interface.js";
 
 /** `details` of a `patch_state` result: canonical forms only. */
@@ -132,8 +132,33 @@ export interface ReadItem {
 }
 
 /**
+ * UTF-8 bytes of values a batch returns, at most (issue 24): 20 temporal reads of a 3 MiB lazy
+ * body would otherwise put 60 MiB into the context and the session file. The first value always
+ * comes whole (one value is bounded by its owner's size limit), so reading a value alone always
+ * works; each later value that would go over is left out, replaced by a marker (the head's `…`
+ * key) naming its size and the locator to read alone.
+ */
+export const READ_BATCH_BYTES = 256 * 1024;
+
+/** What stands for a batch value left out: its size and how to read it. */
+function leftOutMarker(locator: string, bytes: number): JsonObject {
+	return { [MARKER_KEY]: `left out: ${formatSize(bytes)}, over the ${formatSize(READ_BATCH_BYTES)} a batch returns; read_state ${locator} alone` };
+}
+
+/** A batch's values within `READ_BATCH_BYTES` (the first always whole), the rest as markers. */
+function withinCap(values: Json[], locators: readonly string[]): Json[] {
+	let used = 0;
+	return values.map((v, i) => {
+		const n = jsonUtf8Bytes(v);
+		if (i > 0 && used + n > READ_BATCH_BYTES) return leftOutMarker(locators[i] ?? "", n);
+		used += n;
+		return v;
+	});
+}
+
+/**
  * The text of a read: the JSON of the value (single) or of the values in request order
- * (batch), under at most a one-line header, then any notices.
+ * (batch, bounded by `READ_BATCH_BYTES`), under at most a one-line header, then any notices.
  */
 export function readResult(input: {
 	items: ReadItem[];
@@ -147,7 +172,8 @@ export function readResult(input: {
 	const values = items.map((i) => presentValue(i.value, wanted));
 	let text: string;
 	if (input.batch) {
-		text = `${items.length} values in request order: ${items.map((i) => i.locator).join(", ")}\n${JSON.stringify(values)}`;
+		const locators = items.map((i) => i.locator);
+		text = `${items.length} values in request order: ${locators.join(", ")}\n${JSON.stringify(withinCap(values, locators))}`;
 	} else {
 		text = JSON.stringify(values[0] ?? null);
 	}
