@@ -5,7 +5,7 @@
  * and never invent history beyond the retained tail.
  */
 
-import { spellId } from "./printable.js";
+import { inline, spellId } from "./printable.js";
 import { fail } from "./errors.js";
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
 import { applyMergePatch, applyPatch } from "./merge.js";
@@ -220,8 +220,12 @@ export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: 
 	return out;
 }
 
-/** Who made a transition, in words (`/state history` and the CLI). */
+/** Who made a transition, in words (`/state history` and the CLI); stored text in it stays on its line (`inline`). */
 export function describeProvenance(by: Provenance): string {
+	return inline(provenanceWords(by));
+}
+
+function provenanceWords(by: Provenance): string {
 	switch (by.kind) {
 		case "tool":
 			return `model tool call ${by.toolCallId}`;

@@ -86,6 +86,11 @@ export function spellId(text: string): string {
 	return text.replace(UNSAFE_ID, spell).replace(TAG, "\\u003c");
 }
 
+/** A string as a JSON literal that reads as it is: `spellId`'s characters as escapes (the same string to a JSON parser); keys in locators. */
+export function jsonId(text: string): string {
+	return spellId(JSON.stringify(text));
+}
+
 /** Why `text` cannot be an identifier a user is shown and asked about, or undefined: no control, separator, bidi or invisible character. */
 export function identifierProblem(text: string): string | undefined {
 	// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
