@@ -14,6 +14,7 @@ import { HEAD_TAG, identifierProblem, inline, printable, spellId } from "../../l
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, StaleArtifact } from "../../lib/core/types.js";
 import { HEAD_CLOSE, HEAD_OPEN, renderHead } from "../../lib/model/head.js";
+import { SUGGESTION_FILE, readSuggestion } from "../../lib/host/link.js";
 import { sumOf } from "../../lib/storage/format.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";
@@ -211,6 +212,11 @@ describe("identifiers shown to the user (issue 24)", () => {
 		assert.notEqual(r.code, 0, r.stdout);
 		assert.match(r.stderr + r.stdout, /invisible characters \(found \\u200b\)/);
 		assert.ok(!(r.stdout + r.stderr).includes("acme/api\u200b"), "the id is never printed as it reads");
+		mkdirSync(join(cwd, ".pi"), { recursive: true });
+		writeFileSync(join(cwd, SUGGESTION_FILE), JSON.stringify({ project: "acme/api\u200b" }));
+		const suggested = readSuggestion(cwd);
+		assert.ok(suggested !== undefined && "problem" in suggested, "the suggestion is ignored, never offered");
+		assert.match(suggested.problem, /invisible characters/);
 	});
 
 	it("inline text never spells the head's tag, in any case or spacing, and is idempotent", () => {
