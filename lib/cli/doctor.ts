@@ -7,6 +7,7 @@
  * damaged store in a renamed folder, `--cut-torn <owner>` cuts only bytes that cannot be a
  * complete record. Everything is read through Storage's own checks (no link is followed).
  */
+import { inline } from "../core/printable.js";
 import { closeSync, constants, fstatSync, readSync, readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { isStateError, messageOf } from "../core/errors.js";
@@ -409,7 +410,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 				: "All stores are healthy."
 			: "Some stores need attention (see above); nothing damaged was rewritten.",
 	);
-	return { stdout: `${report.lines.join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
+	// One line each, whatever a line quotes (a planted id, a file name): stored text never prints a line of its own.
+	return { stdout: `${report.lines.map(inline).join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
 }
 
 /**

@@ -2,6 +2,7 @@
  * Human-readable text of `state-flow show` and `history`: deterministic, plain (no colour),
  * lazy bodies as a catalog unless asked for. Pure functions of histories.
  */
+import { spellId } from "../core/printable.js";
 import { escapePointerToken } from "../core/json.js";
 import { describeProvenance } from "../core/history.js";
 import { patchLeaves } from "../core/merge.js";
@@ -70,20 +71,20 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 
 /** Pointers (relative to the owner) of every leaf a merge patch sets or deletes. */
 function patchPaths(patch: PlanePatch): string[] {
-	return patchLeaves(patch).map((l) => `/${[l.plane, ...l.path].map(escapePointerToken).join("/")}${l.deleted ? " (deleted)" : ""}`);
+	return patchLeaves(patch).map((l) => `/${spellId([l.plane, ...l.path].map(escapePointerToken).join("/"))}${l.deleted ? " (deleted)" : ""}`);
 }
 
 /** One transition as `history` prints it (also in what undo, redo and restore revert). */
 export function formatRecord(r: TransitionRecord): string {
 	const lines = [
 		`#${r.seq}  ${r.at}  ${describeProvenance(r.by)}${r.by.kind === "tool" ? ` (session ${r.by.sessionId})` : ""}`,
-		`    id ${r.id}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`,
+		`    id ${spellId(r.id)}${r.owners.length > 1 ? `  (with ${r.owners.join(", ")})` : ""}`,
 	];
 	// On a line of its own: whole names, without pushing the provenance or the id past 80 columns.
 	if (r.who !== undefined) lines.push(`    who ${formatWho(r.who)}`);
 	const paths = patchPaths(r.patch);
 	lines.push(`    changed: ${paths.length > 0 ? paths.join(", ") : "(nothing)"}`);
-	for (const c of r.cascades) lines.push(`    cascaded: intents/${escapePointerToken(c.intent)} -> ${c.targets.join(", ")}`);
+	for (const c of r.cascades) lines.push(`    cascaded: intents/${spellId(escapePointerToken(c.intent))} -> ${spellId(c.targets.join(", "))}`);
 	return lines.join("\n");
 }
 

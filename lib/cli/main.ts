@@ -21,27 +21,39 @@ import { helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
 
 /**
+ * Commands whose standard output reports configuration (where the stores live, connection
+ * outcomes). Every other command prints stored data on it — an export, a value, a history —
+ * which is never scrubbed: a stored "run postgres 16" stays itself whatever URL is configured.
+ */
+const CONFIG_OUTPUT: ReadonlySet<string> = new Set(["link", "unlink", "migrate", "doctor"]);
+
+/**
  * Run the CLI on `argv` (without node and script); never throws, never exits; closes the
  * database connections it opened. Every message already shows database URLs without their
- * password; as a last guard, the output is scrubbed of the configured URLs' secrets too, and
- * terminal controls are spelled as escapes (`printable`: JSON output keeps its meaning).
+ * password (`redactUrl`); as a last guard, what is printed as configuration — error output, and
+ * the standard output of the commands that report configuration — is scrubbed of the configured
+ * URLs' secrets too. Terminal controls are spelled as escapes everywhere (`printable`: JSON
+ * output keeps its meaning).
  */
 export async function main(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): Promise<Outcome> {
 	let agentDir = defaultAgentDir();
-	const out = await run(argv, stdin, (dir) => {
+	let command: string | undefined;
+	const out = await run(argv, stdin, (dir, name) => {
 		agentDir = dir;
+		command = name;
 	});
 	const urls = [process.env[DATABASE_ENV], readConfig(agentDir).config.database].filter((u): u is string => u !== undefined && u !== "");
 	const scrub = (text: string) => urls.reduce((t, url) => scrubber(url)(t), text);
+	const stdout = command !== undefined && !CONFIG_OUTPUT.has(command) ? out.stdout : scrub(out.stdout);
 	// Stored text may carry terminal controls (a planted store): shown as escapes, never sent raw to a terminal.
-	return { ...out, stdout: printable(scrub(out.stdout)), stderr: printable(scrub(out.stderr)) };
+	return { ...out, stdout: printable(stdout), stderr: printable(scrub(out.stderr)) };
 }
 
-async function run(argv: readonly string[], stdin: () => string, seen: (agentDir: string) => void): Promise<Outcome> {
+async function run(argv: readonly string[], stdin: () => string, seen: (agentDir: string, command: string | undefined) => void): Promise<Outcome> {
 	let command: ReturnType<typeof parseArgs>["command"];
 	try {
 		const p = parseArgs(argv);
-		seen(p.agentDir);
+		seen(p.agentDir, p.command);
 		command = p.command;
 		if (p.version) return { stdout: `${packageVersion()}\n`, stderr: "", code: 0 };
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };

@@ -17,6 +17,7 @@ import { rootOf, storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
 import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
 import { Stores } from "../storage/stores.js";
+import { spellId } from "../core/printable.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
 import { describeDatabase, describeLocation } from "./format.js";
@@ -24,7 +25,8 @@ import { describeDatabase, describeLocation } from "./format.js";
 /** A project id from the command line, refused (naming the field) before anything is written. */
 function projectId(value: string | undefined): string {
 	const why = sharedKeyProblem(value);
-	if (why !== undefined) fail("invalid_input", `the project id ${why} (got ${JSON.stringify(value)}); nothing was written.`, ["project"]);
+	if (why !== undefined)
+		fail("invalid_input", `the project id ${why} (got ${value === undefined ? "nothing" : `"${spellId(value)}"`}); nothing was written.`, ["project"]);
 	return value as string;
 }
 

@@ -4,6 +4,7 @@
  * moved since the plan. What is reverted is printed with whose it was; a transition made by
  * another user or machine is reverted only with `--yes` (a command line cannot be asked).
  */
+import { spellId } from "../core/printable.js";
 import { randomUUID } from "node:crypto";
 import { fail, isStateError } from "../core/errors.js";
 import { formatLocator, tryParseLocator } from "../core/locator.js";
@@ -60,9 +61,9 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 function describe(plan: UndoPlan): string[] {
 	const head =
 		plan.op === "restore"
-			? `It brings ${plan.path ?? plan.owners.join(" and ")} back to how it was after ${plan.id}, reverting ${plan.reverts.length} transition${plan.reverts.length === 1 ? "" : "s"}:`
+			? `It brings ${plan.path ?? plan.owners.join(" and ")} back to how it was after ${spellId(plan.id)}, reverting ${plan.reverts.length} transition${plan.reverts.length === 1 ? "" : "s"}:`
 			: plan.op === "redo"
-				? `It applies again what ${plan.id} undid:`
+				? `It applies again what ${spellId(plan.id)} undid:`
 				: "It reverts:";
 	const out = [head];
 	for (const { owner, record } of plan.reverts.slice(0, MAX_LISTED)) out.push(`${owner} ${formatRecord(record)}`);
@@ -115,12 +116,13 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 		},
 	});
 	const owners = plan.owners.join(" and ");
-	if (result.noop) return ok(`Transition ${plan.id} is already ${verb === "restore" ? "restored" : "undone"}; nothing was written.\n`, lines(warnings));
+	if (result.noop)
+		return ok(`Transition ${spellId(plan.id)} is already ${verb === "restore" ? "restored" : "undone"}; nothing was written.\n`, lines(warnings));
 	const done =
 		verb === "restore"
-			? `Restored ${plan.path ?? owners} to after ${plan.id} as transition ${result.transitionId}.`
+			? `Restored ${plan.path ?? owners} to after ${spellId(plan.id)} as transition ${result.transitionId}.`
 			: verb === "redo" || plan.op === "redo"
-				? `Redid what ${plan.id} undid (${owners}) as transition ${result.transitionId}.`
-				: `Reverted ${plan.id} (${owners}) as transition ${result.transitionId}.`;
+				? `Redid what ${spellId(plan.id)} undid (${owners}) as transition ${result.transitionId}.`
+				: `Reverted ${spellId(plan.id)} (${owners}) as transition ${result.transitionId}.`;
 	return ok(`${[done, ...describe(plan)].join("\n")}\n`, lines(warnings));
 }

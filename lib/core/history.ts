@@ -5,6 +5,7 @@
  * and never invent history beyond the retained tail.
  */
 
+import { inline, spellId } from "./printable.js";
 import { fail } from "./errors.js";
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
 import { applyMergePatch, applyPatch } from "./merge.js";
@@ -46,7 +47,7 @@ export function historyFrom(
 		if (r.seq !== checkpointSeq + 1 + i) {
 			fail(
 				"corrupt",
-				`${owner} history is damaged: transition \`${r.id}\` has seq ${r.seq} but ${checkpointSeq + 1 + i} was expected after checkpoint ${checkpointSeq}; restore the store from a backup or inspect it with \`state-flow\``,
+				`${owner} history is damaged: transition \`${spellId(r.id)}\` has seq ${r.seq} but ${checkpointSeq + 1 + i} was expected after checkpoint ${checkpointSeq}; restore the store from a backup or inspect it with \`state-flow\``,
 				[owner, "history", i],
 			);
 		}
@@ -73,7 +74,7 @@ export function historyFrom(
  */
 export function adoptionProblem(history: OwnerHistory, owner: Owner): string | undefined {
 	const bad = history.tail.find((r, i) => r.seq !== history.checkpointSeq + 1 + i || !r.owners.includes(owner));
-	if (bad !== undefined) return `the history to adopt is inconsistent at transition \`${bad.id}\` (seq ${bad.seq})`;
+	if (bad !== undefined) return `the history to adopt is inconsistent at transition \`${spellId(bad.id)}\` (seq ${bad.seq})`;
 	const end = history.checkpointSeq + history.tail.length;
 	return end === history.seq ? undefined : `the history to adopt ends at seq ${end}, not at its head ${history.seq}`;
 }
@@ -81,7 +82,7 @@ export function adoptionProblem(history: OwnerHistory, owner: Owner): string | u
 /** Apply a committed record in place, append it, fold beyond retention. */
 export function commitRecord(h: OwnerHistory, record: TransitionRecord, bytesAfter?: number): void {
 	if (record.seq !== h.seq + 1) {
-		fail("corrupt", `${h.owner} transition \`${record.id}\` has seq ${record.seq}, expected ${h.seq + 1}; reload the store and retry`, [h.owner]);
+		fail("corrupt", `${h.owner} transition \`${spellId(record.id)}\` has seq ${record.seq}, expected ${h.seq + 1}; reload the store and retry`, [h.owner]);
 	}
 	applyPatch(h.state, record.patch);
 	h.tail.push(record);
@@ -219,8 +220,12 @@ export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: 
 	return out;
 }
 
-/** Who made a transition, in words (`/state history` and the CLI). */
+/** Who made a transition, in words (`/state history` and the CLI); stored text in it stays on its line (`inline`). */
 export function describeProvenance(by: Provenance): string {
+	return inline(provenanceWords(by));
+}
+
+function provenanceWords(by: Provenance): string {
 	switch (by.kind) {
 		case "tool":
 			return `model tool call ${by.toolCallId}`;

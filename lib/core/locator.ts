@@ -4,6 +4,7 @@
  * `[N]` right after an owner or `effective` is temporal; everywhere else it is an index.
  * The grammar is documented in docs/query-language.md.
  */
+import { jsonId } from "./printable.js";
 import { fail } from "./errors.js";
 import { PLANES, ROOTS, type Owner, type Section, isOwner, isPlane } from "./types.js";
 
@@ -52,10 +53,11 @@ function isIdent(key: string): boolean {
 	return true;
 }
 
-/** Print a key segment: `.ident` where it fits, `["json string"]` otherwise. */
+/** Print a key segment: `.ident` where it fits, `["json string"]` otherwise (`jsonId`). */
 export function formatKeySegment(key: Segment): string {
 	if (typeof key === "number") return `[${key}]`;
-	return isIdent(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+	// Spelled so a key reads as it is wherever a locator is shown (invisible and bidi characters as escapes, which parse back to them).
+	return isIdent(key) ? `.${key}` : `[${jsonId(key)}]`;
 }
 
 /** Canonical text of a locator. A null owner prints relative (the flat presentation). */

@@ -8,7 +8,7 @@
 import { jsonUtf8Bytes } from "../core/json.js";
 import { formatKeySegment } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import { printable } from "../core/printable.js";
+import { printable, spellId } from "../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
 import { ROOTS, SECTIONS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
@@ -293,5 +293,5 @@ export function transitionDetail(owner: Owner, record: TransitionRecord): Detail
 		else lines.push(`+ ${where}:`, ...wholeText(after).map((l) => `+   ${l}`));
 	}
 	for (const text of cascadeTexts(record)) lines.push(`! ${text}`);
-	return { title: printable(`${owner} #${record.seq} ${record.id}`), lines };
+	return { title: `${owner} #${record.seq} ${spellId(record.id)}`, lines };
 }

@@ -15,7 +15,7 @@ import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { OWNERS } from "../core/types.js";
 import { MODES } from "../storage/config.js";
 import { messageOf } from "../core/errors.js";
-import { printable } from "../core/printable.js";
+import { printable, spellId } from "../core/printable.js";
 import { formatSize } from "../model/head.js";
 import {
 	type Detail,
@@ -398,8 +398,8 @@ export class StateBrowser implements Component {
 			const { op, owners } = this.confirm.plan;
 			const verb = op === "redo" ? "Redo" : "Undo";
 			// Whose it was, so reverting a teammate's change is never a surprise.
-			const by = r.who === undefined ? "" : ` by ${printable(`${r.who.user}@${r.who.host}`)}`;
-			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${printable(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
+			const by = r.who === undefined ? "" : ` by ${spellId(r.who.user)}@${spellId(r.who.host)}`;
+			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${spellId(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
 		} else if (this.pendingEdit) out.push(fit(t.fg("warning", printable(editQuestion(this.pendingEdit)))));
 		else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
 		for (const line of this.#help(width)) out.push(fit(t.fg("dim", line)));
@@ -469,7 +469,7 @@ export class StateBrowser implements Component {
 		const { shown, start } = this.#window(records);
 		const out = shown.map((r, i) => {
 			const selected = start + i === this.cursor;
-			const id = this.full ? r.id : (short.get(r.id) ?? r.id);
+			const id = spellId(this.full ? r.id : (short.get(r.id) ?? r.id));
 			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - columns(head) - 1);
 			const line = `${head} ${t.fg("muted", fitList(changedKeys(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
@@ -478,7 +478,10 @@ export class StateBrowser implements Component {
 		const selected = records[this.cursor];
 		if (selected) {
 			out.push(
-				truncateToWidth(t.fg("dim", printable(`  #${selected.seq} ${this.full ? selected.id : selected.id.slice(0, 8)} by ${madeBy(selected, true)}`)), width),
+				truncateToWidth(
+					t.fg("dim", printable(`  #${selected.seq} ${spellId(this.full ? selected.id : selected.id.slice(0, 8))} by ${madeBy(selected, true)}`)),
+					width,
+				),
 			);
 			const diff = diffLines(selected, width - 4, DIFF_ROWS);
 			for (const d of diff.slice(0, DIFF_ROWS)) {

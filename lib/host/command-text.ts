@@ -8,7 +8,7 @@
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import { printable } from "../core/printable.js";
+import { inline, printable, spellId } from "../core/printable.js";
 import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
@@ -73,8 +73,12 @@ export function clipText(text: string, width: number): string {
 	return `${out}…`;
 }
 
-/** Who made a transition, short: `model call_8xKz…`, `/state undo cwd`, `import x.json`. */
+/** Who made a transition, short: `model call_8xKz…`, `/state undo cwd`, `import x.json`; stored text in it stays on its line (`inline`). */
 export function who(by: Provenance, full = false): string {
+	return inline(provenanceWords(by, full));
+}
+
+function provenanceWords(by: Provenance, full: boolean): string {
 	switch (by.kind) {
 		case "tool":
 			return `model ${full ? by.toolCallId : clipText(by.toolCallId, 12)}`;
@@ -299,7 +303,9 @@ export interface HistoryFormat {
  */
 export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
 	if (f.full) {
-		return [`${indent}#${r.seq} ${r.id}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join("\n");
+		return [`${indent}#${r.seq} ${spellId(r.id)}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join(
+			"\n",
+		);
 	}
 	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
 	const width = f.width ?? TEXT_WIDTH;

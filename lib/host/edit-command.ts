@@ -14,7 +14,7 @@ import { type EditOp, type EditTarget, parseEditTarget, targetText, valueAtTarge
 import { messageOf } from "../core/errors.js";
 import { detach, isPlainObject } from "../core/json.js";
 import { formatKeySegment, type Segment } from "../core/locator.js";
-import { printable } from "../core/printable.js";
+import { printable, spellId } from "../core/printable.js";
 import { OWNERS, type Json, type Owner, type OwnerState, ROOTS, type TransitionRecord } from "../core/types.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../storage/hand-edit.js";
@@ -298,7 +298,7 @@ function tidyReport(made: Array<{ owner: Owner; record: TransitionRecord }>): st
 			Object.keys(p ?? {}).map((k) => printable(`${plane}${formatKeySegment(k)}${p?.[k] === null ? " (deleted)" : ""}`)),
 		);
 		const shown = leaves.slice(0, 6).join(", ") + (leaves.length > 6 ? ` +${leaves.length - 6}` : "");
-		lines.push(`  ${owner} #${record.seq} ${record.id.slice(0, 8)}: ${shown}`);
+		lines.push(`  ${owner} #${record.seq} ${spellId(record.id.slice(0, 8))}: ${shown}`);
 		for (const c of record.cascades) lines.push(`    cascade: intents${printable(formatKeySegment(c.intent))} took ${c.targets.length} target(s)`);
 	}
 	lines.push(ids.length === 1 ? `/state undo ${ids[0]?.slice(0, 8)} reverts it as one change.` : "/state undo reverts them one at a time, newest first.");

@@ -8,7 +8,7 @@ import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi
 import { fail } from "../core/errors.js";
 import { formatLocator, tryParseLocator } from "../core/locator.js";
 import { patchLeaves } from "../core/merge.js";
-import { printable } from "../core/printable.js";
+import { printable, spellId } from "../core/printable.js";
 import { OWNERS, type Owner, type Result, isOwner } from "../core/types.js";
 import {
 	type LoadedHistories,
@@ -27,6 +27,9 @@ import { createArtifactCompiler } from "../storage/artifacts.js";
 import { whoAmI } from "../storage/who.js";
 import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
+
+/** A transition id as listed: its first 8 characters, spelled (`spellId`): a stored id never ends a line. */
+const short = (id: string): string => spellId(id.slice(0, 8));
 
 /** Reverted transitions listed before the rest is counted. */
 const MAX_LISTED = 8;
@@ -52,13 +55,13 @@ function changedLocators(plan: UndoPlan): string[] {
 export function describePlan(plan: UndoPlan, now: Date): string[] {
 	const head =
 		plan.op === "restore"
-			? `restore ${plan.path ?? plan.owners.join("+")} to how it was after ${plan.id.slice(0, 8)}; it reverts ${plan.reverts.length} transition${plan.reverts.length === 1 ? "" : "s"}:`
+			? `restore ${plan.path ?? plan.owners.join("+")} to how it was after ${short(plan.id)}; it reverts ${plan.reverts.length} transition${plan.reverts.length === 1 ? "" : "s"}:`
 			: plan.op === "redo"
-				? `redo: apply again what ${plan.id.slice(0, 8)} undid, in ${plan.owners.join("+")}:`
-				: `undo ${plan.id.slice(0, 8)} in ${plan.owners.join("+")}:`;
+				? `redo: apply again what ${short(plan.id)} undid, in ${plan.owners.join("+")}:`
+				: `undo ${short(plan.id)} in ${plan.owners.join("+")}:`;
 	const lines = [head];
 	for (const { owner, record } of plan.reverts.slice(0, MAX_LISTED)) {
-		lines.push(transitionLine(record, record.id.slice(0, 8), { now, full: false }, `  ${owner} `));
+		lines.push(transitionLine(record, short(record.id), { now, full: false }, `  ${owner} `));
 	}
 	if (plan.reverts.length > MAX_LISTED) lines.push(`  … and ${plan.reverts.length - MAX_LISTED} more`);
 	lines.push(clipText(`changes: ${fitList(changedLocators(plan), TEXT_WIDTH - 9)}`, TEXT_WIDTH));
@@ -117,7 +120,6 @@ export async function commitPlan(host: StateFlowHost, plan: UndoPlan, ctx: Exten
 		},
 	});
 	await host.roots.sync();
-	const short = (id: string) => id.slice(0, 8);
 	if (outcome.noop) return `transition ${short(plan.id)} is already ${plan.op === "restore" ? "restored" : "undone"}; nothing changed.`;
 	const as = `as transition ${short(outcome.transitionId)}`;
 	if (plan.op === "restore") return `restored ${plan.path ?? plan.owners.join("+")} to after ${short(plan.id)} ${as} (${plan.reverts.length} reverted).`;
@@ -149,7 +151,7 @@ export async function runUndoCommand(
 	const described = describePlan(plan, now);
 	const others = othersIn(plan, whoAmI(host.config.user));
 	if (others.length > 0 && !yes) {
-		const whose = [...new Set(others.map((o) => `${o.record.who?.user}@${o.record.who?.host}`))].join(", ");
+		const whose = [...new Set(others.map((o) => `${spellId(String(o.record.who?.user))}@${spellId(String(o.record.who?.host))}`))].join(", ");
 		if (!ctx.hasUI) {
 			return out.show(
 				verb,

@@ -15,6 +15,7 @@ import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
 import { jsonUtf8Bytes, ownKeys, setOwn } from "../core/json.js";
+import { modelJson } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
 import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
 
@@ -97,7 +98,12 @@ export function shownMember(plane: Section, value: Json): Json {
 
 /** Bytes of the JSON text of a key plus its colon (`"k":`). */
 function memberNameBytes(key: string): number {
-	return utf8Bytes(JSON.stringify(key)) + 1;
+	return utf8Bytes(headJson(key)) + 1;
+}
+
+/** JSON text of a value as the head spells it: `<`, C1 and separators escaped (`modelJson`), so stored text never closes the block. */
+function headJson(value: Json): string {
+	return modelJson(JSON.stringify(value));
 }
 
 /** UTF-8 bytes of a stored value's compact JSON (nested values measured once: `jsonUtf8Bytes`). */
@@ -207,7 +213,7 @@ interface Spelling {
 }
 
 function presentedText(value: Json, sp: Spelling): string {
-	return JSON.stringify(sp.sole === undefined ? value : presentRefs(value, sp.sole));
+	return headJson(sp.sole === undefined ? value : presentRefs(value, sp.sole));
 }
 
 /** A rendered value: its text, UTF-8 bytes, and whether it is the whole value. */
@@ -232,7 +238,7 @@ function previewString(s: string, allowance: number): Shown {
 		const c = s.charCodeAt(end);
 		const pair = c >= 0xd800 && c <= 0xdbff && end + 1 < s.length;
 		const ch = s.slice(end, end + (pair ? 2 : 1));
-		const piece = c >= 0x20 && c < 0x7f && c !== 34 && c !== 92 ? ch : JSON.stringify(ch).slice(1, -1);
+		const piece = c >= 0x20 && c < 0x7f && c !== 34 && c !== 92 && c !== 60 ? ch : headJson(ch).slice(1, -1);
 		const b = utf8Bytes(piece);
 		if (b > room) break;
 		text += piece;
@@ -330,7 +336,7 @@ export class Box {
 			? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys`
 			: "";
 		const how = this.#how;
-		const text = JSON.stringify(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
+		const text = headJson(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
 
@@ -371,7 +377,7 @@ export class Box {
 			}
 			// A stored key named like the marker would read as one: it is only ever counted.
 			if (this.kind === "object" && cand.key === MARKER_KEY) continue;
-			const name = this.kind === "object" ? `${JSON.stringify(cand.key)}:` : "";
+			const name = this.kind === "object" ? `${headJson(cand.key)}:` : "";
 			const nameBytes = utf8Bytes(name);
 			const n = this.#entries.length + 1;
 			// The value gets what is left once the name and the marker are placed, at most a preview.
@@ -525,7 +531,7 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 		folds: [...exclude].some((k) => Object.hasOwn(value, k)),
 		fullText() {
 			const parts = idx.keys.map(
-				(key) => `${JSON.stringify(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(shownMember(plane, value[key] as Json), sp)}`,
+				(key) => `${headJson(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(shownMember(plane, value[key] as Json), sp)}`,
 			);
 			return `{${parts.join(",")}}`;
 		},

@@ -7,6 +7,7 @@
  */
 
 import { findDanglingRefs } from "../core/ownership.js";
+import { HEAD_TAG, modelJson, modelLine } from "../core/printable.js";
 import { presentRef } from "../core/refs.js";
 import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
 import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
@@ -32,8 +33,8 @@ export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js
 export { naturalCompare } from "../core/order.js";
 
 /** Delimiters of the head block; tests and the host find the head by them. */
-export const HEAD_OPEN = "<state_flow_head>";
-export const HEAD_CLOSE = "</state_flow_head>";
+export const HEAD_OPEN = `<${HEAD_TAG}>`;
+export const HEAD_CLOSE = `</${HEAD_TAG}>`;
 /** Default byte budget of the whole head block (docs/spec.md §6.2: 8 KiB). */
 export const DEFAULT_HEAD_BUDGET = 8192;
 /** Recent transitions shown in Active mode by default. */
@@ -176,7 +177,7 @@ function planeOrder(h: OwnerHistory, plane: Plane, rank: OwnerRank, budget: numb
 
 /** JSON text of a stored string for a head line (`<` escaped, so stored text never closes the block). */
 function quoted(text: string): string {
-	return JSON.stringify(text).replace(/</g, "\\u003c");
+	return modelJson(JSON.stringify(text));
 }
 
 /** One line per intent of another branch (name, branch, open steps), and whether that branch was merged or deleted. */
@@ -361,19 +362,20 @@ function layout(
 ): string {
 	let folded = new Map<Owner, string>();
 	const compose = (shownRecent: number, summary: string | undefined, planeText: (v: PlaneView) => string): string[] => {
+		// Each line stays one line whatever it quotes (`modelLine`); plane text is head JSON already (`head-elide.ts`).
 		const lines = [HEAD_OPEN];
 		for (const owner of owners) {
-			lines.push(ownerLines.get(owner) as string);
-			for (const v of views) if (v.owner === owner) lines.push(v.prefix + planeText(v));
+			lines.push(modelLine(ownerLines.get(owner) as string));
+			for (const v of views) if (v.owner === owner) lines.push(modelLine(v.prefix) + planeText(v));
 			const fold = summary === undefined ? undefined : folded.get(owner);
-			if (fold !== undefined) lines.push(fold);
-			lines.push(...(notices.get(owner) ?? []));
+			if (fold !== undefined) lines.push(modelLine(fold));
+			lines.push(...(notices.get(owner) ?? []).map(modelLine));
 		}
 		if (recent.length > 0) {
 			lines.push("recent transitions (newest first):");
-			for (const r of recent.slice(0, shownRecent)) lines.push(r.text);
+			for (const r of recent.slice(0, shownRecent)) lines.push(modelLine(r.text));
 			const dropped = recent.slice(shownRecent);
-			if (dropped.length > 0) lines.push(`- elided ${dropped.length} older: read_state ${dropped.map((r) => r.locator).join(", ")}`);
+			if (dropped.length > 0) lines.push(modelLine(`- elided ${dropped.length} older: read_state ${dropped.map((r) => r.locator).join(", ")}`));
 		}
 		if (summary !== undefined) lines.push(summary);
 		lines.push(HEAD_CLOSE);

@@ -5,6 +5,7 @@
  * paths that changed and, when recorded, who made them. Values are never echoed (lazy bodies included).
  */
 
+import { inline, spellId } from "../core/printable.js";
 import { patchLeaves } from "../core/merge.js";
 import { ROOTS, SHARED_OWNERS } from "../core/types.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
@@ -68,7 +69,7 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 		const count = foreign.length + folded;
 		const foldNote = folded > 0 ? `; ${folded} no longer retained` : "";
 		// Whose they were, so the model can tell that a teammate changed the plan (records carry no author before who was recorded).
-		const authors = [...new Set(foreign.flatMap((r) => (r.who === undefined ? [] : [`${r.who.user}@${r.who.host}`])))];
+		const authors = [...new Set(foreign.flatMap((r) => (r.who === undefined ? [] : [`${spellId(r.who.user)}@${spellId(r.who.host)}`])))];
 		const whose = authors.length === 0 ? "" : ` by ${authors.slice(0, 3).join(", ")}${authors.length > 3 ? ` +${authors.length - 3}` : ""}`;
 		lines.push(
 			`Note: ${owner} was changed by another process since this run's head (${count} transition${count === 1 ? "" : "s"}${whose}, now seq ${h.seq}${foldNote})` +
@@ -76,5 +77,6 @@ export function concurrentNotice(args: ConcurrentNoticeArgs): string | undefined
 				". The head is not updated; read_state for current values.",
 		);
 	}
-	return lines.length === 0 ? undefined : lines.join("\n");
+	// One line per owner whatever a key or a name holds (stored text never starts a line of its own).
+	return lines.length === 0 ? undefined : lines.map(inline).join("\n");
 }

@@ -3,6 +3,7 @@
  * never echoes the whole state, paths relative to the sole owner for the flat interface, and
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
+import { inline } from "../core/printable.js";
 import { jsonUtf8Bytes, setOwn } from "../core/json.js";
 import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact } from "../core/types.js";
 import { MARKER_KEY, formatSize, modelLocator } from "./head-elide.js";
@@ -206,5 +207,5 @@ export function staleHintLines(hints: readonly StaleArtifact[], wanted: readonly
 
 /** How a stale artifact is named to the model (`artifacts["a.ts"]: file changed…`), in the head and in results alike. */
 export function staleMention(s: StaleArtifact, sole: Owner | undefined): string {
-	return `${modelLocator(sole === undefined ? s.owner : undefined, "artifacts", [s.key])}: ${s.note}`;
+	return `${modelLocator(sole === undefined ? s.owner : undefined, "artifacts", [s.key])}: ${inline(s.note)}`;
 }

@@ -11,7 +11,7 @@ import { fail, messageOf } from "../core/errors.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
 import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
-import { printable } from "../core/printable.js";
+import { inline } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
@@ -475,8 +475,8 @@ function sourceFolderNote(owner: Owner, key: string, value: JsonObject, roots: A
 	for (const rel of recorded.keys()) changes.push(`${rel} removed`);
 	if (changes.length === 0) return undefined;
 	const more = changes.length > FOLDER_CHANGES_SHOWN ? ` and ${changes.length - FOLDER_CHANGES_SHOWN} more` : "";
-	// File names come from the disk: any control character in one is spelled out.
-	return `source Skill changed since it was acquired (${printable(changes.slice(0, FOLDER_CHANGES_SHOWN).join(", "))}${more}); patch the artifact again to recompile`;
+	// File names come from the disk: a control character or line break in one is spelled out (it reaches the head).
+	return `source Skill changed since it was acquired (${inline(changes.slice(0, FOLDER_CHANGES_SHOWN).join(", "))}${more}); patch the artifact again to recompile`;
 }
 
 /** What is wrong with the compiled copy of a Skill artifact, if anything. */

@@ -6,7 +6,7 @@
  */
 import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
-import { hasBidiControl } from "../core/printable.js";
+import { identifierProblem } from "../core/printable.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 import { acquireLock } from "./lock.js";
@@ -50,16 +50,14 @@ export const MAX_SHARED_KEY = 200;
 
 /**
  * Why a project id or user name cannot key a shared owner, or undefined when it can:
- * 1..200 characters, none of them a control character (it is shown in messages and `/state`).
+ * 1..200 characters, none of them a control, bidi or invisible character (it is shown in messages
+ * and `/state`, and offered in a confirmation: `acme/api\u200b` must never read as `acme/api`).
  */
 export function sharedKeyProblem(value: unknown): string | undefined {
 	if (typeof value !== "string" || value.length === 0) return "must be a non-empty string";
 	if (value.length > MAX_SHARED_KEY) return `must be at most ${MAX_SHARED_KEY} characters`;
-	// biome-ignore lint/suspicious/noControlCharactersInRegex: refusing control characters is the point.
-	if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) return "must not contain control characters or line breaks";
-	// A repository may suggest the id: it must read as it is in the confirmation (no bidi overrides).
-	if (hasBidiControl(value)) return "must not contain bidirectional overrides (they make text read otherwise)";
-	return undefined;
+	// A repository may suggest the id: it must read as it is in the confirmation (the one identifier rule).
+	return identifierProblem(value);
 }
 
 /** Why a database URL is unusable, or undefined; never echoes the URL (it may hold a password). */

@@ -4,6 +4,7 @@
  * record is applied in memory, what a checkpoint's state must look like. Each adapter calls
  * these, so a rule has one answer whatever backend keeps the owner.
  */
+import { spellId } from "../core/printable.js";
 import { fail } from "../core/errors.js";
 import { commitRecord } from "../core/history.js";
 import { planPatch } from "../core/merge.js";
@@ -19,7 +20,7 @@ export function checkCommitSeq(record: TransitionRecord, expectedSeq: number): v
 	if (record.seq !== expectedSeq + 1) {
 		fail(
 			"invalid_input",
-			`record \`${record.id}\` has seq ${record.seq}, but a commit at seq ${expectedSeq} needs seq ${expectedSeq + 1}; stage it on the owner's state at seq ${expectedSeq}. Nothing was written.`,
+			`record \`${spellId(record.id)}\` has seq ${record.seq}, but a commit at seq ${expectedSeq} needs seq ${expectedSeq + 1}; stage it on the owner's state at seq ${expectedSeq}. Nothing was written.`,
 			["seq"],
 		);
 	}
@@ -43,7 +44,7 @@ export function commitDecision(
 
 /** `record` must continue a history at `seq`; `report` says what a gap or repeat means where it was found. */
 export function expectNext(seq: number, record: TransitionRecord, report: (what: string) => never): void {
-	if (record.seq !== seq + 1) report(`record \`${record.id}\` has seq ${record.seq} where ${seq + 1} was expected`);
+	if (record.seq !== seq + 1) report(`record \`${spellId(record.id)}\` has seq ${record.seq} where ${seq + 1} was expected`);
 }
 
 /** Compact when the stored tail exceeds R by this slack, so compaction is amortised O(1). */

@@ -4,6 +4,7 @@
  * forks and tree navigation each see their own state. The runtime-owned response plane
  * is a separate entry type and never a transition.
  */
+import { spellId } from "../core/printable.js";
 import { historyFrom } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
@@ -68,7 +69,7 @@ export class SessionStore implements OwnerStore {
 		for (const e of this.log.branch()) {
 			if (e.type !== "custom") continue;
 			if (e.customType === TRANSITION_ENTRY) {
-				const r = checkRecord(e.data, where, `entry \`${e.id}\``, sessionDamaged);
+				const r = checkRecord(e.data, where, `entry \`${spellId(String(e.id))}\``, sessionDamaged);
 				records.push(r);
 				this.ids.add(r.id);
 			} else if (e.customType === RESPONSE_ENTRY) {

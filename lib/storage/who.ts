@@ -5,6 +5,7 @@
  * same rule (`WHO_TEXT`) bounds what is written here and what a store may hold.
  */
 import { hostname, userInfo } from "node:os";
+import { spellId } from "../core/printable.js";
 import type { Who } from "../core/types.js";
 
 /** Longest user or host name kept, in code points (a DNS name is at most 253 characters). */
@@ -45,5 +46,6 @@ export function whoAmI(user?: string): Who {
 
 /** `alice@laptop.example.com`: both names whole (listings shorten it: `shortWho`). */
 export function formatWho(who: Who): string {
-	return `${who.user}@${who.host}`;
+	// The schema refuses what hides or reorders text; anything it leaves that shows nothing is spelled (one identifier rule).
+	return `${spellId(who.user)}@${spellId(who.host)}`;
 }

@@ -9,6 +9,7 @@
  * integrity check. Only bytes that cannot be a complete valid record are cut, and only by
  * a writer that recovered the lock of a writer that died (a crash), never on a guess.
  */
+import { spellId } from "../../core/printable.js";
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { createHash } from "node:crypto";
@@ -379,7 +380,10 @@ export class FileOwnerStore implements OwnerStore {
 		if (gone === "behind")
 			this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
 		if (gone !== undefined)
-			this.refuse(this.logPath, `seq ${seen.seq} now holds transition \`${gone.id}\`, but this process read \`${last?.id}\` there (the store was replaced)`);
+			this.refuse(
+				this.logPath,
+				`seq ${seen.seq} now holds transition \`${spellId(gone.id)}\`, but this process read \`${spellId(String(last?.id))}\` there (the store was replaced)`,
+			);
 	}
 
 	/**
@@ -399,12 +403,12 @@ export class FileOwnerStore implements OwnerStore {
 		if (gone === "behind") {
 			damaged(
 				this.logPath,
-				`${found}, but a writer on this machine committed seq ${mark.seq}${mark.id === undefined ? "" : ` (transition \`${mark.id}\`)`} to it: acknowledged transitions are missing (the file was cut short or the folder replaced by an older copy). ${fix}`,
+				`${found}, but a writer on this machine committed seq ${mark.seq}${mark.id === undefined ? "" : ` (transition \`${spellId(mark.id)}\`)`} to it: acknowledged transitions are missing (the file was cut short or the folder replaced by an older copy). ${fix}`,
 			);
 		}
 		damaged(
 			this.logPath,
-			`seq ${mark.seq} holds transition \`${gone.id}\`, but a writer on this machine committed \`${mark.id}\` there: the folder was replaced by another history. ${fix}`,
+			`seq ${mark.seq} holds transition \`${spellId(gone.id)}\`, but a writer on this machine committed \`${spellId(String(mark.id))}\` there: the folder was replaced by another history. ${fix}`,
 		);
 	}
 

@@ -4,6 +4,7 @@
  * the record (same seq and id) is left alone. File owners are completed under their locks
  * in the fixed order Global -> CWD; the Session part when that session is next loaded.
  */
+import { spellId } from "../../core/printable.js";
 import { existsSync } from "node:fs";
 import { fail } from "../../core/errors.js";
 import { OWNERS } from "../../core/types.js";
@@ -170,7 +171,10 @@ function applyJournaled(store: FileOwnerStore, h: OwnerHistory, record: Transiti
 	if (h.seq >= record.seq) {
 		const have = h.tail.find((r) => r.seq === record.seq);
 		if (have !== undefined && have.id !== record.id) {
-			damaged(store.logPath, `seq ${record.seq} holds transition \`${have.id}\` but journal \`${journalPath}\` committed \`${record.id}\` there`);
+			damaged(
+				store.logPath,
+				`seq ${record.seq} holds transition \`${spellId(have.id)}\` but journal \`${journalPath}\` committed \`${spellId(record.id)}\` there`,
+			);
 		}
 		return;
 	}

@@ -4,6 +4,7 @@
  * the steps a commit runs inside its database's transaction (catch up under the head lock,
  * insert, compact). Damage is reported, never reset.
  */
+import { spellId } from "../../core/printable.js";
 import type pg from "pg";
 import { fail, isStateError, messageOf } from "../../core/errors.js";
 import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
@@ -248,7 +249,8 @@ export class PgOwnerStore implements OwnerStore {
 		}
 		const report = (_where: string, what: string): never => this.db.damaged(this.kind, this.key, what);
 		const record = checkRecord(value, this.label, where, report);
-		if (record.seq !== seq || record.id !== row.id) this.db.damaged(this.kind, this.key, `${where} holds transition \`${record.id}\` with seq ${record.seq}`);
+		if (record.seq !== seq || record.id !== row.id)
+			this.db.damaged(this.kind, this.key, `${where} holds transition \`${spellId(record.id)}\` with seq ${record.seq}`);
 		if (!record.owners.includes(this.owner)) this.db.damaged(this.kind, this.key, `${where} belongs to owners ${record.owners.join(", ")}`);
 		return record;
 	}
