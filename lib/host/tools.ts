@@ -9,7 +9,9 @@ import { fail } from "../core/errors.js";
 import { isEmptyObject } from "../core/json.js";
 import type { Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
 import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
-import type { Locator } from "../core/locator.js";
+import { formatLocator, type Locator } from "../core/locator.js";
+import { searchState } from "../core/search.js";
+import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";
@@ -116,6 +118,11 @@ function refusing(histories: Partial<Record<Owner, OwnerHistory>>, unavailable: 
 	return out;
 }
 
+/** An owner's whole current state: its planes and registered roots. */
+function wholeOwner(owner: Owner): Locator {
+	return { kind: "state", scope: owner, offset: 0, plane: null, path: [] };
+}
+
 /** Register `read_state` (once; its parameters never change, only the description does). */
 export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 	const tool: ToolDefinition = {
@@ -141,6 +148,18 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				present: (loc: Locator) => presentLocator(loc, wanted),
 				...(response !== undefined ? { response } : {}),
 			};
+			if (request.search !== undefined) {
+				// Under the one locator given, else in every wanted owner's planes and registered roots.
+				const starts: Locator[] = request.locators.length > 0 ? request.locators : wanted.map((owner) => wholeOwner(owner));
+				const answer = searchState(view, starts, request.search, view.present, MAX_SEARCH_MATCHES);
+				return searchResult({
+					query: request.search,
+					...(request.texts[0] !== undefined ? { under: request.texts[0], canonical: formatLocator(request.locators[0] as Locator) } : {}),
+					answer,
+					wanted,
+					notices: await courtesyLines(host, wanted, ctx, histories),
+				});
+			}
 			const results = evaluate(view, request.locators, request.projection);
 			// The locator texts come from the detached request: the caller's arguments are read once.
 			const texts = request.texts;
