@@ -119,7 +119,7 @@ function basePatchDescription(shape: "flat" | "scoped"): string {
 
 /** Description of `read_state` for the current shape (parameters never change). */
 export function readDescription(shape: "flat" | "scoped"): string {
-	const tail = "Give `path` or `paths` (a batch). projection: value (default), keys, history. `search` finds text in keys and values (under `path` if given).";
+	const tail = "Give `path`, `paths` (a batch) or `search` (text in keys and values; under `path` if given). projection: value (default), keys, history.";
 	switch (shape) {
 		case "flat":
 			return (

@@ -80,7 +80,7 @@ describe("selection precedence", () => {
 			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "off", owners: ["cwd", "session"] } },
 			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "loud", owners: ["cwd"] } },
 		];
-		assert.deepEqual(selectionFromBranch(branch), { mode: "off", owners: ["cwd", "session"] });
+		assert.deepEqual(selectionFromBranch(branch), { mode: "off", owners: ["cwd", "session"], byRun: false });
 		assert.equal(selectionFromBranch([{ type: "message" }]), undefined);
 	});
 });
