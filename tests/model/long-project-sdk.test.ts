@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
+import fc from "fast-check";
 import { createTodoExtension } from "../../examples/todo/index.js";
 import { type Flow, flowDirs, withFlow } from "../host/fixture.js";
 
@@ -171,6 +172,29 @@ describe("refusals in the session's grammar (through pi's validation step)", () 
 			assert.doesNotMatch(r.text, /Validation failed|additional properties/);
 		});
 	});
+});
+
+describe("no refusal is pi's validator output (fast-check, through the SDK)", () => {
+	const key = fc.constantFrom("intents", "tactics", "lazy", "cwd", "session", "global", "notes", "response", "todos");
+	const value = fc.constantFrom<unknown>({}, { a: "x" }, "x", [], null, 3, { tactics: { a: "x" } });
+	const patch = fc.dictionary(key, value, { maxKeys: 3 });
+	for (const flags of [{ "state-owners": "cwd" }, undefined]) {
+		it(`${flags ? "flat" : "scoped"}: any patch is committed or refused in State Flow's words`, async () => {
+			await withFlow(flags ? { flags } : {}, async (flow) => {
+				let n = 0;
+				await fc.assert(
+					fc.asyncProperty(patch, async (args) => {
+						const id = `c${++n}`;
+						await flow.prompt("go", [{ calls: [{ id, name: "patch_state", args: args as Record<string, unknown> }] }, { text: "ok" }]);
+						const r = result(flow, id);
+						assert.doesNotMatch(r.text, /Validation failed|schema is false|additional properties|fewer than/, JSON.stringify(args));
+						if (!r.isError) assert.match(r.text, /^(Committed transition|No change)/m, JSON.stringify(args));
+					}),
+					{ numRuns: 25, seed: 26 },
+				);
+			});
+		});
+	}
 });
 
 describe("one grammar per conversation", () => {
