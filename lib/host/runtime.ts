@@ -313,6 +313,7 @@ export class StateFlowHost {
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		if (previous !== undefined && previous !== this.#sessionId && this.#stores) {
 			this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+			this.#flagOverride = undefined;
 			// Reported when read (never thrown at pi); every Session access reports it again.
 			void this.#resetSession();
 		}
@@ -449,6 +450,7 @@ export class StateFlowHost {
 	async followBranch(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
 		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		this.#flagOverride = undefined;
 		const checked = this.#resetSession();
 		this.admission.bump();
 		this.#noteKey();
