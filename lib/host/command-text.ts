@@ -205,7 +205,14 @@ function failureLines(owner: Owner, why: string): string[] {
 
 /** Where the effective selection comes from. */
 export function selectionSource(host: StateFlowHost): string {
-	return { session: "this session's /state choice", flags: "CLI flags", config: "defaults and config" }[host.selectionSource()];
+	const source = {
+		session: "this session's /state choice",
+		run: "this session's earlier runs (kept when continued)",
+		flags: "CLI flags",
+		config: "defaults and config",
+	}[host.selectionSource()];
+	const over = host.flagOverride;
+	return over === undefined ? source : `${source}; CLI flags overrode its stored ${describeSelection(over)}`;
 }
 
 /** One store's size line: `1.2 KB, 2 transitions, 2 retained`. */

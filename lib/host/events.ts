@@ -53,10 +53,10 @@ function reasonsOf(unavailable: Partial<Record<Owner, Error>>, damage: boolean):
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
 function onSession(host: StateFlowHost, output: CommandOutput): void {
-	host.pi.on("session_start", async (_event, ctx) => {
+	host.pi.on("session_start", async (event, ctx) => {
 		output.reset();
 		const problems = host.loadSettings();
-		await host.openSession(ctx);
+		await host.openSession(ctx, event.reason);
 		for (const p of problems) host.say(`State Flow: ${p}`, "warning", ctx);
 		host.tellPlacement(ctx);
 		// Stored data of registered roots is checked before the declaration names them.
@@ -86,6 +86,8 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 			report(host, ctx, "cannot follow the changed config", e);
 		}
 		const sel = host.selection();
+		// The conversation keeps this grammar when continued or resumed.
+		host.recordRunSelection(ctx);
 		ensureShape(host, shapeOf(sel.owners));
 		host.applyActivation(sel.mode);
 		host.showStatus();

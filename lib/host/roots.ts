@@ -163,29 +163,42 @@ export class RootRegistry {
 		}));
 	}
 
-	/** Staging's question: may `name` be written in `owner`, and is the value it would have valid? */
-	readonly gate: RootGate = (owner, name, value, path) => {
+	/** Staging's question: may `name` be written in `owner`, and is the value it would have valid? Paths spelled canonically. */
+	readonly gate: RootGate = (owner, name, value, path) => this.gateFor(undefined)(owner, name, value, path);
+
+	/**
+	 * The gate whose refusals spell paths as the model writes them: relative to `sole` in flat
+	 * form (`checklist.x`, not `cwd.checklist.x`; issue 26). The error's `path` stays canonical.
+	 */
+	gateFor(sole: Owner | undefined): RootGate {
+		return (owner, name, value, canonical) => {
+			const shown = (at: (string | number)[]): string => formatPath(sole !== undefined && at[0] === sole ? at.slice(1) : at);
+			this.#check(owner, name, value, canonical, shown);
+		};
+	}
+
+	#check(owner: Owner, name: string, value: Json, path: (string | number)[], shown: (at: (string | number)[]) => string): void {
 		const e = this.#entries.get(name);
 		if (e === undefined)
 			fail(
 				"invalid_input",
-				`\`${formatPath(path)}\`: root \`${name}\` is not registered now (its extension is not loaded); its stored data is kept unchanged and cannot be written`,
+				`\`${shown(path)}\`: root \`${name}\` is not registered now (its extension is not loaded); its stored data is kept unchanged and cannot be written`,
 				path,
 			);
-		if (e.dormant !== undefined) fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` is dormant: ${e.dormant}`, path);
+		if (e.dormant !== undefined) fail("invalid_input", `\`${shown(path)}\`: root \`${name}\` is dormant: ${e.dormant}`, path);
 		if (!e.spec.owners.includes(owner as RootOwner)) {
-			fail("invalid_input", `\`${formatPath(path)}\`: root \`${name}\` lives only in ${e.spec.owners.join(", ")}; write it there`, path);
+			fail("invalid_input", `\`${shown(path)}\`: root \`${name}\` lives only in ${e.spec.owners.join(", ")}; write it there`, path);
 		}
 		if (value !== null && !e.validate(value)) {
 			const err = e.validate.errors?.[0];
 			const at = [...path, ...pathOf(err?.instancePath ?? "")];
 			fail(
 				"invalid_input",
-				`\`${formatPath(at)}\` ${err?.message ?? "is invalid"} (schema of root \`${name}\`, extension ${e.spec.extension}); nothing was written`,
+				`\`${shown(at)}\` ${err?.message ?? "is invalid"} (schema of root \`${name}\`, extension ${e.spec.extension}); nothing was written`,
 				at,
 			);
 		}
-	};
+	}
 
 	/** Register a root; a refusal is returned as a handle whose status says why. */
 	register(spec: RootSpec, listener: RootListener): RootHandle {

@@ -25,8 +25,11 @@ import {
 	SELECTION_ENTRY,
 	type SelectionEntryData,
 	type Shape,
+	sameSelection,
 	selectionFromBranch,
 	selectionFromFlags,
+	startChoice,
+	type StoredSelection,
 	shapeOf,
 } from "./selection.js";
 import { placementChange, readSuggestion } from "./link.js";
@@ -93,7 +96,9 @@ export class StateFlowHost {
 	readonly admission = new Admission();
 	#config: StateFlowConfig = {};
 	/** The session's own `/state` choice (highest precedence), restored from the branch. */
-	#sessionChoice: Selection | undefined;
+	#sessionChoice: StoredSelection | undefined;
+	/** The stored choice a CLI flag replaced at this session's start (shown by `/state`). */
+	#flagOverride: Selection | undefined;
 	#flagLayer: Partial<Selection> = {};
 	#stores: Stores | undefined;
 	/** Shape of the `patch_state` declaration currently registered. */
@@ -180,8 +185,25 @@ export class StateFlowHost {
 	}
 
 	/** Where the effective selection comes from. */
-	selectionSource(): "session" | "flags" | "config" {
-		return this.#sessionChoice ? "session" : this.#flagLayer.mode || this.#flagLayer.owners ? "flags" : "config";
+	selectionSource(): "session" | "run" | "flags" | "config" {
+		if (this.#sessionChoice) return this.#sessionChoice.byRun ? "run" : "session";
+		return this.#flagLayer.mode || this.#flagLayer.owners ? "flags" : "config";
+	}
+
+	/** The stored choice a CLI flag replaced at this session's start, if one did. */
+	get flagOverride(): Selection | undefined {
+		return this.#flagOverride;
+	}
+
+	/**
+	 * Before a prompt: record on the branch the selection it runs with, when the branch does not
+	 * hold it yet, so `--continue` and `--resume` keep the conversation's grammar (issue 26).
+	 */
+	recordRunSelection(ctx: ExtensionContext): void {
+		const sel = this.selection();
+		if (sameSelection(sel, selectionFromBranch(ctx.sessionManager.getBranch()))) return;
+		const data: SelectionEntryData = { mode: sel.mode, owners: [...sel.owners], by: "run" };
+		this.pi.appendEntry(SELECTION_ENTRY, data);
 	}
 
 	/** Shape of the `patch_state` declaration currently registered. */
@@ -292,6 +314,7 @@ export class StateFlowHost {
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		if (previous !== undefined && previous !== this.#sessionId && this.#stores) {
 			this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+			this.#flagOverride = undefined;
 			// Reported when read (never thrown at pi); every Session access reports it again.
 			void this.#resetSession();
 		}
@@ -319,11 +342,18 @@ export class StateFlowHost {
 		return [...problems, ...flags.problems];
 	}
 
-	/** Open the stores for the current session and restore its selection from the branch. */
-	async openSession(ctx: ExtensionContext): Promise<void> {
+	/**
+	 * Open the stores for the current session and restore its selection from the branch; flags
+	 * given to this process win over it (reported by `/state`). On a reload the selection a run
+	 * recorded yields to the settings just read (the user reloads to apply them).
+	 */
+	async openSession(ctx: ExtensionContext, reason?: string): Promise<void> {
 		this.#ctx = ctx;
 		this.#sessionId = ctx.sessionManager.getSessionId();
-		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		const found = selectionFromBranch(ctx.sessionManager.getBranch());
+		const start = startChoice(reason === "reload" && found?.byRun ? undefined : found, this.#flagLayer);
+		this.#sessionChoice = start.choice;
+		this.#flagOverride = start.overridden;
 		await this.#openStores(ctx);
 		this.#run = undefined;
 		// The Session store keeps damage and reports it on every Session access (Global and CWD
@@ -427,6 +457,7 @@ export class StateFlowHost {
 	async followBranch(ctx: ExtensionContext): Promise<void> {
 		this.#ctx = ctx;
 		this.#sessionChoice = selectionFromBranch(ctx.sessionManager.getBranch());
+		this.#flagOverride = undefined;
 		const checked = this.#resetSession();
 		this.admission.bump();
 		this.#noteKey();
@@ -435,7 +466,8 @@ export class StateFlowHost {
 
 	/** A `/state` command's choice: recorded on the branch, effective for admission at once. */
 	choose(next: Selection): void {
-		this.#sessionChoice = { mode: next.mode, owners: [...next.owners] };
+		this.#sessionChoice = { mode: next.mode, owners: [...next.owners], byRun: false };
+		this.#flagOverride = undefined;
 		const data: SelectionEntryData = { mode: next.mode, owners: [...next.owners] };
 		this.pi.appendEntry(SELECTION_ENTRY, data);
 		this.#noteKey();

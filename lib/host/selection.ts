@@ -22,10 +22,34 @@ export const DEFAULT_SELECTION: Selection = { mode: "active", owners: ["cwd", "s
 /** Custom entry type that records the session's `/state` choice. */
 export const SELECTION_ENTRY = "state-flow/selection";
 
-/** Data of a `state-flow/selection` entry: the whole choice, so the latest entry alone restores it. */
+/**
+ * Data of a `state-flow/selection` entry: the whole choice, so the latest entry alone restores it.
+ * `by: "run"` marks the selection a prompt ran with when no `/state` choice recorded it (flags,
+ * config): a continued or resumed conversation keeps its grammar (issue 26).
+ */
 export interface SelectionEntryData {
 	mode: Mode;
 	owners: Owner[];
+	by?: "run";
+}
+
+/** A selection stored on the branch, and whether a run recorded it (rather than `/state`). */
+export type StoredSelection = Selection & { byRun: boolean };
+
+/** The same mode and owners. */
+export function sameSelection(a: Selection | undefined, b: Selection | undefined): boolean {
+	return a !== undefined && b !== undefined && a.mode === b.mode && a.owners.join() === b.owners.join();
+}
+
+/**
+ * The session's choice at a session start: the stored one, with the flags given now winning
+ * field by field (the user changed them for this process). `overridden` names the stored
+ * choice a flag replaced, for `/state`.
+ */
+export function startChoice(stored: StoredSelection | undefined, flags: Partial<Selection>): { choice: StoredSelection | undefined; overridden?: Selection } {
+	if (stored === undefined) return { choice: undefined };
+	const next: StoredSelection = { mode: flags.mode ?? stored.mode, owners: flags.owners ? [...flags.owners] : stored.owners, byRun: stored.byRun };
+	return sameSelection(next, stored) ? { choice: stored } : { choice: next, overridden: { mode: stored.mode, owners: stored.owners } };
 }
 
 export function shapeOf(owners: readonly Owner[]): Shape {
@@ -70,14 +94,14 @@ export function selectionFromFlags(modeFlag: unknown, ownersFlag: unknown): { la
 }
 
 /** The latest valid selection entry on a branch (root → leaf), if any. */
-export function selectionFromBranch(branch: ReadonlyArray<{ type: string; customType?: string; data?: unknown }>): Selection | undefined {
+export function selectionFromBranch(branch: ReadonlyArray<{ type: string; customType?: string; data?: unknown }>): StoredSelection | undefined {
 	for (let i = branch.length - 1; i >= 0; i--) {
 		const entry = branch[i];
 		if (entry?.type !== "custom" || entry.customType !== SELECTION_ENTRY) continue;
 		const data = entry.data as Partial<SelectionEntryData> | undefined;
 		if (!data || !isMode(data.mode) || !Array.isArray(data.owners)) continue;
 		try {
-			return { mode: data.mode, owners: parseOwners(data.owners) };
+			return { mode: data.mode, owners: parseOwners(data.owners), byRun: data.by === "run" };
 		} catch {
 			// A damaged entry is skipped; an older valid one (or the defaults) applies.
 		}

@@ -8,8 +8,11 @@ import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@m
 import { fail } from "../core/errors.js";
 import { isEmptyObject } from "../core/json.js";
 import type { Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
-import { presentLocator, type StateOf, toCanonicalPatch, toReadRequest } from "../model/interface.js";
-import type { Locator } from "../core/locator.js";
+import { presentLocator, soleOwner, type StateOf, toReadRequest } from "../model/interface.js";
+import { canonicalPatchOf, preparePatchArguments, prepareReadArguments } from "./refusals.js";
+import { formatLocator, type Locator } from "../core/locator.js";
+import { searchState } from "../core/search.js";
+import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";
@@ -116,6 +119,11 @@ function refusing(histories: Partial<Record<Owner, OwnerHistory>>, unavailable: 
 	return out;
 }
 
+/** An owner's whole current state: its planes and registered roots. */
+function wholeOwner(owner: Owner): Locator {
+	return { kind: "state", scope: owner, offset: 0, plane: null, path: [] };
+}
+
 /** Register `read_state` (once; its parameters never change, only the description does). */
 export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 	const tool: ToolDefinition = {
@@ -123,6 +131,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 		label: READ_LABEL,
 		description: readDescription(shape),
 		parameters: readSchema(),
+		prepareArguments: (args) => prepareReadArguments(host, args),
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			const receipt = admit(host, "read_state", toolCallId, ctx);
 			checkSignal(signal);
@@ -141,6 +150,18 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 				present: (loc: Locator) => presentLocator(loc, wanted),
 				...(response !== undefined ? { response } : {}),
 			};
+			if (request.search !== undefined) {
+				// Under the one locator given, else in every wanted owner's planes and registered roots.
+				const starts: Locator[] = request.locators.length > 0 ? request.locators : wanted.map((owner) => wholeOwner(owner));
+				const answer = searchState(view, starts, request.search, view.present, MAX_SEARCH_MATCHES);
+				return searchResult({
+					query: request.search,
+					...(request.texts[0] !== undefined ? { under: request.texts[0], canonical: formatLocator(request.locators[0] as Locator) } : {}),
+					answer,
+					wanted,
+					notices: await courtesyLines(host, wanted, ctx, histories),
+				});
+			}
 			const results = evaluate(view, request.locators, request.projection);
 			// The locator texts come from the detached request: the caller's arguments are read once.
 			const texts = request.texts;
@@ -173,6 +194,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 		// Calls of one answer commit in the order the model wrote them.
 		executionMode: "sequential",
 		parameters: shape === "flat" ? flatPatchSchema(host.declaredRoots) : scopedPatchSchema(),
+		// Arguments outside the declaration get State Flow's refusal, not pi's validator output (issue 26).
+		prepareArguments: (args) => preparePatchArguments(host, shape, args),
 		async execute(toolCallId, params, signal, _onUpdate, ctx) {
 			const receipt = admit(host, "patch_state", toolCallId, ctx);
 			checkSignal(signal);
@@ -180,7 +203,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
 			// Only a patch that writes a `$ref` asks for them: a cheap superset test spares every other call the loads.
 			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
-			const patch = toCanonicalPatch(params, wanted, states, host.declaredRootNames());
+			const patch = canonicalPatchOf(host, params, wanted, states);
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -189,7 +212,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				id: host.options.newId(),
 				at: host.options.now().toISOString(),
 				...(signal ? { signal } : {}),
-				roots: host.roots.gate,
+				// Root refusals spell paths as the model writes them (flat: without the owner).
+				roots: host.roots.gateFor(soleOwner(wanted)),
 				// Right before the durable write: the selection may have moved while we waited for a lock.
 				check: () => {
 					admit(host, "patch_state", toolCallId, ctx);
@@ -205,7 +229,14 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			await host.roots.sync();
 			if (!outcome.noop) host.recordOwnWrite(outcome.records);
 			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
-			return patchResult({ transitionId: outcome.noop ? null : outcome.transitionId, report: outcome.report, wanted, artifacts, notices: lines });
+			return patchResult({
+				transitionId: outcome.noop ? null : outcome.transitionId,
+				report: outcome.report,
+				wanted,
+				artifacts,
+				notices: lines,
+				...(outcome.noop ? {} : { records: outcome.records }),
+			});
 		},
 		renderCall: (args, theme, context) => renderPatchCall(args, theme, context),
 		renderResult: (result, options, theme, context) => renderPatchResult(result, options, theme, context),

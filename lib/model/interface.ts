@@ -235,19 +235,41 @@ export interface ReadRequest {
 	projection: Projection;
 	/** `paths` was used: the result is an ordered list. */
 	batch: boolean;
+	/** The text to find (`search`), under `path` when one was given, else in every wanted owner. */
+	search?: string;
 }
 
-/** Validate `read_state` arguments `{ path?, paths?, projection? }` and resolve every locator. */
+/** Longest `search` text accepted: a search finds words, not documents. */
+export const MAX_SEARCH_CHARS = 200;
+
+/** Validate `search` and its companions: a non-empty short text, alone or under one `path`. */
+function checkSearch(search: Json, value: JsonObject): string {
+	if (typeof search !== "string" || search.trim() === "" || search.length > MAX_SEARCH_CHARS)
+		fail("invalid_input", `\`search\` must be a non-empty text of at most ${MAX_SEARCH_CHARS} characters, e.g. { "search": "graphql" }`, ["search"]);
+	for (const other of ["paths", "projection"] as const)
+		if (value[other] !== undefined)
+			fail(
+				"invalid_input",
+				`\`${other}\` does not go with \`search\`; to search under one locator give it as \`path\`, e.g. { "search": "graphql", "path": "tactics" }`,
+				[other],
+			);
+	return search;
+}
+
+/** Validate `read_state` arguments `{ path?, paths?, projection?, search? }` and resolve every locator. */
 export function toReadRequest(args: unknown, wanted: readonly Owner[], roots: readonly string[] = []): ReadRequest {
 	checkWanted(wanted);
 	const value = detach(args, []);
 	if (!isPlainObject(value)) fail("invalid_input", 'read_state needs an object, e.g. { "path": "tactics" }');
 	for (const key of Object.keys(value)) {
-		if (key !== "path" && key !== "paths" && key !== "projection")
-			fail("invalid_input", `unknown parameter \`${formatPath([key])}\`; use \`path\`, \`paths\` and \`projection\``, [key]);
+		if (key !== "path" && key !== "paths" && key !== "projection" && key !== "search")
+			fail("invalid_input", `unknown parameter \`${formatPath([key])}\`; use \`path\`, \`paths\`, \`projection\` and \`search\``, [key]);
 	}
-	const { path, paths, projection = "value" } = value as { path?: Json; paths?: Json; projection?: Json };
-	if ((path === undefined) === (paths === undefined)) fail("invalid_input", "give exactly one of `path` (one locator) or `paths` (a list of locators)");
+	const { path, paths, projection = "value", search } = value as { path?: Json; paths?: Json; projection?: Json; search?: Json };
+	const text = search === undefined ? undefined : checkSearch(search, value);
+	if (text !== undefined && path === undefined) return { texts: [], locators: [], projection: "value", batch: false, search: text };
+	if ((path === undefined) === (paths === undefined))
+		fail("invalid_input", "give exactly one of `path` (one locator) or `paths` (a list of locators), or `search` (a text to find)");
 	if (!isOneOf(PROJECTIONS, projection)) {
 		fail("invalid_input", `\`projection\` must be one of ${list(PROJECTIONS)}`, ["projection"]);
 	}
@@ -269,5 +291,5 @@ export function toReadRequest(args: unknown, wanted: readonly Owner[], roots: re
 			throw e;
 		}
 	});
-	return { texts, locators, projection: projection as Projection, batch: paths !== undefined };
+	return { texts, locators, projection: projection as Projection, batch: paths !== undefined, ...(text !== undefined ? { search: text } : {}) };
 }

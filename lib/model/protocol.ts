@@ -76,7 +76,7 @@ export function renderProtocol(opts: ProtocolOptions): string {
 	if (opts.mode === "active") {
 		lines.push(
 			"When the user asks for something, record it as an intent in the same turn; a plain question needs none. Keep tactics honest: add steps before you work, " +
-				"update or delete them as you go. When an intent is done, delete it (null) or set its status to done. Put long text in lazy.",
+				"update them as you go, delete finished ones. When an intent is done, delete it (null) or set its status to done. Put long text in lazy.",
 		);
 		if (opts.bootstrap) {
 			lines.push(
@@ -91,8 +91,9 @@ export function renderProtocol(opts: ProtocolOptions): string {
 	const latest = scoped ? `${other}.patches[0]` : "patches[0]";
 	lines.push(
 		`Read: \`${q('lazy["notes/plan.md"]')}\` returns a lazy body; \`${temporal}\` is the state one transition back; ` +
-			`\`${latest}\` is the latest change; projection "keys" lists keys, "history" lists the changes of a path. ` +
-			"Values elided from the head name the locator to read." +
+			`\`${latest}\` is the latest change; projection "keys" lists keys, "history" lists the changes of a path; ` +
+			'{"search":"x"} finds text.' +
+			// How to read what a shortened head hides is said by the head itself, once, when it is shortened.
 			(scoped ? ` \`effective.tactics\` overlays ${[...owners].reverse().join(" over ")}.` : ""),
 		PROTOCOL_CLOSE,
 	);

@@ -4,8 +4,8 @@
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
 import { inline } from "../core/printable.js";
-import { jsonUtf8Bytes, setOwn } from "../core/json.js";
-import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact } from "../core/types.js";
+import { getOwn, isPlainObject, jsonUtf8Bytes, parsePointer, setOwn } from "../core/json.js";
+import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { MARKER_KEY, formatSize, modelLocator } from "./head-elide.js";
 import { presentCanonical, presentLocator, presentPointer, presentValue, soleOwner } from "./interface.js";
 
@@ -76,6 +76,59 @@ function listLine(label: string, items: string[], max = 12): string | undefined 
 	return `${label}: ${shown}${items.length > max ? ` (+${items.length - max} more)` : ""}`;
 }
 
+/** Characters of changed paths spelled out per result; the rest are counted per plane. */
+const MAX_CHANGED_CHARS = 2000;
+
+/** `tactics` (flat) or `cwd.tactics` (scoped), a root by its name: where a canonical pointer lives. */
+function planeOf(ptr: Pointer, wanted: readonly Owner[]): string {
+	const [owner, section, name] = parsePointer(ptr);
+	const plane = section === "roots" && name !== undefined ? name : (section ?? "");
+	return wanted.length === 1 ? plane : `${owner}.${plane}`;
+}
+
+/** `tactics 38, artifacts 2`: how many pointers fall in each plane, in first-seen order. */
+function perPlane(ptrs: readonly Pointer[], wanted: readonly Owner[]): string {
+	const counts = new Map<string, number>();
+	for (const ptr of ptrs) {
+		const plane = planeOf(ptr, wanted);
+		counts.set(plane, (counts.get(plane) ?? 0) + 1);
+	}
+	return [...counts].map(([plane, n]) => `${plane} ${n}`).join(", ");
+}
+
+/**
+ * Every changed path (issue 26: a cleanup is verified from the result, never by reading the
+ * state back): spelled out up to `MAX_CHANGED_CHARS`, the rest counted per plane.
+ */
+function changedLine(ptrs: readonly Pointer[], wanted: readonly Owner[]): string | undefined {
+	if (ptrs.length === 0) return undefined;
+	const shown: string[] = [];
+	let used = 0;
+	for (const ptr of ptrs) {
+		const text = presentPointer(ptr, wanted);
+		if (shown.length > 0 && used + text.length > MAX_CHANGED_CHARS) break;
+		shown.push(text);
+		used += text.length + 2;
+	}
+	const rest = ptrs.slice(shown.length);
+	return `changed: ${shown.join(", ")}${rest.length > 0 ? ` (+${rest.length} more: ${perPlane(rest, wanted)})` : ""}`;
+}
+
+/** Whether the transition's committed patch deletes what `ptr` names (its member is null there). */
+function deletes(ptr: Pointer, records: Partial<Record<Owner, TransitionRecord>>): boolean {
+	const [owner, ...path] = parsePointer(ptr);
+	let v: Json | undefined = records[owner as Owner]?.patch as JsonObject | undefined;
+	for (const seg of path) v = isPlainObject(v) ? getOwn(v, seg) : undefined;
+	return v === null;
+}
+
+/** `deleted: 3 (tactics 2, artifacts 1)`: deletions, including cascades, counted per plane. */
+function deletedLine(ptrs: readonly Pointer[], records: Partial<Record<Owner, TransitionRecord>> | undefined, wanted: readonly Owner[]): string | undefined {
+	if (records === undefined) return undefined;
+	const gone = ptrs.filter((p) => deletes(p, records));
+	return gone.length === 0 ? undefined : `deleted: ${gone.length} (${perPlane(gone, wanted)})`;
+}
+
 /** The text and details of a committed (or no-op) patch. */
 export function patchResult(input: {
 	transitionId: string | null;
@@ -83,6 +136,8 @@ export function patchResult(input: {
 	wanted: readonly Owner[];
 	artifacts?: Json[];
 	notices?: string[];
+	/** The committed records, whose patches tell deletions from writes. */
+	records?: Partial<Record<Owner, TransitionRecord>>;
 }): ToolText<PatchDetails> {
 	const { transitionId, report, wanted } = input;
 	const notices = input.notices ?? [];
@@ -94,7 +149,8 @@ export function patchResult(input: {
 		lines.push(`Committed transition ${transitionId}${wanted.length > 1 ? ` (${report.scopes.join("+")})` : ""}.`);
 	}
 	const extra = [
-		listLine("changed", report.changed.map(p)),
+		changedLine(report.changed, wanted),
+		deletedLine(report.changed, input.records, wanted),
 		listLine(
 			"cascaded",
 			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonical(t, wanted)).join(" + ")}`),

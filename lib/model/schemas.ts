@@ -75,7 +75,7 @@ export function scopedPatchSchema(): TSchema {
 	return declared(Type.Object(props, { additionalProperties: false, minProperties: 1 }));
 }
 
-/** `read_state` parameters; the same grammar for both shapes. Exactly one of path/paths (runtime). */
+/** `read_state` parameters; the same grammar for both shapes. Exactly one of path/paths, or search (under path) (runtime). */
 export function readSchema(): TSchema {
 	return declared(
 		Type.Object(
@@ -83,6 +83,7 @@ export function readSchema(): TSchema {
 				path: Type.Optional(Type.String()),
 				paths: Type.Optional(Type.Array(Type.String())),
 				projection: Type.Optional(StringEnum(PROJECTIONS)),
+				search: Type.Optional(Type.String()),
 			},
 			{ additionalProperties: false },
 		),
@@ -118,7 +119,7 @@ function basePatchDescription(shape: "flat" | "scoped"): string {
 
 /** Description of `read_state` for the current shape (parameters never change). */
 export function readDescription(shape: "flat" | "scoped"): string {
-	const tail = "Give `path` or `paths` (a batch). projection: value (default), keys, history.";
+	const tail = "Give `path`, `paths` (a batch) or `search` (text in keys and values; under `path` if given). projection: value (default), keys, history.";
 	switch (shape) {
 		case "flat":
 			return (

@@ -57,6 +57,8 @@ export interface HarnessOptions {
 	builtinTools?: boolean;
 	/** Load skills from these paths (default: none). */
 	skillPaths?: string[];
+	/** Extension flags as pi's CLI would have parsed them (`{ "state-owners": "cwd" }`), set before session start. */
+	flags?: Record<string, string>;
 }
 
 export async function createHarness(opts: HarnessOptions) {
@@ -99,6 +101,9 @@ export async function createHarness(opts: HarnessOptions) {
 		...(opts.builtinTools ? {} : { noTools: "builtin" as const }),
 	});
 	const extensionErrors: string[] = [];
+	// pi's CLI parses flags into the runtime before the session starts; the SDK path sets them here.
+	const flagValues = (extensionsResult as unknown as { runtime: { flagValues: Map<string, string> } }).runtime.flagValues;
+	for (const [name, value] of Object.entries(opts.flags ?? {})) flagValues.set(name, value);
 	// bindExtensions() is what emits session_start in SDK usage.
 	await session.bindExtensions({ onError: (e) => extensionErrors.push(`${e.event}: ${e.error}`) });
 	const dispose = () => {

@@ -49,6 +49,8 @@ export interface FlowOptions {
 	extraFactories?: ExtensionFactory[];
 	/** Extensions pi loads before State Flow (the other load order). */
 	factoriesBefore?: ExtensionFactory[];
+	/** CLI flags of this process (`{ "state-owners": "cwd" }`). */
+	flags?: Record<string, string>;
 }
 
 /** Count registerTool calls while delegating everything to the real API object. */
@@ -87,6 +89,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 		agentDir,
 		...(opts.sessionManager ? { sessionManager: opts.sessionManager } : {}),
 		...(opts.builtinTools ? { builtinTools: true } : {}),
+		...(opts.flags ? { flags: opts.flags } : {}),
 	});
 	const flow: Flow = {
 		harness,

@@ -42,6 +42,23 @@ describe("patch results", () => {
 	});
 });
 
+describe("patch results name every change (issue 26)", () => {
+	it("count per plane, relative in flat form, what the list does not spell out, and every deletion", () => {
+		const changed = [...Array.from({ length: 300 }, (_, i) => `/cwd/tactics/step-${i}`), "/cwd/artifacts/src~1old.ts", "/cwd/roots/todos/a"];
+		const big: StageReport = { scopes: ["cwd"], changed, missingDeletions: [], cascades: [], danglingRefs: [] };
+		// The committed record's patch: the artifact and two steps deleted, the rest written.
+		const patch = { tactics: { "step-0": null, "step-299": null }, artifacts: { "src/old.ts": null }, roots: { todos: { a: { text: "t" } } } };
+		const records = { cwd: { patch } } as unknown as Parameters<typeof patchResult>[0]["records"];
+		const text = patchResult({ transitionId: "t-3", report: big, wanted: ["cwd"], records }).content[0]?.text ?? "";
+		const m = /^changed: (.*) \(\+(\d+) more: tactics (\d+), artifacts 1, todos 1\)$/m.exec(text);
+		assert.ok(m, text);
+		assert.equal((m[1] as string).split(", ").length + Number(m[2]), 302);
+		assert.equal(Number(m[3]) + 2, Number(m[2]));
+		assert.match(text, /^deleted: 3 \(tactics 2, artifacts 1\)$/m);
+		assert.doesNotMatch(text, /cwd\./);
+	});
+});
+
 describe("read results", () => {
 	it("return the JSON value alone for one locator, with relative refs for flat", () => {
 		const r = readResult({

@@ -261,7 +261,7 @@ describe("registered roots: the todo example next to State Flow", () => {
 				{ text: "ok" },
 			]);
 			assert.equal(flow.results().early?.isError, true);
-			assert.match(flow.results().early?.text ?? "", /unknown plane `cwd\.todos`/);
+			assert.match(flow.results().early?.text ?? "", /`cwd\.todos`: root `todos` was registered during this run; it can be written from the next prompt/);
 			assert.ok(!(patchTool(flow, 1)?.description ?? "").includes("Root todos"), "the running prompt keeps its declaration");
 			const before = flow.seen.length;
 			await flow.prompt("second", [{ calls: [{ id: "now", name: "patch_state", args: { cwd: { todos: { a: { text: "joined" } } } } }] }, { text: "ok" }]);

@@ -11,7 +11,15 @@ import { isStateError } from "../../lib/core/errors.js";
 import { OWNERS, type Owner } from "../../lib/core/types.js";
 import { Admission, describeChanges, type Identity } from "../../lib/host/admission.js";
 import { completeStateArgs } from "../../lib/host/commands.js";
-import { allOwnerSelections, resolveSelection, selectionFromBranch, selectionFromFlags, SELECTION_ENTRY, shapeOf } from "../../lib/host/selection.js";
+import {
+	allOwnerSelections,
+	resolveSelection,
+	SELECTION_ENTRY,
+	selectionFromBranch,
+	selectionFromFlags,
+	shapeOf,
+	startChoice,
+} from "../../lib/host/selection.js";
 import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/config.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -80,8 +88,41 @@ describe("selection precedence", () => {
 			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "off", owners: ["cwd", "session"] } },
 			{ type: "custom", customType: SELECTION_ENTRY, data: { mode: "loud", owners: ["cwd"] } },
 		];
-		assert.deepEqual(selectionFromBranch(branch), { mode: "off", owners: ["cwd", "session"] });
+		assert.deepEqual(selectionFromBranch(branch), { mode: "off", owners: ["cwd", "session"], byRun: false });
 		assert.equal(selectionFromBranch([{ type: "message" }]), undefined);
+	});
+});
+
+describe("one grammar per conversation (issue 26)", () => {
+	const modeArb = fc.constantFrom("active" as const, "passive" as const, "off" as const);
+	it("law: a session start keeps the stored choice, flags win field by field, and an override is named only when one changed it", () => {
+		fc.assert(
+			fc.property(
+				modeArb,
+				ownerArb,
+				fc.option(modeArb, { nil: undefined }),
+				fc.option(ownerArb, { nil: undefined }),
+				fc.boolean(),
+				(mode, owners, fMode, fOwners, byRun) => {
+					const stored = { mode, owners: OWNERS.filter((o) => owners.includes(o)), byRun };
+					const flags = { ...(fMode ? { mode: fMode } : {}), ...(fOwners ? { owners: OWNERS.filter((o) => fOwners.includes(o)) } : {}) };
+					const { choice, overridden } = startChoice(stored, flags);
+					assert.ok(choice);
+					assert.equal(choice.mode, fMode ?? mode);
+					assert.deepEqual(choice.owners, flags.owners ?? stored.owners);
+					assert.equal(choice.byRun, byRun);
+					const changed = choice.mode !== mode || choice.owners.join() !== stored.owners.join();
+					assert.deepEqual(overridden, changed ? { mode, owners: stored.owners } : undefined);
+				},
+			),
+		);
+		assert.deepEqual(startChoice(undefined, { owners: ["cwd"] }), { choice: undefined });
+	});
+
+	it("reads whether a run or /state recorded the stored choice", () => {
+		const entry = (data: unknown) => ({ type: "custom", customType: SELECTION_ENTRY, data });
+		assert.equal(selectionFromBranch([entry({ mode: "active", owners: ["cwd"], by: "run" })])?.byRun, true);
+		assert.equal(selectionFromBranch([entry({ mode: "active", owners: ["cwd"] })])?.byRun, false);
 	});
 });
 

@@ -148,15 +148,15 @@ describe("protocol block", () => {
 
 	it("matches the reviewed default texts (update a hash only after reading the new text)", () => {
 		const expected: Record<string, string> = {
-			"cwd active": "78b54f7ece10347b1fb4581b5d2fd1b100900d2501e1a2b3a6de006d1960d741",
-			"cwd bootstrap": "843b1c2065ada5554ec3753ead791f479ee7a59d10e5ea64e82cfb28da81a780",
-			"cwd passive": "d518e2cacd702c154cb60379467729c6ec0c94b868ede99e4389291b8832ad50",
-			"cwd+session active": "497c1963b9baac480019c4b8ff1e44b62f5b1370ab74f5f1c7ef7e83f23fac84",
-			"cwd+session bootstrap": "bef329d3f1da52f4bf7f2c316eefa92000d2403d2cc2656fcf2239777dbd636d",
-			"cwd+session passive": "40359f3c1d81f76cefb8daf9ce7fa4b2c36ddd220c06ae28fe05261b15679155",
-			"global+cwd+session active": "367253ba295b2956773ea9f88ab0995c5178a08fa89fcde78ce0e8bee0765c8a",
-			"global+cwd+session bootstrap": "a4b1f58740d5019fe29ebfcb7327a19d86a187a87fb820b7cb613fc647934952",
-			"global+cwd+session passive": "1fae608589c06ee06b4c16b6e173b71fbb29e58aa62264e07a9cad781ba64783",
+			"cwd active": "3d681c0b3b6877783e927c54e8031240f464af768daa55d4d3899dcab229f85a",
+			"cwd bootstrap": "165c7876a3fd642903c7d3cc78094d4c59ca245b07b1fbf9d61021e81751401e",
+			"cwd passive": "32934e8dc98385c7450e3203f054842d2933f2d0916f9e4144cd8526a7a4b826",
+			"cwd+session active": "ff1e97ab468fd9e0a5d7094e969840f692901658a3aee944f83a706253409d21",
+			"cwd+session bootstrap": "51c696581ab7b051fd835c3dce186f1108be0af26270f60c02400512651a8430",
+			"cwd+session passive": "96e58201c3d16cf61ccdd617c3081e84562f21d6f4fe964ffe35e203747908b2",
+			"global+cwd+session active": "17a1ed3863a308660f7a9e316a6d01e6c1826c70c447d98072f64ff66aaddc44",
+			"global+cwd+session bootstrap": "7f4ac8a86175800043e95b9cf6e0f5678f152c43d6925641c580bfd1ec4473b8",
+			"global+cwd+session passive": "ccc2cfe4610dd3d44c47879556cbc522750027f58f3272fc525e15d4d19b7f53",
 		};
 		for (const wanted of [["cwd"], ["cwd", "session"], ["global", "cwd", "session"]] as Owner[][]) {
 			for (const v of VARIANTS) {

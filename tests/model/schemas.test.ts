@@ -70,7 +70,7 @@ describe("tool schemas", () => {
 		const anthropicView = (s: object): string[] => Object.keys((JSON.parse(JSON.stringify(s)) as { properties: object }).properties);
 		assert.deepEqual(anthropicView(flatPatchSchema()), ["intents", "strategy", "tactics", "artifacts", "lazy"]);
 		assert.deepEqual(anthropicView(scopedPatchSchema()), ["global", "cwd", "session"]);
-		assert.deepEqual(anthropicView(readSchema()), ["path", "paths", "projection"]);
+		assert.deepEqual(anthropicView(readSchema()), ["path", "paths", "projection", "search"]);
 		assert.deepEqual((readSchema() as { properties: { projection: { enum: string[] } } }).properties.projection.enum, ["value", "keys", "history"]);
 	});
 
@@ -153,10 +153,11 @@ describe("tool schemas", () => {
 		}
 	});
 
-	it("keeps both declarations together under 1,300 bytes per shape (target 1,800)", () => {
+	// 1,300 until issue 26 added `search` (+~90 B); the target stays 1,800.
+	it("keeps both declarations together under 1,400 bytes per shape (target 1,800)", () => {
 		for (const shape of ["flat", "scoped"] as const) {
 			const total = declarationBytes(tool("patch_state", shape)) + declarationBytes(tool("read_state", shape));
-			assert.ok(total <= 1300, `${shape} declarations are ${total} bytes`);
+			assert.ok(total <= 1400, `${shape} declarations are ${total} bytes`);
 		}
 	});
 

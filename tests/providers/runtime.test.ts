@@ -77,7 +77,7 @@ describe("flat declaration (one wanted owner): runtime refuses what Anthropic's 
 	});
 
 	const cases: Array<[string, Record<string, unknown> | string, RegExp]> = [
-		["an empty object (minProperties)", {}, /patch_state/],
+		["an empty object (minProperties)", {}, /the patch is empty; send at least one plane/],
 		["mixed flat and scoped keys (additionalProperties)", { tactics: { a: 1 }, cwd: { tactics: { a: 1 } } }, /cwd/],
 		["an unknown top-level key (additionalProperties)", { notes: { a: 1 } }, /notes/],
 		["a JSON-encoded string where a plane object belongs", { tactics: '{"next":"x"}' }, /tactics/],
@@ -121,7 +121,7 @@ describe("scoped declaration (two wanted owners): runtime refuses what Anthropic
 	});
 
 	const cases: Array<[string, Record<string, unknown>, RegExp]> = [
-		["an empty object (minProperties)", {}, /patch_state/],
+		["an empty object (minProperties)", {}, /the patch is empty; send at least one plane/],
 		["mixed scoped and flat keys (additionalProperties)", { cwd: { tactics: { a: 1 } }, tactics: { a: 1 } }, /tactics/],
 		["an excluded owner", { global: { tactics: { a: 1 } } }, /global/],
 		["a JSON-encoded string where an owner object belongs", { cwd: '{"tactics":{"a":1}}' }, /cwd/],

@@ -119,7 +119,7 @@ describe("packaged Skills", () => {
 		}
 		const guide = examplesOf(SKILL_FILES[0] as string);
 		const text = JSON.stringify(guide.map((e) => e.input));
-		for (const needle of ["$ref", "effective[1]", "patches[0]", '"keys"', '"history"', "effective.tactics", "lazy[", "paths", ":null"]) {
+		for (const needle of ["$ref", "effective[1]", "patches[0]", '"keys"', '"history"', "effective.tactics", "lazy[", "paths", ":null", '"search"']) {
 			assert.ok(text.includes(needle), `the Guide has no example using ${needle}`);
 		}
 		assert.ok(guide.some((e) => e.owners.length === 1) && guide.some((e) => e.owners.length > 1));

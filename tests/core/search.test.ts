@@ -1,0 +1,116 @@
+/**
+ * `searchState` (issue 26) over real histories built by the real stage/commit path: every match
+ * it reports reads back, through the real evaluator and the model's locator parser, to a key or
+ * a string that holds the text; it finds every such place (the shown plus the counted equal a
+ * brute-force count); snippets are one line; a whole owner's search covers planes and roots.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { newHistory } from "../../lib/core/history.js";
+import { formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
+import { evaluate, type QueryView } from "../../lib/core/query.js";
+import { searchState } from "../../lib/core/search.js";
+import { commitStaged, stage } from "../../lib/core/stage.js";
+import type { Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
+import { presentLocator, toCanonicalLocator } from "../../lib/model/interface.js";
+
+const WHOLE = (owner: Owner): Locator => ({ kind: "state", scope: owner, offset: 0, plane: null, path: [] });
+
+function viewOf(owners: Owner[], patch: Record<string, JsonObject>): QueryView {
+	const histories: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const o of owners) histories[o] = newHistory(o, 20);
+	const staged = stage(histories, patch, { id: "t1", at: "2026-01-01T00:00:00Z", by: { kind: "system", reason: "test" }, roots: () => {} });
+	commitStaged(histories, staged);
+	return { wanted: owners, histories, roots: ["todos"] };
+}
+
+/** Brute force: places (member names, strings not under a matching member name) that hold `q`. */
+function count(v: Json, q: string, keyMatched = false): number {
+	if (typeof v === "string") return !keyMatched && v.toLowerCase().includes(q) ? 1 : 0;
+	if (Array.isArray(v)) return v.reduce((n: number, x) => n + count(x as Json, q), 0);
+	if (v === null || typeof v !== "object") return 0;
+	let n = 0;
+	for (const [k, x] of Object.entries(v)) {
+		const hit = k.toLowerCase().includes(q);
+		n += (hit ? 1 : 0) + count(x as Json, q, hit);
+	}
+	return n;
+}
+
+describe("searchState", () => {
+	it("finds keys and string values, case-insensitively, in planes and registered roots, with one-line snippets", () => {
+		const view = viewOf(["cwd"], {
+			cwd: {
+				tactics: { "graphql-spike": { status: "done", do: "try it" }, t2: "drop the\nGraphQL gateway\u001b[2J", t3: "unrelated" },
+				lazy: { "notes/api.md": "line one\nwe chose REST over graphql in May" },
+				roots: { todos: { a: { text: "remove GraphQL deps", done: false } } },
+			},
+		});
+		const present = (loc: Locator) => presentLocator(loc, ["cwd"]);
+		const answer = searchState(view, [WHOLE("cwd")], "GRAPHQL", present, 40);
+		assert.deepEqual(
+			answer.matches.map((m) => [m.locator, m.in]),
+			[
+				["tactics.graphql-spike", "key"],
+				["tactics.t2", "value"],
+				['lazy["notes/api.md"]', "value"],
+				["todos.a.text", "value"],
+			],
+		);
+		assert.equal(answer.omitted, 0);
+		for (const m of answer.matches) assert.ok(![..."\n\r\u001b"].some((c) => m.snippet.includes(c)), `one line, no control character: ${m.snippet}`);
+		assert.equal(answer.matches[0]?.snippet, '{"status":"done","do":"try it"}');
+		assert.match(answer.matches[1]?.snippet ?? "", /^"drop the\\nGraphQL gateway\\u001b\[2J"$/);
+	});
+
+	it("keeps at most `max` matches and counts the rest", () => {
+		const tactics: JsonObject = {};
+		for (let i = 0; i < 30; i++) tactics[`t${i}`] = `step ${i} of the graphql removal`;
+		const view = viewOf(["cwd"], { cwd: { tactics } });
+		const answer = searchState(view, [WHOLE("cwd")], "graphql", formatLocator, 10);
+		assert.equal(answer.matches.length, 10);
+		assert.equal(answer.omitted, 20);
+	});
+
+	it("every match reads back to what holds the text, and shown + counted is every place (any state)", () => {
+		const key = fc.constantFrom("a", "Ab", "xAbx", "n/1", "b", "ABC", "q r");
+		const text = fc.constantFrom("", "ab", "xaBy", "nothing", "line\nAB", "abab");
+		const value = fc.letrec<{ v: Json }>((tie) => ({
+			v: fc.oneof({ depthSize: "small" }, text, fc.integer(), fc.array(tie("v"), { maxLength: 3 }), fc.dictionary(key, tie("v"), { maxKeys: 3 })),
+		})).v;
+		fc.assert(
+			fc.property(
+				fc.dictionary(key, value, { maxKeys: 4 }),
+				fc.dictionary(key, value, { maxKeys: 3 }),
+				fc.integer({ min: 1, max: 12 }),
+				(tactics, strategy, max) => {
+					const wanted: Owner[] = ["cwd", "session"];
+					const view = viewOf(wanted, { cwd: { tactics: tactics as JsonObject }, session: { strategy: strategy as JsonObject } });
+					const answer = searchState(view, wanted.map(WHOLE), "ab", (loc) => presentLocator(loc, wanted), max);
+					const expected = count(tactics as Json, "ab") + count(strategy as Json, "ab");
+					assert.equal(answer.matches.length + answer.omitted, expected);
+					assert.equal(answer.matches.length, Math.min(max, expected));
+					for (const m of answer.matches) {
+						const loc = toCanonicalLocator(m.locator, wanted, ["todos"]);
+						const [got] = evaluate(view, [loc], "value");
+						if (m.in === "value") assert.ok(typeof got?.value === "string" && got.value.toLowerCase().includes("ab"), m.locator);
+						else assert.ok(String(loc.path.at(-1)).toLowerCase().includes("ab"), m.locator);
+						assert.ok(!m.snippet.includes("\n"), m.snippet);
+					}
+				},
+			),
+			{ numRuns: 150 },
+		);
+	});
+
+	it("searches under one locator only", () => {
+		const view = viewOf(["cwd"], { cwd: { tactics: { a: "graphql" }, strategy: { b: "graphql" } } });
+		const loc = parseLocator("cwd.strategy", "canonical");
+		const answer = searchState(view, [loc], "graphql", formatLocator, 10);
+		assert.deepEqual(
+			answer.matches.map((m) => m.locator),
+			["cwd.strategy.b"],
+		);
+	});
+});
