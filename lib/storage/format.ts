@@ -187,12 +187,26 @@ function firstError(errors: ValidateFunction["errors"]): string {
 
 /** The integrity check of a stored value: SHA-256 of its JSON text without `sum`, first 64 bits. */
 export function sumOf(value: object): string {
-	return createHash("sha256").update(JSON.stringify(value)).digest("hex").slice(0, 16);
+	return sumOfText(JSON.stringify(value));
+}
+
+function sumOfText(text: string): string {
+	return createHash("sha256").update(text).digest("hex").slice(0, 16);
 }
 
 /** `value` with its integrity check as the last key. */
 function sealed<T extends object>(value: T): T & { sum: string } {
 	return { ...value, sum: sumOf(value) };
+}
+
+/**
+ * `JSON.stringify(sealed(value))`, stringified once: the sum is taken over the value's text and
+ * appended as its last member (a commit and a compaction pay one serialisation, not two). `value`
+ * is a non-empty plain object without `sum` (a stored envelope always starts with its format or `v`).
+ */
+function sealedText(value: object): string {
+	const text = JSON.stringify(value);
+	return `${text.slice(0, -1)},"sum":"${sumOfText(text)}"}`;
 }
 
 /**
@@ -217,7 +231,7 @@ export function recordValue(record: TransitionRecord): TransitionRecord & { v: n
 
 /** Serialise a record as one log line (without the newline). O(size of the record). */
 export function recordLine(record: TransitionRecord): string {
-	return JSON.stringify(recordValue(record));
+	return sealedText({ v: FORMAT_VERSION, ...withoutVersion(record as TransitionRecord & { v?: number }) });
 }
 
 /** A parsed log line: the record, and whether it was written in the 0.1.0 format. */
@@ -262,7 +276,7 @@ export function stateShapeProblem(value: unknown): string | undefined {
 
 /** Serialise a checkpoint file body. */
 export function checkpointText(owner: Owner, seq: number, state: OwnerState): string {
-	return JSON.stringify(sealed({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state }));
+	return sealedText({ format: "state-flow/checkpoint", v: FORMAT_VERSION, owner, seq, state });
 }
 
 /** Parse a whole-file JSON document, check its version, shape and integrity; `report` says what damage means for it. */
@@ -295,14 +309,12 @@ export function parseCheckpoint(text: string, file: string, owner: Owner): { seq
 
 /** Serialise a journal. */
 export function journalText(journal: Journal): string {
-	return JSON.stringify(
-		sealed({
-			format: "state-flow/journal",
-			v: FORMAT_VERSION,
-			id: journal.id,
-			parts: journal.parts.map((p) => ({ ...p, record: recordValue(p.record) })),
-		}),
-	);
+	return sealedText({
+		format: "state-flow/journal",
+		v: FORMAT_VERSION,
+		id: journal.id,
+		parts: journal.parts.map((p) => ({ ...p, record: recordValue(p.record) })),
+	});
 }
 
 /** What to tell the user about a damaged journal: it blocks the stores of its agent directory. */

@@ -232,6 +232,8 @@ function safeUnlink(path: string): void {
 export class HeldLock {
 	private released = false;
 	private readonly since = Date.now();
+	/** Taken only after waiting for another holder (what was checked before the wait may have changed meanwhile). */
+	waited = false;
 	constructor(
 		readonly path: string,
 		readonly token: string,
@@ -260,12 +262,15 @@ export class HeldLock {
 	}
 }
 
-/** One attempt: take the lock, or break it when stale and report false. Odd lock paths are refused at once. */
+/**
+ * One attempt: take the lock, or break it when stale and report false. Odd lock paths are
+ * refused at once. What is at the path is looked at only when the take failed: `link` and
+ * `O_EXCL` never follow, replace or write through anything there, so a taken lock proves the
+ * path held nothing (one `lstat` less per commit).
+ */
 function attempt(path: string): HeldLock | undefined {
-	const odd = oddLock(path);
-	if (odd !== undefined) fail("busy", `The state store cannot be locked: ${odd}.`);
 	const h = holderFor(path);
-	if (h?.held) return undefined; // Another `Stores` of this process holds it.
+	if (h?.held) return refuseOdd(path); // Another `Stores` of this process holds it.
 	const linked = h === undefined ? "unsupported" : tryLink(h, path);
 	if (linked === true && h !== undefined) {
 		h.held = true;
@@ -275,8 +280,16 @@ function attempt(path: string): HeldLock | undefined {
 		const holder = holderRecord();
 		if (tryCreate(path, holder)) return new HeldLock(path, holder.token, undefined, recovered.delete(path));
 	}
+	refuseOdd(path);
 	const current = readHolder(path);
 	if (current !== "missing" && isStale(path, current)) breakStale(path, current);
+	return undefined;
+}
+
+/** Refuse a lock path State Flow cannot have made (nothing waits on it); undefined otherwise. */
+function refuseOdd(path: string): undefined {
+	const odd = oddLock(path);
+	if (odd !== undefined) fail("busy", `The state store cannot be locked: ${odd}.`);
 	return undefined;
 }
 
@@ -314,7 +327,10 @@ export async function acquireLock(path: string, timeoutMs: number): Promise<Held
 	for (let tries = 0; ; tries++) {
 		await new Promise((r) => setTimeout(r, backoff(tries)));
 		const got = attempt(path);
-		if (got) return got;
+		if (got) {
+			got.waited = true;
+			return got;
+		}
 		if (Date.now() > deadline) busy(path, timeoutMs);
 	}
 }

@@ -57,9 +57,13 @@ export function compactionDue(seq: number, storedCheckpointSeq: number, retentio
 	return seq - storedCheckpointSeq > retention + compactionSlack(retention);
 }
 
-/** Apply a record already durable to an in-memory history, keeping `bytes` O(patch). */
-export function applyDurable(h: OwnerHistory, record: TransitionRecord): void {
-	commitRecord(h, record, h.bytes + planPatch(h.owner, h.state, record.patch).bytesDelta);
+/**
+ * Apply a record already durable to an in-memory history, keeping `bytes` O(patch).
+ * `bytesAfter`: the size the stage that made `record` computed on this very history (its
+ * plan is not made twice); absent for records read back or handed in, which are planned here.
+ */
+export function applyDurable(h: OwnerHistory, record: TransitionRecord, bytesAfter?: number): void {
+	commitRecord(h, record, bytesAfter ?? h.bytes + planPatch(h.owner, h.state, record.patch).bytesDelta);
 }
 
 /** A stored checkpoint's state, checked by the same schema on every backend; `report` says what damage means there. */

@@ -114,6 +114,8 @@ export interface OwnerStore {
 export interface LockedStage<T> {
 	records: ReadonlyArray<TransitionRecord | undefined>;
 	value: T;
+	/** `bytesAfter[i]`: the size of `stores[i]`'s state after `records[i]`, as the stage computed it (a backend need not plan it again). */
+	bytesAfter?: ReadonlyArray<number | undefined>;
 	/**
 	 * Called when the records could not be made durable and nothing was committed (the write
 	 * failed before the commit point): undo what the stage did outside the store.

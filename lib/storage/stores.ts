@@ -361,6 +361,7 @@ export class Stores {
 			prepared?.apply();
 			return {
 				records: owners.map((o) => result.records[o]),
+				bytesAfter: owners.map((o) => result.bytesAfter[o]),
 				value: { noop: false, transitionId: opts.id, report: result.report, records: result.records },
 				abandon: () => prepared?.revert(),
 			};

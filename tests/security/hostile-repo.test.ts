@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { acquireLock, onLockWait } from "../../lib/storage/lock.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -144,6 +145,35 @@ describe("hostile repository", () => {
 			});
 		}
 		await assert.rejects(s.load("cwd"), /outside/);
+		assert.deepEqual(snapshot(w.sentinel), before);
+	});
+
+	it("a store folder swapped for a link while a writer waits for its lock: the writer proves containment again under the lock and writes nothing there", async (t) => {
+		const w = world(t);
+		const s = open(w);
+		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
+		const root = s.identity().cwdRoot;
+		cpSync(root, join(w.sentinel, "other-store"), { recursive: true });
+		rmSync(join(w.sentinel, "other-store", "lock.holders"), { recursive: true, force: true });
+		const before = snapshot(w.sentinel);
+		// Held by this process: the commit below proves the folder, then waits; the swap happens during the wait.
+		const lockPath = join(root, "lock");
+		const lock = await acquireLock(lockPath, 3_000);
+		let swapped = false;
+		const stop = onLockWait((path) => {
+			if (path !== lockPath) return;
+			stop();
+			renameSync(root, `${root}.mine`);
+			symlinkSync(join(w.sentinel, "other-store"), root);
+			swapped = true;
+			lock.release();
+		});
+		await assert.rejects(s.commit({ cwd: { tactics: { b: 1 } } }, meta()), (e: unknown) => {
+			assertClearRefusal(e, "store folder swapped during the lock wait");
+			assert.match(messageOf(e), /outside/);
+			return true;
+		});
+		assert.ok(swapped, "the commit waited for the lock, so the folder was swapped after its first proof");
 		assert.deepEqual(snapshot(w.sentinel), before);
 	});
 

@@ -34,6 +34,8 @@ interface Part {
 	store: FileOwnerStore | SessionStore;
 	history: OwnerHistory;
 	record: TransitionRecord;
+	/** The state's size after `record`, as the stage computed it. */
+	bytesAfter: number | undefined;
 }
 
 export interface LocalBackendOptions {
@@ -87,8 +89,10 @@ export class LocalBackend implements OwnerBackend {
 		// Lock order: Global before CWD, whatever order the caller listed them in.
 		const files = mine.filter((s): s is FileOwnerStore => s instanceof FileOwnerStore).sort((a, b) => OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
 		attempts: for (let attempt = 0; ; attempt++) {
-			// Complete pending journals first (one stat when none): a damaged one is refused before any folder is created.
-			for (const s of mine) await this.recover(s);
+			// Complete pending journals first: a damaged one is refused before any folder is created. A
+			// first attempt on stores that exist leaves it to the look under the locks (`pendingFor`),
+			// which sends the next attempt here: one look at the journal folder per commit, not two.
+			for (const s of mine) if (attempt > 0 || !(s instanceof FileOwnerStore && s.knownToExist())) await this.recover(s);
 			for (const f of files) if (!f.knownToExist()) f.ensureRoot();
 			const locks: HeldLock[] = [];
 			try {
@@ -112,13 +116,15 @@ export class LocalBackend implements OwnerBackend {
 				}
 				// A lock recovered from a writer that died: the bytes it left after its last record may be cut.
 				const crashed = new Set(files.filter((_, i) => locks[i]?.recoveredCrash === true));
-				const histories = mine.map((s) => (s instanceof FileOwnerStore ? s.catchUpLocked(crashed.has(s)) : s.history()));
+				// Each folder was proved contained right before its lock; a wait for any lock makes those proofs old.
+				const fresh = !locks.some((l) => l.waited);
+				const histories = mine.map((s) => (s instanceof FileOwnerStore ? s.catchUpLocked(crashed.has(s), fresh) : s.history()));
 				const staged: LocalStage<T> = await stage(histories);
-				const parts = partsOf(mine, histories, staged.records);
+				const parts = partsOf(mine, histories, staged.records, staged.bytesAfter);
 				if (parts.length === 0) return staged.value;
 				if (staged.journaled) this.complete(parts, (parts[0] as Part).record.id);
 				else this.durable(parts, staged);
-				for (const p of parts) applyDurable(p.history, p.record);
+				for (const p of parts) applyDurable(p.history, p.record, p.bytesAfter);
 				for (const p of parts) if (p.store instanceof FileOwnerStore) p.store.compactAfterCommit();
 				fault("before-unlock");
 				return staged.value;
@@ -220,6 +226,7 @@ export class LocalBackend implements OwnerBackend {
 		return this.commitTogether<T>(localStores, async (localHistories) => {
 			const mine = localStores.map((s) => this.own(s));
 			let localRecords: ReadonlyArray<TransitionRecord | undefined> = [];
+			let localBytes: ReadonlyArray<number | undefined> = [];
 			let journaled = false;
 			let journalId: string | undefined;
 			const value = await remote
@@ -235,9 +242,11 @@ export class LocalBackend implements OwnerBackend {
 						});
 						const staged = await stage(all);
 						localRecords = localAt.map((i) => staged.records[i]);
-						const parts = partsOf(mine, localHistories, localRecords);
+						localBytes = localAt.map((i) => staged.bytesAfter?.[i]);
+						const parts = partsOf(mine, localHistories, localRecords, localBytes);
 						return {
 							records: remoteAt.map((i) => staged.records[i]),
+							bytesAfter: remoteAt.map((i) => staged.bytesAfter?.[i]),
 							value: staged.value,
 							beforeCommit: (written) => {
 								// Only an in-memory Session part: nothing local can be lost in a crash, no journal.
@@ -268,7 +277,7 @@ export class LocalBackend implements OwnerBackend {
 					// Settled or left for roll-forward: from here on recovery may look at it.
 					if (journalId !== undefined) this.writing.delete(journalId);
 				});
-			return { records: localRecords, value, journaled };
+			return { records: localRecords, bytesAfter: localBytes, value, journaled };
 		});
 	}
 }
@@ -278,12 +287,13 @@ function partsOf(
 	stores: ReadonlyArray<FileOwnerStore | SessionStore>,
 	histories: readonly OwnerHistory[],
 	records: ReadonlyArray<TransitionRecord | undefined>,
+	bytesAfter: ReadonlyArray<number | undefined> = [],
 ): Part[] {
 	const parts: Part[] = [];
 	stores.forEach((store, i) => {
 		const record = records[i];
 		const history = histories[i] as OwnerHistory;
-		if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record });
+		if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record, bytesAfter: bytesAfter[i] });
 	});
 	return parts;
 }

@@ -202,9 +202,9 @@ export class FileOwnerStore implements OwnerStore {
 		return this.readChecked();
 	}
 
-	/** `read` with the containment check and a fresh look at the log. */
-	private readChecked(): OwnerHistory {
-		this.checkRoot();
+	/** `read` with the containment check (unless the caller just made it) and a fresh look at the log. */
+	private readChecked(rootChecked = false): OwnerHistory {
+		if (!rootChecked) this.checkRoot();
 		const c = this.cache;
 		// This machine's mark before the log: a writer marks only after its append is durable, so a
 		// mark read first can lag what the log holds, never lead it. Only a read with nothing cached
@@ -490,12 +490,14 @@ export class FileOwnerStore implements OwnerStore {
 	/**
 	 * Under the lock: catch up; cut bytes after the last complete record only when this
 	 * lock was recovered from a writer that died (`recoveredCrash`), which is what leaves
-	 * them; migrate 0.1.0 files to the current format.
+	 * them; migrate 0.1.0 files to the current format. `rootChecked`: the caller proved the
+	 * folder's containment right before taking the lock, without waiting for it (the proof is
+	 * as fresh as one made here; docs/security.md).
 	 */
-	catchUpLocked(recoveredCrash = false): OwnerHistory {
+	catchUpLocked(recoveredCrash = false, rootChecked = false): OwnerHistory {
 		// A writer looks at the files themselves, never only at memory.
 		this.checkBroken();
-		const h = this.readChecked();
+		const h = this.readChecked(rootChecked);
 		const c = this.cache as Cache;
 		if (c.ino !== 0 && c.size > c.offset) {
 			if (!recoveredCrash && !crashEvidence(this.lockPath, c.mtimeMs)) {
