@@ -7,7 +7,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -79,11 +79,15 @@ describe("whoAmI", () => {
 			assert.equal(whoAmI().user, userInfo().username);
 			return;
 		}
-		// The compiled module alone, where any uid can read it (the checkout may sit in a private folder).
+		// The compiled module and the pure core it imports, where any uid can read them (the
+		// checkout may sit in a private folder).
 		const dir = tempDir(t);
 		chmodSync(dir, 0o755);
-		const module = join(dir, "who.mjs");
+		cpSync(fileURLToPath(new URL("../../lib/core/", import.meta.url)), join(dir, "core"), { recursive: true });
+		mkdirSync(join(dir, "storage"));
+		const module = join(dir, "storage", "who.js");
 		copyFileSync(fileURLToPath(new URL("../../lib/storage/who.js", import.meta.url)), module);
+		writeFileSync(join(dir, "package.json"), '{"type":"module"}');
 		const script = `import { userInfo } from "node:os"; import { whoAmI } from ${JSON.stringify(module)};
 			let passwd = true; try { userInfo(); } catch { passwd = false; }
 			console.log(JSON.stringify({ passwd, who: whoAmI() }));`;
