@@ -12,7 +12,7 @@ import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
 import { setLink, sharedKeyProblem } from "../storage/config.js";
 import { checkContained, openFile, readFrom, realOrSelf } from "../storage/fs-util.js";
-import { cwdStoreIn } from "../storage/paths.js";
+import { projectOf } from "../storage/project.js";
 import type { OwnerLocation } from "../storage/port.js";
 
 /** Where a repository may suggest its shared project id, relative to the checkout. */
@@ -25,12 +25,12 @@ export const MAX_SUGGESTION_BYTES = 4096;
 export type Suggestion = { project: string } | { problem: string } | undefined;
 
 /**
- * Read the checkout's `.pi/state-flow.json`: a regular file (no link, FIFO or folder) inside
+ * Read the checkout's `.pi/state-flow.json` (at its work tree root, `projectOf`): a regular file (no link, FIFO or folder) inside
  * the checkout, at most 4 KiB, a JSON object whose `project` is a valid project id. Never
  * throws: anything else is a problem to report, and the suggestion is ignored.
  */
 export function readSuggestion(cwd: string): Suggestion {
-	const checkout = realOrSelf(cwd);
+	const checkout = projectOf(cwd).checkout;
 	const file = join(checkout, SUGGESTION_FILE);
 	const ignored = (why: string): Suggestion => ({ problem: `the repository's ${SUGGESTION_FILE} is ignored: ${why}` });
 	let text: string;
@@ -109,7 +109,7 @@ export function placementChange(before: Placement, after: Placement, files: { gl
 	return `State Flow: the config changed where the state lives: ${moved.length > 0 ? moved.join("; ") : "same places"}.${problem}`;
 }
 
-/** The CWD store folder of a checkout (what a link stops using, and an unlink uses again). */
+/** The CWD store folder of a checkout's project (what a link stops using, and an unlink uses again). */
 export function cwdFolder(cwd: string): string {
-	return cwdStoreIn(realOrSelf(cwd));
+	return projectOf(cwd).store;
 }
