@@ -19,6 +19,7 @@ import { runDoctor } from "./doctor.js";
 import { runDelete, runEdit, runSet } from "./edit.js";
 import { helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
+import { runAdopt } from "./adopt.js";
 
 /**
  * Run the CLI on `argv` (without node and script); never throws, never exits; closes the
@@ -72,6 +73,8 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 				return await runUnlink(p);
 			case "migrate":
 				return await runMigrate(p);
+			case "adopt":
+				return await runAdopt(p);
 			default:
 				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
 		}

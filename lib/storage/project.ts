@@ -15,6 +15,7 @@ import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
 
 /** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */
@@ -156,4 +157,39 @@ export function projectOf(cwd: string): Project {
 /** The git dirs of the checkout holding `cwd` (the project rule's, so the branch watch agrees with the store). */
 export function gitDirsOf(cwd: string): GitDirs | undefined {
 	return projectOf(cwd).git;
+}
+
+/** Widest line `projectLine` gives. */
+const LINE_WIDTH = 80;
+
+/** A path shortened from the left (`…/tail`) so that it fits `room` characters. */
+function fitPath(path: string, room: number): string {
+	const home = realOrSelf(homedir());
+	const shown = path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+	return shown.length <= room ? shown : `…${shown.slice(shown.length - Math.max(room - 1, 1))}`;
+}
+
+/**
+ * Which project this is and why, in one line of at most 80 characters (`/state`, the browser,
+ * `state-flow show`): `project /x (git root)`, `(worktree of /x)`, `(link acme/api)`, …
+ */
+export function projectLine(p: Project, link?: string): string {
+	const why =
+		link !== undefined
+			? `link ${link}`
+			: p.via === "folder"
+				? "this folder, not in git"
+				: p.via === "git-root"
+					? p.start === p.root
+						? "git root"
+						: "git root above"
+					: p.via === "worktree"
+						? p.checkout === p.root
+							? "main worktree"
+							: `worktree ${basename(p.checkout)}`
+						: "repository's common dir";
+	const where = p.via === "common-dir" && link === undefined ? p.store : p.root;
+	const fixed = `project  (${why})`;
+	// Folder names and link ids are shown, never obeyed: a newline or a control in one never ends the line.
+	return printable(`project ${fitPath(where, LINE_WIDTH - fixed.length)} (${why})`.replace(/\n/g, "\\n")).slice(0, LINE_WIDTH);
 }

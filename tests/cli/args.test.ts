@@ -97,7 +97,7 @@ describe("parseArgs", () => {
 		}
 		assert.match(
 			usage(["help", "frob"]),
-			/unknown command `frob`: use one of `show`, `history`, `undo`, `redo`, `restore`, `set`, `delete`, `edit`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `help`/,
+			/unknown command `frob`: use one of `show`, `history`, `undo`, `redo`, `restore`, `set`, `delete`, `edit`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `adopt`, `help`/,
 		);
 		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
 		// After a command, `help` is an ordinary argument.

@@ -7,44 +7,17 @@
  * processes on pi's session files in two worktrees write one store at once with nothing lost.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { storePaths } from "../../lib/storage/paths.js";
 import { projectOf } from "../../lib/storage/project.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { git, repo } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
 import { runChild } from "./children/spawn.js";
-
-const ENV = {
-	...process.env,
-	GIT_AUTHOR_NAME: "t",
-	GIT_AUTHOR_EMAIL: "t@x",
-	GIT_COMMITTER_NAME: "t",
-	GIT_COMMITTER_EMAIL: "t@x",
-	GIT_CONFIG_NOSYSTEM: "1",
-	HOME: tmpdir(),
-};
-
-export function git(dir: string, ...args: string[]): string {
-	return execFileSync("git", args, { cwd: dir, env: ENV, encoding: "utf8" }).trim();
-}
-
-/** A repository with one commit and a `src/` subfolder, in a fresh real temp folder. */
-export function repo(t: { after(fn: () => void): void }): { base: string; dir: string } {
-	const base = realpathSync(tempDir(t, "state-flow-project-"));
-	const dir = join(base, "proj");
-	mkdirSync(join(dir, "src"), { recursive: true });
-	git(dir, "init", "-q", "-b", "main");
-	writeFileSync(join(dir, "src", "a.txt"), "a\n");
-	git(dir, "add", ".");
-	git(dir, "commit", "-q", "-m", "first");
-	return { base, dir };
-}
 
 const by = { kind: "system", reason: "project-test" } as const;
 const at = "2026-01-01T00:00:00.000Z";
