@@ -10,8 +10,9 @@ import { isPlainObject } from "../core/json.js";
 import { messageOf } from "../core/errors.js";
 import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
-import { setLink, sharedKeyProblem } from "../storage/config.js";
-import { checkContained, openFile, readFrom, realOrSelf } from "../storage/fs-util.js";
+import { linkEntry, linkKey } from "../storage/backend.js";
+import { readConfig, setLink, sharedKeyProblem } from "../storage/config.js";
+import { checkContained, openFile, readFrom } from "../storage/fs-util.js";
 import { projectOf } from "../storage/project.js";
 import type { OwnerLocation } from "../storage/port.js";
 
@@ -61,12 +62,15 @@ export function readSuggestion(cwd: string): Suggestion {
 }
 
 /**
- * Record (or, with `project` undefined, remove) the link of a checkout, by its real path, in
+ * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in
  * the user's config, keeping every other link and key as written (`setLink`: under the
  * config's lock, atomic, refusing a file it cannot parse).
  */
-export function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
-	return setLink(agentDir, realOrSelf(cwd), project);
+export async function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
+	// An older link made in a subfolder is replaced (or removed), never left to shadow the project's.
+	const older = linkEntry(readConfig(agentDir).config.links, cwd);
+	if (older !== undefined && older !== linkKey(cwd)) await setLink(agentDir, older, undefined);
+	if (project !== undefined || older === undefined || older === linkKey(cwd)) await setLink(agentDir, linkKey(cwd), project);
 }
 
 /** The database a placement names, in words that never hold the password. */

@@ -1,0 +1,63 @@
+/**
+ * Links follow the project (issue 25), with the real `state-flow` binary, real git and the real
+ * PostgreSQL test server: a link made at a repository's root is recorded under the project's
+ * root and applies to its subfolders and its worktrees; a link an older build recorded under a
+ * subfolder's path still applies there, and `unlink` removes that one.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { closeDatabases } from "../../lib/storage/backend.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { runCli } from "./run.js";
+
+let server: TestDatabase;
+before(async () => {
+	server = await testDatabase();
+});
+after(async () => {
+	await closeDatabases();
+	await server.stop();
+});
+
+function setup(t: { after(fn: () => void): void }) {
+	const { base, dir } = repo(t);
+	const agent = join(base, "agent");
+	mkdirSync(join(agent, "state-flow"), { recursive: true });
+	const file = join(agent, "state-flow", "config.json");
+	writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema() })}\n`);
+	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
+	const links = () => (JSON.parse(readFileSync(file, "utf8")) as { links?: Record<string, string> }).links ?? {};
+	return { base, dir, agent, file, run, links };
+}
+
+describe("links follow the project", () => {
+	it("a link made in a subfolder is recorded under the repository's root and applies to every worktree", (t) => {
+		const { base, dir, run, links } = setup(t);
+		const linked = run(join(dir, "src"), "link", "acme/api");
+		assert.equal(linked.code, 0, linked.stderr);
+		assert.deepEqual(links(), { [dir]: "acme/api" });
+		const set = run(join(dir, "src"), "set", "cwd.tactics.shared", "1");
+		assert.equal(set.code, 0, set.stderr);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		const show = run(wt, "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /^project .*proj \(link acme\/api\)$/m);
+		assert.match(show.stdout, /shared/);
+		assert.match(show.stdout, /postgres/i);
+	});
+
+	it("a link an older build recorded under a subfolder's path still applies there, and unlink removes it", (t) => {
+		const { dir, file, run, links } = setup(t);
+		const sub = join(dir, "src");
+		writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema(), links: { [sub]: "acme/old" } })}\n`);
+		assert.match(run(sub, "show", "cwd").stdout, /link acme\/old/);
+		assert.doesNotMatch(run(dir, "show", "cwd").stdout, /link acme\/old/);
+		const un = run(sub, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.deepEqual(links(), {});
+	});
+});
