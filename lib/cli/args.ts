@@ -274,7 +274,6 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 		}
 		if (out.command === "adopt" && out.positionals.length === 0)
 			throw new UsageError("`adopt` needs the folder whose store apart to decide about.", out.command);
-		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
 		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
 			throw new UsageError(
 				"`migrate --to-files` takes no project id: it moves back the project this checkout is linked to (or, with `--global`, your shared Global).",

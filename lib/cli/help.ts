@@ -194,9 +194,10 @@ when every store is healthy after the repairs, 1 otherwise.
 
 ${COMMON}`,
 	link: `Usage: state-flow link <project-id> [--force]
+       state-flow link          (offers the id the repository suggests; links nothing)
 
 Share this checkout's CWD owner through the database: record
-links[<real path of --cwd>] = <project-id> in <agent-dir>/state-flow/config.json (other
+links[<project root of --cwd>] = <project-id> in <agent-dir>/state-flow/config.json (other
 keys kept). Running it is the consent: a repository never links itself. pi sessions
 started here afterwards use the project's memory; a running session at its next prompt.
 Without a configured database the CWD owner is unavailable until one is (it says so).

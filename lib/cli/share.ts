@@ -8,7 +8,8 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, placementFor, userOf } from "../storage/backend.js";
+import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
 import { acquireLock } from "../storage/lock.js";
@@ -58,8 +59,32 @@ function databaseLine(placement: Placement): string {
 	return `Database: ${describeDatabase(db)}.`;
 }
 
-/** `state-flow link <project-id> [--cwd DIR] [--force]`. */
+/**
+ * `state-flow link` without an id: the repository's suggestion, offered as the command to run
+ * (running it is the consent, as with `/state link`); nothing is linked.
+ */
+function offerSuggestion(p: Parsed): Outcome {
+	checkCwd(p);
+	const suggestion = readSuggestion(p.cwd);
+	if (suggestion === undefined) {
+		fail(
+			"invalid_input",
+			`\`link\` needs the project id to link this checkout to (this repository suggests none in ${SUGGESTION_FILE}); nothing was changed.`,
+			["project"],
+		);
+	}
+	if ("problem" in suggestion)
+		fail("invalid_input", `${suggestion.problem} Give the project id: \`state-flow link <project-id>\`; nothing was changed.`, ["project"]);
+	const current = linkedProject(readConfig(p.agentDir).config, p.cwd);
+	const now = current === undefined ? "It is not linked now." : `It is linked to \`${current}\` now.`;
+	return ok(
+		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: state-flow link ${suggestion.project}\n`,
+	);
+}
+
+/** `state-flow link [<project-id>] [--cwd DIR] [--force]`. */
 export async function runLink(p: Parsed): Promise<Outcome> {
+	if (p.positionals.length === 0) return offerSuggestion(p);
 	const id = projectId(p.positionals[0]);
 	checkCwd(p);
 	const real = linkKey(p.cwd);

@@ -4,62 +4,14 @@
  * own config, and where the owners live, in words for `/state` and notices. Where the owners
  * live is decided in one place only (`placementFor`); this module never decides it.
  */
-import { closeSync, constants, fstatSync } from "node:fs";
-import { join } from "node:path";
-import { isPlainObject } from "../core/json.js";
-import { messageOf } from "../core/errors.js";
 import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
 import { linkEntry, linkKey } from "../storage/backend.js";
-import { readConfig, setLink, sharedKeyProblem } from "../storage/config.js";
-import { checkContained, openFile, readFrom } from "../storage/fs-util.js";
+import { readConfig, setLink } from "../storage/config.js";
 import { projectOf } from "../storage/project.js";
 import type { OwnerLocation } from "../storage/port.js";
 
-/** Where a repository may suggest its shared project id, relative to the checkout. */
-export const SUGGESTION_FILE = ".pi/state-flow.json";
-
-/** A suggestion file is a few bytes; anything larger is not one (and is never read whole). */
-export const MAX_SUGGESTION_BYTES = 4096;
-
-/** What the repository suggests: a valid project id, a reason it was ignored, or nothing. */
-export type Suggestion = { project: string } | { problem: string } | undefined;
-
-/**
- * Read the checkout's `.pi/state-flow.json` (at its work tree root, `projectOf`): a regular file (no link, FIFO or folder) inside
- * the checkout, at most 4 KiB, a JSON object whose `project` is a valid project id. Never
- * throws: anything else is a problem to report, and the suggestion is ignored.
- */
-export function readSuggestion(cwd: string): Suggestion {
-	const checkout = projectOf(cwd).checkout;
-	const file = join(checkout, SUGGESTION_FILE);
-	const ignored = (why: string): Suggestion => ({ problem: `the repository's ${SUGGESTION_FILE} is ignored: ${why}` });
-	let text: string;
-	try {
-		checkContained(join(checkout, ".pi"), checkout, "The folder");
-		const fd = openFile(file, constants.O_RDONLY);
-		if (fd === undefined) return undefined;
-		try {
-			const size = fstatSync(fd).size;
-			if (size > MAX_SUGGESTION_BYTES) return ignored(`it holds ${size} bytes, more than the ${MAX_SUGGESTION_BYTES} a project suggestion may.`);
-			text = readFrom(fd, 0, size).toString("utf8");
-		} finally {
-			closeSync(fd);
-		}
-	} catch (e) {
-		return ignored(messageOf(e));
-	}
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch {
-		return ignored('it is not valid JSON (expected { "project": "team/repo" }).');
-	}
-	if (!isPlainObject(raw) || !Object.hasOwn(raw, "project")) return ignored('it must be a JSON object such as { "project": "team/repo" }.');
-	const why = sharedKeyProblem(raw.project);
-	if (why !== undefined) return ignored(`its \`project\` ${why}.`);
-	return { project: raw.project as string };
-}
+export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/suggestion.js";
 
 /**
  * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in

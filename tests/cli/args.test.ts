@@ -58,7 +58,7 @@ describe("parseArgs", () => {
 		assert.deepEqual([l.command, l.positionals, l.cwd, l.force], ["link", ["acme/api"], "/w/co", true]);
 		assert.deepEqual(parseArgs(["migrate", "--global"], {}, "/w").global, true);
 		assert.deepEqual(parseArgs(["migrate", "acme/api"], {}, "/w").positionals, ["acme/api"]);
-		assert.match(usage(["link"]), /`link` needs the project id/);
+		assert.deepEqual(parseArgs(["link"], {}, "/w").positionals, [], "without an id, link offers the repository's suggestion");
 		assert.match(usage(["link", "a", "b"]), /unexpected argument `b`/);
 		assert.match(usage(["unlink", "a"]), /unexpected argument `a`/);
 		assert.match(usage(["migrate"]), /`migrate` needs a project id \(or `--global`\)/);

@@ -60,4 +60,17 @@ describe("links follow the project", () => {
 		assert.equal(un.code, 0, un.stderr);
 		assert.deepEqual(links(), {});
 	});
+
+	it("`link` without an id offers the repository's suggestion and links nothing; without one it names what to give", (t) => {
+		const { dir, run, links } = setup(t);
+		const none = run(join(dir, "src"), "link");
+		assert.equal(none.code, 1);
+		assert.match(none.stderr, /needs the project id .*suggests none in \.pi\/state-flow\.json/);
+		mkdirSync(join(dir, ".pi"), { recursive: true });
+		writeFileSync(join(dir, ".pi", "state-flow.json"), '{ "project": "acme/api" }\n');
+		const offer = run(join(dir, "src"), "link");
+		assert.equal(offer.code, 0, offer.stderr);
+		assert.match(offer.stdout, /suggests project `acme\/api`.*\n.*run: state-flow link acme\/api/);
+		assert.deepEqual(links(), {}, "an offer links nothing");
+	});
 });
