@@ -10,6 +10,7 @@ import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
 import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkedProject, placementFor, userOf } from "../storage/backend.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
+import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
 import { acquireLock } from "../storage/lock.js";
@@ -96,7 +97,8 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	if (before === id)
 		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
 	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
-	const content = before === undefined ? localContent(local) : { seq: 0 };
+	// Files whose memory was already moved to this very project (`migrate`) hold nothing the link would hide.
+	const content = before === undefined && movedTo(local.root) !== id ? localContent(local) : { seq: 0 };
 	const out: string[] = [];
 	if (content.seq > 0 || content.error !== undefined) {
 		const what = content.error !== undefined ? `cannot be read (${content.error})` : `holds ${content.seq} transition(s)`;
@@ -138,6 +140,7 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
 	if (real === undefined) return ok(`${linkKey(p.cwd)} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
 	const id = links[real];
 	await setLink(p.agentDir, real, undefined);
+	clearMoved(local.root);
 	const content = localContent(local);
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
 	return ok(
@@ -203,6 +206,8 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 				await verifyCopy(db.url, db.schema, owner, key, retention, h);
 				try {
 					await record(p, owner, key);
+					// The files stay; a checkout reading them unlinked later (moved, renamed) is told, not silently served stale memory.
+					if (owner === "cwd") markMoved(source.root, key);
 				} catch (e) {
 					fail(
 						isStateError(e) ? e.code : "io",
@@ -287,8 +292,10 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 		out.push(`Moved ${where} (seq ${written.seq}: ${retained}) into the local ${owner} store ${local.root}; read back and verified.`);
 	}
 	try {
-		if (owner === "cwd") await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined);
-		else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
+		if (owner === "cwd") {
+			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined);
+			clearMoved(local.root);
+		} else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
 	} catch (e) {
 		fail(
 			isStateError(e) ? e.code : "io",

@@ -19,6 +19,7 @@ import { locationLines, readSuggestion } from "./link.js";
 import { formatWho, whoAmI } from "../storage/who.js";
 import { projectLine } from "../storage/project.js";
 import { apartLine, storesApart } from "../storage/stores-apart.js";
+import { movedLine } from "../storage/moved-marker.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -190,6 +191,8 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, projectLine(project, host.placement.project)];
 	const apart = apartLine(storesApart(project));
 	if (apart !== undefined) lines.push(...wrapWords(`note: ${apart}`, TEXT_WIDTH));
+	const moved = movedLine(project.store, host.placement.project);
+	if (moved !== undefined) lines.push(...wrapWords(moved, TEXT_WIDTH));
 	lines.push("stores:");
 	const indent = " ".repeat(11);
 	for (const owner of OWNERS) {

@@ -5,7 +5,7 @@
  * subfolder's path still applies there, and `unlink` removes that one.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/backend.js";
@@ -59,6 +59,29 @@ describe("links follow the project", () => {
 		const un = run(sub, "unlink");
 		assert.equal(un.code, 0, un.stderr);
 		assert.deepEqual(links(), {});
+	});
+
+	it("a migrated checkout moved to a new path is not linked, and says so loudly instead of reading its old files silently", (t) => {
+		const { base, dir, run, links } = setup(t);
+		assert.equal(run(dir, "set", "cwd.tactics.before", "1").code, 0);
+		const migrated = run(dir, "migrate", "acme/moved");
+		assert.equal(migrated.code, 0, migrated.stderr);
+		assert.equal(run(dir, "set", "cwd.tactics.after", "2").code, 0, "written to the project's memory");
+		const moved = join(base, "renamed");
+		renameSync(dir, moved);
+		const show = run(join(moved, "src"), "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /warning: the memory in .*renamed\/\.pi\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);
+		assert.match(show.stdout, /run `state-flow link acme\/moved`/);
+		const relinked = run(moved, "link", "acme/moved");
+		assert.equal(relinked.code, 0, relinked.stderr);
+		assert.equal(links()[moved], "acme/moved");
+		const now = run(moved, "show", "cwd");
+		assert.doesNotMatch(now.stdout, /warning: the memory/);
+		assert.match(now.stdout, /after/);
+		const un = run(moved, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /warning: the memory/, "unlink keeps the files on purpose: no more warning");
 	});
 
 	it("`link` without an id offers the repository's suggestion and links nothing; without one it names what to give", (t) => {
