@@ -23,6 +23,7 @@ export const COMMANDS = [
 	"link",
 	"unlink",
 	"migrate",
+	"adopt",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 
@@ -72,6 +73,8 @@ export interface Parsed {
 	global: boolean;
 	/** `migrate --to-files`: move the shared owner back from the database into its empty local file store. */
 	toFiles: boolean;
+	/** `adopt --keep`: keep the store apart on purpose instead of moving it in. */
+	keep: boolean;
 	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
 	path?: string;
 }
@@ -92,6 +95,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	link: ["--force"],
 	unlink: [],
 	migrate: ["--global", "--to-files"],
+	adopt: ["--keep"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -110,6 +114,7 @@ const MAX_POSITIONALS: Record<Command, number> = {
 	link: 1,
 	unlink: 0,
 	migrate: 1,
+	adopt: 1,
 };
 
 /**
@@ -143,6 +148,7 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--full": { takesValue: false, set: (out) => (out.full = true) },
 	"--dry-run": { takesValue: false, set: (out) => (out.dryRun = true) },
 	"--force": { takesValue: false, set: (out) => (out.force = true) },
+	"--keep": { takesValue: false, set: (out) => (out.keep = true) },
 	"--global": { takesValue: false, set: (out) => (out.global = true) },
 	"--to-files": { takesValue: false, set: (out) => (out.toFiles = true) },
 	"--yes": { takesValue: false, set: (out) => (out.yes = true) },
@@ -168,6 +174,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		force: false,
 		global: false,
 		toFiles: false,
+		keep: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;
@@ -265,7 +272,8 @@ function checkComplete(out: Parsed, argv: readonly string[]): void {
 		if (out.command === "set" && out.positionals.length === 1) {
 			throw new UsageError("`set` needs a JSON value after the locator (a string in quotes: '\"text\"'), or @<file>.", out.command);
 		}
-		if (out.command === "link" && out.positionals.length === 0) throw new UsageError("`link` needs the project id to link this checkout to.", out.command);
+		if (out.command === "adopt" && out.positionals.length === 0)
+			throw new UsageError("`adopt` needs the folder whose store apart to decide about.", out.command);
 		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
 			throw new UsageError(
 				"`migrate --to-files` takes no project id: it moves back the project this checkout is linked to (or, with `--global`, your shared Global).",

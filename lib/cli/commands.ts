@@ -15,6 +15,9 @@ import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
+import { projectLine, projectOf } from "../storage/project.js";
+import { apartLine, storesApart } from "../storage/stores-apart.js";
+import { movedLine } from "../storage/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
@@ -127,7 +130,15 @@ function report(read: readonly Read[], format: (r: Read & { history: OwnerHistor
 /** `state-flow show [owner] [--full]`. */
 export async function runShow(p: Parsed): Promise<Outcome> {
 	const { read, warnings, placement, config, stores } = await loadAsked(p);
-	const extra = placementLines(placement, config);
+	const project = projectOf(p.cwd);
+	const apart = apartLine(storesApart(project));
+	const moved = movedLine(project.store, placement.project);
+	const extra = [
+		projectLine(project, placement.project),
+		...(apart !== undefined ? [`Note: ${apart}`] : []),
+		...(moved !== undefined ? [moved] : []),
+		...placementLines(placement, config),
+	];
 	if (read.length === 0) {
 		const where = `global: ${describeLocation(stores.location("global"))}, cwd: ${describeLocation(stores.location("cwd"))}`;
 		return ok(`${[`No State Flow stores yet (${where}).`, ...extra].join("\n")}\n`, lines(warnings));

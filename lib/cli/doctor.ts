@@ -31,6 +31,7 @@ import { type StorePaths, rootOf, storePaths } from "../storage/paths.js";
 import { PgDatabase } from "../storage/pg/store.js";
 import { locationKey } from "../storage/port.js";
 import { type SeenMarks, seenMarksOf } from "../storage/seen.js";
+import { apartLine, storesApart } from "../storage/stores-apart.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -394,6 +395,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 		if (h !== undefined) verified[o] = h;
 	}
 	unrecordedSkills(report, verified, p);
+	const apart = apartLine(storesApart(paths.project, true));
+	if (apart !== undefined) report.lines.push(`cwd: ${apart}.`);
 	for (const o of FILE_OWNERS) {
 		const h = verified[o];
 		if (h === undefined || h === "none") continue;

@@ -34,9 +34,12 @@ Commands:
   migrate --global         move the Global file store into your shared Global owner
   migrate [--global] --to-files
                            move it back from the database into the empty local store
+  adopt <folder> [--keep]  move a store apart (an older build's, in a subfolder or worktree)
+                           into the project's memory, or keep it apart on purpose
   help [command]           show this help, or one command's
 
-Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (<cwd>/.pi/state-flow), or
+Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (the project's .pi/state-flow:
+the git work tree root of --cwd, the main worktree's for every worktree), or
 PostgreSQL when configured ($STATE_FLOW_DATABASE_URL or \`database\`, plus a link or
 \`shareGlobal\`; see docs/shared-memory.md). \`show\` says where each one lives.
 Session state lives in pi's session file; use /state show inside pi.
@@ -191,9 +194,10 @@ when every store is healthy after the repairs, 1 otherwise.
 
 ${COMMON}`,
 	link: `Usage: state-flow link <project-id> [--force]
+       state-flow link          (offers the id the repository suggests; links nothing)
 
 Share this checkout's CWD owner through the database: record
-links[<real path of --cwd>] = <project-id> in <agent-dir>/state-flow/config.json (other
+links[<project root of --cwd>] = <project-id> in <agent-dir>/state-flow/config.json (other
 keys kept). Running it is the consent: a repository never links itself. pi sessions
 started here afterwards use the project's memory; a running session at its next prompt.
 Without a configured database the CWD owner is unavailable until one is (it says so).
@@ -207,7 +211,7 @@ ${COMMON}`,
 	unlink: `Usage: state-flow unlink
 
 Remove this checkout's link: its CWD memory is in its local files again
-(<cwd>/.pi/state-flow). The project's rows in the database stay as they are.
+(the project's .pi/state-flow). The project's rows in the database stay as they are.
 
 ${COMMON}`,
 	migrate: `Usage: state-flow migrate <project-id>
@@ -230,6 +234,18 @@ EMPTY local file store, read back and compared; then the link is removed (or \`s
 turned off). Refused, with nothing changed, when the owner is not shared, the local store
 holds state or cannot be read (move that folder aside first), or the database cannot be
 reached. The database's rows are left as they are for the checkouts still sharing them.
+
+${COMMON}`,
+	adopt: `Usage: state-flow adopt <folder> [--keep]
+
+Decide about a store apart: a CWD store an older build made in <folder>, a subfolder or
+a worktree of this project (\`state-flow doctor\` and /state list them). Into an empty
+project store it moves WITH its history (read back and compared); into one that holds
+state its entries are added as ONE transition, refused with nothing written when a key
+exists in both. With --keep it stays apart on purpose. Either way the store apart is left
+in place, marked, and no longer reported; nothing is deleted.
+
+  --keep    keep it apart on purpose (no longer reported)
 
 ${COMMON}`,
 };

@@ -19,6 +19,7 @@ import { runDoctor } from "./doctor.js";
 import { runDelete, runEdit, runSet } from "./edit.js";
 import { helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
+import { runAdopt } from "./adopt.js";
 
 /**
  * Commands whose standard output reports configuration (where the stores live, connection
@@ -84,6 +85,8 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 				return await runUnlink(p);
 			case "migrate":
 				return await runMigrate(p);
+			case "adopt":
+				return await runAdopt(p);
 			default:
 				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
 		}

@@ -1,6 +1,6 @@
 /**
  * `state-flow link`, `unlink` and `migrate`: where a checkout's CWD owner and the user's Global
- * owner live. Linking records `links[<checkout real path>] = <project id>` in the user's own
+ * owner live. Linking records `links[<project root>] = <project id>` in the user's own
  * config (running the command is the consent; a repository never links itself). Migrating
  * moves a file store WITH its retained history into an empty database owner in one SQL
  * transaction (`PgOwnerStore.adopt`), verifies it, and only then links, so a failure at any
@@ -8,10 +8,11 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import { DATABASE_ENV, type Placement, databaseFor, placementFor, userOf } from "../storage/backend.js";
+import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
+import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
-import { realOrSelf } from "../storage/fs-util.js";
 import { acquireLock } from "../storage/lock.js";
 import { rootOf, storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
@@ -61,19 +62,45 @@ function databaseLine(placement: Placement): string {
 	return `Database: ${describeDatabase(db)}.`;
 }
 
-/** `state-flow link <project-id> [--cwd DIR] [--force]`. */
+/**
+ * `state-flow link` without an id: the repository's suggestion, offered as the command to run
+ * (running it is the consent, as with `/state link`); nothing is linked.
+ */
+function offerSuggestion(p: Parsed): Outcome {
+	checkCwd(p);
+	const suggestion = readSuggestion(p.cwd);
+	if (suggestion === undefined) {
+		fail(
+			"invalid_input",
+			`\`link\` needs the project id to link this checkout to (this repository suggests none in ${SUGGESTION_FILE}); nothing was changed.`,
+			["project"],
+		);
+	}
+	if ("problem" in suggestion)
+		fail("invalid_input", `${suggestion.problem} Give the project id: \`state-flow link <project-id>\`; nothing was changed.`, ["project"]);
+	const current = linkedProject(readConfig(p.agentDir).config, p.cwd);
+	const now = current === undefined ? "It is not linked now." : `It is linked to \`${current}\` now.`;
+	return ok(
+		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: state-flow link ${suggestion.project}\n`,
+	);
+}
+
+/** `state-flow link [<project-id>] [--cwd DIR] [--force]`. */
 export async function runLink(p: Parsed): Promise<Outcome> {
+	if (p.positionals.length === 0) return offerSuggestion(p);
 	const id = projectId(p.positionals[0]);
 	checkCwd(p);
-	const real = realOrSelf(p.cwd);
+	const real = linkKey(p.cwd);
 	const links = writtenLinks(p.agentDir);
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
-	const before = Object.hasOwn(links, real) ? links[real] : undefined;
+	const entry = linkEntry(links, p.cwd);
+	const before = entry === undefined ? undefined : links[entry];
 	if (before === id)
 		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
 	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
-	const content = before === undefined ? localContent(local) : { seq: 0 };
+	// Files whose memory was already moved to this very project (`migrate`) hold nothing the link would hide.
+	const content = before === undefined && movedTo(local.root) !== id ? localContent(local) : { seq: 0 };
 	const out: string[] = [];
 	if (content.seq > 0 || content.error !== undefined) {
 		const what = content.error !== undefined ? `cannot be read (${content.error})` : `holds ${content.seq} transition(s)`;
@@ -85,6 +112,7 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 		}
 		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
 	}
+	if (entry !== undefined && entry !== real) await setLink(p.agentDir, entry, undefined);
 	await setLink(p.agentDir, real, id);
 	const { config: now } = readConfig(p.agentDir);
 	const placement = placementFor(now, p.cwd);
@@ -108,12 +136,13 @@ async function projectLine(p: Parsed, config: StateFlowConfig, placement: Placem
 /** `state-flow unlink [--cwd DIR]`. */
 export async function runUnlink(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
-	const real = realOrSelf(p.cwd);
 	const links = writtenLinks(p.agentDir);
 	const local = fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION);
-	if (!Object.hasOwn(links, real)) return ok(`${real} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
+	const real = linkEntry(links, p.cwd);
+	if (real === undefined) return ok(`${linkKey(p.cwd)} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
 	const id = links[real];
 	await setLink(p.agentDir, real, undefined);
+	clearMoved(local.root);
 	const content = localContent(local);
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
 	return ok(
@@ -179,6 +208,8 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 				await verifyCopy(db.url, db.schema, owner, key, retention, h);
 				try {
 					await record(p, owner, key);
+					// The files stay; a checkout reading them unlinked later (moved, renamed) is told, not silently served stale memory.
+					if (owner === "cwd") markMoved(source.root, key);
 				} catch (e) {
 					fail(
 						isStateError(e) ? e.code : "io",
@@ -197,7 +228,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	}
 	out.push(
 		owner === "cwd"
-			? `Linked ${realOrSelf(p.cwd)} to project \`${key}\` (recorded in ${configPath(p.agentDir)}); pi sessions started here use it, and a running session picks it up at its next prompt (stop sessions working here before migrating: a change made before that goes to the local files).`
+			? `Linked ${linkKey(p.cwd)} to project \`${key}\` (recorded in ${configPath(p.agentDir)}); pi sessions started here use it, and a running session picks it up at its next prompt (stop sessions working here before migrating: a change made before that goes to the local files).`
 			: `Global is now shared under user \`${key}\` (\`shareGlobal\` recorded in ${configPath(p.agentDir)}). On your other machines set \`"shareGlobal": true\`${config.user === undefined ? ` and \`"user": "${key}"\`` : ""} in their config.json to use it.`,
 	);
 	out.push(databaseLine(placement));
@@ -221,7 +252,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	const placement = placementFor(config, p.cwd);
 	const retention = config.retention ?? DEFAULT_RETENTION;
 	const local = fileStore(p, owner, retention);
-	const real = realOrSelf(p.cwd);
+	const real = linkKey(p.cwd);
 	const key = owner === "cwd" ? placement.project : placement.user;
 	if (key === undefined) {
 		fail(
@@ -263,8 +294,10 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 		out.push(`Moved ${where} (seq ${written.seq}: ${retained}) into the local ${owner} store ${local.root}; read back and verified.`);
 	}
 	try {
-		if (owner === "cwd") await setLink(p.agentDir, real, undefined);
-		else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
+		if (owner === "cwd") {
+			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined);
+			clearMoved(local.root);
+		} else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
 	} catch (e) {
 		fail(
 			isStateError(e) ? e.code : "io",
@@ -282,7 +315,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 
 /** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
 async function record(p: Parsed, owner: SharedOwner, key: string): Promise<void> {
-	if (owner === "cwd") await setLink(p.agentDir, realOrSelf(p.cwd), key);
+	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key);
 	else await updateConfig(p.agentDir, { shareGlobal: true }, "sharing Global");
 }
 

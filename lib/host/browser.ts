@@ -37,6 +37,7 @@ import { fitScreen } from "./screen-text.js";
 import type { RenderTheme } from "./render.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, type Selection } from "./selection.js";
+import { projectLine } from "../storage/project.js";
 
 /** Lines an unreadable owner's reason may take in the browser. */
 const FAILURE_ROWS = 8;
@@ -65,6 +66,8 @@ export interface BrowserSource {
 	choose: (next: Selection) => Promise<string>;
 	/** Hand edits of the selected value (`e`, `d`); absent: the keys say they are not available here. */
 	edits?: BrowserEdits;
+	/** Which project this is and why (`projectLine`), shown under the title; absent: not shown. */
+	project?: string;
 }
 
 export class StateBrowser implements Component {
@@ -366,6 +369,7 @@ export class StateBrowser implements Component {
 		const out: string[] = [];
 		const tabs = (["state", "history"] as const).map((x) => (x === this.tab ? t.fg("accent", t.bold(`[${x}]`)) : t.fg("muted", ` ${x} `))).join(" ");
 		out.push(fit(`${t.fg("accent", t.bold("State Flow"))} ${t.fg("muted", describeSelection(this.source.selection()))}  ${tabs}`));
+		if (this.source.project !== undefined) out.push(fit(t.fg("muted", this.source.project)));
 		out.push(
 			fit(
 				this.#views
@@ -531,6 +535,7 @@ export async function hostSource(host: StateFlowHost, actions: BrowserActions): 
 		undo: (plan) => thenReload(() => actions.undo(plan)),
 		choose: (next) => thenReload(() => actions.choose(next)),
 		...(actions.edits ? { edits: reloading(actions.edits, thenReload) } : {}),
+		project: projectLine(host.project(), host.placement.project),
 	};
 }
 

@@ -17,6 +17,9 @@ import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
 import { formatWho, whoAmI } from "../storage/who.js";
+import { projectLine } from "../storage/project.js";
+import { apartLine, storesApart } from "../storage/stores-apart.js";
+import { movedLine } from "../storage/moved-marker.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 
@@ -226,7 +229,13 @@ export function storeSummary(loaded: Result<OwnerHistory>): string {
 /** `/state`: mode, wanted owners, stores with sizes and where they live, retention, config file. */
 export async function describeStatus(host: StateFlowHost, browsable = false): Promise<string> {
 	const sel = host.selection();
-	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, "stores:"];
+	const project = host.project();
+	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, projectLine(project, host.placement.project)];
+	const apart = apartLine(storesApart(project));
+	if (apart !== undefined) lines.push(...wrapWords(`note: ${apart}`, TEXT_WIDTH));
+	const moved = movedLine(project.store, host.placement.project);
+	if (moved !== undefined) lines.push(...wrapWords(moved, TEXT_WIDTH));
+	lines.push("stores:");
 	const indent = " ".repeat(11);
 	for (const owner of OWNERS) {
 		const wanted = sel.owners.includes(owner) ? "wanted" : "not wanted";

@@ -5,20 +5,16 @@
  * refs (files), and only when a tip changed by `git merge-base --is-ancestor` on two validated
  * commit ids, in a child process with a timeout, cached by the pair. Non-git folders, detached
  * HEADs and anything unreadable give no branch: the head then behaves as without git.
- * After i25's project resolution lands, `findGitDirs` should use it.
  */
 import { execFile } from "node:child_process";
-import { lstat, open, realpath } from "node:fs/promises";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { lstat, open } from "node:fs/promises";
+import { join } from "node:path";
 import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../core/intent-branch.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import type { GitView } from "../model/head-rank.js";
+import { type GitDirs, gitDirsOf } from "../storage/project.js";
 
-/** The per-checkout git dir (HEAD) and the common dir (refs), as git resolves a worktree or submodule. */
-export interface GitDirs {
-	gitDir: string;
-	commonDir: string;
-}
+export type { GitDirs } from "../storage/project.js";
 
 /** Largest `.git` file, `HEAD`, `commondir` or loose ref read; larger is not git's and is ignored. */
 const SMALL_FILE = 4096;
@@ -48,29 +44,9 @@ async function readSmall(path: string, max = SMALL_FILE): Promise<string | undef
 	}
 }
 
-/** The git dirs of the checkout holding `cwd`: the nearest `.git` folder, or a `.git` file's `gitdir:` (worktrees, submodules). */
+/** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project.ts`): the branch is the store's checkout's. */
 export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
-	let dir: string;
-	try {
-		dir = await realpath(cwd);
-	} catch {
-		return undefined;
-	}
-	for (;;) {
-		const dotGit = join(dir, ".git");
-		const st = await lstat(dotGit).catch(() => undefined);
-		if (st?.isDirectory()) return { gitDir: dotGit, commonDir: dotGit };
-		if (st?.isFile()) {
-			const m = /^gitdir: (.+)$/m.exec((await readSmall(dotGit)) ?? "");
-			if (m === null) return undefined;
-			const gitDir = resolve(dir, (m[1] as string).trim());
-			const common = (await readSmall(join(gitDir, "commondir")))?.trim();
-			return { gitDir, commonDir: common === undefined || common === "" ? gitDir : isAbsolute(common) ? common : resolve(gitDir, common) };
-		}
-		const up = dirname(dir);
-		if (up === dir) return undefined;
-		dir = up;
-	}
+	return gitDirsOf(cwd);
 }
 
 /** The branch HEAD names, or undefined (detached, unreadable, not a branch name). */

@@ -7,9 +7,8 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable } from "../core/printable.js";
-import { linkedProject, placementFor } from "../storage/backend.js";
+import { linkKey, linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem } from "../storage/config.js";
-import { realOrSelf } from "../storage/fs-util.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
 
@@ -38,7 +37,7 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 		if (why !== undefined) return usage(`the project id ${why}.`);
 	}
 	const agentDir = host.options.agentDir;
-	const checkout = realOrSelf(ctx.cwd);
+	const checkout = linkKey(ctx.cwd);
 	const { config } = readConfig(agentDir);
 	const current = linkedProject(config, ctx.cwd);
 	const placement = placementFor({ ...config, links: { ...config.links, [checkout]: project } }, ctx.cwd);

@@ -4,69 +4,25 @@
  * own config, and where the owners live, in words for `/state` and notices. Where the owners
  * live is decided in one place only (`placementFor`); this module never decides it.
  */
-import { closeSync, constants, fstatSync } from "node:fs";
-import { join } from "node:path";
-import { isPlainObject } from "../core/json.js";
-import { messageOf } from "../core/errors.js";
 import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
-import { setLink, sharedKeyProblem } from "../storage/config.js";
-import { checkContained, openFile, readFrom, realOrSelf } from "../storage/fs-util.js";
-import { cwdStoreIn } from "../storage/paths.js";
+import { linkEntry, linkKey } from "../storage/backend.js";
+import { readConfig, setLink } from "../storage/config.js";
+import { projectOf } from "../storage/project.js";
 import type { OwnerLocation } from "../storage/port.js";
 
-/** Where a repository may suggest its shared project id, relative to the checkout. */
-export const SUGGESTION_FILE = ".pi/state-flow.json";
-
-/** A suggestion file is a few bytes; anything larger is not one (and is never read whole). */
-export const MAX_SUGGESTION_BYTES = 4096;
-
-/** What the repository suggests: a valid project id, a reason it was ignored, or nothing. */
-export type Suggestion = { project: string } | { problem: string } | undefined;
+export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/suggestion.js";
 
 /**
- * Read the checkout's `.pi/state-flow.json`: a regular file (no link, FIFO or folder) inside
- * the checkout, at most 4 KiB, a JSON object whose `project` is a valid project id. Never
- * throws: anything else is a problem to report, and the suggestion is ignored.
- */
-export function readSuggestion(cwd: string): Suggestion {
-	const checkout = realOrSelf(cwd);
-	const file = join(checkout, SUGGESTION_FILE);
-	const ignored = (why: string): Suggestion => ({ problem: `the repository's ${SUGGESTION_FILE} is ignored: ${why}` });
-	let text: string;
-	try {
-		checkContained(join(checkout, ".pi"), checkout, "The folder");
-		const fd = openFile(file, constants.O_RDONLY);
-		if (fd === undefined) return undefined;
-		try {
-			const size = fstatSync(fd).size;
-			if (size > MAX_SUGGESTION_BYTES) return ignored(`it holds ${size} bytes, more than the ${MAX_SUGGESTION_BYTES} a project suggestion may.`);
-			text = readFrom(fd, 0, size).toString("utf8");
-		} finally {
-			closeSync(fd);
-		}
-	} catch (e) {
-		return ignored(messageOf(e));
-	}
-	let raw: unknown;
-	try {
-		raw = JSON.parse(text);
-	} catch {
-		return ignored('it is not valid JSON (expected { "project": "team/repo" }).');
-	}
-	if (!isPlainObject(raw) || !Object.hasOwn(raw, "project")) return ignored('it must be a JSON object such as { "project": "team/repo" }.');
-	const why = sharedKeyProblem(raw.project);
-	if (why !== undefined) return ignored(`its \`project\` ${why}.`);
-	return { project: raw.project as string };
-}
-
-/**
- * Record (or, with `project` undefined, remove) the link of a checkout, by its real path, in
+ * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in
  * the user's config, keeping every other link and key as written (`setLink`: under the
  * config's lock, atomic, refusing a file it cannot parse).
  */
-export function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
-	return setLink(agentDir, realOrSelf(cwd), project);
+export async function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
+	// An older link made in a subfolder is replaced (or removed), never left to shadow the project's.
+	const older = linkEntry(readConfig(agentDir).config.links, cwd);
+	if (older !== undefined && older !== linkKey(cwd)) await setLink(agentDir, older, undefined);
+	if (project !== undefined || older === undefined || older === linkKey(cwd)) await setLink(agentDir, linkKey(cwd), project);
 }
 
 /** The database a placement names, in words that never hold the password. */
@@ -109,7 +65,7 @@ export function placementChange(before: Placement, after: Placement, files: { gl
 	return `State Flow: the config changed where the state lives: ${moved.length > 0 ? moved.join("; ") : "same places"}.${problem}`;
 }
 
-/** The CWD store folder of a checkout (what a link stops using, and an unlink uses again). */
+/** The CWD store folder of a checkout's project (what a link stops using, and an unlink uses again). */
 export function cwdFolder(cwd: string): string {
-	return cwdStoreIn(realOrSelf(cwd));
+	return projectOf(cwd).store;
 }

@@ -12,7 +12,8 @@ import type { Owner, OwnerHistory } from "../core/types.js";
 import { isOneOf, SHARED_OWNERS } from "../core/types.js";
 import { limitsOf, type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
-import { cwdStoreIn, storePaths } from "../storage/paths.js";
+import { storePaths } from "../storage/paths.js";
+import { type Project, projectOf } from "../storage/project.js";
 import { type Placement, placementFor, placementKey } from "../storage/backend.js";
 import { Stores } from "../storage/stores.js";
 import type { StoresIdentity } from "../storage/stores.js";
@@ -134,7 +135,7 @@ export class StateFlowHost {
 	/** The open stores may be watched for other processes' commits (false once the session closed). */
 	#watchStores = false;
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
-	#realCwd: { cwd: string; real: string } | undefined;
+	#realCwd: { cwd: string; real: string; project: Project } | undefined;
 
 	constructor(
 		readonly pi: ExtensionAPI,
@@ -501,12 +502,20 @@ export class StateFlowHost {
 		}
 	}
 
-	/** Where the state physically lives right now. */
-	identity(ctx: ExtensionContext = this.ctx): Identity {
+	/** The project of the session's cwd (`project.ts`), resolved once per cwd string. */
+	project(ctx: ExtensionContext = this.ctx): Project {
 		// pi keeps one cwd per session; a new cwd string is resolved again. Re-pointing a symlink
 		// under a running session is not followed (the stores opened on the old target anyway).
-		if (this.#realCwd?.cwd !== ctx.cwd) this.#realCwd = { cwd: ctx.cwd, real: realOrSelf(ctx.cwd) };
-		const cwd = this.#realCwd.real;
+		if (this.#realCwd?.cwd !== ctx.cwd) {
+			const project = projectOf(ctx.cwd);
+			this.#realCwd = { cwd: ctx.cwd, real: project.start, project };
+		}
+		return this.#realCwd.project;
+	}
+
+	/** Where the state physically lives right now. */
+	identity(ctx: ExtensionContext = this.ctx): Identity {
+		const cwd = this.project(ctx).start;
 		// The stores' own roots are what a commit writes to; before they exist, the computed ones.
 		const roots = this.#stores?.identity();
 		const sessionId = ctx.sessionManager.getSessionId();
@@ -517,7 +526,7 @@ export class StateFlowHost {
 			sessionId,
 			cwd,
 			globalRoot: roots?.globalRoot ?? storePaths(this.options.agentDir, cwd).globalRoot,
-			cwdRoot: roots?.cwdRoot ?? cwdStoreIn(cwd),
+			cwdRoot: roots?.cwdRoot ?? this.project(ctx).store,
 		};
 		this.#identity = { roots, value };
 		return value;

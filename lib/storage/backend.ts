@@ -6,6 +6,7 @@
  */
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { realOrSelf } from "./fs-util.js";
+import { projectOf } from "./project.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "./pg/url.js";
 
@@ -34,12 +35,25 @@ export function userOf(config: StateFlowConfig): string {
 	return config.user ?? osUser();
 }
 
-/** The project a checkout is linked to, by the checkout's real path. */
-export function linkedProject(config: StateFlowConfig, cwd: string): string | undefined {
-	const links = config.links;
+/**
+ * The path a link is recorded under: the project's root (`projectOf`), so that a subfolder and
+ * every worktree of a linked repository follow its link (issue 25).
+ */
+export function linkKey(cwd: string): string {
+	return projectOf(cwd).root;
+}
+
+/** The `links` key that applies to a folder: its project root's, else (a link an older build made there) the folder's own real path. */
+export function linkEntry(links: Readonly<Record<string, string>> | undefined, cwd: string): string | undefined {
 	if (links === undefined) return undefined;
-	const real = realOrSelf(cwd);
-	return Object.hasOwn(links, real) ? links[real] : undefined;
+	for (const key of [linkKey(cwd), realOrSelf(cwd)]) if (Object.hasOwn(links, key)) return key;
+	return undefined;
+}
+
+/** The project a checkout is linked to (`linkEntry`). */
+export function linkedProject(config: StateFlowConfig, cwd: string): string | undefined {
+	const key = linkEntry(config.links, cwd);
+	return key === undefined ? undefined : config.links?.[key];
 }
 
 /** Decide where the shared owners live. Pure but for the checkout's real path. */

@@ -5,12 +5,13 @@
  *   <agentDir>/state-flow/global/   the Global owner
  *   <agentDir>/state-flow/journal/  multi-owner commit points
  *   <agentDir>/state-flow/seen/     what this machine's writers made durable, per store folder
- *   <cwd>/.pi/state-flow/           the CWD owner
+ *   <project root>/.pi/state-flow/  the CWD owner (`project.ts` decides the project and its store)
  */
 import { join } from "node:path";
 import { SHARED_OWNERS } from "../core/types.js";
 import type { SharedOwner } from "../core/types.js";
 import { realOrSelf } from "./fs-util.js";
+import { type Project, projectOf } from "./project.js";
 
 /** The owners kept in files (Global, CWD), in lock order; Session lives in pi's session file. */
 export const FILE_OWNERS = SHARED_OWNERS;
@@ -21,6 +22,8 @@ export interface StorePaths {
 	base: string;
 	globalRoot: string;
 	cwdRoot: string;
+	/** The project the CWD owner belongs to (why its store is where it is). */
+	project: Project;
 	journalDir: string;
 	/** This machine's seen marks (`SeenMarks`). */
 	seenDir: string;
@@ -31,15 +34,10 @@ export function stateFlowDir(agentDir: string): string {
 	return join(agentDir, "state-flow");
 }
 
-/** The CWD store folder of a project folder whose links are already resolved. */
-export function cwdStoreIn(realCwd: string): string {
-	return join(realCwd, ".pi", "state-flow");
-}
-
-/** The store folders of an agent directory and a project, through real paths (links resolved). */
-export function storePaths(agentDir: string, cwd: string): StorePaths {
+/** The store folders of an agent directory and the project of a folder (`project`: resolved already), through real paths. */
+export function storePaths(agentDir: string, cwd: string, project: Project = projectOf(cwd)): StorePaths {
 	const base = stateFlowDir(realOrSelf(agentDir));
-	return { base, globalRoot: join(base, "global"), cwdRoot: cwdStoreIn(realOrSelf(cwd)), journalDir: join(base, "journal"), seenDir: join(base, "seen") };
+	return { base, globalRoot: join(base, "global"), cwdRoot: project.store, project, journalDir: join(base, "journal"), seenDir: join(base, "seen") };
 }
 
 /** A file owner's store folder. */

@@ -58,7 +58,7 @@ describe("parseArgs", () => {
 		assert.deepEqual([l.command, l.positionals, l.cwd, l.force], ["link", ["acme/api"], "/w/co", true]);
 		assert.deepEqual(parseArgs(["migrate", "--global"], {}, "/w").global, true);
 		assert.deepEqual(parseArgs(["migrate", "acme/api"], {}, "/w").positionals, ["acme/api"]);
-		assert.match(usage(["link"]), /`link` needs the project id/);
+		assert.deepEqual(parseArgs(["link"], {}, "/w").positionals, [], "without an id, link offers the repository's suggestion");
 		assert.match(usage(["link", "a", "b"]), /unexpected argument `b`/);
 		assert.match(usage(["unlink", "a"]), /unexpected argument `a`/);
 		assert.match(usage(["migrate"]), /`migrate` needs a project id \(or `--global`\)/);
@@ -97,7 +97,7 @@ describe("parseArgs", () => {
 		}
 		assert.match(
 			usage(["help", "frob"]),
-			/unknown command `frob`: use one of `show`, `history`, `undo`, `redo`, `restore`, `set`, `delete`, `edit`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `help`/,
+			/unknown command `frob`: use one of `show`, `history`, `undo`, `redo`, `restore`, `set`, `delete`, `edit`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `adopt`, `help`/,
 		);
 		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
 		// After a command, `help` is an ordinary argument.

@@ -118,7 +118,8 @@ describe("/state browse", () => {
 			const lines = draw(b.component, width);
 			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
 			assert.match(lines[0] ?? "", /^State Flow active cwd\+session\s+\[state\]\s+history/);
-			assert.match(lines[1] ?? "", /global\s+empty \(not wanted\)\s+\[cwd\] \d+ B\s+session\s+\d+ B/);
+			assert.match(lines[1] ?? "", /^project .* \(this folder, not in git\)/, "which project this is, and why");
+			assert.match(lines[2] ?? "", /global\s+empty \(not wanted\)\s+\[cwd\] \d+ B\s+session\s+\d+ B/);
 			assert.match(lines.join("\n"), /^› {3}intents\s+0 keys\s+2 B$/m);
 			assert.match(lines.join("\n"), /▸ tactics\s+2 keys\s+\d+ B/);
 			assert.match(lines.join("\n"), /▸ lazy \(catalog\)\s+1 key\s/);
@@ -212,10 +213,10 @@ describe("/state browse", () => {
 		for (const width of WIDTHS) {
 			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
 			const lines = draw(b.component, width);
-			assert.match(lines[1] ?? "", /\[cwd\] unreadable/);
+			assert.match(lines[2] ?? "", /\[cwd\] unreadable/);
 			const reason = lines.slice(
-				3,
-				lines.findIndex((l, i) => i > 3 && l.startsWith("─")),
+				4,
+				lines.findIndex((l, i) => i > 4 && l.startsWith("─")),
 			);
 			assert.ok(reason.length >= 2, `the reason takes several lines at ${width}: ${JSON.stringify(reason)}`);
 			const text = reason.join(" ");
@@ -340,11 +341,11 @@ describe("/state browse", () => {
 		await settled(b.component);
 		lines = draw(b.component, 80);
 		assert.match(lines.join("\n"), /State Flow: active global\+cwd\+session \(new tool grammar from the next prompt\)/);
-		assert.doesNotMatch(lines[1] ?? "", /not wanted/, "every owner is wanted now");
+		assert.doesNotMatch(lines[2] ?? "", /not wanted/, "every owner is wanted now");
 		b.keys("l", "w");
 		await settled(b.component);
 		lines = draw(b.component, 80);
-		assert.match(lines[1] ?? "", /\[cwd\] \d+ B \(not wanted\)/);
+		assert.match(lines[2] ?? "", /\[cwd\] \d+ B \(not wanted\)/);
 		assert.match(lines[0] ?? "", /^State Flow active global\+session/);
 		// The last wanted owner stays: w on it is refused with what to do instead.
 		b.keys("h", "w");

@@ -1,0 +1,103 @@
+/**
+ * `state-flow adopt <folder> [--keep]`: decide about a store apart (`stores-apart.ts`), a CWD
+ * store an older build made in a subfolder or a worktree of this project. Into an empty
+ * project store it moves WITH its history (`FileOwnerStore.adopt`, read back and compared, as
+ * `migrate` does); into a project store that holds state it goes as one transition adding its
+ * entries, refused with nothing written when any key exists in both. `--keep` keeps it apart
+ * on purpose. Either way the store apart is left in place, marked, and no longer reported:
+ * nothing is merged or deleted without this command.
+ */
+import { randomUUID } from "node:crypto";
+import { resolve } from "node:path";
+import { fail, messageOf } from "../core/errors.js";
+import { formatKeySegment } from "../core/locator.js";
+import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from "../core/types.js";
+import { FileOwnerStore } from "../storage/file-store.js";
+import { sameHistoryText } from "../storage/format.js";
+import { realOrSelf } from "../storage/fs-util.js";
+import { storePaths } from "../storage/paths.js";
+import { seenMarksOf } from "../storage/seen.js";
+import { markApart, storesApart } from "../storage/stores-apart.js";
+import type { Parsed } from "./args.js";
+import { lines, ok, openStores, type Outcome } from "./commands.js";
+
+/** Keys named in a refusal before "and N more". */
+const SHOWN_CONFLICTS = 5;
+
+/** The keys, per plane, both states hold. */
+function conflicts(a: OwnerHistory, b: OwnerHistory): string[] {
+	const out: string[] = [];
+	for (const plane of PLANES) {
+		for (const key of Object.keys(a.state[plane])) if (Object.hasOwn(b.state[plane], key)) out.push(`${plane}${formatKeySegment(key)}`);
+	}
+	return out;
+}
+
+export async function runAdopt(p: Parsed): Promise<Outcome> {
+	const { stores, placement, config, warnings } = openStores(p);
+	const paths = storePaths(p.agentDir, p.cwd);
+	const folder = realOrSelf(resolve(p.positionals[0] as string));
+	const apart = storesApart(paths.project, true);
+	const found = apart.find((a) => a.folder === folder);
+	if (found === undefined) {
+		const known = apart.length === 0 ? "none was found" : `found: ${apart.map((a) => a.folder).join(", ")}`;
+		fail("invalid_input", `\`${folder}\` holds no undecided store apart from the project at ${paths.project.root} (${known}); nothing was changed.`, [
+			"folder",
+		]);
+	}
+	if (p.keep) {
+		markApart(found.store, `kept apart by state-flow adopt --keep at ${new Date().toISOString()}`);
+		return ok(`Kept ${found.store} apart on purpose: it is left as it is and no longer reported.\n`, lines(warnings));
+	}
+	if (placement.project !== undefined) {
+		fail(
+			"invalid_input",
+			`this checkout's CWD memory is linked to project \`${placement.project}\` in the database; adopt a store apart into files only (\`state-flow migrate --to-files\` first). Nothing was changed.`,
+		);
+	}
+	const retention = config.retention ?? DEFAULT_RETENTION;
+	let source: OwnerHistory;
+	try {
+		source = new FileOwnerStore({ owner: "cwd", root: found.store, retention: Math.max(retention, 1000), gitignore: false }).read();
+	} catch (e) {
+		fail(
+			"corrupt",
+			`the store apart ${found.store} cannot be read (${messageOf(e)}); nothing was changed. Inspect it with \`state-flow doctor --cwd ${found.folder}\` from an older build, or keep it apart.`,
+		);
+	}
+	if (found.where === "subfolder" && Object.keys(source.state.artifacts).length > 0) {
+		fail(
+			"invalid_input",
+			`the store apart ${found.store} tracks artifacts by paths relative to ${found.folder}; they would name other files in the project's store. Re-record them from the project, then \`--keep\` it apart. Nothing was changed.`,
+		);
+	}
+	const target = new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, seen: seenMarksOf(paths) });
+	const current = await stores.load("cwd");
+	let said: string;
+	if (current.seq === 0) {
+		const written = await target.adopt(source);
+		const differs = sameHistoryText(target.read(), written);
+		if (differs !== undefined) fail("corrupt", `the copy in ${target.root} reads back differently (${differs}); the store apart is untouched and unmarked.`);
+		said = `Moved ${found.store} (seq ${written.seq}, ${written.tail.length} retained transition(s)) into the project's store ${target.root}, with its history; read back and verified.`;
+	} else {
+		const both = conflicts(source, current);
+		if (both.length > 0) {
+			const shown = both.slice(0, SHOWN_CONFLICTS).join(", ") + (both.length > SHOWN_CONFLICTS ? ` and ${both.length - SHOWN_CONFLICTS} more` : "");
+			fail(
+				"invalid_input",
+				`the store apart ${found.store} and the project's store both hold ${shown}; nothing was written. Delete or rename one side, or keep it apart with \`--keep\`.`,
+			);
+		}
+		const patch: PlanePatch = {};
+		for (const plane of PLANES) if (Object.keys(source.state[plane]).length > 0) patch[plane] = source.state[plane];
+		const result = await stores.commit(
+			{ cwd: patch },
+			{ by: { kind: "command", command: `state-flow adopt ${found.folder}` }, id: randomUUID(), at: new Date().toISOString() },
+		);
+		said = result.noop
+			? `${found.store} holds nothing to add.`
+			: `Added the entries of ${found.store} to the project's store ${target.root} as transition ${result.transitionId} (its own history stays readable there).`;
+	}
+	markApart(found.store, `adopted into ${target.root} at ${new Date().toISOString()}`);
+	return ok(`${said}\nThe store apart is left in place, marked as adopted, and no longer reported.\n`, lines(warnings));
+}

@@ -1,0 +1,195 @@
+/**
+ * Which project a folder belongs to, and so where its CWD memory lives: the one rule, used by
+ * pi, the CLI and the branch watch (docs/storage-format.md, "The project"). From the folder
+ * started in, walk up to the nearest `.git` (folder or file) and never above it: that work
+ * tree's root is the checkout. All worktrees of one repository share the main worktree's
+ * `.pi/state-flow` (where older builds kept the root's store, so it keeps working with no
+ * step); a repository without a main worktree git can name (bare, separate git dir) keeps it
+ * in its common dir's `state-flow/`. Outside git the folder itself is the project: no
+ * ancestor's store is ever adopted. A repository is untrusted input: a `.git` not owned by
+ * this user, one in the home folder seen from below, or a `.git` file whose worktree does not
+ * name the checkout back is never followed to another folder's memory.
+ * Synchronous and a handful of `lstat`s: resolved once per session and per cwd, never per call.
+ */
+import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import type { Stats } from "node:fs";
+import { homedir } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { printable } from "../core/printable.js";
+import { realOrSelf } from "./fs-util.js";
+
+/** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */
+export interface GitDirs {
+	gitDir: string;
+	commonDir: string;
+}
+
+/** Why the project is where it is (shown by `/state` and `state-flow show`). */
+export type ProjectVia = "folder" | "git-root" | "worktree" | "common-dir";
+
+export interface Project {
+	/** The folder started in (real path). */
+	start: string;
+	/** The checkout's root: its git work tree root, or the start folder outside git (real path). */
+	checkout: string;
+	/** The project's root: the main worktree's root for a worktree, else the checkout. */
+	root: string;
+	/** The CWD store folder. */
+	store: string;
+	via: ProjectVia;
+	/** The checkout's git dirs, when it is a git work tree State Flow follows. */
+	git?: GitDirs;
+	/** Why a `.git` on the way was not followed (shown with the project). */
+	note?: string;
+}
+
+/** Largest `.git`, `commondir` or `gitdir` file read; larger is not git's. */
+const SMALL_FILE = 4096;
+
+/** The CWD store folder inside a project root (where every build has kept it). */
+export function storeInRoot(root: string): string {
+	return join(root, ".pi", "state-flow");
+}
+
+function lstatOf(path: string): Stats | undefined {
+	try {
+		return lstatSync(path);
+	} catch {
+		return undefined;
+	}
+}
+
+/** A small regular file's text (never through a link, never a FIFO), or undefined. */
+function readSmall(path: string): string | undefined {
+	const st = lstatOf(path);
+	if (st === undefined || !st.isFile() || st.size > SMALL_FILE) return undefined;
+	try {
+		return readFileSync(path, "utf8");
+	} catch {
+		return undefined;
+	}
+}
+
+function realOf(path: string): string | undefined {
+	try {
+		return realpathSync.native(path);
+	} catch {
+		return undefined;
+	}
+}
+
+/** Owned by the user running State Flow (git's own `safe.directory` rule); true where uids do not exist. */
+function ownedByMe(st: Stats): boolean {
+	const uid = process.getuid?.();
+	return uid === undefined || st.uid === uid;
+}
+
+/** The git dirs a `.git` file names: its `gitdir:`, and that dir's `commondir` (worktrees). */
+function dirsOfFile(checkout: string, dotGit: string): GitDirs | undefined {
+	const m = /^gitdir: (.+)$/m.exec(readSmall(dotGit) ?? "");
+	if (m === null) return undefined;
+	const gitDir = resolve(checkout, (m[1] as string).trim());
+	const common = readSmall(join(gitDir, "commondir"))?.trim();
+	return { gitDir, commonDir: common === undefined || common === "" ? gitDir : isAbsolute(common) ? common : resolve(gitDir, common) };
+}
+
+/** The nearest work tree root at or above `start` (a real path) and its `.git`'s kind; never above it. */
+function nearestGit(start: string): { root: string; dotGit: string; st: Stats } | undefined {
+	for (let dir = start; ; ) {
+		const dotGit = join(dir, ".git");
+		const st = lstatOf(dotGit);
+		if (st !== undefined && (st.isDirectory() || st.isFile())) return { root: dir, dotGit, st };
+		const up = dirname(dir);
+		if (up === dir) return undefined;
+		dir = up;
+	}
+}
+
+/**
+ * A linked worktree's store: the main worktree's, when the common dir's worktree entry names
+ * this checkout back (a planted `.git` file cannot point into another repository) and the
+ * common dir is this user's; the main worktree is the common dir's parent when that is a
+ * `.git` folder, else (bare, separate git dir) the common dir keeps the store itself.
+ */
+function worktreeProject(start: string, checkout: string, dirs: GitDirs): Project {
+	const own = (note: string): Project => ({ start, checkout, root: checkout, store: storeInRoot(checkout), via: "git-root", note });
+	const common = realOf(dirs.commonDir);
+	const commonSt = common === undefined ? undefined : lstatOf(common);
+	if (common === undefined || commonSt === undefined || !commonSt.isDirectory() || !ownedByMe(commonSt)) {
+		return own(`its git common dir \`${dirs.commonDir}\` is missing or not yours`);
+	}
+	const back = readSmall(join(dirs.gitDir, "gitdir"))?.trim();
+	if (back === undefined || realOf(resolve(dirs.gitDir, back)) !== realOf(join(checkout, ".git"))) {
+		return own(`\`${dirs.gitDir}\` does not name this worktree back`);
+	}
+	const git = { gitDir: dirs.gitDir, commonDir: common };
+	const main = dirname(common);
+	if (basename(common) === ".git" && lstatOf(common)?.isDirectory() === true && realOf(join(main, ".git")) === common) {
+		return { start, checkout, root: main, store: storeInRoot(main), via: "worktree", git };
+	}
+	return { start, checkout, root: checkout, store: join(common, "state-flow"), via: "common-dir", git };
+}
+
+/** The project of a folder (see the header); never throws, touches nothing. */
+export function projectOf(cwd: string): Project {
+	const start = realOrSelf(cwd);
+	const alone = (note?: string): Project => ({
+		start,
+		checkout: start,
+		root: start,
+		store: storeInRoot(start),
+		via: "folder",
+		...(note !== undefined ? { note } : {}),
+	});
+	const found = nearestGit(start);
+	if (found === undefined) return alone();
+	const { root, dotGit, st } = found;
+	if (root !== start && root === realOrSelf(homedir())) return alone("the home folder's repository is not the project of every folder below it");
+	if (!ownedByMe(st)) return alone(`\`${dotGit}\` belongs to another user`);
+	if (st.isDirectory()) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir: dotGit, commonDir: dotGit } };
+	const dirs = dirsOfFile(root, dotGit);
+	if (dirs === undefined) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", note: `\`${dotGit}\` names no git dir` };
+	// A submodule or a separate git dir: this checkout is its repository's main worktree.
+	if (realOf(dirs.gitDir) === realOf(dirs.commonDir)) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: dirs };
+	return worktreeProject(start, root, dirs);
+}
+
+/** The git dirs of the checkout holding `cwd` (the project rule's, so the branch watch agrees with the store). */
+export function gitDirsOf(cwd: string): GitDirs | undefined {
+	return projectOf(cwd).git;
+}
+
+/** Widest line `projectLine` gives. */
+const LINE_WIDTH = 80;
+
+/** A path shortened from the left (`…/tail`) so that it fits `room` characters. */
+function fitPath(path: string, room: number): string {
+	const home = realOrSelf(homedir());
+	const shown = path === home || path.startsWith(`${home}/`) ? `~${path.slice(home.length)}` : path;
+	return shown.length <= room ? shown : `…${shown.slice(shown.length - Math.max(room - 1, 1))}`;
+}
+
+/**
+ * Which project this is and why, in one line of at most 80 characters (`/state`, the browser,
+ * `state-flow show`): `project /x (git root)`, `(worktree of /x)`, `(link acme/api)`, …
+ */
+export function projectLine(p: Project, link?: string): string {
+	const why =
+		link !== undefined
+			? `link ${link}`
+			: p.via === "folder"
+				? "this folder, not in git"
+				: p.via === "git-root"
+					? p.start === p.root
+						? "git root"
+						: "git root above"
+					: p.via === "worktree"
+						? p.checkout === p.root
+							? "main worktree"
+							: `worktree ${basename(p.checkout)}`
+						: "repository's common dir";
+	const where = p.via === "common-dir" && link === undefined ? p.store : p.root;
+	const fixed = `project  (${why})`;
+	// Folder names and link ids are shown, never obeyed: a newline or a control in one never ends the line.
+	return printable(`project ${fitPath(where, LINE_WIDTH - fixed.length)} (${why})`.replace(/\n/g, "\\n")).slice(0, LINE_WIDTH);
+}

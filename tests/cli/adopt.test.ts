@@ -1,0 +1,100 @@
+/**
+ * Stores apart (issue 25), with the real `state-flow` binary on real git: a store an older
+ * build made in a subfolder or a worktree is reported by `show` and `doctor`, and `adopt`
+ * moves it into the project's store with its history, adds it as one transition when the
+ * project's store holds state (refused over a key both hold, nothing written), or keeps it
+ * apart on purpose; the store apart is never deleted. `show` names the project in one line.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { storeInRoot } from "../../lib/storage/project.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { runCli } from "./run.js";
+
+const by = { kind: "system", reason: "older build" } as const;
+
+/** Write a store the way an older build did: straight into `<folder>/.pi/state-flow`. */
+async function olderStore(folder: string, tactics: Record<string, number>): Promise<void> {
+	const store = new FileOwnerStore({ owner: "cwd", root: storeInRoot(folder), retention: 20, gitignore: true });
+	let seq = 0;
+	for (const [k, v] of Object.entries(tactics)) {
+		seq++;
+		const r = await store.commit(
+			{
+				id: `old-${k}`,
+				seq,
+				at: "2026-01-01T00:00:00.000Z",
+				by,
+				patch: { tactics: { [k]: v } },
+				undo: { tactics: { [k]: null } },
+				cascades: [],
+				owners: ["cwd"],
+			},
+			seq - 1,
+		);
+		assert.equal(r.kind, "committed");
+	}
+}
+
+describe("state-flow adopt", () => {
+	it("reports a subfolder's store apart, then moves it into the empty project store with its history", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		await olderStore(join(dir, "src"), { a: 1, b: 2 });
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const show = runCli(["show", "cwd"], { cwd: join(dir, "src"), env });
+		assert.match(show.stdout, /^project .*proj \(git root above\)$/m);
+		for (const l of show.stdout.split("\n")) if (l.startsWith("project ")) assert.ok(l.length <= 80, l);
+		assert.match(show.stdout, /store apart from this project's memory: .*src\/\.pi\/state-flow \(subfolder\)/);
+		const doctor = runCli(["doctor"], { cwd: dir, env });
+		assert.match(doctor.stdout, /state-flow adopt .*src/);
+		const adopt = runCli(["adopt", join(dir, "src")], { cwd: join(dir, "src"), env });
+		assert.equal(adopt.code, 0, adopt.stderr);
+		assert.match(adopt.stdout, /seq 2, 2 retained transition\(s\)\) into the project's store/);
+		const back = runCli(["history", "cwd"], { cwd: dir, env });
+		assert.match(back.stdout, /old-a|#1/);
+		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual([after.seq, after.state.tactics], [2, { a: 1, b: 2 }]);
+		assert.ok(existsSync(join(storeInRoot(join(dir, "src")), "log.jsonl")), "the store apart is kept");
+		assert.match(readFileSync(join(storeInRoot(join(dir, "src")), "apart"), "utf8"), /^adopted into /);
+		assert.doesNotMatch(runCli(["show", "cwd"], { cwd: dir, env }).stdout, /store apart/);
+	});
+
+	it("a worktree's store apart joins a project store that holds state as one transition; a shared key refuses it whole", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		await olderStore(dir, { main: 1 });
+		await olderStore(wt, { main: 5, mine: 2 });
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const refused = runCli(["adopt", wt], { cwd: wt, env });
+		assert.equal(refused.code, 1);
+		assert.match(refused.stderr, /both hold tactics\.main; nothing was written/);
+		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
+		assert.equal(root.read().seq, 1);
+		const keep = runCli(["adopt", wt, "--keep"], { cwd: wt, env });
+		assert.equal(keep.code, 0, keep.stderr);
+		assert.doesNotMatch(runCli(["doctor"], { cwd: wt, env }).stdout, /store apart/);
+		assert.equal(runCli(["adopt", wt], { cwd: wt, env }).code, 1, "a decided store is no longer adoptable");
+	});
+
+	it("adds a worktree's disjoint store as one transition", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		await olderStore(dir, { main: 1 });
+		await olderStore(wt, { mine: 2 });
+		const run = runCli(["adopt", wt], { cwd: dir, env: { PI_CODING_AGENT_DIR: agentDir } });
+		assert.equal(run.code, 0, run.stderr);
+		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual([root.seq, root.state.tactics], [2, { main: 1, mine: 2 }]);
+	});
+});

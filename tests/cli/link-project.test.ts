@@ -1,0 +1,99 @@
+/**
+ * Links follow the project (issue 25), with the real `state-flow` binary, real git and the real
+ * PostgreSQL test server: a link made at a repository's root is recorded under the project's
+ * root and applies to its subfolders and its worktrees; a link an older build recorded under a
+ * subfolder's path still applies there, and `unlink` removes that one.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { closeDatabases } from "../../lib/storage/backend.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { runCli } from "./run.js";
+
+let server: TestDatabase;
+before(async () => {
+	server = await testDatabase();
+});
+after(async () => {
+	await closeDatabases();
+	await server.stop();
+});
+
+function setup(t: { after(fn: () => void): void }) {
+	const { base, dir } = repo(t);
+	const agent = join(base, "agent");
+	mkdirSync(join(agent, "state-flow"), { recursive: true });
+	const file = join(agent, "state-flow", "config.json");
+	writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema() })}\n`);
+	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
+	const links = () => (JSON.parse(readFileSync(file, "utf8")) as { links?: Record<string, string> }).links ?? {};
+	return { base, dir, agent, file, run, links };
+}
+
+describe("links follow the project", () => {
+	it("a link made in a subfolder is recorded under the repository's root and applies to every worktree", (t) => {
+		const { base, dir, run, links } = setup(t);
+		const linked = run(join(dir, "src"), "link", "acme/api");
+		assert.equal(linked.code, 0, linked.stderr);
+		assert.deepEqual(links(), { [dir]: "acme/api" });
+		const set = run(join(dir, "src"), "set", "cwd.tactics.shared", "1");
+		assert.equal(set.code, 0, set.stderr);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		const show = run(wt, "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /^project .*proj \(link acme\/api\)$/m);
+		assert.match(show.stdout, /shared/);
+		assert.match(show.stdout, /postgres/i);
+	});
+
+	it("a link an older build recorded under a subfolder's path still applies there, and unlink removes it", (t) => {
+		const { dir, file, run, links } = setup(t);
+		const sub = join(dir, "src");
+		writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema(), links: { [sub]: "acme/old" } })}\n`);
+		assert.match(run(sub, "show", "cwd").stdout, /link acme\/old/);
+		assert.doesNotMatch(run(dir, "show", "cwd").stdout, /link acme\/old/);
+		const un = run(sub, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.deepEqual(links(), {});
+	});
+
+	it("a migrated checkout moved to a new path is not linked, and says so loudly instead of reading its old files silently", (t) => {
+		const { base, dir, run, links } = setup(t);
+		assert.equal(run(dir, "set", "cwd.tactics.before", "1").code, 0);
+		const migrated = run(dir, "migrate", "acme/moved");
+		assert.equal(migrated.code, 0, migrated.stderr);
+		assert.equal(run(dir, "set", "cwd.tactics.after", "2").code, 0, "written to the project's memory");
+		const moved = join(base, "renamed");
+		renameSync(dir, moved);
+		const show = run(join(moved, "src"), "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /warning: the memory in .*renamed\/\.pi\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);
+		assert.match(show.stdout, /run `state-flow link acme\/moved`/);
+		const relinked = run(moved, "link", "acme/moved");
+		assert.equal(relinked.code, 0, relinked.stderr);
+		assert.equal(links()[moved], "acme/moved");
+		const now = run(moved, "show", "cwd");
+		assert.doesNotMatch(now.stdout, /warning: the memory/);
+		assert.match(now.stdout, /after/);
+		const un = run(moved, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /warning: the memory/, "unlink keeps the files on purpose: no more warning");
+	});
+
+	it("`link` without an id offers the repository's suggestion and links nothing; without one it names what to give", (t) => {
+		const { dir, run, links } = setup(t);
+		const none = run(join(dir, "src"), "link");
+		assert.equal(none.code, 1);
+		assert.match(none.stderr, /needs the project id .*suggests none in \.pi\/state-flow\.json/);
+		mkdirSync(join(dir, ".pi"), { recursive: true });
+		writeFileSync(join(dir, ".pi", "state-flow.json"), '{ "project": "acme/api" }\n');
+		const offer = run(join(dir, "src"), "link");
+		assert.equal(offer.code, 0, offer.stderr);
+		assert.match(offer.stdout, /suggests project `acme\/api`.*\n.*run: state-flow link acme\/api/);
+		assert.deepEqual(links(), {}, "an offer links nothing");
+	});
+});

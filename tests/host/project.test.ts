@@ -1,0 +1,52 @@
+/**
+ * The project is the repository, through the real pi SDK (issue 25): a session started in a
+ * subfolder of a linked worktree writes the main worktree's store, which a session at the
+ * repository's root reads; `/state` names the project and why in one line of at most 80
+ * columns, and reports a store an older build left in the worktree.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { storeInRoot } from "../../lib/storage/project.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { startFlow } from "./fixture.js";
+
+describe("the project in pi", () => {
+	it("a worktree's subfolder shares the repository's memory, and /state says which project and why", async (t) => {
+		const { base, dir } = repo(t);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const older = new FileOwnerStore({ owner: "cwd", root: storeInRoot(wt), retention: 20, gitignore: true });
+		const by = { kind: "system", reason: "older build" } as const;
+		await older.commit(
+			{
+				id: "old",
+				seq: 1,
+				at: "2026-01-01T00:00:00.000Z",
+				by,
+				patch: { tactics: { old: 1 } },
+				undo: { tactics: { old: null } },
+				cascades: [],
+				owners: ["cwd"],
+			},
+			0,
+		);
+		const flow = await startFlow({ cwd: join(wt, "src"), agentDir });
+		t.after(() => flow.dispose());
+		await flow.prompt("note it", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { shared: "from wt2/src" } } } }] }, { text: "ok" }]);
+		assert.ok(!flow.results().w?.isError, flow.results().w?.text);
+		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(root.state.tactics, { shared: "from wt2/src" });
+		const out = (await flow.command("/state")).join("\n");
+		const line = out.split("\n").find((l) => l.startsWith("project "));
+		assert.ok(line !== undefined && line.length <= 80, out);
+		assert.match(line, /proj \(worktree wt2\)$/);
+		const words = out.replace(/\n\s*/g, " ");
+		assert.match(words, /note: a store apart from this project's memory: \S*wt2\/\.pi\/state-flow \(worktree\)/);
+		assert.match(words, /run `state-flow adopt \S*wt2` to move it in/);
+	});
+});

@@ -1,0 +1,175 @@
+/**
+ * The project is the repository (issue 25), on real git: a subfolder finds the root's memory,
+ * worktrees share the main worktree's, a bare repository's worktrees share the common dir's,
+ * submodules and nested repositories are projects of their own, a moved checkout keeps its
+ * memory, a store planted above the repository (or in any ancestor outside git) is never
+ * adopted, a planted `.git` file never leads into another repository's memory, and two
+ * processes on pi's session files in two worktrees write one store at once with nothing lost.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { SessionManager } from "@mariozechner/pi-coding-agent";
+import { storePaths } from "../../lib/storage/paths.js";
+import { projectOf } from "../../lib/storage/project.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { tempDir } from "../helpers/temp-dir.js";
+import { withAssistant } from "./children/pi-session.js";
+import { runChild } from "./children/spawn.js";
+
+const by = { kind: "system", reason: "project-test" } as const;
+const at = "2026-01-01T00:00:00.000Z";
+
+describe("the project of a folder", () => {
+	it("a subfolder of a repository uses the root's store; the root's store is the one older builds made", (t) => {
+		const { dir } = repo(t);
+		const p = projectOf(join(dir, "src"));
+		assert.equal(p.store, join(dir, ".pi", "state-flow"));
+		assert.equal(p.root, dir);
+		assert.equal(p.checkout, dir);
+		assert.equal(p.via, "git-root");
+		assert.equal(p.git?.gitDir, join(dir, ".git"));
+		assert.equal(storePaths(join(base(t), "agent"), join(dir, "src")).cwdRoot, p.store);
+	});
+
+	it("every worktree of a repository shares the main worktree's store", (t) => {
+		const { base, dir } = repo(t);
+		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
+		const p = projectOf(join(base, "wt2", "src"));
+		assert.equal(p.store, join(dir, ".pi", "state-flow"));
+		assert.equal(p.via, "worktree");
+		assert.equal(p.checkout, join(base, "wt2"));
+		assert.equal(p.root, dir);
+		assert.equal(p.git?.commonDir, join(dir, ".git"));
+	});
+
+	it("the worktrees of a bare repository share a store in its common dir", (t) => {
+		const { base, dir } = repo(t);
+		git(base, "clone", "-q", "--bare", dir, "bare.git");
+		git(join(base, "bare.git"), "worktree", "add", "-q", join(base, "w1"), "main");
+		git(join(base, "bare.git"), "worktree", "add", "-q", "-b", "two", join(base, "w2"));
+		const one = projectOf(join(base, "w1", "src"));
+		assert.equal(one.store, join(base, "bare.git", "state-flow"));
+		assert.equal(one.via, "common-dir");
+		assert.equal(projectOf(join(base, "w2")).store, one.store);
+	});
+
+	it("a submodule and a nested repository are projects of their own", (t) => {
+		const { base, dir } = repo(t);
+		const lib = join(base, "lib");
+		mkdirSync(lib);
+		git(lib, "init", "-q", "-b", "main");
+		writeFileSync(join(lib, "l.txt"), "l\n");
+		git(lib, "add", ".");
+		git(lib, "commit", "-q", "-m", "lib");
+		git(dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib");
+		const sub = projectOf(join(dir, "vendor", "lib"));
+		assert.equal(sub.store, join(dir, "vendor", "lib", ".pi", "state-flow"));
+		assert.equal(sub.via, "git-root");
+		const nested = join(dir, "src", "inner");
+		mkdirSync(nested);
+		git(nested, "init", "-q");
+		assert.equal(projectOf(nested).store, join(nested, ".pi", "state-flow"));
+		assert.equal(projectOf(join(dir, "src")).store, join(dir, ".pi", "state-flow"));
+	});
+
+	it("a moved checkout keeps its memory, and its worktree follows after `git worktree repair`", async (t) => {
+		const { base, dir } = repo(t);
+		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
+		const agentDir = join(base, "agent");
+		const first = new Stores({ agentDir, cwd: join(dir, "src") });
+		await first.commit({ cwd: { tactics: { kept: 1 } } }, { by, id: "t1", at });
+		await first.close();
+		const moved = join(base, "renamed");
+		renameSync(dir, moved);
+		const after = new Stores({ agentDir, cwd: join(moved, "src") });
+		assert.deepEqual((await after.load("cwd")).state.tactics, { kept: 1 });
+		await after.close();
+		git(moved, "worktree", "repair", join(base, "wt2"));
+		assert.equal(projectOf(join(base, "wt2")).store, join(moved, ".pi", "state-flow"));
+	});
+
+	it("outside git the folder itself is the project: a store in an ancestor is never adopted", (t) => {
+		const base = realpathSync(tempDir(t, "state-flow-project-"));
+		mkdirSync(join(base, ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(base, ".pi", "state-flow", "log.jsonl"), "");
+		const deep = join(base, "x", "y");
+		mkdirSync(deep, { recursive: true });
+		const p = projectOf(deep);
+		assert.deepEqual([p.store, p.via, p.root], [join(deep, ".pi", "state-flow"), "folder", deep]);
+	});
+
+	it("a store planted above the repository root is never used", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		const planted = new Stores({ agentDir, cwd: base });
+		await planted.commit({ cwd: { tactics: { planted: true } } }, { by, id: "p1", at });
+		await planted.close();
+		assert.equal(projectOf(base).store, join(base, ".pi", "state-flow"));
+		const inside = new Stores({ agentDir, cwd: join(dir, "src") });
+		assert.deepEqual((await inside.load("cwd")).state.tactics, {});
+		await inside.close();
+	});
+
+	it("the home folder's repository is the project of the home folder only", (t) => {
+		const home = realpathSync(tempDir(t, "state-flow-home-"));
+		git(home, "init", "-q");
+		mkdirSync(join(home, "scratch"));
+		const saved = process.env.HOME;
+		process.env.HOME = home;
+		t.after(() => {
+			process.env.HOME = saved;
+		});
+		const below = projectOf(join(home, "scratch"));
+		assert.deepEqual([below.store, below.via], [join(home, "scratch", ".pi", "state-flow"), "folder"]);
+		assert.match(below.note ?? "", /home folder/);
+		assert.equal(projectOf(home).store, join(home, ".pi", "state-flow"));
+	});
+
+	it("a planted `.git` file naming another repository's worktree never leads to its memory", (t) => {
+		const { base, dir } = repo(t);
+		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
+		const hostile = join(base, "hostile");
+		mkdirSync(hostile);
+		writeFileSync(join(hostile, ".git"), `gitdir: ${join(dir, ".git", "worktrees", "wt2")}\n`);
+		const p = projectOf(hostile);
+		assert.equal(p.store, join(hostile, ".pi", "state-flow"));
+		assert.match(p.note ?? "", /does not name this worktree back/);
+		assert.equal(p.git, undefined);
+	});
+
+	it("two processes on pi's session files in two worktrees write one project store at once, nothing lost", async (t) => {
+		const { base, dir } = repo(t);
+		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const count = 10;
+		const runs = [join(dir, "src"), join(base, "wt2")].map((cwd, i) => {
+			const sessionDir = join(base, `sessions-${i}`);
+			const sm = SessionManager.create(cwd, sessionDir);
+			withAssistant(sm);
+			const file = sm.getSessionFile() as string;
+			return runChild("pi-session-child", [agentDir, cwd, file, sessionDir, `w${i}`, String(count)]);
+		});
+		for (const r of runs) {
+			const res = await r.done;
+			assert.equal(res.code, 0, res.stderr);
+		}
+		const stores = new Stores({ agentDir, cwd: join(base, "wt2"), retention: 100 });
+		const cwd = await stores.load("cwd");
+		assert.equal(cwd.seq, 2 * count);
+		for (let i = 0; i < count; i++) {
+			assert.equal(cwd.state.tactics[`w0-${i}`], i);
+			assert.equal(cwd.state.tactics[`w1-${i}`], i);
+		}
+		assert.equal((await stores.load("global")).seq, 2 * count);
+		await stores.close();
+	});
+});
+
+/** A throwaway base for an agent directory in tests that need none of their own. */
+function base(t: { after(fn: () => void): void }): string {
+	return tempDir(t, "state-flow-agent-");
+}
