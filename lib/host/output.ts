@@ -4,13 +4,18 @@
  * session file exactly as it was shown, where notices are merged and redrawn. The message is
  * never sent to the model (the `context` handler drops it), and while a run is streaming it
  * waits for the run to end, because pi would steer a message sent mid-run into that run and
- * start another model turn. One-line confirmations stay notices.
+ * start another model turn. One-line confirmations of `/state` go there too (issue 27): pi 1.6
+ * rewrites earlier notices with the newest text, so a notice history could say what never
+ * happened; a chat message is never rewritten.
  */
 import type { ExtensionAPI, ExtensionContext, MessageRenderer } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { Text } from "@mariozechner/pi-tui";
 import { printable } from "../core/printable.js";
 import type { RenderTheme } from "./render.js";
+
+/** How a one-line message starts; its renderer shows it as the label. */
+const LINE_LEAD = "State Flow: ";
 
 /** Custom message type of `/state` output. */
 export const OUTPUT_TYPE = "state-flow/output";
@@ -22,6 +27,8 @@ export interface OutputDetails {
 	/** What produced it: `status`, `show`, `history`, `undo`, `usage`, … */
 	title: string;
 	level: Level;
+	/** One line that names State Flow itself (`State Flow: off cwd …`): shown without the label. */
+	line?: boolean;
 }
 
 /** Queue + delivery of `/state` output for one extension instance. */
@@ -38,6 +45,11 @@ export class CommandOutput {
 		this.tap?.(text, details.level);
 		this.#pending.push({ text, details });
 		this.flush(ctx);
+	}
+
+	/** A one-line confirmation or refusal of a `/state` command, as a chat message (kept as shown). */
+	line(message: string, level: Level, ctx: ExtensionContext): void {
+		this.show(message, { title: "line", level, line: true }, ctx);
 	}
 
 	/** Deliver what waits, if pi is idle; otherwise keep it for the next idle moment. */
@@ -70,7 +82,11 @@ export function withoutOutput(messages: AgentMessage[]): AgentMessage[] {
 /** The message renderer: a `State Flow · <title>` label, then the text as shown (terminal controls as escapes). */
 export function renderOutput(text: string, details: Partial<OutputDetails> | undefined, theme: RenderTheme): Text {
 	const level = details?.level ?? "info";
-	const label = theme.fg(level === "info" ? "accent" : level, theme.bold(`State Flow · ${details?.title ?? "output"}`));
+	const color = level === "info" ? "accent" : level;
+	if (details?.line === true && text.startsWith(LINE_LEAD)) {
+		return new Text(`${theme.fg(color, theme.bold(LINE_LEAD.trimEnd()))} ${printable(text.slice(LINE_LEAD.length))}`, 1, 0);
+	}
+	const label = theme.fg(color, theme.bold(`State Flow · ${details?.title ?? "output"}`));
 	return new Text(`${label}\n${printable(text)}`, 1, 0);
 }
 

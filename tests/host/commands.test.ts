@@ -207,7 +207,6 @@ describe("/state", () => {
 		await withFlow({}, async (flow) => {
 			for (const bad of [
 				"/state loud",
-				"/state owners",
 				"/state owners cwd,projects",
 				"/state active now",
 				"/state show moon",
@@ -220,6 +219,40 @@ describe("/state", () => {
 			}
 			assert.equal(selectionEntries(flow), 0);
 			assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
+		});
+	});
+});
+
+describe("/state in the user's words (issue 27)", () => {
+	it("suggests the nearest command or option and answers with one usage line, not the whole help", async () => {
+		await withFlow({}, async (flow) => {
+			const [typo] = await flow.command("/state histroy");
+			assert.equal(typo, "unknown command `histroy`. Did you mean `history`?\nUsage: /state <command> (/state help lists every command)");
+			const [flag] = await flow.command("/state history --ful");
+			assert.equal(
+				flag,
+				"unknown option `--ful`. Did you mean `--full`?\nUsage:\n  /state history [owner] [--full]  retained transitions: who, when, what\n(/state help lists every command)",
+			);
+			const [owner] = await flow.command("/state show cdw");
+			assert.match(owner ?? "", /^unknown owner "cdw" — owners are global, cwd, session\. Did you mean `cwd`\?\nUsage:\n {2}\/state show /);
+			const [help] = await flow.command("/state help");
+			assert.match(help ?? "", /^Usage:\n[\s\S]*\/state tidy[\s\S]*\/state help/);
+			for (const text of [typo, flag, owner, help]) for (const line of (text ?? "").split("\n")) assert.ok(line.length <= 80, line);
+			assert.equal(selectionEntries(flow), 0);
+		});
+	});
+
+	it("shows the owners when none is named, and says a new grammar only when it changes", async () => {
+		await withFlow({}, async (flow) => {
+			assert.deepEqual(await flow.command("/state owners"), [
+				"State Flow: owners cwd+session (active); choose others with /state owners <list>, e.g. cwd,session",
+			]);
+			assert.equal(selectionEntries(flow), 0);
+			// cwd+session → global+cwd: still scoped, the same grammar.
+			assert.deepEqual(await flow.command("/state owners global,cwd"), ["State Flow: active global+cwd"]);
+			assert.deepEqual(await flow.command("/state owners cwd"), ["State Flow: active cwd (new tool grammar from the next prompt)"]);
+			assert.deepEqual(await flow.command("/state owners global"), ["State Flow: active global"]);
+			assert.deepEqual(await flow.command("/state owners global,session"), ["State Flow: active global+session (new tool grammar from the next prompt)"]);
 		});
 	});
 });
