@@ -103,7 +103,10 @@ describe("/state link and unlink", () => {
 		const a = machine(t, {});
 		const pi = await piOn(t, a, true);
 		await pi.command("/state unlink now");
-		assert.match(pi.output("usage"), /^`unlink` takes no argument\.\nUsage:\n {2}\/state unlink {2,}keep this checkout's CWD memory in files again\n\(\/state help lists every command\)$/);
+		assert.match(
+			pi.output("usage"),
+			/^`unlink` takes no argument\.\nUsage:\n {2}\/state unlink {2,}keep this checkout's CWD memory in files again\n\(\/state help lists every command\)$/,
+		);
 		await pi.command("/state link a b");
 		assert.match(pi.output("usage"), /`link` takes at most one project id/);
 		await pi.command("/state link a\u0007b");
