@@ -42,7 +42,8 @@ export class CommandOutput {
 
 	/** Show multi-line output now, or when the current run ends. */
 	show(text: string, details: OutputDetails, ctx: ExtensionContext): void {
-		this.tap?.(text, details.level);
+		// The tap sees what the user sees: terminal controls as escapes.
+		this.tap?.(printable(text), details.level);
 		this.#pending.push({ text, details });
 		this.flush(ctx);
 	}
@@ -84,10 +85,12 @@ export function renderOutput(text: string, details: Partial<OutputDetails> | und
 	const level = details?.level ?? "info";
 	const color = level === "info" ? "accent" : level;
 	if (details?.line === true && text.startsWith(LINE_LEAD)) {
-		return new Text(`${theme.fg(color, theme.bold(LINE_LEAD.trimEnd()))} ${printable(text.slice(LINE_LEAD.length))}`, 1, 0);
+		return new Text(`${theme.fg(color, theme.bold(LINE_LEAD.trimEnd()))} ${printable(text.slice(LINE_LEAD.length))}`, 0, 0);
 	}
 	const label = theme.fg(color, theme.bold(`State Flow · ${details?.title ?? "output"}`));
-	return new Text(`${label}\n${printable(text)}`, 1, 0);
+	// No side padding: the text is laid out for TEXT_WIDTH columns itself, and a padded 80-column
+	// line would be wrapped again by pi, leaving its last word alone on the next line (issue 27).
+	return new Text(`${label}\n${printable(text)}`, 0, 0);
 }
 
 export const outputRenderer: MessageRenderer<OutputDetails> = (message, _options, theme) => {

@@ -15,7 +15,9 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME, ME_FULL } from "../helpers/who.js";
 import { shortWho } from "../../lib/host/command-text.js";
 import { whoAmI } from "../../lib/storage/who.js";
-import { agentDirWithConfig, type Flow, userTexts, withFlow } from "./fixture.js";
+import { agentDirWithConfig, type Flow, flowDirs, userTexts, withFlow } from "./fixture.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { commitMeta } from "../helpers/meta.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -253,6 +255,26 @@ describe("/state in the user's words (issue 27)", () => {
 			assert.deepEqual(await flow.command("/state owners cwd"), ["State Flow: active cwd (new tool grammar from the next prompt)"]);
 			assert.deepEqual(await flow.command("/state owners global"), ["State Flow: active global"]);
 			assert.deepEqual(await flow.command("/state owners global,session"), ["State Flow: active global+session (new tool grammar from the next prompt)"]);
+		});
+	});
+});
+
+describe("/state of a damaged store (issue 27)", () => {
+	it("keeps every line within 80 columns, continuation lines indented under their owner", async (t) => {
+		const dirs = flowDirs(t);
+		const stores = new Stores({ agentDir: dirs.agentDir, cwd: dirs.cwd });
+		await stores.commit({ cwd: { tactics: { t: "value one" } } }, commitMeta("d", "2026-12-01T00:00:00.000Z")());
+		const file = join(stores.identity().cwdRoot, "log.jsonl");
+		writeFileSync(file, readFileSync(file, "utf8").replace("value one", "value 0ne"));
+		await withFlow({ cwd: dirs.cwd, agentDir: dirs.agentDir }, async (flow) => {
+			for (const command of ["/state", "/state show", "/state history"]) {
+				const [text] = await flow.command(command);
+				assert.match(text ?? "", /damaged|corrupt/, command);
+				const lines = (text ?? "").split("\n");
+				for (const line of lines) assert.ok(line.length <= 80, `${command}: ${line}`);
+				// A wrapped reason never leaves a word alone at column 1: continuation lines are indented.
+				for (const line of lines) assert.doesNotMatch(line, /^[a-z]+$/, `${command}: a lone word\n${text}`);
+			}
 		});
 	});
 });
