@@ -8,7 +8,8 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable } from "../core/printable.js";
 import { linkedProject, placementFor } from "../storage/backend.js";
-import { configPath, readConfig, sharedKeyProblem } from "../storage/config.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
+import { whoAmI } from "../storage/who.js";
 import { realOrSelf } from "../storage/fs-util.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -78,8 +79,25 @@ export async function link(host: StateFlowHost, id: string | undefined, { usage,
 		return say(`State Flow: not linked; nothing changed.`);
 	}
 	await recordLink(agentDir, ctx.cwd, project);
+	const named = config.user === undefined ? await askUser(agentDir, ctx) : "";
 	const moved = await apply(host, ctx);
-	say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${moved}`);
+	say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${named}${moved}`);
+}
+
+/**
+ * The first link, with no `user` in the config: ask once how teammates should see this user
+ * (issue 27; otherwise everyone is `<os user>@<host>`, often `root@vm`). An empty answer or
+ * Escape keeps the OS user and asks no more (the link is made either way); a name that cannot
+ * key a shared owner is refused with the reason. Returns what to add to the confirmation.
+ */
+async function askUser(agentDir: string, ctx: ExtensionCommandContext): Promise<string> {
+	const os = whoAmI(undefined).user;
+	const answer = (await ctx.ui.input(`State Flow: your name for teammates (empty keeps "${os}")`, os))?.trim();
+	const name = answer === undefined || answer === "" ? os : answer;
+	const why = sharedKeyProblem(name);
+	if (why !== undefined) return ` Your name was not saved: it ${why}; set \`"user"\` in ${configPath(agentDir)}.`;
+	await updateConfig(agentDir, { user: name }, "saving your name");
+	return ` Teammates see you as ${name} (\`"user"\` in ${configPath(agentDir)}).`;
 }
 
 /**
