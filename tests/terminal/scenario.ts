@@ -73,12 +73,12 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			const screen = await wait("State Flow · status");
 			assert.match(screen, /cwd\s+wanted\s+\d+ B, 1 transition, 1 retained/);
 		});
-		await step("/state history fits 80 columns (short id, local time, short call id); the status above stays", async () => {
+		await step("/state history fits 80 columns (short id, local time, short call id), drawn as laid out; the status above stays", async () => {
 			await submit("/state history");
 			const screen = await wait(/State Flow · history[\s\S]*full ids and times/);
 			assert.match(
 				screen,
-				new RegExp(`^ {3}#1 [0-9a-f]{4,} (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha\\s*$`, "m"),
+				new RegExp(`^ {2}#1 [0-9a-f]{4,} (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha\\s*$`, "m"),
 			);
 			// The earlier output is still there as it was shown, not merged into or replaced by this one.
 			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
