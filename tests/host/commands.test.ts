@@ -119,7 +119,7 @@ describe("/state", () => {
 			const [ambiguous] = await flow.command("/state undo t-000");
 			assert.match(ambiguous ?? "", /`t-000` starts 2 transition ids \(t-0001, t-0002\); type more of the id/);
 			const [unknown] = await flow.command("/state undo nope");
-			assert.match(unknown ?? "", /`nope` is no owner \(global, cwd, session\) and no retained transition's id starts with it/);
+			assert.match(unknown ?? "", /no retained transition's id starts with `nope`, and it is not an owner \(global, cwd, session\)/);
 			const [none] = await flow.command("/state show cwd");
 			assert.match(none ?? "", /"t": "changed"/, "nothing was written by a refused undo");
 			const [done] = await flow.command("/state undo t-0002");
