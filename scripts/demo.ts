@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: an offline, scripted pi session with State Flow loaded — pi-ai's faux
  * provider plays the model, project and agent folders are temporary, no keys, no network.
- * It prints, step by step, what the model was shown, what it sent and what came back.
+ * It prints, step by step, what the model was shown, what it sent and what came back, in
+ * lines of at most 100 columns; it starts by saying what its words mean and ends by saying how
+ * to try State Flow in pi itself.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,7 +16,51 @@ type Call = { name: string; args: Record<string, unknown> };
 /** One scripted model answer: tool calls or final text; `during` runs while it "streams". */
 type Reply = { calls: Call[]; during?: () => Promise<void> } | { text: string };
 
-const line = (s = "") => console.log(s);
+/** Columns every printed line fits in. */
+const WIDTH = 100;
+
+/** A long line broken at a space or after a comma, continuation lines indented two more. */
+function fit(text: string): string[] {
+	if (text.length <= WIDTH) return [text];
+	const hang = `${/^\s*/.exec(text)?.[0] ?? ""}  `;
+	const out: string[] = [];
+	let rest = text;
+	while (rest.length > WIDTH) {
+		const window = rest.slice(0, WIDTH);
+		const at = Math.max(window.lastIndexOf(" "), window.lastIndexOf(",") + 1);
+		const cut = at > hang.length ? at : WIDTH;
+		out.push(rest.slice(0, cut).trimEnd());
+		rest = hang + rest.slice(cut).trimStart();
+	}
+	out.push(rest);
+	return out;
+}
+
+const line = (s = "") => {
+	for (const l of s.split("\n")) for (const part of fit(l)) console.log(part);
+};
+
+/** The words the demo uses, said once before it starts. */
+const GLOSSARY = `State Flow demo: a scripted pi session (no model, no network) with State Flow loaded.
+
+Words used below:
+  owner       where state lives: global (you, everywhere), cwd (this project), session (this chat)
+  plane       a part of an owner's state: intents (what the user wants), strategy (the approach
+              agreed), tactics (next steps), artifacts (files it tracks), lazy (notes read later)
+  transition  one committed change, with an id; history lists them, /state undo reverts them
+  head        the short summary of the state the model is shown before each prompt
+  mode        active (keeps the state current), passive (writes only when asked), off (no tools)
+  scoped/flat the tools' grammar: owners named in each call (several owners) or not (one owner)
+  [pi]        what State Flow shows the user in pi (the chat messages of /state)`;
+
+const TRY_IT = `
+Try it in pi:
+  pi -e ./                           from this checkout: State Flow for one run
+  pi install ./                      or install it (pi install -l ./ for this project only)
+  pi                                 then ask for some work; the model records what it plans
+  /state                             see the mode, owners and stores; /state help lists commands
+  /state browse                      browse the state and its history with the keyboard
+  state-flow history --cwd .         the same history from a shell`;
 const indent = (text: string, pad = "    ") =>
 	text
 		.split("\n")
@@ -113,6 +159,7 @@ async function main(): Promise<void> {
 		await session.prompt(text);
 	};
 	const step = (n: number, title: string) => line(`\n=== ${n}. ${title} ===`);
+	line(GLOSSARY);
 
 	try {
 		step(1, "Default owners: CWD + Session, Active mode (scoped interface)");
@@ -174,6 +221,7 @@ async function main(): Promise<void> {
 		await command("/state active");
 		await command("/state");
 		line("\nDemo finished: everything above ran offline in a real pi session with temporary folders.");
+		line(TRY_IT);
 	} finally {
 		session.dispose();
 		faux.unregister();

@@ -5,6 +5,7 @@
  */
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
+import { didYouMean } from "../core/suggest.js";
 import { isOneOf } from "../core/types.js";
 
 /** The commands, in help order. */
@@ -219,7 +220,11 @@ function readOption(argv: readonly string[], i: number, out: Parsed, seen: Set<s
 	const eq = arg.indexOf("=");
 	const name = eq < 0 ? arg : arg.slice(0, eq);
 	const spec = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
-	if (spec === undefined) throw new UsageError(`unknown option \`${arg}\`.`, out.command);
+	if (spec === undefined) {
+		// The nearest option this command takes (any option before the command is known).
+		const known = out.command === undefined ? Object.keys(OPTIONS) : [...COMMON_OPTIONS, ...COMMAND_OPTIONS[out.command]];
+		throw new UsageError(`unknown option \`${arg}\`.${didYouMean(name, known)}`, out.command);
+	}
 	if (out.command !== undefined) checkAccepted(out.command, name);
 	if (seen.has(name)) throw new UsageError(`\`${name}\` is given twice.`, out.command);
 	seen.add(name);
@@ -237,7 +242,8 @@ function readOption(argv: readonly string[], i: number, out: Parsed, seen: Set<s
 /** The first word that is not an option names the command; options given before it must be ones it accepts. */
 function setCommand(out: Parsed, arg: string, seen: ReadonlySet<string>): void {
 	if (!isOneOf(COMMANDS, arg)) {
-		throw new UsageError(`unknown command \`${arg}\`: use one of ${[...COMMANDS, "help"].map((c) => `\`${c}\``).join(", ")}.`);
+		const hint = didYouMean(arg, [...COMMANDS, "help"]);
+		throw new UsageError(`unknown command \`${arg}\`.${hint === "" ? " `state-flow help` lists the commands." : hint}`);
 	}
 	out.command = arg;
 	for (const name of seen) checkAccepted(arg, name);

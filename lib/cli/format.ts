@@ -74,6 +74,60 @@ function patchPaths(patch: PlanePatch): string[] {
 	return patchLeaves(patch).map((l) => `/${spellId([l.plane, ...l.path].map(escapePointerToken).join("/"))}${l.deleted ? " (deleted)" : ""}`);
 }
 
+/** Lines the `changed:` list of one transition may take before the rest is counted (an import changes thousands). */
+export const CHANGED_LINES = 4;
+const WIDTH = 80;
+
+/** Characters of a text (the CLI counts code points; pi's own width rules live in the host). */
+const columns = (text: string): number => [...text].length;
+const clipText = (text: string, width: number): string => (columns(text) <= width ? text : `${[...text].slice(0, width - 1).join("")}…`);
+
+/**
+ * `    changed: /tactics/a, /tactics/b, …` wrapped at 80 columns under its label, at most
+ * CHANGED_LINES lines; what does not fit is counted (`… and 1,204 more (1,210 paths)`), never
+ * printed as one 47 KB line (issue 27). A path longer than a line is clipped.
+ */
+export function changedLines(paths: readonly string[]): string[] {
+	const lead = "    changed: ";
+	const pad = " ".repeat(lead.length);
+	if (paths.length === 0) return [`${lead}(nothing)`];
+	const room = WIDTH - lead.length;
+	const lines: string[] = [];
+	let line = "";
+	let shown = 0;
+	const more = (n: number) => `… and ${(paths.length - n).toLocaleString("en-US")} more (${paths.length.toLocaleString("en-US")} paths)`;
+	for (const path of paths) {
+		const item = clipText(path, room - 1);
+		const next = line === "" ? item : `${line}, ${item}`;
+		if (columns(next) + 1 <= room) {
+			line = next;
+			shown++;
+			continue;
+		}
+		lines.push(`${line},`);
+		if (lines.length === CHANGED_LINES - 1) {
+			// The last line: what still fits, then the count of the rest.
+			line = "";
+			break;
+		}
+		line = item;
+		shown++;
+	}
+	if (shown < paths.length) {
+		let last = "";
+		for (let i = shown; i < paths.length; i++) {
+			const item = clipText(paths[i] as string, room - 1);
+			const next = last === "" ? item : `${last}, ${item}`;
+			if (columns(`${next}, ${more(i + 1)}`) > room) break;
+			last = next;
+			shown = i + 1;
+		}
+		line = last === "" ? more(shown) : `${last}, ${more(shown)}`;
+	}
+	lines.push(line);
+	return lines.map((l, i) => (i === 0 ? lead : pad) + l);
+}
+
 /** One transition as `history` prints it (also in what undo, redo and restore revert). */
 export function formatRecord(r: TransitionRecord): string {
 	const lines = [
@@ -82,8 +136,7 @@ export function formatRecord(r: TransitionRecord): string {
 	];
 	// On a line of its own: whole names, without pushing the provenance or the id past 80 columns.
 	if (r.who !== undefined) lines.push(`    who ${formatWho(r.who)}`);
-	const paths = patchPaths(r.patch);
-	lines.push(`    changed: ${paths.length > 0 ? paths.join(", ") : "(nothing)"}`);
+	lines.push(...changedLines(patchPaths(r.patch)));
 	for (const c of r.cascades) lines.push(`    cascaded: intents/${spellId(escapePointerToken(c.intent))} -> ${spellId(c.targets.join(", "))}`);
 	return lines.join("\n");
 }

@@ -5,8 +5,8 @@
 import type { Command } from "./args.js";
 
 const COMMON = `Options for every command:
-  --cwd <dir>        project directory whose CWD state to use (default: the current directory)
-  --agent-dir <dir>  pi's agent directory (default: $PI_CODING_AGENT_DIR, else ~/.pi/agent)
+  --cwd <dir>        project folder (default: the current directory)
+  --agent-dir <dir>  pi's agent folder ($PI_CODING_AGENT_DIR, else ~/.pi/agent)
   -h, --help         show help (also: state-flow help [command])`;
 
 /** `state-flow --help`. */
@@ -23,19 +23,19 @@ Commands:
   redo [owner]             walk forward: apply the latest undone change again
   restore <id> [--path]    bring an owner or path back to how it was after <id>
   set <locator> <json>     set one value by hand (cwd.tactics.next '"parse"')
-  delete <locator>         delete one value by hand (and what it owns, with --yes)
+  delete <locator>         delete one value (and what it owns, with --yes)
   edit <locator>           edit one value in $VISUAL/$EDITOR
   export [owner]           print the state as JSON (for backup or import)
   import <file> [--owner]  replace state with a file's content as ONE transition
   doctor                   verify the stores and repair what a crash left
   link <project-id>        share this checkout's CWD memory through the database
-  unlink                   keep this checkout's CWD memory in its own files again
-  migrate <project-id>     move the CWD file store (with history) into the database, then link
-  migrate --global         move the Global file store into your shared Global owner
+  unlink                   keep this checkout's CWD memory in its own files
+  migrate <project-id>     move CWD's file store into the database, then link
+  migrate --global         move the Global file store into your shared Global
   migrate [--global] --to-files
-                           move it back from the database into the empty local store
-  adopt <folder> [--keep]  move a store apart (an older build's, in a subfolder or worktree)
-                           into the project's memory, or keep it apart on purpose
+                           move it back into the empty local file store
+  adopt <folder> [--keep]  move a store apart (an older build's, in a subfolder or
+                           worktree) into the project's memory, or keep it apart
   help [command]           show this help, or one command's
 
 Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (the project's .pi/state-flow:
@@ -250,7 +250,63 @@ in place, marked, and no longer reported; nothing is deleted.
 ${COMMON}`,
 };
 
-/** Help for one command, or the overview. */
+/** Columns every help line fits in. */
+export const HELP_WIDTH = 80;
+
+/**
+ * A line longer than HELP_WIDTH broken at spaces; continuation lines hang under the
+ * description column of an option or command row (`  --cwd <dir>        …`), else under the
+ * line's own indentation. Spacing inside the line is kept.
+ */
+export function wrapHelpLine(line: string, width = HELP_WIDTH): string[] {
+	if (line.length <= width) return [line];
+	const row = /^(\s*\S.*?\s{2,})\S/.exec(line);
+	const hang = " ".repeat(row ? (row[1] as string).length : (/^\s*/.exec(line)?.[0].length ?? 0));
+	const out: string[] = [];
+	let rest = line;
+	while (rest.length > width) {
+		const cut = rest.lastIndexOf(" ", width);
+		// A word longer than the line keeps its own line.
+		const at = cut > hang.length ? cut : rest.indexOf(" ", width);
+		if (at < 0) break;
+		out.push(rest.slice(0, at).trimEnd());
+		rest = hang + rest.slice(at).trimStart();
+	}
+	out.push(rest);
+	return out;
+}
+
+/**
+ * Help text at HELP_WIDTH: a paragraph of prose (every line starts at column 1, none is a
+ * `Usage:` line) is filled again, so a long line never leaves one word alone on the next; other
+ * lines (rows, usage forms) are wrapped one by one.
+ */
+function fitHelp(text: string): string {
+	return text
+		.split("\n\n")
+		.map((para) => {
+			const lines = para.split("\n");
+			const prose = lines.every((l) => /^\S/.test(l) && !l.startsWith("Usage:")) && lines.some((l) => l.length > HELP_WIDTH);
+			return (prose ? wrapHelpLine(lines.join(" ")) : lines.flatMap((l) => wrapHelpLine(l))).join("\n");
+		})
+		.join("\n\n");
+}
+
+/** Help for one command, or the overview, at most HELP_WIDTH columns a line. */
 export function helpText(command: Command | undefined): string {
-	return command === undefined ? MAIN_HELP : HELP[command];
+	return fitHelp(command === undefined ? MAIN_HELP : HELP[command]);
+}
+
+/** The usage line(s) of a command (or of `state-flow`), and where the whole help is. */
+export function usageLine(command: Command | undefined): string {
+	const text = command === undefined ? MAIN_HELP : HELP[command];
+	const lines = text.split("\n");
+	const start = lines.findIndex((l) => l.startsWith("Usage:"));
+	const usage = [lines[start] as string];
+	// `state-flow migrate` has more than one form: each on its own line under the first.
+	for (const l of lines.slice(start + 1)) {
+		if (!/^ {7}state-flow /.test(l)) break;
+		usage.push(l);
+	}
+	return [...usage.flatMap((l) => wrapHelpLine(l)), `Run \`state-flow help${command === undefined ? "" : ` ${command}`}\` for more.`].join("\n");
 }

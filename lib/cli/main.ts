@@ -17,7 +17,7 @@ import { type Outcome, runExport, runHistory, runImport, runShow } from "./comma
 import { runUndo } from "./undo.js";
 import { runDoctor } from "./doctor.js";
 import { runDelete, runEdit, runSet } from "./edit.js";
-import { helpText } from "./help.js";
+import { usageLine, helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
 import { runAdopt } from "./adopt.js";
 
@@ -92,7 +92,8 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 		}
 	} catch (e) {
 		if (e instanceof UsageError) {
-			return { stdout: "", stderr: `state-flow: ${e.message}\n\n${helpText(e.command ?? command)}\n`, code: 2 };
+			// The problem and the one usage line; the whole help is one command away.
+			return { stdout: "", stderr: `state-flow: ${e.message}\n${usageLine(e.command ?? command)}\n`, code: 2 };
 		}
 		const text = isStateError(e) ? e.message : e instanceof Error ? (e.stack ?? e.message) : String(e);
 		return { stdout: "", stderr: `state-flow: ${text}\n`, code: 1 };

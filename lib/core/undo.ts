@@ -266,7 +266,11 @@ export function resolveId(histories: Histories, prefix: string, nothing: string)
  * `selectedUndoPlan`. `where` names the owners the user could have meant, for the refusal.
  */
 export function idUndoPlan(histories: Histories, prefix: string, where: string, listed: string): Result<UndoPlan> {
-	const found = resolveId(histories, prefix, `\`${prefix}\` is no owner (${where}) and no retained transition's id starts with it; ${listed} lists them.`);
+	const found = resolveId(
+		histories,
+		prefix,
+		`no retained transition's id starts with \`${prefix}\`, and it is not an owner (${where}); ${listed} lists the ids.`,
+	);
 	return found.ok ? selectedUndoPlan(histories, found.value.id) : found;
 }
 

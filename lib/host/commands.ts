@@ -2,7 +2,8 @@
  * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history,
  * undo/redo/restore (`undo-command.ts`), hand edits and tidy (`edit-command.ts`), the config
  * defaults and the interactive browser. Arguments are validated before anything changes; a bad
- * argument gets the usage text. Typed commands ask only before reverting someone else's
+ * argument gets the one usage line of its subcommand (`/state help`: all of them) and, for a
+ * mistyped word, the nearest one. Every answer is a chat message (`output.ts`). Typed commands ask only before reverting someone else's
  * transition, a hand edit that deletes more than the value named (`--yes` without a UI), and
  * `link`/`unlink`; the browser's undo, `d` and a cascading `e` ask. The browser changes mode
  * and owners through the same function as the typed commands.
@@ -10,6 +11,7 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { messageOf } from "../core/errors.js";
+import { didYouMean } from "../core/suggest.js";
 import { OWNERS, type Owner, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
 import { openBrowser } from "./browser.js";
@@ -19,7 +21,7 @@ import { commitPlan, runUndoCommand } from "./undo-command.js";
 import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
-import { allOwnerSelections, describeSelection, type Selection } from "./selection.js";
+import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "./selection.js";
 
 export const USAGE = [
 	"Usage:",
@@ -37,7 +39,37 @@ export const USAGE = [
 	"  /state default owners <list>  set the default owners in the config file",
 	"  /state link [project-id]      share this checkout's CWD memory (asks first)",
 	"  /state unlink                 keep this checkout's CWD memory in files again",
+	"  /state help                   this list",
 ].join("\n");
+
+/** Every subcommand word `/state` knows (modes included), for "did you mean". */
+const VERBS = [
+	"status",
+	...MODES,
+	"owners",
+	"show",
+	"history",
+	"undo",
+	"redo",
+	"restore",
+	"set",
+	"delete",
+	"tidy",
+	"browse",
+	"default",
+	"link",
+	"unlink",
+	"help",
+];
+
+/** The usage line of one subcommand (`/state default owners` for `default`, both lines), else the pointer to all. */
+export function usageOf(verb: string | undefined): string {
+	const lines = USAGE.split("\n").filter((l) => verb !== undefined && (l.startsWith(`  /state ${verb} `) || l === `  /state ${verb}`));
+	const modes = USAGE.split("\n").filter((l) => l.startsWith("  /state active|"));
+	const found = lines.length > 0 ? lines : verb !== undefined && isMode(verb) ? modes : [];
+	const how = "(/state help lists every command)";
+	return found.length > 0 ? `Usage:\n${found.join("\n")}\n${how}` : `Usage: /state <command> ${how}`;
+}
 
 const SUBCOMMANDS: AutocompleteItem[] = [
 	{ value: "active", label: "active", description: "keep the state current, with reconciliation" },
@@ -94,7 +126,7 @@ export function registerStateCommand(host: StateFlowHost, output: CommandOutput)
 			} catch (e) {
 				const message = messageOf(e);
 				if (message.includes("\n")) output.show(message, { title: "error", level: "error" }, ctx);
-				else host.say(`State Flow: ${message}`, "error", ctx);
+				else output.line(`State Flow: ${message}`, "error", ctx);
 			}
 		},
 	});
@@ -109,7 +141,9 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 		.filter((w) => w !== "");
 	const [verb, ...rest] = words;
 	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
-	const usage = (problem: string) => show("usage", `${problem}\n${USAGE}`, "warning");
+	const usage = (problem: string) => show("usage", `${problem}\n${usageOf(verb)}`, "warning");
+	// One-line answers are chat messages too: pi 1.6 rewrites earlier notices with newer text.
+	const say = (text: string, level: Level = "info") => output.line(text, level, ctx);
 	const sel = host.selection();
 	if (verb === undefined || verb === "status") {
 		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
@@ -117,7 +151,7 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 	}
 	if (isMode(verb)) {
 		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
-		return host.say(chooseSelection(host, { mode: verb, owners: sel.owners }), "info", ctx);
+		return say(chooseSelection(host, { mode: verb, owners: sel.owners }));
 	}
 	switch (verb) {
 		case "set":
@@ -128,22 +162,27 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 			return verb === "tidy" ? runTidy(host, raw, out, ctx) : runEditCommand(host, verb, raw, out, ctx);
 		}
 		case "owners": {
-			if (rest.length === 0) return usage("`owners` needs a list, e.g. `/state owners cwd,session`.");
+			if (rest.length === 0) {
+				return say(`State Flow: owners ${sel.owners.join("+")} (${sel.mode}); choose others with /state owners <list>, e.g. cwd,session`);
+			}
 			const owners = tryOwners(rest.join(","), usage);
 			if (!owners) return;
-			return host.say(chooseSelection(host, { mode: sel.mode, owners }), "info", ctx);
+			return say(chooseSelection(host, { mode: sel.mode, owners }));
 		}
 		case "undo":
 		case "redo":
 		case "restore":
-			return runUndoCommand(host, verb, rest, ctx, { show, usage });
+			return runUndoCommand(host, verb, rest, ctx, { show, usage, say });
 		case "show":
 		case "history": {
 			const full = verb === "history" && rest.includes("--full");
 			const names = rest.filter((w) => !(full && w === "--full"));
 			if (names.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
 			const owner = names[0];
-			if (owner !== undefined && !isOwner(owner)) return usage(`unknown owner \`${owner}\`: use global, cwd or session.`);
+			if (owner !== undefined && !isOwner(owner)) {
+				if (owner.startsWith("-")) return usage(`unknown option \`${owner}\`.${didYouMean(owner, verb === "history" ? ["--full"] : [])}`);
+				return usage(`unknown owner "${owner}" — owners are ${OWNERS.join(", ")}.${didYouMean(owner, OWNERS)}`);
+			}
 			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
 			if (verb === "show") return show("show", await describeState(host, owners));
 			return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
@@ -161,15 +200,17 @@ export async function runStateCommand(host: StateFlowHost, output: CommandOutput
 				].join("\n"),
 			);
 		case "default":
-			return setDefault(host, rest, usage, ctx);
+			return setDefault(host, rest, { usage, say });
 		case "link":
 			if (rest.length > 1) return usage("`link` takes at most one project id.");
-			return link(host, rest[0], usage, ctx);
+			return link(host, rest[0], { usage, say }, ctx);
 		case "unlink":
 			if (rest.length > 0) return usage("`unlink` takes no argument.");
-			return unlink(host, ctx);
+			return unlink(host, say, ctx);
+		case "help":
+			return show("help", USAGE);
 		default:
-			return usage(`unknown subcommand \`${verb}\`.`);
+			return usage(`unknown command \`${verb}\`.${didYouMean(verb, VERBS)}`);
 	}
 }
 
@@ -183,8 +224,13 @@ export function chooseSelection(host: StateFlowHost, next: Selection): string {
 	host.applyActivation();
 	host.showStatus();
 	const now = host.selection();
+	// The tools' grammar differs only between one owner (flat) and several (scoped).
 	const note =
-		now.mode === "off" ? " (tools withdrawn; data untouched)" : now.owners.join() !== before.owners.join() ? " (new tool grammar from the next prompt)" : "";
+		now.mode === "off"
+			? " (tools withdrawn; data untouched)"
+			: shapeOf(now.owners) !== shapeOf(before.owners)
+				? " (new tool grammar from the next prompt)"
+				: "";
 	return `State Flow: ${describeSelection(now)}${note}`;
 }
 
@@ -198,23 +244,32 @@ function tryOwners(text: string, usage: (p: string) => void): Owner[] | undefine
 }
 
 /** `/state default <mode>` and `/state default owners <list>`: the only config writers. */
-async function setDefault(host: StateFlowHost, rest: string[], usage: (p: string) => void, ctx: ExtensionCommandContext): Promise<void> {
+async function setDefault(
+	host: StateFlowHost,
+	rest: string[],
+	{ usage, say }: { usage: (p: string) => void; say: (text: string, level?: Level) => void },
+): Promise<void> {
 	const [what, ...more] = rest;
 	if (what === undefined) return usage("`default` needs a mode or `owners <list>`.");
+	let saved: string;
 	if (isMode(what)) {
 		if (more.length > 0) return usage(`\`/state default ${what}\` takes no further argument.`);
 		await updateConfig(host.options.agentDir, { mode: what });
+		saved = `default mode ${what}`;
 	} else if (what === "owners") {
 		if (more.length === 0) return usage("`default owners` needs a list, e.g. `/state default owners cwd,session`.");
 		const owners = tryOwners(more.join(","), usage);
 		if (!owners) return;
 		await updateConfig(host.options.agentDir, { owners });
+		saved = `default owners ${owners.join("+")}`;
 	} else {
-		return usage(`\`${what}\` is neither a mode nor \`owners\`.`);
+		return usage(`\`${what}\` is neither a mode nor \`owners\`.${didYouMean(what, [...MODES, "owners"])}`);
 	}
-	for (const p of host.loadSettings()) host.say(`State Flow: ${p}`, "warning", ctx);
+	for (const p of host.loadSettings()) say(`State Flow: ${p}`, "warning");
 	host.settingsChanged();
 	host.applyActivation();
 	host.showStatus();
-	host.say(`State Flow: saved defaults to ${configPath(host.options.agentDir)}; this session: ${describeSelection(host.selection())}`, "info", ctx);
+	const sel = host.selection();
+	const source = host.selectionSource() === "config" ? "" : ` (${host.selectionSource() === "session" ? "this session's own choice" : "set by flags"} wins)`;
+	say(`State Flow: saved ${saved} to ${configPath(host.options.agentDir)}; this session: ${describeSelection(sel)}${source}`);
 }

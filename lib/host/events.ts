@@ -64,6 +64,8 @@ function onSession(host: StateFlowHost, output: CommandOutput): void {
 		ensureShape(host);
 		host.applyActivation();
 		host.showStatus();
+		// Damage, an outage: the footer says so from the start, without holding the session start up.
+		void host.checkHealth();
 	});
 	host.pi.on("session_shutdown", async () => {
 		await host.closeSession();

@@ -8,7 +8,8 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable } from "../core/printable.js";
 import { linkKey, linkedProject, placementFor } from "../storage/backend.js";
-import { configPath, readConfig, sharedKeyProblem } from "../storage/config.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
+import { whoAmI } from "../storage/who.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
 
@@ -24,7 +25,13 @@ async function apply(host: StateFlowHost, ctx: ExtensionCommandContext): Promise
 }
 
 /** `/state link [project-id]`. */
-export async function link(host: StateFlowHost, id: string | undefined, usage: (problem: string) => void, ctx: ExtensionCommandContext): Promise<void> {
+/** Where a link command answers: a usage problem, or one line (`State Flow: …`). */
+export interface LinkOutput {
+	usage: (problem: string) => void;
+	say: (text: string, level?: "info" | "warning") => void;
+}
+
+export async function link(host: StateFlowHost, id: string | undefined, { usage, say }: LinkOutput, ctx: ExtensionCommandContext): Promise<void> {
 	let project = id;
 	if (project === undefined) {
 		const suggestion = readSuggestion(ctx.cwd);
@@ -42,21 +49,19 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 	const current = linkedProject(config, ctx.cwd);
 	const placement = placementFor({ ...config, links: { ...config.links, [checkout]: project } }, ctx.cwd);
 	if (placement.database === undefined) {
-		return host.say(
+		return say(
 			`State Flow: nothing to link to: ${placement.problem ?? "no database is configured."} Nothing changed (config: ${configPath(agentDir)}).`,
 			"warning",
-			ctx,
 		);
 	}
 	if (current === project) {
 		const moved = await apply(host, ctx);
-		return host.say(`State Flow: this checkout is already linked to project \`${project}\` (${databaseWords(placement)}).${moved}`, "info", ctx);
+		return say(`State Flow: this checkout is already linked to project \`${project}\` (${databaseWords(placement)}).${moved}`);
 	}
 	if (!ctx.hasUI) {
-		return host.say(
+		return say(
 			`State Flow: linking shares this checkout's memory with project \`${project}\` and needs your confirmation, which cannot be asked here (no interactive UI); nothing changed. To link, run: state-flow link ${shellWord(project)} --cwd ${shellWord(checkout)}`,
 			"warning",
-			ctx,
 		);
 	}
 	const question = [
@@ -70,28 +75,45 @@ export async function link(host: StateFlowHost, id: string | undefined, usage: (
 	].join("\n");
 	// The project id may come from the repository: shown with any bidi override as an escape, so it reads as it is.
 	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", printable(question)))) {
-		return host.say(`State Flow: not linked; nothing changed.`, "info", ctx);
+		return say(`State Flow: not linked; nothing changed.`);
 	}
 	await recordLink(agentDir, ctx.cwd, project);
+	const named = config.user === undefined ? await askUser(agentDir, ctx) : "";
 	const moved = await apply(host, ctx);
-	host.say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${moved}`, "info", ctx);
+	say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${named}${moved}`);
+}
+
+/**
+ * The first link, with no `user` in the config: ask once how teammates should see this user
+ * (issue 27; otherwise everyone is `<os user>@<host>`, often `root@vm`). An empty answer or
+ * Escape keeps the OS user and asks no more (the link is made either way); a name that cannot
+ * key a shared owner is refused with the reason. Returns what to add to the confirmation.
+ */
+async function askUser(agentDir: string, ctx: ExtensionCommandContext): Promise<string> {
+	const os = whoAmI(undefined).user;
+	const answer = (await ctx.ui.input(`State Flow: your name for teammates (empty keeps "${os}")`, os))?.trim();
+	const name = answer === undefined || answer === "" ? os : answer;
+	const why = sharedKeyProblem(name);
+	if (why !== undefined) return ` Your name was not saved: it ${why}; set \`"user"\` in ${configPath(agentDir)}.`;
+	await updateConfig(agentDir, { user: name }, "saving your name");
+	return ` Teammates see you as ${name} (\`"user"\` in ${configPath(agentDir)}).`;
 }
 
 /**
  * `/state unlink`: asks when it can; without an interactive UI the typed command is the
  * consent, since going back to the checkout's own files brings no one else's memory in.
  */
-export async function unlink(host: StateFlowHost, ctx: ExtensionCommandContext): Promise<void> {
+export async function unlink(host: StateFlowHost, say: LinkOutput["say"], ctx: ExtensionCommandContext): Promise<void> {
 	const agentDir = host.options.agentDir;
 	const { config } = readConfig(agentDir);
 	const current = linkedProject(config, ctx.cwd);
-	if (current === undefined) return host.say("State Flow: this checkout is not linked to a project; its CWD memory is in files already.", "info", ctx);
+	if (current === undefined) return say("State Flow: this checkout is not linked to a project; its CWD memory is in files already.");
 	const folder = cwdFolder(ctx.cwd);
 	if (ctx.hasUI) {
 		const question = `Unlink this checkout from project \`${current}\`?\n\nIts CWD memory goes back to the files in ${folder} (as they were before linking). The project's memory stays in the database for everyone else linked to it.`;
-		if (!(await ctx.ui.confirm("State Flow: unlink?", printable(question)))) return host.say("State Flow: still linked; nothing changed.", "info", ctx);
+		if (!(await ctx.ui.confirm("State Flow: unlink?", printable(question)))) return say("State Flow: still linked; nothing changed.");
 	}
 	await recordLink(agentDir, ctx.cwd, undefined);
 	const moved = await apply(host, ctx);
-	host.say(`State Flow: unlinked from project \`${current}\`; this checkout's CWD memory is in ${folder} again.${moved}`, "info", ctx);
+	say(`State Flow: unlinked from project \`${current}\`; this checkout's CWD memory is in ${folder} again.${moved}`);
 }

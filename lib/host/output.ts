@@ -4,7 +4,9 @@
  * session file exactly as it was shown, where notices are merged and redrawn. The message is
  * never sent to the model (the `context` handler drops it), and while a run is streaming it
  * waits for the run to end, because pi would steer a message sent mid-run into that run and
- * start another model turn. One-line confirmations stay notices.
+ * start another model turn. One-line confirmations of `/state` go there too (issue 27): pi 1.6
+ * rewrites earlier notices with the newest text, so a notice history could say what never
+ * happened; a chat message is never rewritten.
  */
 import type { ExtensionAPI, ExtensionContext, MessageRenderer } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
@@ -12,6 +14,9 @@ import type { Component } from "@mariozechner/pi-tui";
 import { printable } from "../core/printable.js";
 import type { RenderTheme } from "./render.js";
 import { ScreenText, WIDEST, cutText } from "./screen-text.js";
+
+/** How a one-line message starts; its renderer shows it as the label. */
+const LINE_LEAD = "State Flow: ";
 
 /** Custom message type of `/state` output. */
 export const OUTPUT_TYPE = "state-flow/output";
@@ -23,6 +28,8 @@ export interface OutputDetails {
 	/** What produced it: `status`, `show`, `history`, `undo`, `usage`, … */
 	title: string;
 	level: Level;
+	/** One line that names State Flow itself (`State Flow: off cwd …`): shown without the label. */
+	line?: boolean;
 }
 
 /** Queue + delivery of `/state` output for one extension instance. */
@@ -36,9 +43,15 @@ export class CommandOutput {
 
 	/** Show multi-line output now, or when the current run ends. */
 	show(text: string, details: OutputDetails, ctx: ExtensionContext): void {
-		this.tap?.(text, details.level);
+		// The tap sees what the user sees: terminal controls as escapes.
+		this.tap?.(printable(text), details.level);
 		this.#pending.push({ text, details });
 		this.flush(ctx);
+	}
+
+	/** A one-line confirmation or refusal of a `/state` command, as a chat message (kept as shown). */
+	line(message: string, level: Level, ctx: ExtensionContext): void {
+		this.show(message, { title: "line", level, line: true }, ctx);
 	}
 
 	/** Deliver what waits, if pi is idle; otherwise keep it for the next idle moment. */
@@ -78,11 +91,14 @@ export const OUTPUT_ROWS = 300;
 /** The message renderer: a `State Flow · <title>` label, then the text as shown (terminal controls as escapes). */
 export function renderOutput(text: string, details: Partial<OutputDetails> | undefined, theme: RenderTheme): Component {
 	const level = details?.level ?? "info";
-	const label = theme.fg(level === "info" ? "accent" : level, theme.bold(`State Flow · ${details?.title ?? "output"}`));
+	const color = level === "info" ? "accent" : level;
+	const line = details?.line === true && text.startsWith(LINE_LEAD);
+	const label = theme.fg(color, theme.bold(line ? LINE_LEAD.trimEnd() : `State Flow · ${details?.title ?? "output"}`));
 	// Cut before `printable` (linear in what it is given); the marker counts the cut part too.
-	const cut = cutText(text, OUTPUT_ROWS * WIDEST);
-	return new ScreenText(`${label}\n${printable(cut.text)}`, OUTPUT_ROWS, {
-		paddingX: 1,
+	const cut = cutText(line ? text.slice(LINE_LEAD.length) : text, OUTPUT_ROWS * WIDEST);
+	// No side padding: the text is laid out for TEXT_WIDTH columns itself, and a padded 80-column
+	// line would be wrapped again by pi, leaving its last word alone on the next line (issue 27).
+	return new ScreenText(`${label}${line ? " " : "\n"}${printable(cut.text)}`, OUTPUT_ROWS, {
 		mark: (s) => theme.fg("dim", s),
 		...(cut.left ? { more: cut.left } : {}),
 	});

@@ -20,7 +20,6 @@ import type { StoresIdentity } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 import { Admission, type Identity } from "./admission.js";
 import {
-	describeSelection,
 	resolveSelection,
 	type Selection,
 	SELECTION_ENTRY,
@@ -37,6 +36,7 @@ import { placementChange, readSuggestion } from "./link.js";
 import { createSessionLog } from "./session-log.js";
 import { RootRegistry } from "./roots.js";
 import { GitBranchWatch } from "./git-branch.js";
+import { footerText, type Health } from "./footer.js";
 import type { RootDeclaration } from "../model/schemas.js";
 
 /** Injected environment: tests pass temp folders, a fixed clock and predictable ids. */
@@ -136,6 +136,8 @@ export class StateFlowHost {
 	#watchStores = false;
 	/** The last cwd resolved for `identity` and its realpath: every event and tool call asks, and a syscall per ask is the largest host cost of a read. */
 	#realCwd: { cwd: string; real: string; project: Project } | undefined;
+	/** Owners the last load could not read, and why in one word: the footer shows it. */
+	#health: Partial<Record<Owner, Health>> = {};
 
 	constructor(
 		readonly pi: ExtensionAPI,
@@ -375,6 +377,7 @@ export class StateFlowHost {
 		await this.closeSession();
 		this.#stores = undefined;
 		this.#openError = undefined;
+		this.#health = {};
 		try {
 			this.#stores = new Stores({ ...options, placement, who: whoAmI(this.#config.user), session: createSessionLog(this.pi, () => this.ctx) });
 			this.#watchStores = true;
@@ -417,6 +420,7 @@ export class StateFlowHost {
 		const files = storePaths(this.options.agentDir, ctx.cwd);
 		const said = placementChange(before, this.#placement, { global: files.globalRoot, cwd: files.cwdRoot });
 		if (announce && said !== undefined) this.say(said, this.#placement.problem === undefined ? "info" : "warning", ctx);
+		this.showStatus();
 		await this.#checkSession("cannot open Session state", ctx);
 		return true;
 	}
@@ -540,17 +544,21 @@ export class StateFlowHost {
 	async available(owners: readonly Owner[]): Promise<Available> {
 		const loaded = await this.requireStores().loadEach(owners);
 		const out: Available = { histories: {}, unavailable: {} };
+		const health = { ...this.#health };
 		owners.forEach((owner, i) => {
 			const got = loaded[i] as (typeof loaded)[number];
 			if ("history" in got) {
 				out.histories[owner] = got.history;
+				delete health[owner];
 				return;
 			}
 			const e = got.error;
 			// Damage is kept apart like an outage: that owner is refused with what to do, the others keep working.
 			if (!isStateError(e) || (e.code !== "unavailable" && e.code !== "corrupt")) throw e;
 			out.unavailable[owner] = e;
+			health[owner] = e.code === "corrupt" ? "damaged" : "unavailable";
 		});
+		this.#noteHealth(health);
 		return out;
 	}
 
@@ -597,10 +605,30 @@ export class StateFlowHost {
 		this.options.notify?.(shown, level);
 	}
 
-	/** Status line: `state: active cwd+session`. */
+	/** Status line: `state: active cwd+session`, with damaged, unavailable and shared owners (`footer.ts`). */
 	showStatus(): void {
 		if (!this.#ctx) return;
-		this.#ctx.ui.setStatus("state-flow", `state: ${describeSelection(this.selection())}`);
+		try {
+			this.#ctx.ui.setStatus("state-flow", footerText(this.selection(), this.#placement, this.#health));
+		} catch {
+			// A stale context (the session was replaced): its footer is gone with it.
+		}
+	}
+
+	/** What the wanted owners' stores say now, shown in the footer; a failure to ask is reported where the stores are used. */
+	async checkHealth(): Promise<void> {
+		try {
+			await this.available(this.selection().owners);
+		} catch {
+			// Not damage or an outage (a bug, a closed session): the next use of the stores reports it.
+		}
+	}
+
+	#noteHealth(next: Partial<Record<Owner, Health>>): void {
+		const key = (h: Partial<Record<Owner, Health>>) => JSON.stringify(Object.entries(h).sort());
+		if (key(next) === key(this.#health)) return;
+		this.#health = next;
+		this.showStatus();
 	}
 
 	/** Shape of the current selection. */

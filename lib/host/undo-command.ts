@@ -136,7 +136,11 @@ export async function runUndoCommand(
 	verb: "undo" | "redo" | "restore",
 	words: readonly string[],
 	ctx: ExtensionCommandContext,
-	out: { show: (title: string, text: string, level?: "info" | "warning") => void; usage: (problem: string) => void },
+	out: {
+		show: (title: string, text: string, level?: "info" | "warning") => void;
+		usage: (problem: string) => void;
+		say: (text: string, level?: "info" | "warning") => void;
+	},
 ): Promise<void> {
 	const yes = words.includes("--yes");
 	const asked = await planFromWords(
@@ -145,7 +149,7 @@ export async function runUndoCommand(
 		words.filter((w) => w !== "--yes"),
 	);
 	if ("usage" in asked) return out.usage(asked.usage);
-	if (!asked.plan.ok) return host.say(`State Flow: ${asked.plan.why}`, "warning", ctx);
+	if (!asked.plan.ok) return out.say(`State Flow: ${asked.plan.why}`, "warning");
 	const plan = asked.plan.value;
 	const now = host.options.now();
 	const described = describePlan(plan, now);
@@ -161,7 +165,7 @@ export async function runUndoCommand(
 		}
 		const question = [...described, "", `This reverts changes made by ${whose}. Go ahead?`].join("\n");
 		if (!(await ctx.ui.confirm(`State Flow: ${verb} someone else's change?`, printable(question)))) {
-			return host.say(`State Flow: ${verb} cancelled; nothing changed.`, "info", ctx);
+			return out.say(`State Flow: ${verb} cancelled; nothing changed.`);
 		}
 	}
 	const done = await commitPlan(host, plan, ctx);

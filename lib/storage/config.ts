@@ -8,6 +8,7 @@ import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { identifierProblem } from "../core/printable.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
+import { didYouMean } from "../core/suggest.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 import { acquireLock } from "./lock.js";
 import { stateFlowDir } from "./paths.js";
@@ -103,12 +104,19 @@ export function parseOwners(input: string | readonly unknown[]): Owner[] {
 	const items = typeof input === "string" ? input.split(/[\s,+]+/).filter((s) => s !== "") : [...input];
 	if (items.length === 0) fail("invalid_input", "`owners` is empty: name one to three of `global`, `cwd`, `session`.", ["owners"]);
 	const seen = new Set<Owner>();
+	// Typed text (a command, a flag) is answered in the words typed; a config file's array by its index.
+	const typed = typeof input === "string";
 	items.forEach((item, i) => {
 		const name = typeof item === "string" ? item.toLowerCase() : item;
 		if (!isOwner(name)) {
+			if (typed)
+				fail("invalid_input", `unknown owner ${JSON.stringify(item)} — owners are ${OWNERS.join(", ")}.${didYouMean(String(name), OWNERS)}`, ["owners", i]);
 			fail("invalid_input", `\`owners[${i}]\` is ${JSON.stringify(item)}: use \`global\`, \`cwd\` or \`session\`.`, ["owners", i]);
 		}
-		if (seen.has(name as Owner)) fail("invalid_input", `\`owners[${i}]\` repeats \`${name}\`: name each owner once.`, ["owners", i]);
+		if (seen.has(name as Owner)) {
+			if (typed) fail("invalid_input", `owner \`${name}\` is named twice: name each owner once.`, ["owners", i]);
+			fail("invalid_input", `\`owners[${i}]\` repeats \`${name}\`: name each owner once.`, ["owners", i]);
+		}
 		seen.add(name as Owner);
 	});
 	return OWNERS.filter((o) => seen.has(o));

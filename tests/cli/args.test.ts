@@ -95,10 +95,11 @@ describe("parseArgs", () => {
 			const p = parseArgs(argv, {}, "/w");
 			assert.deepEqual([p.help, p.command], [true, command], argv.join(" "));
 		}
-		assert.match(
-			usage(["help", "frob"]),
-			/unknown command `frob`: use one of `show`, `history`, `undo`, `redo`, `restore`, `set`, `delete`, `edit`, `export`, `import`, `doctor`, `link`, `unlink`, `migrate`, `adopt`, `help`/,
-		);
+		assert.match(usage(["help", "frob"]), /^unknown command `frob`\. `state-flow help` lists the commands\.$/);
+		// A typo gets the nearest command or option (issue 27).
+		assert.equal(usage(["histroy"]), "unknown command `histroy`. Did you mean `history`?");
+		assert.equal(usage(["show", "--ful"]), "unknown option `--ful`. Did you mean `--full`?");
+		assert.equal(usage(["undo", "--yse"]), "unknown option `--yse`. Did you mean `--yes`?");
 		assert.match(usage(["help", "show", "cwd"]), /`help` takes one command; unexpected argument `cwd`/);
 		// After a command, `help` is an ordinary argument.
 		assert.match(usage(["doctor", "help"]), /unexpected argument `help`/);
@@ -143,6 +144,19 @@ describe("the real binary: --version and help", () => {
 		assert.match(bad.stderr, /^state-flow: unknown command `frob`/);
 		assert.equal(bad.stdout, "");
 		assert.match(runCli(["help"], { cwd }).stdout, /\n {2}help \[command\] +show this help/);
+	});
+
+	it("fits every help line and usage error in 80 columns; a usage error shows one usage, not the whole help (issue 27)", async () => {
+		for (const cmd of [undefined, ...COMMANDS]) {
+			const r = await main(cmd === undefined ? ["--help"] : [cmd, "--help"]);
+			for (const line of r.stdout.split("\n")) assert.ok(line.length <= 80, `${cmd ?? "state-flow"}: ${line}`);
+		}
+		const typo = await main(["show", "--ful"]);
+		assert.equal(typo.code, 2);
+		assert.equal(
+			typo.stderr,
+			"state-flow: unknown option `--ful`. Did you mean `--full`?\nUsage: state-flow show [global|cwd] [--full]\nRun `state-flow help show` for more.\n",
+		);
 	});
 });
 

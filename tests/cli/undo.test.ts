@@ -73,7 +73,7 @@ describe("state-flow undo", () => {
 		assert.equal(unknown.code, 1);
 		assert.match(
 			unknown.stderr,
-			/`zzz` is no owner \(global, cwd\) and no retained transition's id starts with it; `state-flow history` lists them\. Nothing was written\./,
+			/no retained transition's id starts with `zzz`, and it is not an owner \(global, cwd\); `state-flow history` lists the ids\. Nothing was written\./,
 		);
 		const ambiguous = e.run("undo", "");
 		assert.equal(ambiguous.code, 1);

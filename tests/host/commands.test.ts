@@ -15,7 +15,9 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME, ME_FULL } from "../helpers/who.js";
 import { shortWho } from "../../lib/host/command-text.js";
 import { whoAmI } from "../../lib/storage/who.js";
-import { agentDirWithConfig, type Flow, userTexts, withFlow } from "./fixture.js";
+import { agentDirWithConfig, type Flow, flowDirs, userTexts, withFlow } from "./fixture.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { commitMeta } from "../helpers/meta.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -117,7 +119,7 @@ describe("/state", () => {
 			const [ambiguous] = await flow.command("/state undo t-000");
 			assert.match(ambiguous ?? "", /`t-000` starts 2 transition ids \(t-0001, t-0002\); type more of the id/);
 			const [unknown] = await flow.command("/state undo nope");
-			assert.match(unknown ?? "", /`nope` is no owner \(global, cwd, session\) and no retained transition's id starts with it/);
+			assert.match(unknown ?? "", /no retained transition's id starts with `nope`, and it is not an owner \(global, cwd, session\)/);
 			const [none] = await flow.command("/state show cwd");
 			assert.match(none ?? "", /"t": "changed"/, "nothing was written by a refused undo");
 			const [done] = await flow.command("/state undo t-0002");
@@ -207,7 +209,6 @@ describe("/state", () => {
 		await withFlow({}, async (flow) => {
 			for (const bad of [
 				"/state loud",
-				"/state owners",
 				"/state owners cwd,projects",
 				"/state active now",
 				"/state show moon",
@@ -220,6 +221,60 @@ describe("/state", () => {
 			}
 			assert.equal(selectionEntries(flow), 0);
 			assert.match((await flow.command("/state"))[0] as string, /active cwd\+session/);
+		});
+	});
+});
+
+describe("/state in the user's words (issue 27)", () => {
+	it("suggests the nearest command or option and answers with one usage line, not the whole help", async () => {
+		await withFlow({}, async (flow) => {
+			const [typo] = await flow.command("/state histroy");
+			assert.equal(typo, "unknown command `histroy`. Did you mean `history`?\nUsage: /state <command> (/state help lists every command)");
+			const [flag] = await flow.command("/state history --ful");
+			assert.equal(
+				flag,
+				"unknown option `--ful`. Did you mean `--full`?\nUsage:\n  /state history [owner] [--full]  retained transitions: who, when, what\n(/state help lists every command)",
+			);
+			const [owner] = await flow.command("/state show cdw");
+			assert.match(owner ?? "", /^unknown owner "cdw" — owners are global, cwd, session\. Did you mean `cwd`\?\nUsage:\n {2}\/state show /);
+			const [help] = await flow.command("/state help");
+			assert.match(help ?? "", /^Usage:\n[\s\S]*\/state tidy[\s\S]*\/state help/);
+			for (const text of [typo, flag, owner, help]) for (const line of (text ?? "").split("\n")) assert.ok(line.length <= 80, line);
+			assert.equal(selectionEntries(flow), 0);
+		});
+	});
+
+	it("shows the owners when none is named, and says a new grammar only when it changes", async () => {
+		await withFlow({}, async (flow) => {
+			assert.deepEqual(await flow.command("/state owners"), [
+				"State Flow: owners cwd+session (active); choose others with /state owners <list>, e.g. cwd,session",
+			]);
+			assert.equal(selectionEntries(flow), 0);
+			// cwd+session → global+cwd: still scoped, the same grammar.
+			assert.deepEqual(await flow.command("/state owners global,cwd"), ["State Flow: active global+cwd"]);
+			assert.deepEqual(await flow.command("/state owners cwd"), ["State Flow: active cwd (new tool grammar from the next prompt)"]);
+			assert.deepEqual(await flow.command("/state owners global"), ["State Flow: active global"]);
+			assert.deepEqual(await flow.command("/state owners global,session"), ["State Flow: active global+session (new tool grammar from the next prompt)"]);
+		});
+	});
+});
+
+describe("/state of a damaged store (issue 27)", () => {
+	it("keeps every line within 80 columns, continuation lines indented under their owner", async (t) => {
+		const dirs = flowDirs(t);
+		const stores = new Stores({ agentDir: dirs.agentDir, cwd: dirs.cwd });
+		await stores.commit({ cwd: { tactics: { t: "value one" } } }, commitMeta("d", "2026-12-01T00:00:00.000Z")());
+		const file = join(stores.identity().cwdRoot, "log.jsonl");
+		writeFileSync(file, readFileSync(file, "utf8").replace("value one", "value 0ne"));
+		await withFlow({ cwd: dirs.cwd, agentDir: dirs.agentDir }, async (flow) => {
+			for (const command of ["/state", "/state show", "/state history"]) {
+				const [text] = await flow.command(command);
+				assert.match(text ?? "", /damaged|corrupt/, command);
+				const lines = (text ?? "").split("\n");
+				for (const line of lines) assert.ok(line.length <= 80, `${command}: ${line}`);
+				// A wrapped reason never leaves a word alone at column 1: continuation lines are indented.
+				for (const line of lines) assert.doesNotMatch(line, /^[a-z]+$/, `${command}: a lone word\n${text}`);
+			}
 		});
 	});
 });

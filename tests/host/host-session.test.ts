@@ -7,10 +7,15 @@
  * (pi's `hasUI`), where the status line follows the selection and no command opens a dialog.
  */
 import assert from "node:assert/strict";
+import { readFileSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText } from "@mariozechner/pi-ai";
 import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
+import { configPath } from "../../lib/storage/config.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { commitMeta } from "../helpers/meta.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { extensionSession } from "./fixture.js";
@@ -60,6 +65,8 @@ async function hostSession(t: Parameters<typeof tempDir>[0], tools?: string[], e
 	const prompts: string[] = [];
 	return {
 		session,
+		cwd,
+		agentDir,
 		seen,
 		prompts,
 		async prompt(text: string) {
@@ -149,8 +156,41 @@ describe("with an interactive UI", () => {
 		// Multi-line output (status, usage) is a State Flow message in the chat, not a notice.
 		assert.ok(!log.notes.some((n) => n.message.includes("nobody")));
 		const shown = shownOutput(s.session.messages);
+		// One-line confirmations too (issue 27): pi 1.6 rewrites earlier notices with newer text.
+		assert.deepEqual(log.notes, []);
+		assert.deepEqual(
+			shown.filter((m) => m.details.line).map((m) => m.text),
+			[
+				"State Flow: passive cwd+session",
+				"State Flow: passive cwd (new tool grammar from the next prompt)",
+				"State Flow: off cwd (tools withdrawn; data untouched)",
+				"State Flow: no retained transition to undo for cwd.",
+				`State Flow: saved default mode passive to ${configPath(s.agentDir)}; this session: off cwd (this session's own choice wins)`,
+				"State Flow: active cwd",
+			],
+		);
 		const bad = shown.find((m) => m.text.includes("nobody"));
 		assert.equal(bad?.details.level, "warning");
-		assert.match(bad?.text ?? "", /owners\[0\].*use `global`, `cwd` or `session`[\s\S]*Usage:/);
+		assert.match(
+			bad?.text ?? "",
+			/^unknown owner "nobody" — owners are global, cwd, session\.\nUsage:\n {2}\/state owners <list> .*\n\(\/state help lists every command\)$/,
+		);
+	});
+
+	it("shows a damaged owner in the footer, and clears it when the store reads again (issue 27)", async (t) => {
+		const log: UiLog = { status: [], notes: [], dialogs: [] };
+		const s = await hostSession(t, undefined, [], recordingUi(log));
+		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		await stores.commit({ cwd: { tactics: { t: "value one" } } }, commitMeta("d", "2026-12-01T00:00:00.000Z", { kind: "system", reason: "test" })());
+		const file = join(stores.identity().cwdRoot, "log.jsonl");
+		const intact = readFileSync(file, "utf8");
+		writeFileSync(file, intact.replace("value one", "value 0ne"));
+		utimesSync(file, new Date(Date.now() + 60_000), new Date(Date.now() + 60_000));
+		await s.prompt("with a damaged cwd");
+		assert.equal(log.status.at(-1), "state: active cwd+session · cwd damaged");
+		writeFileSync(file, intact);
+		utimesSync(file, new Date(Date.now() + 120_000), new Date(Date.now() + 120_000));
+		await s.prompt("repaired");
+		assert.equal(log.status.at(-1), "state: active cwd+session");
 	});
 });

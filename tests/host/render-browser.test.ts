@@ -340,7 +340,8 @@ describe("/state browse", () => {
 		b.keys("h", "w");
 		await settled(b.component);
 		lines = draw(b.component, 80);
-		assert.match(lines.join("\n"), /State Flow: active global\+cwd\+session \(new tool grammar from the next prompt\)/);
+		// cwd+session → global+cwd+session: scoped before and after, so no new grammar to announce.
+		assert.match(lines.join("\n"), /State Flow: active global\+cwd\+session$/m);
 		assert.doesNotMatch(lines[2] ?? "", /not wanted/, "every owner is wanted now");
 		b.keys("l", "w");
 		await settled(b.component);

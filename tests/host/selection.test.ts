@@ -42,15 +42,24 @@ describe("owner lists", () => {
 	it("refuse unknown, repeated and empty owners naming the offending entry", () => {
 		assert.throws(
 			() => parseOwners("cwd,projects"),
-			(e) => isStateError(e) && e.code === "invalid_input" && /owners\[1\]/.test(e.message),
+			(e) => isStateError(e) && e.code === "invalid_input" && /^unknown owner "projects" — owners are global, cwd, session\.$/.test(e.message),
 		);
 		assert.throws(
 			() => parseOwners("cwd,cwd"),
-			(e) => isStateError(e) && /repeats `cwd`/.test(e.message),
+			(e) => isStateError(e) && /owner `cwd` is named twice/.test(e.message),
 		);
 		assert.throws(
 			() => parseOwners(" , "),
 			(e) => isStateError(e) && /empty/.test(e.message),
+		);
+		assert.throws(
+			() => parseOwners("cwd,sesion"),
+			(e) => isStateError(e) && /^unknown owner "sesion" — owners are global, cwd, session\. Did you mean `session`\?$/.test(e.message),
+		);
+		// A config file's array is named by its index: that is where the user looks in the file.
+		assert.throws(
+			() => parseOwners(["cwd", "bogus"]),
+			(e) => isStateError(e) && /`owners\[1\]` is "bogus"/.test(e.message),
 		);
 	});
 

@@ -26,6 +26,8 @@ export type T = Parameters<typeof tempDir>[0];
 export interface Machine {
 	agentDir: string;
 	cwd: string;
+	/** What the user types when State Flow asks for text (their name at the first link); undefined: Escape. */
+	inputAnswer?: string;
 }
 
 export function machine(t: T, config: StateFlowConfig): Machine {
@@ -70,6 +72,8 @@ export type Step =
 export async function piOn(t: T, m: Machine, answer?: boolean, others: ExtensionFactory[] = []) {
 	const notes: string[] = [];
 	const asked: string[] = [];
+	/** Titles of the text inputs State Flow asked for; each is answered with `inputAnswer` (Escape when undefined). */
+	const inputs: string[] = [];
 	const seen: Captured[] = [];
 	let tick = 0;
 	let n = 0;
@@ -83,6 +87,10 @@ export async function piOn(t: T, m: Machine, answer?: boolean, others: Extension
 		confirm: async (title: string, message: string) => {
 			asked.push(`${title}\n${message}`);
 			return answer === true;
+		},
+		input: async (title: string) => {
+			inputs.push(title);
+			return m.inputAnswer;
 		},
 		notify: () => undefined,
 	};
@@ -106,6 +114,7 @@ export async function piOn(t: T, m: Machine, answer?: boolean, others: Extension
 		session,
 		notes,
 		asked,
+		inputs,
 		seen,
 		results,
 		/** The head of the latest request the model saw. */

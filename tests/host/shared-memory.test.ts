@@ -15,7 +15,7 @@ import { describe, it } from "node:test";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { completeStateArgs } from "../../lib/host/commands.js";
 import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
-import { updateConfig } from "../../lib/storage/config.js";
+import { readConfig, updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { expectSoon } from "../helpers/soon.js";
@@ -35,6 +35,7 @@ describe("/state link and unlink", () => {
 		const a = machine(t, { database: server.url, databaseSchema: schema });
 		const b = otherMachine(t, server.url, schema, "acme/api");
 		await commitOn(b, { cwd: { intents: { shared: "team goal" } } });
+		a.inputAnswer = "alice";
 		const pi = await piOn(t, a, true);
 		await pi.prompt("local first", [{ calls: [{ id: "c1", name: "patch_state", args: { cwd: { intents: { local: "mine" } } } }] }, { text: "ok" }]);
 		const said = await pi.command("/state link acme/api");
@@ -48,6 +49,11 @@ describe("/state link and unlink", () => {
 		assert.ok(!question.includes(password()), "the question never shows the password");
 		assert.deepEqual(links(a), { [realOrSelf(a.cwd)]: "acme/api" });
 		assert.match(said.join("\n"), /linked this checkout to project `acme\/api`/);
+		// No `user` in the config: asked once at the first link, and saved.
+		assert.equal(pi.inputs.length, 1);
+		assert.match(pi.inputs[0] as string, /^State Flow: your name for teammates/);
+		assert.equal(readConfig(a.agentDir).config.user, "alice");
+		assert.match(said.join("\n"), /Teammates see you as alice \(`"user"` in /);
 		// The session moved at once (pi was idle): the next head shows the project's memory, not the old files.
 		await pi.prompt("next", [{ text: "ok" }]);
 		assert.match(pi.head(), /team goal/);
@@ -69,6 +75,9 @@ describe("/state link and unlink", () => {
 		await pi.prompt("after", [{ text: "ok" }]);
 		assert.match(pi.head(), /mine/);
 		assert.doesNotMatch(pi.head(), /team goal/);
+		// Linked again: the name is known, nothing more is asked.
+		await pi.command("/state link acme/api");
+		assert.equal(pi.inputs.length, 1);
 	});
 
 	it("a no changes nothing; without an interactive UI linking is refused with the `state-flow link` command to run, unlinking is not", async (t) => {
@@ -103,7 +112,10 @@ describe("/state link and unlink", () => {
 		const a = machine(t, {});
 		const pi = await piOn(t, a, true);
 		await pi.command("/state unlink now");
-		assert.match(pi.output("usage"), /`unlink` takes no argument\.\nUsage:[\s\S]*\/state link \[project-id\]/);
+		assert.match(
+			pi.output("usage"),
+			/^`unlink` takes no argument\.\nUsage:\n {2}\/state unlink {2,}keep this checkout's CWD memory in files again\n\(\/state help lists every command\)$/,
+		);
 		await pi.command("/state link a b");
 		assert.match(pi.output("usage"), /`link` takes at most one project id/);
 		await pi.command("/state link a\u0007b");
