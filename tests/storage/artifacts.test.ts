@@ -112,7 +112,7 @@ describe("file artifacts", () => {
 			refused(() => s.compile({ cwd: { artifacts: { [key]: { kind: "file" } } } }, s.histories), /outside|artifact key/);
 		}
 		refused(() => s.compile({ global: { artifacts: { "../proj/x": { kind: "file" } } } }, s.histories), /outside the agent directory/);
-		refused(() => s.compile({ session: { artifacts: { "../agent/x": { kind: "file" } } } }, s.histories), /outside the project directory/);
+		refused(() => s.compile({ session: { artifacts: { "../agent/x": { kind: "file" } } } }, s.histories), /outside the checkout's root/);
 	});
 
 	it("refuses values that are not an object with `kind` file or skill", (t) => {
