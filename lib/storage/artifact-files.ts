@@ -372,3 +372,17 @@ export function skillFolderFiles(dir: string, limits: FolderLimits): { files: Fo
 	}
 	return { files, skipped };
 }
+
+/** At most this much of a Skill's folder is copied besides `SKILL.md`; a larger folder is refused. */
+export const SKILL_FOLDER_LIMITS = { files: 64, bytes: 4 * 1024 * 1024, depth: 8 } as const;
+
+/** A path `compiledFiles` may name: relative, `/`-separated, inside the folder, nothing an acquisition never copies. */
+export function isFolderPath(rel: string): boolean {
+	const parts = rel.split("/");
+	return (
+		rel.length <= 1024 &&
+		parts.length <= SKILL_FOLDER_LIMITS.depth &&
+		rel !== "SKILL.md" &&
+		parts.every((p) => p !== "" && p !== ".." && !p.includes("\\") && !p.includes("\0") && !isLeftOut(p))
+	);
+}
