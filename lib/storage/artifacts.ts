@@ -30,7 +30,7 @@ import {
 	sha256,
 	skillFolderFiles,
 } from "./artifact-files.js";
-import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
+import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillKeys, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
 export interface PreparedEffects {
@@ -114,8 +114,8 @@ export function compiledOf(owner: Owner, value: Json | undefined, roots: Artifac
 	const hash = own(value, "compiledHash");
 	if (typeof to !== "string" || typeof hash !== "string") return undefined;
 	// Recompute the place from the owner's Skill folder: a forged `compiledTo` can never point elsewhere.
-	const m = /^(?:\.pi\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
-	if (!m || to !== skillKey(owner, m[1] as string)) return undefined;
+	const m = /^(?:\.pi\/|\.agents\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
+	if (!m || !skillKeys(owner, m[1] as string).includes(to)) return undefined;
 	const abs = resolve(ownerRoot(owner, roots), to);
 	return { abs, hash, root: ownerRoot(owner, roots), folder: dirname(abs) };
 }
@@ -267,11 +267,11 @@ function compileAuthored(e: Entry, abs: string, value: JsonObject): JsonObject {
 	const descProblem = skillDescriptionProblem(description);
 	if (descProblem) fail("artifact", `${field}: ${descProblem}.`, [...path, "description"]);
 	if (typeof body !== "string") fail("artifact", `${field}: \`body\` must be the Skill's Markdown text (a string).`, [...path, "body"]);
-	const expected = skillKey(e.owner, name as string);
-	if (e.key !== expected)
+	const [expected, ...also] = skillKeys(e.owner, name as string);
+	if (e.key !== expected && !also.includes(e.key))
 		fail(
 			"artifact",
-			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}] (the folder must equal the name).`,
+			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}]${also.map((k) => ` or artifacts[${JSON.stringify(k)}] (found from every subfolder)`).join("")} (the folder must equal the name).`,
 			path,
 		);
 	if (e.owner === "session") return value; // Session Skills stay in the session: validated, never written.
@@ -310,7 +310,8 @@ function compileAcquired(e: Entry, abs: string, value: JsonObject): JsonObject {
 	value.fingerprint = fingerprintOf(abs);
 	value.provenance = { acquiredFrom: realOrSelf(abs) };
 	if (e.owner === "session") return value;
-	const targetKey = skillKey(e.owner, name);
+	// A Skill already in one of its places is tracked there; any other is copied to the default place.
+	const targetKey = skillKeys(e.owner, name).includes(e.key) ? e.key : skillKey(e.owner, name);
 	// The Skill folder itself may be a link out of the root: judge the copy's place like a key.
 	const target = resolveArtifactKey(e.owner, targetKey, e.roots);
 	value.compiledTo = targetKey;

@@ -8,6 +8,9 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
+import { artifactRootsFor } from "../../lib/storage/artifact-files.js";
+import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
@@ -39,5 +42,31 @@ describe("artifacts in a subfolder of a worktree", () => {
 		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
 		const a = stored.state.artifacts["src/a.txt"] as { sourceHash?: string; fingerprint?: { size?: number } };
 		assert.equal(a.fingerprint?.size, "changed in wt2\n".length, "the key names wt2/src/a.txt, not wt2/src/src/a.txt");
+	});
+
+	it("a project Skill in .agents/skills compiles at the checkout's root, where pi finds it from the subfolder", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const sub = join(dir, "src");
+		const flow = await startFlow({ cwd: sub, agentDir, flags: { "state-owners": "cwd" } });
+		t.after(() => flow.dispose());
+		const skill = { kind: "skill", name: "deploy", description: "Deploys. Use when asked to deploy.", body: "# Deploy" };
+		await flow.prompt("skill", [
+			{ calls: [{ id: "s", name: "patch_state", args: { artifacts: { ".agents/skills/deploy/SKILL.md": skill } } }] },
+			{ text: "ok" },
+		]);
+		assert.ok(!flow.results().s?.isError, flow.results().s?.text);
+		assert.ok(existsSync(join(dir, ".agents", "skills", "deploy", "SKILL.md")));
+		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(staleArtifacts("cwd", stored.state, artifactRootsFor(sub, agentDir)), [], "its compiled copy is State Flow's own");
+		const loader = new DefaultResourceLoader({ cwd: sub, agentDir });
+		await loader.reload();
+		const found = loader.getSkills().skills.filter((k) => k.name === "deploy");
+		assert.deepEqual(
+			found.map((k) => k.filePath),
+			[join(dir, ".agents", "skills", "deploy", "SKILL.md")],
+			"pi started in the subfolder discovers it (the user's own Skills aside)",
+		);
 	});
 });
