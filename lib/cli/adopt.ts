@@ -68,7 +68,8 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 	if (found.where === "subfolder" && Object.keys(source.state.artifacts).length > 0) {
 		fail(
 			"invalid_input",
-			`the store apart ${found.store} tracks artifacts by paths relative to ${found.folder}; they would name other files in the project's store. Re-record them from the project, then \`--keep\` it apart. Nothing was changed.`,
+			// Translating the keys would rewrite every recorded transition's patch and undo (and the compiled Skills' places): refused, not guessed.
+			`the store apart ${found.store} tracks artifacts by paths relative to ${found.folder}, but the project's artifact keys are relative to the checkout's root, so they would name other files. Re-record them from the project (keys relative to the checkout's root), then \`--keep\` it apart. Nothing was changed.`,
 		);
 	}
 	const target = new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, seen: seenMarksOf(paths) });

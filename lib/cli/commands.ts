@@ -9,6 +9,7 @@ import { resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
@@ -201,7 +202,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	// The patch was planned against a snapshot; the commit re-stages under the locks, so a
 	// concurrent writer's change is merged rather than silently overwritten by stale deletions.
 	// Artifacts go through the same compiler as patch_state: territory checks, fingerprints, Skills compiled.
-	const compile = createArtifactCompiler({ cwd: p.cwd, agentDir: p.agentDir }, { parseFrontmatter: await frontmatterParser(patch) });
+	const compile = createArtifactCompiler(artifactRootsFor(p.cwd, p.agentDir), { parseFrontmatter: await frontmatterParser(patch) });
 	const result = await stores.commit(patch, {
 		by: { kind: "import", source },
 		id: randomUUID(),

@@ -20,7 +20,7 @@ import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.j
 import { parseJournal } from "../storage/format.js";
 import type { Journal, JournalPart } from "../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, inside, kindOf, lstatOrUndefined, openFile, readRegular, realOrSelf } from "../storage/fs-util.js";
-import { ownerRoot, readIfFile } from "../storage/artifact-files.js";
+import { artifactRootsFor, ownerRoot, readIfFile } from "../storage/artifact-files.js";
 import { MAX_HASHED_FILE_BYTES } from "../storage/artifacts.js";
 import { compiledMarker, skillKey, skillsFolder } from "../storage/skill-format.js";
 import { JournalDir } from "../storage/journal.js";
@@ -324,7 +324,7 @@ function unrecordedSkills(report: Report, verified: Partial<Record<FileOwner, Ow
 		// A store that could not be read is reported above; one that does not exist records nothing.
 		if (h === undefined) continue;
 		const artifacts = h === "none" ? {} : h.state.artifacts;
-		const root = ownerRoot(owner, { cwd: p.cwd, agentDir: p.agentDir });
+		const root = ownerRoot(owner, artifactRootsFor(p.cwd, p.agentDir));
 		const dir = join(root, skillsFolder(owner));
 		// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
 		if (!inside(realOrSelf(dir), realOrSelf(root))) continue;

@@ -15,6 +15,7 @@ import { fail, messageOf } from "../core/errors.js";
 import { type EditOp, type EditTarget, parseEditTarget, valueAtTarget } from "../core/edit.js";
 import { detach } from "../core/json.js";
 import type { Json } from "../core/types.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { commitEdit, describeEdit, previewEdit } from "../storage/hand-edit.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -58,7 +59,7 @@ async function apply(p: Parsed, target: EditTarget, op: EditOp, command: string,
 		const again = `run it again with --yes to delete ${preview.alsoDeletes.length === 1 ? "it" : "them"} too`;
 		return { stdout: lines(shown), stderr: lines([...warnings, `state-flow: nothing was written: ${again}.${kept}`]), code: 1 };
 	}
-	const compile = createArtifactCompiler({ cwd: p.cwd, agentDir: p.agentDir });
+	const compile = createArtifactCompiler(artifactRootsFor(p.cwd, p.agentDir));
 	const result = await commitEdit(stores, preview, op, {
 		by: { kind: "command", command },
 		id: randomUUID(),

@@ -8,7 +8,8 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkOf, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import { repositoryOf } from "../storage/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
 import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
@@ -95,7 +96,7 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const entry = linkEntry(links, p.cwd);
-	const before = entry === undefined ? undefined : links[entry];
+	const before = entry === undefined ? linkOf(config, p.cwd)?.project : links[entry];
 	if (before === id)
 		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
 	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
@@ -113,12 +114,16 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
 	}
 	if (entry !== undefined && entry !== real) await setLink(p.agentDir, entry, undefined);
-	await setLink(p.agentDir, real, id);
+	const repo = repositoryOf(p.cwd);
+	await setLink(p.agentDir, real, id, repo);
 	const { config: now } = readConfig(p.agentDir);
 	const placement = placementFor(now, p.cwd);
 	out.unshift(
 		`Linked ${real} to project \`${id}\`${before !== undefined ? ` (was \`${before}\`)` : ""}, recorded in ${configPath(p.agentDir)}.`,
 		`This checkout's CWD memory is now shared with every checkout linked to \`${id}\` in that database; pi sessions started here use it, and a running session picks it up at its next prompt.`,
+		repo !== undefined
+			? `Every checkout of repository ${repo} on this machine (moved, renamed, another clone or worktree) follows this link.`
+			: "This repository has no `origin` remote: a moved or renamed checkout, or another clone, is not linked until linked again.",
 	);
 	out.push(databaseLine(placement));
 	if (placement.database !== undefined) out.push(await projectLine(p, now, placement));
@@ -138,10 +143,14 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const links = writtenLinks(p.agentDir);
 	const local = fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION);
-	const real = linkEntry(links, p.cwd);
-	if (real === undefined) return ok(`${linkKey(p.cwd)} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
-	const id = links[real];
-	await setLink(p.agentDir, real, undefined);
+	const entry = linkEntry(links, p.cwd);
+	const link = linkOf(readConfig(p.agentDir).config, p.cwd);
+	if (entry === undefined && link === undefined)
+		return ok(`${linkKey(p.cwd)} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
+	const real = entry ?? linkKey(p.cwd);
+	const id = entry !== undefined ? links[entry] : link?.project;
+	// The repository's link goes too: otherwise every other checkout of it (and this one) would stay linked.
+	await setLink(p.agentDir, real, undefined, repositoryOf(p.cwd));
 	clearMoved(local.root);
 	const content = localContent(local);
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
@@ -295,7 +304,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	}
 	try {
 		if (owner === "cwd") {
-			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined);
+			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined, repositoryOf(p.cwd));
 			clearMoved(local.root);
 		} else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
 	} catch (e) {
@@ -315,7 +324,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 
 /** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
 async function record(p: Parsed, owner: SharedOwner, key: string): Promise<void> {
-	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key);
+	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key, repositoryOf(p.cwd));
 	else await updateConfig(p.agentDir, { shareGlobal: true }, "sharing Global");
 }
 

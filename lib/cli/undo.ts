@@ -21,6 +21,7 @@ import {
 	reversalFor,
 	type UndoPlan,
 } from "../core/undo.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { formatWho, whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -102,7 +103,7 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 		};
 	}
 	// Exact deltas (no cascades); artifacts go through the compiler, so a compiled Skill follows the state.
-	const compile = createArtifactCompiler({ cwd: p.cwd, agentDir: p.agentDir }, { parseFrontmatter: await frontmatterParser(plan.patch) });
+	const compile = createArtifactCompiler(artifactRootsFor(p.cwd, p.agentDir), { parseFrontmatter: await frontmatterParser(plan.patch) });
 	const result = await stores.commit(plan.patch, {
 		by: { kind: "command", command: `state-flow ${verb} ${plan.owners.join(",")}`, reverts: reversalFor(plan) },
 		id: randomUUID(),

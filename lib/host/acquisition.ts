@@ -11,6 +11,8 @@ import { type ArtifactRoots, ownerRoot, realOrSelf, territoryOf } from "../stora
 
 /** What the hint needs: the roots, the captured wanted owners and their current histories. */
 export interface AcquisitionArgs extends ArtifactRoots {
+	/** The folder pi runs in: a relative `read` path is relative to it (the roots' `cwd` is the checkout's root; default: that root). */
+	from?: string;
 	wanted: readonly Owner[];
 	histories: Partial<Record<Owner, OwnerHistory>>;
 }
@@ -44,7 +46,7 @@ function tracked(owner: Owner, abs: string, history: OwnerHistory | undefined, r
  */
 export function acquisitionHint(readPath: string, args: AcquisitionArgs): string | undefined {
 	try {
-		const abs = resolveReadPath(readPath, args.cwd);
+		const abs = resolveReadPath(readPath, args.from ?? args.cwd);
 		if (!/(^|[\\/])SKILL\.md$/.test(abs)) return undefined;
 		const owner = territoryOf(abs, args);
 		if (owner === undefined || !args.wanted.includes(owner)) return undefined;
@@ -56,7 +58,7 @@ export function acquisitionHint(readPath: string, args: AcquisitionArgs): string
 		if (rel === "" || rel === ".." || rel.startsWith("../")) return undefined;
 		const entry = { artifacts: { [rel]: { kind: "skill" } } };
 		const input = args.wanted.length === 1 ? entry : { [owner]: entry };
-		const where = owner === "global" ? "the agent directory" : "the project directory";
+		const where = owner === "global" ? "the agent directory" : "the checkout's root";
 		return `State Flow: this Skill is not tracked yet. To keep it for ${owner === "global" ? "Global" : "CWD"}, call patch_state with ${JSON.stringify(input)} (artifacts[${JSON.stringify(rel)}], relative to ${where}).`;
 	} catch {
 		// A hint is a courtesy; a failure here must never disturb pi's read result.

@@ -16,6 +16,7 @@ import { detach, isPlainObject } from "../core/json.js";
 import { formatKeySegment, type Segment } from "../core/locator.js";
 import { printable, spellId } from "../core/printable.js";
 import { OWNERS, type Json, type Owner, type OwnerState, ROOTS, type TransitionRecord } from "../core/types.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../storage/hand-edit.js";
 import { loadFor } from "./command-text.js";
@@ -53,7 +54,7 @@ export async function commitHandEdit(
 	command: string,
 	ctx: ExtensionCommandContext,
 ): Promise<string | undefined> {
-	const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
+	const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
 	const result = await commitEdit(host.requireStores(), preview, op, {
 		by: { kind: "command", command },
 		id: host.options.newId(),

@@ -5,6 +5,7 @@
  * the Session `response` plane and Active reconciliation. Handlers never throw at pi:
  * a failure is reported with `ctx.ui.notify` and the agent keeps running.
  */
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { isStateError, messageOf } from "../core/errors.js";
@@ -108,7 +109,7 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 			for (const owner of sel.owners) if (unavailable[owner] === undefined) seqAtHead[owner] = histories[owner]?.seq ?? 0;
 			const down = Object.keys(unavailable).length > 0;
 			bootstrap = sel.mode === "active" && !down && isBootstrap(histories, sel.owners);
-			const roots = { cwd: ctx.cwd, agentDir: host.options.agentDir };
+			const roots = artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx));
 			// Compiled Skills missing here are written first; what cannot be is named like a stale artifact.
 			const { problems } = skills.sync(ctx, histories);
 			const { stale: window, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
@@ -219,8 +220,8 @@ function onReadResult(host: StateFlowHost): void {
 		const wanted = host.admission.receipt(event.toolCallId)?.wanted ?? sel.owners;
 		try {
 			const hint = acquisitionHint(event.input.path, {
-				cwd: ctx.cwd,
-				agentDir: host.options.agentDir,
+				...artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)),
+				from: ctx.cwd,
 				wanted,
 				histories: (await host.available(wanted)).histories,
 			});

@@ -9,6 +9,7 @@ import type { Placement } from "../storage/backend.js";
 import { linkEntry, linkKey } from "../storage/backend.js";
 import { readConfig, setLink } from "../storage/config.js";
 import { projectOf } from "../storage/project.js";
+import { repositoryOf } from "../storage/repository.js";
 import type { OwnerLocation } from "../storage/port.js";
 
 export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/suggestion.js";
@@ -22,7 +23,8 @@ export async function recordLink(agentDir: string, cwd: string, project: string 
 	// An older link made in a subfolder is replaced (or removed), never left to shadow the project's.
 	const older = linkEntry(readConfig(agentDir).config.links, cwd);
 	if (older !== undefined && older !== linkKey(cwd)) await setLink(agentDir, older, undefined);
-	if (project !== undefined || older === undefined || older === linkKey(cwd)) await setLink(agentDir, linkKey(cwd), project);
+	// The repository is linked (or unlinked) with it: every checkout of it on this machine follows.
+	await setLink(agentDir, linkKey(cwd), project, repositoryOf(cwd));
 }
 
 /** The database a placement names, in words that never hold the password. */

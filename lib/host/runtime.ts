@@ -49,7 +49,7 @@ export interface StateFlowOptions {
 }
 
 /** Config fields that say where the shared owners live: a running session follows them at its next prompt. */
-const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links"] as const;
+const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links", "repoLinks"] as const;
 
 /** Histories of the owners that could be read, and why the others are unavailable right now. */
 export interface Available {

@@ -10,7 +10,7 @@
 import { statSync } from "node:fs";
 import { type BuildSystemPromptOptions, type ExtensionContext, formatSkillsForPrompt, loadSkills, type Skill } from "@mariozechner/pi-coding-agent";
 import { type Owner, type OwnerHistory, type SharedOwner, type StaleArtifact, isSharedOwner } from "../core/types.js";
-import { realOrSelf } from "../storage/artifact-files.js";
+import { artifactRootsFor, realOrSelf } from "../storage/artifact-files.js";
 import { CompiledSkills } from "../storage/compiled-skills.js";
 import type { StateFlowHost } from "./runtime.js";
 
@@ -37,7 +37,7 @@ export class SkillSync {
 	 * and, once, what could not be. Owners whose history is absent (unavailable) are skipped.
 	 */
 	sync(ctx: ExtensionContext, histories: Partial<Record<Owner, OwnerHistory>>): SkillSyncResult {
-		const roots = { cwd: ctx.cwd, agentDir: this.host.options.agentDir };
+		const roots = artifactRootsFor(ctx.cwd, this.host.options.agentDir, this.host.project(ctx));
 		const identity = this.host.requireStores().identity();
 		const problems: StaleArtifact[] = [];
 		const present: string[] = [];

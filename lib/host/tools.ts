@@ -14,6 +14,7 @@ import { formatLocator, type Locator } from "../core/locator.js";
 import { searchState } from "../core/search.js";
 import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
@@ -89,7 +90,7 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 	const run = host.run;
 	if (!run) return [];
 	try {
-		const { stale } = checkStaleWindow(host, wanted, histories, { cwd: ctx.cwd, agentDir: host.options.agentDir });
+		const { stale } = checkStaleWindow(host, wanted, histories, artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)));
 		const fresh: Array<StaleArtifact & { sig: string }> = [];
 		for (const s of stale) {
 			const sig = staleSignature(s, histories[s.owner]?.state);
@@ -205,7 +206,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
 			const patch = canonicalPatchOf(host, params, wanted, states);
 			const stores = host.requireStores();
-			const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
+			const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
 			const outcome = await stores.commit(patch, {
 				by: { kind: "tool", sessionId: receipt.identity.sessionId, toolCallId },

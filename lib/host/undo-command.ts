@@ -23,6 +23,7 @@ import {
 	reversalFor,
 	type UndoPlan,
 } from "../core/undo.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
 import { whoAmI } from "../storage/who.js";
 import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
@@ -106,7 +107,7 @@ export async function planFromWords(host: StateFlowHost, verb: "undo" | "redo" |
  */
 export async function commitPlan(host: StateFlowHost, plan: UndoPlan, ctx: ExtensionCommandContext): Promise<string> {
 	// Exact deltas: no cascades; artifacts go through the compiler so a compiled Skill follows the state.
-	const compile = createArtifactCompiler({ cwd: ctx.cwd, agentDir: host.options.agentDir }, { parseFrontmatter });
+	const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
 	const outcome = await host.requireStores().commit(plan.patch, {
 		by: { kind: "command", command: `/state ${plan.op} ${plan.owners.join(",")}`, reverts: reversalFor(plan) },
 		id: host.options.newId(),

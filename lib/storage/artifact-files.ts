@@ -24,13 +24,24 @@ import {
 	removeFile,
 	unsafePath,
 } from "./fs-util.js";
+import { type Project, projectOf } from "./project.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
 
-/** The folders artifact keys are relative to: CWD (and Session) → `cwd`, Global → `agentDir`. */
+/**
+ * The folders artifact keys are relative to: CWD (and Session) → `cwd`, Global → `agentDir`.
+ * `cwd` is the checkout's root (`artifactRootsFor`), not the folder pi runs in: a session in
+ * `src/` and one at the root name `src/a.ts` alike, each worktree its own copy of the files,
+ * and a Skill compiles where pi finds it for the whole repository (docs/artifacts.md).
+ */
 export interface ArtifactRoots {
 	cwd: string;
 	agentDir: string;
+}
+
+/** The artifact roots of a session or command started in `cwd`: its checkout's root (`projectOf`) and the agent directory. */
+export function artifactRootsFor(cwd: string, agentDir: string, project: Project = projectOf(cwd)): ArtifactRoots {
+	return { cwd: project.checkout, agentDir };
 }
 
 /** The root an owner's artifact keys are relative to. */
@@ -49,7 +60,7 @@ export function territoryOf(absPath: string, roots: ArtifactRoots): SharedOwner 
 	return inG ? "global" : inC ? "cwd" : undefined;
 }
 
-const ROOT_NAME: Record<Owner, string> = { global: "the agent directory", cwd: "the project directory", session: "the project directory" };
+const ROOT_NAME: Record<Owner, string> = { global: "the agent directory", cwd: "the checkout's root", session: "the checkout's root" };
 
 /** Resolve an artifact key to an absolute path, refusing keys outside the owner's territory. */
 export function resolveArtifactKey(owner: Owner, key: string, roots: ArtifactRoots): string {
@@ -360,4 +371,18 @@ export function skillFolderFiles(dir: string, limits: FolderLimits): { files: Fo
 		files.push({ rel: e.rel, bytes: read, executable: e.executable });
 	}
 	return { files, skipped };
+}
+
+/** At most this much of a Skill's folder is copied besides `SKILL.md`; a larger folder is refused. */
+export const SKILL_FOLDER_LIMITS = { files: 64, bytes: 4 * 1024 * 1024, depth: 8 } as const;
+
+/** A path `compiledFiles` may name: relative, `/`-separated, inside the folder, nothing an acquisition never copies. */
+export function isFolderPath(rel: string): boolean {
+	const parts = rel.split("/");
+	return (
+		rel.length <= 1024 &&
+		parts.length <= SKILL_FOLDER_LIMITS.depth &&
+		rel !== "SKILL.md" &&
+		parts.every((p) => p !== "" && p !== ".." && !p.includes("\\") && !p.includes("\0") && !isLeftOut(p))
+	);
 }

@@ -3,21 +3,20 @@
  * validates every touched `artifacts` entry, rewrites the patch with compiler-owned fields
  * (fingerprints, hashes, where a Skill compiled to) and returns the file effects to run
  * with the commit. It has no side effects itself: a refusal leaves every byte unchanged.
+ * Whether recorded artifacts still match the disk is `artifact-stale.ts`.
  */
 import { existsSync } from "node:fs";
 import { lstatOrUndefined } from "./fs-util.js";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fail, messageOf } from "../core/errors.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, StaleArtifact } from "../core/types.js";
-import { getOwn, isPlainObject, jsonEqual, setOwn } from "../core/json.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch } from "../core/types.js";
+import { getOwn, isPlainObject, setOwn } from "../core/json.js";
 import { applyMergePatch, mergeDiff } from "../core/merge.js";
-import { inline } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
 import {
 	type ArtifactRoots,
 	EXEC_FILE_MODE,
 	type FileOp,
-	compiledHashNow,
 	contentHashOf,
 	fingerprintOf,
 	ownerRoot,
@@ -25,14 +24,13 @@ import {
 	readIfFile,
 	realOrSelf,
 	resolveArtifactKey,
-	isLeftOut,
+	SKILL_FOLDER_LIMITS,
+	isFolderPath,
 	runFileOps,
 	sha256,
 	skillFolderFiles,
-	skillFolderListing,
-	stillInside,
 } from "./artifact-files.js";
-import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "./skill-format.js";
+import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillKeys, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
 export interface PreparedEffects {
@@ -52,18 +50,18 @@ export interface PreparedEffects {
 	hasEffects: boolean;
 }
 
-export type { ArtifactRoots } from "./artifact-files.js";
+export { type ArtifactRoots, SKILL_FOLDER_LIMITS } from "./artifact-files.js";
 
 export interface ArtifactCompilerOptions {
 	/** pi's `parseFrontmatter`, so acquired Skills are read exactly as pi reads them. */
 	parseFrontmatter?: FrontmatterParser;
 }
 
-function own(obj: JsonObject | undefined, key: string): Json | undefined {
+export function own(obj: JsonObject | undefined, key: string): Json | undefined {
 	return obj === undefined ? undefined : getOwn(obj, key);
 }
 
-function isObj(v: Json | undefined): v is JsonObject {
+export function isObj(v: Json | undefined): v is JsonObject {
 	return isPlainObject(v);
 }
 
@@ -82,20 +80,6 @@ export interface CompiledFile extends Compiled {
 	/** `/`-separated path inside the Skill's folder. */
 	rel: string;
 	executable: boolean;
-}
-
-/** At most this much of a Skill's folder is copied besides `SKILL.md`; a larger folder is refused. */
-export const SKILL_FOLDER_LIMITS = { files: 64, bytes: 4 * 1024 * 1024, depth: 8 } as const;
-
-/** A path `compiledFiles` may name: relative, `/`-separated, inside the folder, nothing an acquisition never copies. */
-function isFolderPath(rel: string): boolean {
-	const parts = rel.split("/");
-	return (
-		rel.length <= 1024 &&
-		parts.length <= SKILL_FOLDER_LIMITS.depth &&
-		rel !== "SKILL.md" &&
-		parts.every((p) => p !== "" && p !== ".." && !p.includes("\\") && !p.includes("\0") && !isLeftOut(p))
-	);
 }
 
 /**
@@ -130,8 +114,8 @@ export function compiledOf(owner: Owner, value: Json | undefined, roots: Artifac
 	const hash = own(value, "compiledHash");
 	if (typeof to !== "string" || typeof hash !== "string") return undefined;
 	// Recompute the place from the owner's Skill folder: a forged `compiledTo` can never point elsewhere.
-	const m = /^(?:\.pi\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
-	if (!m || to !== skillKey(owner, m[1] as string)) return undefined;
+	const m = /^(?:\.pi\/|\.agents\/)?skills\/([a-z0-9-]+)\/SKILL\.md$/.exec(to);
+	if (!m || !skillKeys(owner, m[1] as string).includes(to)) return undefined;
 	const abs = resolve(ownerRoot(owner, roots), to);
 	return { abs, hash, root: ownerRoot(owner, roots), folder: dirname(abs) };
 }
@@ -283,11 +267,11 @@ function compileAuthored(e: Entry, abs: string, value: JsonObject): JsonObject {
 	const descProblem = skillDescriptionProblem(description);
 	if (descProblem) fail("artifact", `${field}: ${descProblem}.`, [...path, "description"]);
 	if (typeof body !== "string") fail("artifact", `${field}: \`body\` must be the Skill's Markdown text (a string).`, [...path, "body"]);
-	const expected = skillKey(e.owner, name as string);
-	if (e.key !== expected)
+	const [expected, ...also] = skillKeys(e.owner, name as string);
+	if (e.key !== expected && !also.includes(e.key))
 		fail(
 			"artifact",
-			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}] (the folder must equal the name).`,
+			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}]${also.map((k) => ` or artifacts[${JSON.stringify(k)}] (found from every subfolder)`).join("")} (the folder must equal the name).`,
 			path,
 		);
 	if (e.owner === "session") return value; // Session Skills stay in the session: validated, never written.
@@ -326,7 +310,8 @@ function compileAcquired(e: Entry, abs: string, value: JsonObject): JsonObject {
 	value.fingerprint = fingerprintOf(abs);
 	value.provenance = { acquiredFrom: realOrSelf(abs) };
 	if (e.owner === "session") return value;
-	const targetKey = skillKey(e.owner, name);
+	// A Skill already in one of its places is tracked there; any other is copied to the default place.
+	const targetKey = skillKeys(e.owner, name).includes(e.key) ? e.key : skillKey(e.owner, name);
 	// The Skill folder itself may be a link out of the root: judge the copy's place like a key.
 	const target = resolveArtifactKey(e.owner, targetKey, e.roots);
 	value.compiledTo = targetKey;
@@ -403,110 +388,4 @@ function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boole
 	const modeMoved = executable !== undefined && existing !== undefined && (((lstatOrUndefined(target)?.mode ?? 0) & 0o111) !== 0) !== executable;
 	if (existing === undefined || !existing.equals(bytes) || modeMoved)
 		e.plan.ops.push({ op: "write", abs: target, root: ownerRoot(e.owner, e.roots), bytes, ...(executable ? { mode: EXEC_FILE_MODE } : {}) });
-}
-
-/** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */
-export function staleArtifacts(owner: Owner, state: OwnerState, roots: ArtifactRoots): StaleArtifact[] {
-	const out: StaleArtifact[] = [];
-	for (const key of Object.keys(state.artifacts)) {
-		const value = state.artifacts[key];
-		if (!isObj(value)) continue;
-		try {
-			const note = staleNote(owner, key, value, roots);
-			if (note !== undefined) out.push({ owner, key, note });
-		} catch {
-			// A key that no longer resolves (e.g. a root moved) is not worth crashing a head render for.
-		}
-	}
-	return out;
-}
-
-function staleNote(owner: Owner, key: string, value: JsonObject, roots: ArtifactRoots): string | undefined {
-	const recorded = own(value, "fingerprint");
-	if (isObj(recorded)) {
-		const abs = resolveArtifactKey(owner, key, roots);
-		const now = fingerprintOf(abs);
-		if (!jsonEqual(now, recorded)) {
-			if (now.missing === true) return "file is gone since it was recorded";
-			if (recorded.missing === true) return "file exists now; patch the artifact to record it";
-			// Another checkout or machine, or a `git checkout`, gives the same bytes another mtime:
-			// where the content's hash was recorded (acquired Skills, files up to 4 MiB), the bytes decide.
-			const hash = own(value, "sourceHash");
-			if (typeof hash !== "string" || now.size !== recorded.size || contentHashOf(abs, now) !== hash) {
-				return own(value, "kind") === "skill"
-					? "source Skill changed since it was acquired; patch the artifact again to recompile"
-					: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
-			}
-		}
-	}
-	return sourceFolderNote(owner, key, value, roots) ?? compiledNote(owner, value, roots);
-}
-
-/** The folder of an acquired Skill's source in this checkout: where its key leads (territory-checked). */
-export function sourceFolderOf(owner: Owner, key: string, roots: ArtifactRoots): string {
-	return dirname(resolveArtifactKey(owner, key, roots));
-}
-
-/** Changes named in one note, at most; the rest are counted. */
-const FOLDER_CHANGES_SHOWN = 3;
-
-/**
- * What changed beside `SKILL.md` in the source folder of a Skill acquired with its folder: files
- * added, removed or edited since, judged against the hashes recorded for the copies (copied byte
- * for byte from there). Read as acquiring reads it: regular files only, no link followed.
- */
-function sourceFolderNote(owner: Owner, key: string, value: JsonObject, roots: ArtifactRoots): string | undefined {
-	// Only an acquired Skill's copy has a source folder to fall behind (`sourceHash`, with a compiled
-	// copy): a Skill tracked where pi finds it is its own source, an inline one's is the state.
-	if (typeof own(value, "sourceHash") !== "string" || compiledOf(owner, value, roots) === undefined) return undefined;
-	const dir = sourceFolderOf(owner, key, roots);
-	const listing = skillFolderListing(dir, SKILL_FOLDER_LIMITS);
-	if (listing.excess !== undefined) return `source Skill's folder now holds ${listing.excess} besides SKILL.md; slim it, then patch the artifact again`;
-	const recorded = new Map(compiledFilesOf(owner, value, roots).map((f) => [f.rel, f.hash]));
-	const changes: string[] = [];
-	for (const e of listing.entries) {
-		if (!isFolderPath(e.rel)) continue;
-		const hash = recorded.get(e.rel);
-		// Hashed once per stat fingerprint in this process: an unchanged folder is not read again.
-		if (hash === undefined) changes.push(`${e.rel} added`);
-		else if (!stillInside(e, dir) || hash !== contentHashOf(e.abs, { size: e.size, mtimeMs: e.mtimeMs })) changes.push(`${e.rel} edited`);
-		recorded.delete(e.rel);
-	}
-	for (const rel of recorded.keys()) changes.push(`${rel} removed`);
-	if (changes.length === 0) return undefined;
-	const more = changes.length > FOLDER_CHANGES_SHOWN ? ` and ${changes.length - FOLDER_CHANGES_SHOWN} more` : "";
-	// File names come from the disk: a control character or line break in one is spelled out (it reaches the head).
-	return `source Skill changed since it was acquired (${inline(changes.slice(0, FOLDER_CHANGES_SHOWN).join(", "))}${more}); patch the artifact again to recompile`;
-}
-
-/** What is wrong with the compiled copy of a Skill artifact, if anything. */
-function compiledNote(owner: Owner, value: JsonObject, roots: ArtifactRoots): string | undefined {
-	const compiled = compiledOf(owner, value, roots);
-	if (compiled) {
-		let bytes: Buffer | undefined;
-		try {
-			// Never through a link, nor from a FIFO: what is there instead is the note.
-			bytes = readCompiled(compiled.abs, compiled.root);
-		} catch (e) {
-			return `compiled Skill ${String(value.compiledTo)} cannot be checked: ${messageOf(e)}`;
-		}
-		if (bytes === undefined) return `compiled Skill ${String(value.compiledTo)} is gone; patch the same artifact again to recompile it`;
-		if (sha256(bytes) !== compiled.hash) return editedNote(value);
-		for (const f of compiledFilesOf(owner, value, roots)) {
-			let now: string | undefined;
-			try {
-				now = compiledHashNow(f.abs, f.root);
-			} catch (e) {
-				return `compiled Skill ${String(value.compiledTo)}: ${f.rel} cannot be checked: ${messageOf(e)}`;
-			}
-			if (now === undefined) return `compiled Skill ${String(value.compiledTo)} is missing its ${f.rel}; patch the same artifact again to recompile it`;
-			if (now !== f.hash) return `compiled Skill ${String(value.compiledTo)}: ${f.rel} was edited outside State Flow`;
-		}
-	}
-	return undefined;
-}
-
-/** The head's note for a compiled Skill whose file holds other bytes than State Flow wrote (or would write). */
-export function editedNote(value: JsonObject): string {
-	return `compiled Skill ${String(value.compiledTo)} was edited outside State Flow`;
 }

@@ -7,6 +7,7 @@
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { realOrSelf } from "./fs-util.js";
 import { projectOf } from "./project.js";
+import { repositoryOf } from "./repository.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "./pg/url.js";
 
@@ -50,10 +51,33 @@ export function linkEntry(links: Readonly<Record<string, string>> | undefined, c
 	return undefined;
 }
 
-/** The project a checkout is linked to (`linkEntry`). */
+/**
+ * How a checkout is linked: by a path (`links[<project root>]`, or an older build's subfolder
+ * entry), else by its repository (`repoLinks[<identity>]`, so a moved or renamed checkout, a
+ * second clone and a new worktree of a linked repository follow it). A path entry wins: it is
+ * the most specific thing the user said.
+ */
+export interface LinkOf {
+	project: string;
+	/** The `links` key it came from. */
+	path?: string;
+	/** The `repoLinks` key it came from (or would be recorded under: this checkout's repository). */
+	repo?: string;
+}
+
+/** The link that applies to a checkout (`LinkOf`), or undefined. Reads the repository's config only when `repoLinks` exist. */
+export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined {
+	const path = linkEntry(config.links, cwd);
+	if (path !== undefined) return { project: config.links?.[path] as string, path };
+	const repoLinks = config.repoLinks;
+	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return undefined;
+	const repo = repositoryOf(cwd);
+	return repo !== undefined && Object.hasOwn(repoLinks, repo) ? { project: repoLinks[repo] as string, repo } : undefined;
+}
+
+/** The project a checkout is linked to (`linkOf`). */
 export function linkedProject(config: StateFlowConfig, cwd: string): string | undefined {
-	const key = linkEntry(config.links, cwd);
-	return key === undefined ? undefined : config.links?.[key];
+	return linkOf(config, cwd)?.project;
 }
 
 /** Decide where the shared owners live. Pure but for the checkout's real path. */

@@ -24,7 +24,8 @@ import {
 	sha256,
 	writeCompiledIfMissing,
 } from "./artifact-files.js";
-import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf, editedNote, sourceFolderOf } from "./artifacts.js";
+import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf } from "./artifacts.js";
+import { editedNote, sourceFolderOf } from "./artifact-stale.js";
 import { renderSkill } from "./skill-format.js";
 
 /** What one compiled Skill artifact looks like in this checkout after materialising it. */

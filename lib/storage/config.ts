@@ -6,12 +6,13 @@
  */
 import { isAbsolute, join } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
-import { identifierProblem } from "../core/printable.js";
+import { identifierProblem, printable } from "../core/printable.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { didYouMean } from "../core/suggest.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 import { acquireLock } from "./lock.js";
 import { stateFlowDir } from "./paths.js";
+import { normalRemote } from "./repository.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -36,6 +37,8 @@ export interface StateFlowConfig {
 	shareGlobal?: boolean;
 	/** Checkouts linked to shared projects: checkout real path -> project id (`state-flow link`). */
 	links?: Record<string, string>;
+	/** Repositories linked on this machine: repository identity (`repository.ts`) -> project id; every checkout of one follows it. */
+	repoLinks?: Record<string, string>;
 	/** Strings that look like a credential but are none: exact text or `/pattern/flags` (`credentials.ts`). */
 	allowSecrets?: string[];
 }
@@ -214,6 +217,21 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 			config.links = kept;
 		}
 	}
+	if (has("repoLinks")) {
+		const repoLinks = raw.repoLinks;
+		if (repoLinks === null || typeof repoLinks !== "object" || Array.isArray(repoLinks)) {
+			problems.push(`${file}: \`repoLinks\` must be an object of repository -> project id; ignoring it.`);
+		} else {
+			const kept: Record<string, string> = {};
+			for (const [repo, project] of Object.entries(repoLinks)) {
+				const why = normalRemote(repo) === repo ? sharedKeyProblem(project) : "is not a repository identity State Flow records";
+				if (why === undefined) kept[repo] = project as string;
+				else
+					problems.push(`${file}: \`repoLinks[${JSON.stringify(printable(repo).slice(0, 200))}]\` ${why}; ignoring that link (run \`state-flow link\` again).`);
+			}
+			config.repoLinks = kept;
+		}
+	}
 	if (has("allowSecrets")) {
 		const list = raw.allowSecrets;
 		if (!Array.isArray(list)) problems.push(`${file}: \`allowSecrets\` must be an array of strings (exact text or /pattern/flags); ignoring it.`);
@@ -303,24 +321,34 @@ export async function updateConfig(
 	}
 }
 
+/** A map key of the config as written (entries kept as they are, even ones reading ignores). */
+function objectAsWritten(value: unknown): Record<string, string> {
+	return value !== null && typeof value === "object" && !Array.isArray(value) ? { ...(value as Record<string, string>) } : {};
+}
+
 /** The links as written in the file (entries kept as they are, even ones reading ignores). */
 export function linksAsWritten(written: Record<string, unknown>): Record<string, string> {
-	const links = written.links;
-	return links !== null && typeof links === "object" && !Array.isArray(links) ? { ...(links as Record<string, string>) } : {};
+	return objectAsWritten(written.links);
 }
 
 /**
  * Link a checkout (by its real path) to a project, or unlink it (`project` undefined), keeping
- * every other link and key as written: the one writer of `links`.
+ * every other link and key as written: the one writer of `links` and `repoLinks`. With `repo`
+ * (the checkout's repository identity) the repository is linked or unlinked too, so every
+ * checkout of it on this machine follows (docs/shared-memory.md, "Links").
  */
-export function setLink(agentDir: string, checkoutReal: string, project: string | undefined): Promise<void> {
+export function setLink(agentDir: string, checkoutReal: string, project: string | undefined, repo?: string): Promise<void> {
 	return updateConfig(
 		agentDir,
 		(written) => {
 			const links = linksAsWritten(written);
 			if (project === undefined) delete links[checkoutReal];
 			else links[checkoutReal] = project;
-			return { links };
+			if (repo === undefined) return { links };
+			const repoLinks = objectAsWritten(written.repoLinks);
+			if (project === undefined) delete repoLinks[repo];
+			else repoLinks[repo] = project;
+			return { links, repoLinks };
 		},
 		project === undefined ? "unlinking" : "linking",
 	);

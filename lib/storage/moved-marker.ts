@@ -3,10 +3,13 @@
  * the files stay, and a small `moved-to` file in the store folder names the project. A checkout
  * that reads these files while it is not linked (moved, renamed, a fresh worktree of an old
  * build's link) would otherwise read stale memory silently; `/state` and `state-flow show` say so
- * instead. `unlink` and `migrate --to-files` remove it: the files are in use again.
+ * instead. `unlink` and `migrate --to-files` remove it: the files are in use again. A linked
+ * checkout whose local files hold state of their own is said loudly too (`movedLine`).
  */
+import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { printable } from "../core/printable.js";
+import { CHECKPOINT_FILE, LOG_FILE } from "./file-store.js";
 import { atomicWrite, readRegular, removeFile } from "./fs-util.js";
 
 export const MOVED_MARKER = "moved-to";
@@ -35,9 +38,30 @@ export function movedTo(storeDir: string): string | undefined {
 	}
 }
 
-/** The loud line when an unlinked checkout reads files whose memory was moved to a project. */
+/** Whether a store folder holds state (a non-empty log or a checkpoint): two `lstat`s, nothing read. */
+function holdsState(storeDir: string): boolean {
+	const size = (name: string) => {
+		try {
+			return lstatSync(join(storeDir, name)).size;
+		} catch {
+			return 0;
+		}
+	};
+	return size(LOG_FILE) > 0 || size(CHECKPOINT_FILE) > 0;
+}
+
+/**
+ * The loud line when a checkout's link and its local files disagree, never read silently: an
+ * unlinked checkout reading files whose memory was moved to a project, or a linked one whose
+ * local files hold state that is not that project's past (`link --force`, a repository linked
+ * on this machine while this clone had its own memory).
+ */
 export function movedLine(storeDir: string, linked: string | undefined): string | undefined {
 	const to = movedTo(storeDir);
-	if (to === undefined || linked !== undefined) return undefined;
+	if (linked !== undefined) {
+		if (to === linked || !holdsState(storeDir)) return undefined;
+		return `warning: this checkout is linked to project \`${printable(linked)}\`, whose memory is read, but its local files in ${storeDir} hold state of their own that is NOT read; run \`state-flow unlink\` to use them again, or move them aside when the project has what they hold.`;
+	}
+	if (to === undefined) return undefined;
 	return `warning: the memory in ${storeDir} was moved to project \`${to}\`, but this checkout is not linked (moved, renamed or a new clone?), so these older local files are read; run \`state-flow link ${to}\` to use the project's memory, or \`state-flow unlink\` to keep using these files.`;
 }

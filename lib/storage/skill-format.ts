@@ -36,9 +36,18 @@ export function skillsFolder(owner: Owner): string {
 	return owner === "global" ? "skills" : ".pi/skills";
 }
 
-/** The exact artifact key (relative to the owner root) a Skill named `name` compiles to. */
+/** The exact artifact key (relative to the owner root) a Skill named `name` compiles to by default. */
 export function skillKey(owner: Owner, name: string): string {
 	return `${skillsFolder(owner)}/${name}/SKILL.md`;
+}
+
+/**
+ * Every key a Skill named `name` may compile to, the default first. A project Skill may also live
+ * in `.agents/skills/`, which pi reads from every folder up to the git root (`.pi/skills/` only
+ * in the folder pi starts in): the place for a Skill a session in a subfolder must find.
+ */
+export function skillKeys(owner: Owner, name: string): string[] {
+	return owner === "global" ? [skillKey(owner, name)] : [skillKey(owner, name), `.agents/skills/${name}/SKILL.md`];
 }
 
 /** The frontmatter block as pi extracts it (`utils/frontmatter.js`), or undefined without one. */

@@ -228,7 +228,7 @@ describe("state-flow import of artifacts (the artifact compiler, like patch_stat
 		for (const key of ["../outside.txt", join(e.root, "elsewhere.txt")]) {
 			const r = e.run(["import", writeJson(e, "bad.json", { ...STATE, artifacts: { [key]: { kind: "file" } } }), "--owner", "cwd"]);
 			assert.equal(r.code, 1, `${key}: ${r.stdout}`);
-			assert.match(r.stderr, /is outside the project directory/);
+			assert.match(r.stderr, /is outside the checkout's root/);
 		}
 		assert.equal(existsSync(join(e.cwd, ".pi")), false);
 	});

@@ -12,7 +12,8 @@ import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
-import { MAX_HASHED_FILE_BYTES, createArtifactCompiler, staleArtifacts } from "../../lib/storage/artifacts.js";
+import { MAX_HASHED_FILE_BYTES, createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 
@@ -112,7 +113,7 @@ describe("file artifacts", () => {
 			refused(() => s.compile({ cwd: { artifacts: { [key]: { kind: "file" } } } }, s.histories), /outside|artifact key/);
 		}
 		refused(() => s.compile({ global: { artifacts: { "../proj/x": { kind: "file" } } } }, s.histories), /outside the agent directory/);
-		refused(() => s.compile({ session: { artifacts: { "../agent/x": { kind: "file" } } } }, s.histories), /outside the project directory/);
+		refused(() => s.compile({ session: { artifacts: { "../agent/x": { kind: "file" } } } }, s.histories), /outside the checkout's root/);
 	});
 
 	it("refuses values that are not an object with `kind` file or skill", (t) => {

@@ -1,0 +1,141 @@
+/**
+ * Links follow the repository, not the path (issue 25): once the user links one checkout, a
+ * moved or renamed checkout, a second clone and a worktree of the same repository (its `origin`
+ * remote, normalised) are linked on this machine; a repository alone never links; a linked
+ * checkout whose local files hold state of their own says so loudly. Real git, real PostgreSQL.
+ */
+import assert from "node:assert/strict";
+import { readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { closeDatabases } from "../../lib/storage/backend.js";
+import { validateConfig } from "../../lib/storage/config.js";
+import { normalRemote, originUrl } from "../../lib/storage/repository.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { runCli } from "./run.js";
+
+let server: TestDatabase;
+before(async () => {
+	server = await testDatabase();
+});
+after(async () => {
+	await closeDatabases();
+	await server.stop();
+});
+
+interface Written {
+	links?: Record<string, string>;
+	repoLinks?: Record<string, string>;
+}
+
+function setup(t: { after(fn: () => void): void }) {
+	const { base, dir } = repo(t);
+	git(dir, "remote", "add", "origin", "https://tok@GitHub.com/acme/api.git");
+	const agent = join(base, "agent");
+	mkdirSync(join(agent, "state-flow"), { recursive: true });
+	const file = join(agent, "state-flow", "config.json");
+	const schema = server.schema();
+	writeFileSync(file, `${JSON.stringify({ databaseSchema: schema })}\n`);
+	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
+	const written = () => JSON.parse(readFileSync(file, "utf8")) as Written;
+	/** A second clone of the same repository, its origin spelled another way (scp-like, no `.git`). */
+	const clone = (name: string, from = dir) => {
+		const to = join(base, name);
+		git(base, "clone", "-q", from, to);
+		git(to, "remote", "set-url", "origin", "git@github.com:acme/api");
+		return to;
+	};
+	return { base, dir, run, written, clone, schema };
+}
+
+describe("links follow the repository", () => {
+	it("a link is recorded for the repository (no credentials), and a renamed checkout, a second clone and its worktree follow it", (t) => {
+		const { base, dir, run, written, clone, schema } = setup(t);
+		const linked = run(dir, "link", "acme/api");
+		assert.equal(linked.code, 0, linked.stderr);
+		assert.match(linked.stdout, /Every checkout of repository github\.com\/acme\/api on this machine/);
+		assert.deepEqual(written(), { databaseSchema: schema, links: { [dir]: "acme/api" }, repoLinks: { "github.com/acme/api": "acme/api" } });
+		assert.doesNotMatch(readFileSync(join(base, "agent", "state-flow", "config.json"), "utf8"), /tok/, "a URL's credentials are never recorded");
+		assert.equal(run(dir, "set", "cwd.tactics.shared", "1").code, 0);
+		const moved = join(base, "renamed");
+		renameSync(dir, moved);
+		const show = run(join(moved, "src"), "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /^project .*renamed \(link acme\/api\)$/m);
+		assert.match(show.stdout, /shared/);
+		assert.doesNotMatch(show.stdout, /warning/);
+		const second = clone("second", moved);
+		assert.match(run(second, "show", "cwd").stdout, /shared/, "a second clone reads the project's memory");
+		const wt = join(base, "wt");
+		git(second, "worktree", "add", "-q", "-b", "feat", wt);
+		const inWt = run(wt, "show", "cwd");
+		assert.match(inWt.stdout, /\(link acme\/api\)/);
+		assert.match(inWt.stdout, /shared/);
+	});
+
+	it("a repository alone never links: another remote, or none, is not linked", (t) => {
+		const { base, dir, run } = setup(t);
+		const other = join(base, "other");
+		git(base, "clone", "-q", dir, other);
+		git(other, "remote", "set-url", "origin", "git@github.com:acme/web.git");
+		assert.doesNotMatch(run(other, "show", "cwd").stdout, /link /, "nothing linked yet");
+		assert.equal(run(dir, "link", "acme/api").code, 0);
+		assert.doesNotMatch(run(other, "show", "cwd").stdout, /\(link /, "another repository is not linked");
+		git(other, "remote", "remove", "origin");
+		assert.doesNotMatch(run(other, "show", "cwd").stdout, /\(link /);
+	});
+
+	it("a clone linked through its repository while its local files hold state says so loudly; unlink there unlinks the repository", (t) => {
+		const { dir, run, written, clone } = setup(t);
+		const second = clone("second");
+		assert.equal(run(second, "set", "cwd.tactics.local", "1").code, 0);
+		assert.equal(run(dir, "link", "acme/api").code, 0);
+		const show = run(second, "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(
+			show.stdout,
+			/warning: this checkout is linked to project `acme\/api`, whose memory is read, but its local files in .*second\/\.pi\/state-flow hold state of their own that is NOT read/,
+		);
+		assert.doesNotMatch(show.stdout, /tactics\.local|local: 1/);
+		const un = run(second, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.match(un.stdout, /Unlinked .*second from project `acme\/api`/);
+		assert.deepEqual(written().repoLinks, {}, "the repository's link is gone");
+		assert.deepEqual(written().links, { [dir]: "acme/api" }, "a checkout linked by its path stays linked");
+		const after = run(second, "show", "cwd");
+		assert.doesNotMatch(after.stdout, /warning/);
+		assert.match(after.stdout, /local/);
+	});
+});
+
+describe("repository identity", () => {
+	it("one repository however its URL is spelled; credentials, ports and `.git` dropped", () => {
+		for (const url of [
+			"git@github.com:acme/api.git",
+			"https://github.com/acme/api",
+			"https://user:secret@GITHUB.com/acme/api.git/",
+			"ssh://git@github.com:22/acme/api",
+		]) {
+			assert.equal(normalRemote(url), "github.com/acme/api", url);
+		}
+		assert.equal(normalRemote("/srv/git/api.git"), "/srv/git/api");
+		assert.equal(normalRemote("file:///srv/git/api.git"), "/srv/git/api");
+		assert.equal(normalRemote("https://x/a\nb"), undefined, "a control character is no identity");
+	});
+
+	it("reads origin's url only, from git's config text", () => {
+		const text = '[core]\n\turl = nope\n[remote "upstream"]\n\turl = git@x:a/b\n[remote "origin"]\n\tfetch = +refs/heads/*\n\turl = git@x:c/d\n';
+		assert.equal(originUrl(text), "git@x:c/d");
+		assert.equal(originUrl("[core]\n"), undefined);
+	});
+
+	it("config: a repoLinks entry State Flow would not record is ignored with a problem naming it", () => {
+		const read = validateConfig({ repoLinks: { "github.com/acme/api": "acme/api", "https://tok@github.com/x": "acme/x", "github.com/acme/y": "" } });
+		assert.deepEqual(read.config.repoLinks, { "github.com/acme/api": "acme/api" });
+		assert.equal(read.problems.length, 2);
+		assert.match(read.problems[0] as string, /`repoLinks\[.*\]` is not a repository identity/);
+		const bad = validateConfig({ repoLinks: [] });
+		assert.match(bad.problems[0] as string, /`repoLinks` must be an object/);
+	});
+});

@@ -1,0 +1,72 @@
+/**
+ * Artifacts follow the project, through the real pi SDK (issue 25): a session started in a
+ * worktree's subfolder names files relative to its checkout's root (the same keys as a session at
+ * the root), compiles a Skill at that root, and is refused a path outside the checkout (another
+ * worktree's files included): the territory is the checkout, never the folder above it.
+ */
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
+import { artifactRootsFor } from "../../lib/storage/artifact-files.js";
+import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
+import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { storeInRoot } from "../../lib/storage/project.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { startFlow } from "./fixture.js";
+
+describe("artifacts in a subfolder of a worktree", () => {
+	it("keys are relative to the checkout's root, Skills compile there, and the main worktree's files are outside", async (t) => {
+		const { base, dir } = repo(t);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		writeFileSync(join(wt, "src", "a.txt"), "changed in wt2\n");
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const flow = await startFlow({ cwd: join(wt, "src"), agentDir, flags: { "state-owners": "cwd" } });
+		t.after(() => flow.dispose());
+		const skill = { kind: "skill", name: "notes", description: "Writes notes. Use when asked for notes.", body: "# Notes" };
+		await flow.prompt("track", [
+			{ calls: [{ id: "f", name: "patch_state", args: { artifacts: { "src/a.txt": { kind: "file" }, ".pi/skills/notes/SKILL.md": skill } } }] },
+			{ calls: [{ id: "out", name: "patch_state", args: { artifacts: { [join(dir, "src", "a.txt")]: { kind: "file" } } } }] },
+			{ text: "ok" },
+		]);
+		const results = flow.results();
+		assert.ok(!results.f?.isError, results.f?.text);
+		assert.ok(existsSync(join(wt, ".pi", "skills", "notes", "SKILL.md")), "the Skill is compiled at the checkout's root");
+		assert.ok(!existsSync(join(wt, "src", ".pi", "skills")), "never under the subfolder pi runs in");
+		assert.ok(!existsSync(join(dir, ".pi", "skills")), "never into another worktree");
+		assert.equal(results.out?.isError, true);
+		assert.match(results.out?.text ?? "", /is outside the checkout's root \(\S*wt2\)/);
+		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const a = stored.state.artifacts["src/a.txt"] as { sourceHash?: string; fingerprint?: { size?: number } };
+		assert.equal(a.fingerprint?.size, "changed in wt2\n".length, "the key names wt2/src/a.txt, not wt2/src/src/a.txt");
+	});
+
+	it("a project Skill in .agents/skills compiles at the checkout's root, where pi finds it from the subfolder", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const sub = join(dir, "src");
+		const flow = await startFlow({ cwd: sub, agentDir, flags: { "state-owners": "cwd" } });
+		t.after(() => flow.dispose());
+		const skill = { kind: "skill", name: "deploy", description: "Deploys. Use when asked to deploy.", body: "# Deploy" };
+		await flow.prompt("skill", [
+			{ calls: [{ id: "s", name: "patch_state", args: { artifacts: { ".agents/skills/deploy/SKILL.md": skill } } }] },
+			{ text: "ok" },
+		]);
+		assert.ok(!flow.results().s?.isError, flow.results().s?.text);
+		assert.ok(existsSync(join(dir, ".agents", "skills", "deploy", "SKILL.md")));
+		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(staleArtifacts("cwd", stored.state, artifactRootsFor(sub, agentDir)), [], "its compiled copy is State Flow's own");
+		const loader = new DefaultResourceLoader({ cwd: sub, agentDir });
+		await loader.reload();
+		const found = loader.getSkills().skills.filter((k) => k.name === "deploy");
+		assert.deepEqual(
+			found.map((k) => k.filePath),
+			[join(dir, ".agents", "skills", "deploy", "SKILL.md")],
+			"pi started in the subfolder discovers it (the user's own Skills aside)",
+		);
+	});
+});
