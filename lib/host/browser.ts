@@ -45,8 +45,50 @@ const FAILURE_ROWS = 8;
 export const LIST_ROWS = 12;
 /** Diff lines shown under the timeline. */
 export const DIFF_ROWS = 8;
-/** Lines of the detail pane shown at once (the list and diff rows it replaces). */
-const DETAIL_ROWS = LIST_ROWS + DIFF_ROWS;
+/**
+ * Rows of the body (between the two rules) at most: the list, the selected transition's line, its
+ * diff and the `… more` line. On a shorter screen the body shrinks to fit (`bodyRows`).
+ */
+export const MAX_BODY = LIST_ROWS + 1 + DIFF_ROWS + 1;
+/** Rows pi keeps below a custom component (its footer and the State Flow status), left free. */
+export const PI_ROWS = 4;
+/** The fewest body rows drawn, however short the screen (a list of three and a one-line diff). */
+const MIN_BODY = 6;
+
+/** Rows of the body for a screen of `rows` (unknown: the largest), the header and the bottom taken out. */
+export function bodyRows(rows: number | undefined, chrome: number): number {
+	if (rows === undefined || !Number.isFinite(rows) || rows <= 0) return MAX_BODY;
+	return Math.max(MIN_BODY, Math.min(MAX_BODY, rows - PI_ROWS - chrome));
+}
+
+/** The keys each view lists under it. */
+const KEYS = {
+	detail: ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"],
+	typing: ["type a key or text", "enter find", "esc cancel"],
+	state: ["↑↓ move", "enter open/close", "v view", "e edit", "d delete", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"],
+	history: ["↑↓ move", "v view", "u undo", "r redo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"],
+};
+
+/** Keys joined by ` · ` on as many lines of `width` as they need. */
+function keyLines(keys: readonly string[], width: number): string[] {
+	const lines: string[] = [];
+	for (const key of keys) {
+		const last = lines.at(-1);
+		if (last !== undefined && columns(last) + 3 + columns(key) <= width) lines[lines.length - 1] = `${last} · ${key}`;
+		else lines.push(key);
+	}
+	return lines;
+}
+
+/** Lines the keys take at `width` in the view that needs most, so switching views keeps the height. */
+function helpRows(width: number): number {
+	return Math.max(...Object.values(KEYS).map((k) => keyLines(k, width).length));
+}
+
+/** Rows of the history list for a body of `body` rows; the rest is the selected transition's line, its diff and `… more`. */
+export function listRowsOf(body: number): number {
+	return Math.max(3, Math.round((body * LIST_ROWS) / MAX_BODY));
+}
 
 export type Tab = "state" | "history";
 
@@ -90,12 +132,16 @@ export class StateBrowser implements Component {
 	/** The detail pane (`v`): its title, the source lines' signs (history) and the pager over its lines (a page wrapped at a time). */
 	detail: { title: string; signs: boolean; lines: readonly string[]; pager: DetailPager } | undefined;
 	#views: OwnerView[];
+	/** Rows of the body at the last drawing: a page of the list or the pane, for PgUp/PgDn. */
+	#body = MAX_BODY;
 
 	constructor(
 		private readonly source: BrowserSource,
 		private readonly theme: RenderTheme,
 		private readonly done: () => void,
 		private readonly requestRender: () => void = () => {},
+		/** The terminal's height (pi's `tui.terminal.rows`); unknown draws the largest layout. */
+		private readonly screenRows: () => number | undefined = () => undefined,
 	) {
 		this.#views = source.owners();
 		this.owner = this.#views.find((v) => v.wanted)?.owner ?? "cwd";
@@ -136,8 +182,8 @@ export class StateBrowser implements Component {
 		if (matchesKey(data, "escape") || data === "q") return this.done();
 		if (matchesKey(data, "up") || data === "k") this.cursor = Math.max(0, this.cursor - 1);
 		else if (matchesKey(data, "down") || data === "j") this.cursor = Math.min(Math.max(0, count - 1), this.cursor + 1);
-		else if (matchesKey(data, "pageUp")) this.cursor = Math.max(0, this.cursor - LIST_ROWS);
-		else if (matchesKey(data, "pageDown")) this.cursor = Math.min(Math.max(0, count - 1), this.cursor + LIST_ROWS);
+		else if (matchesKey(data, "pageUp")) this.cursor = Math.max(0, this.cursor - this.#listRows());
+		else if (matchesKey(data, "pageDown")) this.cursor = Math.min(Math.max(0, count - 1), this.cursor + this.#listRows());
 		else if (matchesKey(data, "left") || matchesKey(data, "right") || data === "h" || data === "l")
 			this.#switchOwner(matchesKey(data, "left") || data === "h" ? -1 : 1);
 		else if (matchesKey(data, "tab")) {
@@ -230,8 +276,8 @@ export class StateBrowser implements Component {
 		if (matchesKey(data, "escape") || data === "q" || data === "v") this.detail = undefined;
 		else if (matchesKey(data, "up") || data === "k") pager.scroll(-1);
 		else if (matchesKey(data, "down") || data === "j") pager.scroll(1);
-		else if (matchesKey(data, "pageUp")) pager.scroll(-DETAIL_ROWS);
-		else if (matchesKey(data, "pageDown") || matchesKey(data, "space")) pager.scroll(DETAIL_ROWS);
+		else if (matchesKey(data, "pageUp")) pager.scroll(-this.#detailRows());
+		else if (matchesKey(data, "pageDown") || matchesKey(data, "space")) pager.scroll(this.#detailRows());
 		else if (matchesKey(data, "home") || data === "g") pager.home();
 		else if (matchesKey(data, "end") || data === "G") pager.end();
 		else return;
@@ -382,6 +428,20 @@ export class StateBrowser implements Component {
 			),
 		);
 		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
+		const bottom = this.#bottom(width);
+		// A stable height that fits the screen: the header and bottom always drawn, the body padded to its rows.
+		this.#body = bodyRows(this.screenRows(), out.length + bottom.length);
+		const body = this.#drawBody(width);
+		out.push(...body.slice(0, this.#body));
+		for (let i = body.length; i < this.#body; i++) out.push("");
+		out.push(...bottom);
+		return out;
+	}
+
+	#drawBody(width: number): string[] {
+		const t = this.theme;
+		const fit = (line: string) => truncateToWidth(line, width);
+		const out: string[] = [];
 		const h = this.#view().history;
 		if (this.detail) out.push(...this.#renderDetail(width));
 		// The whole reason, wrapped (a few lines at most): it says what happened and what to do.
@@ -393,7 +453,14 @@ export class StateBrowser implements Component {
 			);
 		else if (this.tab === "state") out.push(...this.#renderTree(width));
 		else out.push(...this.#renderHistory(width));
-		out.push(fit(t.fg("dim", "─".repeat(Math.max(1, width)))));
+		return out;
+	}
+
+	/** The rule, one status line (empty when there is nothing to say, so the height stays) and the keys. */
+	#bottom(width: number): string[] {
+		const t = this.theme;
+		const fit = (line: string) => truncateToWidth(line, width);
+		const out = [fit(t.fg("dim", "─".repeat(Math.max(1, width))))];
 		if (this.busy) out.push(fit(t.fg("warning", "working…")));
 		else if (this.search?.typing)
 			out.push(fit(t.fg("accent", `search ${this.owner}${this.tab === "history" ? " history" : ""}: ${printable(this.search.text)}▏`)));
@@ -406,42 +473,46 @@ export class StateBrowser implements Component {
 			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${spellId(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
 		} else if (this.pendingEdit) out.push(fit(t.fg("warning", printable(editQuestion(this.pendingEdit)))));
 		else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
-		for (const line of this.#help(width)) out.push(fit(t.fg("dim", line)));
+		else out.push("");
+		const help = this.#help(width);
+		for (const line of help) out.push(fit(t.fg("dim", line)));
+		for (let i = help.length; i < helpRows(width); i++) out.push("");
 		return out;
+	}
+
+	/** Rows of the list: the whole body on the state tab, part of it on the history tab (the diff takes the rest). */
+	#listRows(): number {
+		return this.tab === "state" ? this.#body : listRowsOf(this.#body);
+	}
+
+	/** Rows of the pane's page: the body less its title and where-line. */
+	#detailRows(): number {
+		return Math.max(1, this.#body - 2);
 	}
 
 	/** The keys of the present view, on as many lines as the width needs (every key stays listed). */
 	#help(width: number): string[] {
-		const keys = this.detail
-			? ["↑↓ scroll", "pgup/pgdn page", "home/end", "v/esc back"]
-			: this.search?.typing
-				? ["type a key or text", "enter find", "esc cancel"]
-				: this.tab === "state"
-					? ["↑↓ move", "enter open/close", "v view", "e edit", "d delete", "/ search", "←→ owner", "w wanted", "m mode", "tab history", "esc close"]
-					: ["↑↓ move", "v view", "u undo", "r redo", "/ search", "f full ids", "←→ owner", "w wanted", "m mode", "tab state", "esc close"];
-		const lines: string[] = [];
-		for (const key of keys) {
-			const last = lines.at(-1);
-			if (last !== undefined && columns(last) + 3 + columns(key) <= width) lines[lines.length - 1] = `${last} · ${key}`;
-			else lines.push(key);
-		}
-		return lines;
+		const keys = this.detail ? KEYS.detail : this.search?.typing ? KEYS.typing : this.tab === "state" ? KEYS.state : KEYS.history;
+		return keyLines(keys, width);
 	}
 
 	#window<T>(items: T[]): { shown: T[]; start: number } {
-		const start = Math.max(0, Math.min(this.cursor - Math.floor(LIST_ROWS / 2), items.length - LIST_ROWS));
-		return { shown: items.slice(start, start + LIST_ROWS), start };
+		const rows = this.#listRows();
+		const start = Math.max(0, Math.min(this.cursor - Math.floor(rows / 2), items.length - rows));
+		return { shown: items.slice(start, start + rows), start };
 	}
 
 	/** The detail pane: its title, a page of its lines wrapped to the width (only that page is wrapped), and where the page is. */
 	#renderDetail(width: number): string[] {
 		const t = this.theme;
 		const d = this.detail as NonNullable<StateBrowser["detail"]>;
-		const page = d.pager.page(Math.max(8, width - 2), DETAIL_ROWS);
+		// A diff's wrapped rows carry their line's sign, aligned under its text, so none reads as context.
+		const page = d.pager.page(Math.max(8, width - (d.signs ? 4 : 2)), this.#detailRows());
 		const rows = page.rows.map((r) => {
 			const sign = d.signs ? d.lines[r.line]?.[0] : undefined;
 			const color = sign === "+" ? "toolDiffAdded" : sign === "-" ? "toolDiffRemoved" : sign === "!" ? "warning" : "text";
-			return truncateToWidth(`  ${t.fg(color, r.text)}`, width);
+			const text = r.lead || sign === undefined ? r.text : `${sign} ${r.text}`;
+			return truncateToWidth(`  ${t.fg(color, text)}`, width);
 		});
 		const span = page.first === page.last ? `line ${page.first}` : `lines ${page.first}–${page.last}`;
 		const where = page.whole ? `${page.lines} line${page.lines === 1 ? "" : "s"}` : `${span} of ${page.lines} · ${page.percent}%`;
@@ -487,12 +558,13 @@ export class StateBrowser implements Component {
 					width,
 				),
 			);
-			const diff = diffLines(selected, width - 4, DIFF_ROWS);
-			for (const d of diff.slice(0, DIFF_ROWS)) {
+			const room = Math.max(1, this.#body - this.#listRows() - 2);
+			const diff = diffLines(selected, width - 4, room);
+			for (const d of diff.slice(0, room)) {
 				const color = d.sign === "+" ? "toolDiffAdded" : d.sign === "-" ? "toolDiffRemoved" : "warning";
 				out.push(truncateToWidth(t.fg(color, `  ${d.sign} ${d.text}`), width));
 			}
-			if (diff.total > DIFF_ROWS) out.push(t.fg("dim", `  … ${diff.total - DIFF_ROWS} more`));
+			if (diff.total > room) out.push(t.fg("dim", `  … ${diff.total - room} more`));
 		}
 		return out;
 	}
@@ -566,6 +638,7 @@ export async function openBrowser(host: StateFlowHost, ctx: ExtensionCommandCont
 			theme,
 			() => done(undefined),
 			() => tui.requestRender(),
+			() => tui.terminal?.rows,
 		);
 	});
 	return shown;
