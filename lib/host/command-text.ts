@@ -29,10 +29,17 @@ export const columns: (text: string) => number = visibleWidth;
 export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine } = historyText(columns);
 export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
 
-/** Load an owner's history for display; a damaged or unavailable store is described, not thrown. */
+/**
+ * Load an owner's history for display; a damaged or unavailable store is described, not thrown.
+ * Through `host.available`, so what `/state`, `show`, `history` and the browser find also
+ * reaches the footer (`cwd damaged`, `cwd unavailable`, cleared once it reads again).
+ */
 export async function loadFor(host: StateFlowHost, owner: Owner): Promise<Result<OwnerHistory>> {
 	try {
-		return { ok: true, value: await host.requireStores().load(owner) };
+		const got = await host.available([owner]);
+		const history = got.histories[owner];
+		if (history !== undefined) return { ok: true, value: history };
+		throw got.unavailable[owner];
 	} catch (e) {
 		return { ok: false, why: `${isStateError(e) && e.code === "unavailable" ? "unavailable" : "unreadable"}: ${messageOf(e)}` };
 	}
