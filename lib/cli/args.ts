@@ -83,7 +83,7 @@ export interface Parsed {
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
 const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	show: ["--full", "--owner"],
-	history: ["--owner"],
+	history: ["--full", "--owner"],
 	undo: ["--yes"],
 	redo: ["--yes"],
 	restore: ["--path", "--yes"],

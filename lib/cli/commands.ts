@@ -20,6 +20,7 @@ import { projectLine, projectOf } from "../storage/project.js";
 import { apartLine, storesApart } from "../storage/stores-apart.js";
 import { movedLine } from "../storage/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
+import { uniquePrefixes } from "../storage/history-text.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
 
@@ -147,11 +148,14 @@ export async function runShow(p: Parsed): Promise<Outcome> {
 	return report(read, (r) => formatShow(r.owner, r.where, r.history, p.full), extra, warnings);
 }
 
-/** `state-flow history [owner]`. */
+/** `state-flow history [owner] [--full]`: newest first, in `/state history`'s words. */
 export async function runHistory(p: Parsed): Promise<Outcome> {
 	const { read, warnings } = await loadAsked(p);
 	if (read.length === 0) return ok("No State Flow stores yet: no transitions.\n", lines(warnings));
-	return report(read, (r) => formatHistory(r.owner, r.where, r.history), [], warnings);
+	const f = { now: new Date(), full: p.full };
+	const short = uniquePrefixes(read.flatMap((r) => r.history?.tail.map((t) => t.id) ?? []));
+	const hint = p.full ? [] : ["full ids, ISO times and every changed key: state-flow history --full"];
+	return report(read, (r) => formatHistory(r.owner, r.where, r.history, f, short), hint, warnings);
 }
 
 /** `state-flow export [owner]`: the export document on stdout; refused whole when an owner cannot be reached (a backup is never silently partial). */

@@ -18,7 +18,7 @@ Usage: state-flow <command> [options]
 
 Commands:
   show [owner]             print the state of global and/or cwd
-  history [owner]          list retained transitions: when, who, what changed
+  history [owner]          list retained transitions, newest first: when, who, what
   undo [owner|id]          walk back: revert the latest change, or that one
   redo [owner]             walk forward: apply the latest undone change again
   restore <id> [--path]    bring an owner or path back to how it was after <id>
@@ -66,11 +66,14 @@ The owner may also be given as --owner global|cwd (show, history, export).
   --full   print lazy bodies too
 
 ${COMMON}`,
-	history: `Usage: state-flow history [global|cwd]
+	history: `Usage: state-flow history [global|cwd] [--full]
 
-List the retained transitions, oldest first: sequence number, time, who made it
-(a model tool call, a /state command, an import) and the paths it changed,
-with any cascades. Older transitions are folded into the checkpoint (retention).
+List the retained transitions, newest first, as /state history does: sequence
+number, short id, local time, who made it (a model tool call, a command, an
+undo, an import; then user@host) and the keys it changed. Older transitions are
+folded into the checkpoint (retention).
+
+  --full   whole ids, ISO times (UTC), every changed leaf and the cascades
 
 ${COMMON}`,
 	undo: `Usage: state-flow undo [global|cwd|<id>] [--yes]

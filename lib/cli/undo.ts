@@ -26,7 +26,8 @@ import { createArtifactCompiler } from "../storage/artifacts.js";
 import { formatWho, whoAmI } from "../storage/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";
-import { formatRecord } from "./format.js";
+import { transitionLine } from "./format.js";
+import { uniquePrefixes } from "../storage/history-text.js";
 import { FILE_OWNERS, IMPORT_ROOTS, isFileOwner } from "./transfer.js";
 
 /** Transitions printed before the rest is counted. */
@@ -58,7 +59,7 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 	return idUndoPlan(histories, asked, "global, cwd", "`state-flow history`");
 }
 
-/** What a plan reverts, as `history` prints each transition, prefixed by its owner. */
+/** What a plan reverts, one line each as `history` prints it, led by its owner. */
 function describe(plan: UndoPlan): string[] {
 	const head =
 		plan.op === "restore"
@@ -67,7 +68,13 @@ function describe(plan: UndoPlan): string[] {
 				? `It applies again what ${spellId(plan.id)} undid:`
 				: "It reverts:";
 	const out = [head];
-	for (const { owner, record } of plan.reverts.slice(0, MAX_LISTED)) out.push(`${owner} ${formatRecord(record)}`);
+	const listed = plan.reverts.slice(0, MAX_LISTED);
+	const short = uniquePrefixes(
+		listed.map((r) => r.record.id),
+		8,
+	);
+	const now = new Date();
+	for (const { owner, record } of listed) out.push(transitionLine(record, short.get(record.id) ?? record.id, { now, full: false }, `${owner} `));
 	if (plan.reverts.length > MAX_LISTED) out.push(`… and ${plan.reverts.length - MAX_LISTED} more (state-flow history lists them)`);
 	return out;
 }

@@ -7,9 +7,7 @@
  */
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../core/errors.js";
-import { formatKeySegment } from "../core/locator.js";
-import { inline, printable, spellId } from "../core/printable.js";
-import type { Owner, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../core/types.js";
+import type { Owner, OwnerHistory, Result } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
@@ -20,153 +18,28 @@ import { formatWho, whoAmI } from "../storage/who.js";
 import { projectLine } from "../storage/project.js";
 import { apartLine, storesApart } from "../storage/stores-apart.js";
 import { movedLine } from "../storage/moved-marker.js";
+import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../storage/history-text.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
-
-/** Columns every line of command output fits in (unless `--full` asks for whole ids). */
-export const TEXT_WIDTH = 80;
-
-/**
- * Characters of a short id, at most: ids come from stores, and two planted ids of a megabyte
- * sharing their start would otherwise cost a comparison per character (issue 24). A UUID is 36.
- */
-const MAX_SHORT_ID = 40;
-
-/** Shortest prefix (at least `min` characters, at most `MAX_SHORT_ID`) that tells each id apart from the others. */
-export function uniquePrefixes(ids: readonly string[], min = 4): Map<string, string> {
-	const distinct = [...new Set(ids)];
-	const out = new Map<string, string>();
-	for (const id of distinct) {
-		let n = Math.min(min, id.length);
-		const most = Math.min(id.length, MAX_SHORT_ID);
-		while (n < most && distinct.some((o) => o !== id && o.startsWith(id.slice(0, n)))) n++;
-		out.set(id, id.slice(0, n));
-	}
-	return out;
-}
-
-const pad2 = (n: number) => String(n).padStart(2, "0");
-
-/** Local time, as short as the distance from `now` allows: `14:03:09`, `11-28 14:03`, `2025-11-28`. */
-export function compactTime(iso: string, now: Date): string {
-	const t = new Date(iso);
-	if (Number.isNaN(t.getTime())) return iso.slice(0, 16);
-	const hms = `${pad2(t.getHours())}:${pad2(t.getMinutes())}:${pad2(t.getSeconds())}`;
-	if (t.toDateString() === now.toDateString()) return hms;
-	if (t.getFullYear() === now.getFullYear()) return `${pad2(t.getMonth() + 1)}-${pad2(t.getDate())} ${hms.slice(0, 5)}`;
-	return `${t.getFullYear()}-${pad2(t.getMonth() + 1)}-${pad2(t.getDate())}`;
-}
 
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
-
-/** Cut text to `width` columns with an ellipsis, between whole characters (never inside a pair or cluster). */
-export function clipText(text: string, width: number): string {
-	if (columns(text) <= width) return text;
-	let out = "";
-	let used = 0;
-	for (const { segment } of graphemes.segment(text)) {
-		const w = columns(segment);
-		if (used + w > width - 1) break;
-		out += segment;
-		used += w;
-	}
-	return `${out}…`;
-}
-
-/** Who made a transition, short: `model call_8xKz…`, `/state undo cwd`, `import x.json`; stored text in it stays on its line (`inline`). */
-export function who(by: Provenance, full = false): string {
-	return inline(provenanceWords(by, full));
-}
-
-function provenanceWords(by: Provenance, full: boolean): string {
-	switch (by.kind) {
-		case "tool":
-			return `model ${full ? by.toolCallId : clipText(by.toolCallId, 12)}`;
-		case "command": {
-			// An undo, redo or restore names what it reverted: `undo of 3f2a1b2c`.
-			const rev = by.reverts;
-			if (rev !== undefined && typeof rev.target === "string")
-				return `${rev.op} ${rev.op === "restore" ? "to" : "of"} ${printable(full ? rev.target : rev.target.slice(0, 8))}`;
-			return full ? by.command : clipText(by.command, 24);
-		}
-		case "import":
-			return `import ${full ? by.source : clipText(by.source.split("/").pop() ?? by.source, 20)}`;
-		case "system":
-			return `system ${clipText(by.reason, full ? 200 : 20)}`;
-		case "extension":
-			return `extension ${full ? by.extension : clipText(by.extension, 20)}`;
-		default:
-			return "unknown";
-	}
-}
-
-/** Columns of a short who; when both names do not fit, each keeps at least half, so neither is lost. */
-const WHO_WIDTH = 20;
-
-/** Which teammate on which machine, short: `alice@laptop` (the host's first label; both whole with `full`). */
-export function shortWho(w: Who, full = false): string {
-	if (full) return formatWho(w);
-	const host = w.host.split(".")[0] || w.host;
-	const room = WHO_WIDTH - 1;
-	const user = clipText(w.user, Math.max(room - columns(host), Math.ceil(room / 2)));
-	return formatWho({ user, host: clipText(host, room - columns(user)) });
-}
-
-/** Who made a transition and, when recorded, as which teammate on which machine: `model call_8xKz… alice@laptop`. */
-export function madeBy(r: TransitionRecord, full = false): string {
-	return r.who === undefined ? who(r.by, full) : `${who(r.by, full)} ${shortWho(r.who, full)}`;
-}
+/** The shared history vocabulary (`storage/history-text.ts`) measured as pi draws it. */
+export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine } = historyText(columns);
+export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
 
 /**
- * The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`; at
- * most `limit` of them (a one-line listing needs a few, not an import's 200,000: `changedCount`).
+ * Load an owner's history for display; a damaged or unavailable store is described, not thrown.
+ * Through `host.available`, so what `/state`, `show`, `history` and the browser find also
+ * reaches the footer (`cwd damaged`, `cwd unavailable`, cleared once it reads again).
  */
-export function changedKeys(record: TransitionRecord, limit = Number.POSITIVE_INFINITY): string[] {
-	const keys: string[] = [];
-	for (const [plane, patch] of Object.entries(record.patch)) {
-		for (const key in patch ?? {}) {
-			if (keys.length >= limit) return keys;
-			if (Object.hasOwn(patch as object, key)) keys.push(`${plane}${formatKeySegment(key)}`);
-		}
-	}
-	return keys;
-}
-
-/** How many keys `changedKeys` lists in all. */
-export function changedCount(record: TransitionRecord): number {
-	let n = 0;
-	for (const patch of Object.values(record.patch)) n += Object.keys(patch ?? {}).length;
-	return n;
-}
-
-/** Keys a one-line listing looks at, at most: more never fit a line. */
-export const LISTED_KEYS = 64;
-
-/**
- * As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be);
- * `total` counts items not passed (a listing of the first `LISTED_KEYS`).
- * One pass, stopping once the list is wider than `width`: a transition of many keys costs what fits.
- */
-export function fitList(items: readonly string[], width: number, total = items.length): string {
-	const more = (n: number) => (n < total ? ` +${total - n}` : "");
-	let best = 0;
-	let used = -2;
-	for (let n = 1; n <= items.length; n++) {
-		used += 2 + columns(items[n - 1] as string);
-		if (used > width) break;
-		if (used + more(n).length <= width) best = n;
-	}
-	if (best > 0) return items.slice(0, best).join(", ") + more(best);
-	return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
-}
-
-/** Load an owner's history for display; a damaged or unavailable store is described, not thrown. */
 export async function loadFor(host: StateFlowHost, owner: Owner): Promise<Result<OwnerHistory>> {
 	try {
-		return { ok: true, value: await host.requireStores().load(owner) };
+		const got = await host.available([owner]);
+		const history = got.histories[owner];
+		if (history !== undefined) return { ok: true, value: history };
+		throw got.unavailable[owner];
 	} catch (e) {
 		return { ok: false, why: `${isStateError(e) && e.code === "unavailable" ? "unavailable" : "unreadable"}: ${messageOf(e)}` };
 	}
@@ -303,30 +176,6 @@ export async function describeState(host: StateFlowHost, owners: readonly Owner[
 		out.push(`${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
 	}
 	return out.join("\n");
-}
-
-/** Options of a history listing. */
-export interface HistoryFormat {
-	now: Date;
-	/** Whole ids, ISO times, full call ids and every key, one field per line. */
-	full: boolean;
-	width?: number;
-}
-
-/**
- * One transition in a listing: `#12 3f2a1b 14:03:09 model call_8xKz… alice@laptop tactics.a, lazy.b +2`
- * (fits `width`), or in full form three lines with whole ids and times.
- */
-export function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
-	if (f.full) {
-		return [`${indent}#${r.seq} ${spellId(r.id)}`, `${indent}   at ${r.at} by ${madeBy(r, true)}`, `${indent}   changed: ${changedKeys(r).join(", ")}`].join(
-			"\n",
-		);
-	}
-	const head = `${indent}#${r.seq} ${shortId} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
-	const width = f.width ?? TEXT_WIDTH;
-	// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
-	return clipText(`${head} ${fitList(changedKeys(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
 }
 
 /** Short ids across the histories shown together (one transition id is shared by its owners). */

@@ -29,6 +29,8 @@ interface Slice {
 export interface PageRow {
 	line: number;
 	text: string;
+	/** The first row of its source line (a wrapped line's later rows are not: the pane marks them with the line's sign). */
+	lead: boolean;
 }
 
 /** A page: its rows, the source lines it spans (1-based), and how far into the text it ends. */
@@ -125,7 +127,11 @@ export class DetailPager {
 		const atEnd = lastSlice === this.#slices.length - 1 && rows.at(-1)?.row === this.#rowsOf(lastSlice).length - 1;
 		const whole = atEnd && this.#top.slice === 0 && this.#top.row === 0;
 		return {
-			rows: rows.map((r) => ({ line: this.#slices[r.slice]?.line ?? 0, text: r.text })),
+			rows: rows.map((r) => ({
+				line: this.#slices[r.slice]?.line ?? 0,
+				text: r.text,
+				lead: r.row === 0 && this.#slices[r.slice - 1]?.line !== this.#slices[r.slice]?.line,
+			})),
 			first: (this.#slices[this.#top.slice]?.line ?? 0) + 1,
 			last: s.line + 1,
 			lines: this.#lines,

@@ -211,7 +211,7 @@ describe("state-flow migrate", () => {
 		const history = e.run(["history", "cwd"]);
 		assert.equal(history.code, 0, history.stderr);
 		assert.match(history.stdout, /^CWD {2}postgres postgres:\/\/postgres@.* project acme\/api {2}\(seq 6; 3 retained, transitions 1-3 folded/);
-		assert.match(history.stdout, /#6 .*system \(undo\)/);
+		assert.match(history.stdout, /#6 .*system undo/);
 	});
 
 	it("refuses a non-empty target with nothing written anywhere", async (t) => {
@@ -415,7 +415,7 @@ describe("show, history, export, import and doctor on the database", () => {
 
 		// History on the database says who made the change (the importer: this user on this host).
 		const history = e.run(["history", "cwd"]);
-		assert.match(history.stdout, /^CWD {2}postgres .*project acme\/api {2}\(seq 1; 1 retained\)\n#1 .*import from .*doc\.json\n.*\n {4}who .+/m);
+		assert.match(history.stdout, /^CWD {2}postgres .*project acme\/api {2}\(seq 1; 1 retained\)\n {2}#1 \S+ \d\d:\d\d:\d\d import doc\.json \S+@\S+ /m);
 		const doctor = e.run(["doctor"]);
 		assert.equal(doctor.code, 0, doctor.stdout);
 		assert.match(doctor.stdout, /cwd: ok, postgres .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);

@@ -1,13 +1,14 @@
 /**
  * The whole State Flow flow in a real terminal: the real `pi` program in tmux (80 columns)
  * against the scripted HTTP model, with file-backed sessions. A write, `/state`, the browser
- * opened (state and history tabs) and closed, owners switched, Off, a prompt while Off, quit,
- * `pi --continue`, Active, and a write again — which must find both tools declared (pi 1.6
- * re-applies the recorded tool set on resume). Every step waits for what the screen must
+ * opened at 80×24 (state and history tabs, title, tabs and owner row on screen) and closed,
+ * owners switched, Off, a prompt while Off, quit, `pi --continue`, Active, and a write again —
+ * which must find both tools declared (pi 1.6 re-applies the recorded tool set on resume) — and
+ * the footer naming CWD damaged once a byte of its log changed. Every step waits for what the screen must
  * show, with a bounded deadline; a failure names the step and carries the screen.
  */
 import assert from "node:assert/strict";
-import { readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startScriptedServer } from "./scripted-server.js";
 import { makePiHome } from "./setup.js";
@@ -26,6 +27,16 @@ export interface ScenarioOptions {
 
 const COLS = 80;
 const STEP_MS = 30_000;
+
+/** The browser's first rows on the visible screen: the title with the tabs (this one chosen), then the owner row. */
+function assertBrowserHead(screen: string, tab: "state" | "history"): void {
+	const lines = screen.split("\n");
+	const title = lines.findIndex((l) => /^State Flow active cwd\+session\s/.test(l));
+	assert.ok(title >= 0, `the title is on the screen:\n${screen}`);
+	assert.match(lines[title] ?? "", new RegExp(`\\[${tab}\\]`), screen);
+	assert.match(lines.slice(title + 1, title + 3).join("\n"), /\[cwd\]/, `the owner row under the title:\n${screen}`);
+	assert.equal(lines.length <= 24 || lines.slice(24).every((l) => l.trim() === ""), true, "a 24-row screen");
+}
 
 export async function runScenario(o: ScenarioOptions): Promise<void> {
 	const log = o.log ?? (() => {});
@@ -83,10 +94,12 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			// The earlier output is still there as it was shown, not merged into or replaced by this one.
 			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
 		});
-		await step("/state browse opens the browser on the state tab", async () => {
+		await step("/state browse at 80×24 opens the browser on the state tab, its title, tabs and owner row on screen", async () => {
+			pane.resize(COLS, 24);
 			await submit("/state browse");
 			const screen = await wait(/\[state\][\s\S]*esc close/, false);
 			assert.match(screen, /▸ tactics\s+1 key/);
+			assertBrowserHead(screen, "state");
 		});
 		await step("Tab shows the history timeline with the selected transition's diff", async () => {
 			pane.press("Tab");
@@ -97,10 +110,12 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 				false,
 			);
 			for (const line of screen.split("\n")) assert.ok(line.trimEnd().length <= COLS, line);
+			assertBrowserHead(screen, "history");
 		});
 		await step("Escape closes the browser", async () => {
 			pane.press("Escape");
 			await pane.waitFor("the browser to close", (s) => !s.includes("esc close") && /state: active/.test(s), { timeoutMs: STEP_MS });
+			pane.resize(COLS, 40);
 		});
 		await step("/state owners cwd switches the owners and says the grammar changes (scoped → flat)", async () => {
 			await submit("/state owners cwd");
@@ -134,6 +149,12 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			assert.deepEqual(lastTools(), ["patch_state", "read_state"]);
 			const log = readFileSync(join(h.cwd, ".pi", "state-flow", "log.jsonl"), "utf8");
 			assert.match(log, /"gamma":"noted"/);
+		});
+		await step("the footer says when CWD is damaged (one byte changed in its log), after /state reads it", async () => {
+			const file = join(h.cwd, ".pi", "state-flow", "log.jsonl");
+			writeFileSync(file, readFileSync(file, "utf8").replace('"alpha":"noted"', '"alpha":"notee"'));
+			await submit("/state");
+			await wait(status("active cwd · cwd damaged"), false);
 		});
 		await step("quit again", async () => {
 			await submit("/quit");

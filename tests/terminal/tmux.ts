@@ -63,6 +63,11 @@ export class Pane {
 		return this.#tmux("capture-pane", "-p", "-J", "-t", "e2e", ...(history ? ["-S", "-5000"] : []));
 	}
 
+	/** Resize the terminal (the program sees SIGWINCH and draws again at the new size). */
+	resize(cols: number, rows: number): void {
+		this.#tmux("resize-window", "-t", "e2e", "-x", String(cols), "-y", String(rows));
+	}
+
 	dead(): boolean {
 		return this.#tmux("display-message", "-p", "-t", "e2e", "#{pane_dead}").trim() === "1";
 	}
