@@ -105,7 +105,7 @@ const visible = (transcript) => getCurrentTools(transcript).map((t) => t.name).s
 const hasHead = (transcript) => transcript.some((m) => m.role === "user" && JSON.stringify(m.content).includes("<state_flow_head>"));
 
 // 1. Default selection (cwd + session: scoped): both tools, protocol, head, an invalid call
-// refused by this line's validator, a two-owner write (journal path) and a read.
+// refused in State Flow's words before this line's validator, a two-owner write (journal path) and a read.
 faux.setResponses([
 	toolCall("patch_state", {}, "c0"),
 	toolCall("patch_state", { cwd: { tactics: { ready: true } }, session: { strategy: { now: "compat" } } }, "c1"),
@@ -120,8 +120,10 @@ assert.ok(hasHead(seen[0]), "head injected through the context event");
 ok("protocol block in the system prompt, head next to the user prompt");
 let r = results();
 assert.deepEqual(r.map((x) => [x.name, x.isError]), [["patch_state", true], ["patch_state", false], ["read_state", false]], JSON.stringify(r));
-assert.match(r[0].text, /^Validation failed for tool "patch_state"/);
-ok("an empty patch_state is refused by this line's argument validation");
+// prepareArguments runs before this line's validator: the refusal is State Flow's, in the session's grammar.
+assert.match(r[0].text, /the patch is empty; send at least one plane \(flat\) or owner \(scoped\)/);
+assert.doesNotMatch(r[0].text, /Validation failed/);
+ok("an empty patch_state is refused in State Flow's words (prepareArguments), not by the validator");
 assert.match(r[1].text, /\(cwd, session\)|cwd.*session/);
 assert.match(r[2].text, /"ready": ?true[\s\S]*"now": ?"compat"/);
 ok("scoped two-owner write (cwd + session, one transition) and batch read");
