@@ -1,13 +1,29 @@
 /**
- * What the roots registry may do through the host: read and commit through the session's
- * stores, tell the user, and watch the stores for other processes' commits while they are open.
+ * What the roots registry may do through the host (`RootsHost`, kept small so the registry reads
+ * on its own): read and commit through the session's stores, tell the user, and watch the
+ * stores for other processes' commits while they are open.
  */
 import { SHARED_OWNERS } from "../core/types.js";
-import type { RootsHost } from "./roots.js";
+import type { JsonObject, Owner, OwnerHistory } from "../core/types.js";
 import type { OpenStores } from "./open-stores.js";
 import type { StateFlowHost } from "./runtime.js";
 import { historiesOf } from "./available.js";
 
+/** What the registry needs from the host; kept small so the registry can be read on its own. */
+export interface RootsHost {
+	/** Histories of `owners` now, or undefined when no stores are open. */
+	histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>> | undefined>;
+	/** Commit a canonical patch through the stores, recorded as the extension's. */
+	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
+	/** Tell the user (notify). */
+	say(message: string, level: "info" | "warning" | "error"): void;
+	/** The folders of the owners kept in files here (a database owner has none to watch). */
+	storeFolders(): string[];
+	/** Call `changed` after each commit to an owner kept in a database; returns the way to stop (none without stores). */
+	watchDatabases(changed: () => void): (() => void) | undefined;
+}
+
+/** The host's side of `RootsHost`: its open stores, its ids and clock, its notices. */
 export function rootsHostOf(host: StateFlowHost, open: OpenStores): RootsHost {
 	return {
 		histories: async (owners) => {
