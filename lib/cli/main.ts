@@ -15,7 +15,7 @@ import { scrubber } from "../storage/pg/url.js";
 import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
 import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
 import { runUndo } from "./undo.js";
-import { runDoctor } from "./doctor.js";
+import { runDoctor } from "./doctor/index.js";
 import { runDelete, runEdit, runSet } from "./edit.js";
 import { usageLine, helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";

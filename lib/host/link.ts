@@ -7,10 +7,12 @@
 import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/backend.js";
 import { linkEntry, linkKey } from "../storage/backend.js";
-import { readConfig, setLink } from "../storage/config.js";
+import { readConfig, setLink, type StateFlowConfig } from "../storage/config.js";
+import { realOrSelf } from "../storage/artifact-files.js";
 import { projectOf } from "../storage/project.js";
 import { repositoryOf } from "../storage/repository.js";
 import type { OwnerLocation } from "../storage/port.js";
+import { readSuggestion } from "../storage/suggestion.js";
 
 export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/suggestion.js";
 
@@ -70,4 +72,43 @@ export function placementChange(before: Placement, after: Placement, files: { gl
 /** The CWD store folder of a checkout's project (what a link stops using, and an unlink uses again). */
 export function cwdFolder(cwd: string): string {
 	return projectOf(cwd).store;
+}
+
+/** Config fields that say where the shared owners live: a running session follows them at its next prompt. */
+const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links", "repoLinks"] as const;
+
+/**
+ * `current` with only the placement fields taken over from the config file as it is now (the
+ * other settings wait for the next session start). Undefined when the file cannot be read at
+ * all (mid-edit by hand): that moves nothing, and the next session start reports it.
+ */
+export function withPlacementOf(agentDir: string, current: StateFlowConfig): StateFlowConfig | undefined {
+	const { config, problems } = readConfig(agentDir);
+	if (problems.length > 0 && Object.keys(config).length === 0) return undefined;
+	const next: StateFlowConfig = { ...current };
+	for (const field of PLACEMENT_FIELDS) {
+		if (config[field] === undefined) delete next[field];
+		else (next as Record<string, unknown>)[field] = config[field];
+	}
+	return next;
+}
+
+/**
+ * At session start: why a shared owner cannot be placed, if so; else the repository's
+ * suggested project, offered once per checkout and id (`offered` remembers them), only when a
+ * database is configured and the checkout is not linked. Never links anything.
+ */
+export function placementNotice(placement: Placement, cwd: string, offered: Set<string>): { message: string; level: "info" | "warning" } | undefined {
+	if (placement.problem !== undefined) return { message: `State Flow: shared memory is unavailable: ${placement.problem}`, level: "warning" };
+	if (placement.database === undefined || placement.project !== undefined) return undefined;
+	const suggestion = readSuggestion(cwd);
+	if (suggestion === undefined) return undefined;
+	const key = JSON.stringify([realOrSelf(cwd), "project" in suggestion ? suggestion.project : suggestion.problem]);
+	if (offered.has(key)) return undefined;
+	offered.add(key);
+	if ("problem" in suggestion) return { message: `State Flow: ${suggestion.problem}`, level: "warning" };
+	return {
+		message: `State Flow: this repository suggests sharing its CWD memory as project \`${suggestion.project}\`. Nothing is shared unless you agree: \`/state link\` links it after confirmation.`,
+		level: "info",
+	};
 }

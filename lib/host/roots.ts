@@ -17,6 +17,7 @@ import { cloneJson, detach, isPlainObject } from "../core/json.js";
 import { OWNERS, PLANES, ROOTS, isOwner, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../core/types.js";
 import type { RootDeclaration } from "../model/schemas.js";
 import { FolderWatch } from "./folder-watch.js";
+import type { RootsHost } from "./roots-host.js";
 
 const Ajv = AjvModule.default;
 
@@ -77,20 +78,6 @@ interface Entry {
 	dormant: string | undefined;
 	/** The value each owner had when last seen, as JSON text, to tell changes apart. */
 	seen: Partial<Record<Owner, string>>;
-}
-
-/** What the registry needs from the host; kept small so the registry can be read on its own. */
-export interface RootsHost {
-	/** Histories of `owners` now, or undefined when no stores are open. */
-	histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>> | undefined>;
-	/** Commit a canonical patch through the stores, recorded as the extension's. */
-	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
-	/** Tell the user (notify). */
-	say(message: string, level: "info" | "warning" | "error"): void;
-	/** The folders of the owners kept in files here (a database owner has none to watch). */
-	storeFolders(): string[];
-	/** Call `changed` after each commit to an owner kept in a database; returns the way to stop (none without stores). */
-	watchDatabases(changed: () => void): (() => void) | undefined;
 }
 
 /** `"/a/b"` (ajv's instance path) → `["a", "b"]`. */

@@ -6,7 +6,7 @@
 import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
-import { planeIndex } from "../model/head-elide.js";
+import { planeIndex } from "../model/plane-index.js";
 import type { ArtifactRoots } from "../storage/artifacts.js";
 import { staleArtifacts } from "../storage/artifact-stale.js";
 import type { StateFlowHost } from "./runtime.js";

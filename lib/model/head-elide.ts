@@ -6,7 +6,7 @@
  * does not show (keys and bytes); a plane's also names its `read_state` locator and the `keys`
  * projection, a nested one is read at its own path.
  *
- * Cost is bounded by the budget, not the state: per plane a size index (key order and value
+ * Cost is bounded by the budget, not the state: per plane a size index (`plane-index.ts`: key order and value
  * sizes) is kept next to the stored plane object and brought up to date from the retained
  * transitions, so a render walks only the keys it shows, however large the plane.
  */
@@ -14,34 +14,17 @@
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
-import { jsonUtf8Bytes, ownKeys, setOwn } from "../core/json.js";
-import { modelJson } from "../core/printable.js";
-import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
-import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
+import { ownKeys } from "../core/json.js";
+import type { Json, JsonObject, Owner, Section } from "../core/types.js";
+import { headJson, memberNameBytes, storedBytes, utf8Bytes } from "./plane-index.js";
+
+export { planeIndex, type SectionRef, shownMember, utf8Bytes } from "./plane-index.js";
 
 /** The most a value's preview takes while names are placed. */
 export const PREVIEW_BYTES = 48;
 
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
-
-/** UTF-8 length of a string without allocating (what providers bill). */
-export function utf8Bytes(s: string): number {
-	let n = 0;
-	for (let i = 0; i < s.length; i++) {
-		const c = s.charCodeAt(i);
-		if (c < 0x80) n += 1;
-		else if (c < 0x800) n += 2;
-		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-			const d = s.charCodeAt(i + 1);
-			if (d >= 0xdc00 && d <= 0xdfff) {
-				n += 4;
-				i++;
-			} else n += 3;
-		} else n += 3;
-	}
-	return n;
-}
 
 /** Human byte size, for the model and the user alike: `812 B`, `1.2 KB`, `3.4 MB`. */
 export function formatSize(bytes: number): string {
@@ -54,156 +37,8 @@ export function modelLocator(owner: Owner | undefined, plane: Section, path: rea
 	return formatModelLocator(loc);
 }
 
-/** A section the head shows: a plane, or one registered root (`roots` + its name). */
-export interface SectionRef {
-	plane: Section;
-	/** The root's name when `plane` is `roots`. */
-	root?: string;
-}
-
-const EMPTY: JsonObject = {};
-
-/** The stored object of a shown section (a root's value, `{}` while it has none). */
-function sectionValue(h: OwnerHistory, s: SectionRef): JsonObject {
-	if (s.plane !== ROOTS) return h.state[s.plane];
-	const v = s.root === undefined ? undefined : h.state.roots?.[s.root];
-	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : EMPTY;
-}
-
-/** A record's patch of a shown section. */
-function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | undefined {
-	if (s.plane !== ROOTS) return patch[s.plane];
-	const v = s.root === undefined ? undefined : patch.roots?.[s.root];
-	return v !== null && typeof v === "object" && !Array.isArray(v) ? v : undefined;
-}
-
-/**
- * Fields the artifact compiler keeps for its own checks (docs/artifacts.md): file fingerprints,
- * content hashes and where a Skill was acquired from. The model never writes them and is told
- * of changes by stale-artifact lines, so the head leaves them out (`read_state` shows them).
- * `compiledTo` stays: it says where the Skill lives.
- */
-const ARTIFACT_BOOKKEEPING: ReadonlySet<string> = new Set(ARTIFACT_COMPILER_FIELDS.filter((f) => f !== "compiledTo"));
-
-/** A member of a section as the head shows it: an artifact without the compiler's bookkeeping; anything else as stored. */
-export function shownMember(plane: Section, value: Json): Json {
-	if (plane !== "artifacts" || value === null || typeof value !== "object" || Array.isArray(value)) return value;
-	let bookkeeping = false;
-	for (const key of Object.keys(value)) if (ARTIFACT_BOOKKEEPING.has(key)) bookkeeping = true;
-	if (!bookkeeping) return value;
-	const out: JsonObject = {};
-	for (const key of Object.keys(value)) if (!ARTIFACT_BOOKKEEPING.has(key)) setOwn(out, key, value[key] as Json);
-	return out;
-}
-
-/** Bytes of the JSON text of a key plus its colon (`"k":`). */
-function memberNameBytes(key: string): number {
-	return utf8Bytes(headJson(key)) + 1;
-}
-
-/** JSON text of a value as the head spells it: `<`, C1 and separators escaped (`modelJson`), so stored text never closes the block. */
-function headJson(value: Json): string {
-	return modelJson(JSON.stringify(value));
-}
-
-/** UTF-8 bytes of a stored value's compact JSON (nested values measured once: `jsonUtf8Bytes`). */
-const storedBytes = jsonUtf8Bytes;
-
-/** A plane's keys in natural order and each value's size as shown (`shownMember`), valid for one `seq`. */
-interface PlaneIndex {
-	seq: number;
-	bytes: number;
-	keys: string[];
-	sizes: Map<string, number>;
-	/** Sum over keys of `"k":` + value bytes (the plane's JSON minus braces and commas). */
-	members: number;
-	/** Sum over keys of `"k":` + the digits of the value's size (the lazy catalog's members). */
-	catalogMembers: number;
-	/** Sum of the values' sizes (the lazy bodies' bytes). */
-	valueBytes: number;
-}
-
-/** Indexes by the stored plane object: merges mutate it in place, a reload replaces it. */
-const indexes = new WeakMap<JsonObject, PlaneIndex>();
-
-function searchKey(keys: readonly string[], key: string): number {
-	let lo = 0;
-	let hi = keys.length;
-	while (lo < hi) {
-		const mid = (lo + hi) >>> 1;
-		if (naturalCompare(keys[mid] as string, key) < 0) lo = mid + 1;
-		else hi = mid;
-	}
-	return lo;
-}
-
-function indexSet(idx: PlaneIndex, key: string, value: Json): void {
-	const before = idx.sizes.get(key);
-	const size = storedBytes(value);
-	const name = memberNameBytes(key);
-	if (before === undefined) {
-		idx.keys.splice(searchKey(idx.keys, key), 0, key);
-		idx.members += name;
-		idx.catalogMembers += name;
-	} else {
-		idx.members -= before;
-		idx.catalogMembers -= String(before).length;
-		idx.valueBytes -= before;
-	}
-	idx.sizes.set(key, size);
-	idx.valueBytes += size;
-	idx.members += size;
-	idx.catalogMembers += String(size).length;
-}
-
-function indexDelete(idx: PlaneIndex, key: string): void {
-	const before = idx.sizes.get(key);
-	if (before === undefined) return;
-	const at = searchKey(idx.keys, key);
-	if (idx.keys[at] === key) idx.keys.splice(at, 1);
-	const name = memberNameBytes(key);
-	idx.members -= name + before;
-	idx.catalogMembers -= name + String(before).length;
-	idx.valueBytes -= before;
-	idx.sizes.delete(key);
-}
-
-/**
- * The plane's index at the history's current `seq`: reused when unchanged, brought forward by
- * the keys the retained transitions since then touched (work proportional to those patches),
- * rebuilt when the index is missing or older than the retained tail.
- */
-export function planeIndex(h: OwnerHistory, plane: Section, root?: string): PlaneIndex {
-	const s: SectionRef = root === undefined ? { plane } : { plane, root };
-	const value = sectionValue(h, s);
-	let idx = indexes.get(value);
-	if (idx !== undefined && idx.seq === h.seq && idx.bytes === h.bytes) return idx;
-	if (idx !== undefined && idx.seq < h.seq && idx.seq >= h.checkpointSeq) {
-		const touched = new Set<string>();
-		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(sectionPatch(rec.patch, s) ?? {})) touched.add(key);
-		for (const key of touched) {
-			if (Object.hasOwn(value, key)) indexSet(idx, key, shownMember(plane, value[key] as Json));
-			else indexDelete(idx, key);
-		}
-	} else {
-		idx = { seq: 0, bytes: 0, keys: Object.keys(value).sort(naturalCompare), sizes: new Map(), members: 0, catalogMembers: 0, valueBytes: 0 };
-		for (const key of idx.keys) {
-			const size = storedBytes(shownMember(plane, value[key] as Json));
-			const name = memberNameBytes(key);
-			idx.sizes.set(key, size);
-			idx.valueBytes += size;
-			idx.members += name + size;
-			idx.catalogMembers += name + String(size).length;
-		}
-		indexes.set(value, idx);
-	}
-	idx.seq = h.seq;
-	idx.bytes = h.bytes;
-	return idx;
-}
-
 /** How a value is spelled for the model: same-owner refs relative in flat form. */
-interface Spelling {
+export interface Spelling {
 	/** Marker locators and relative refs: the sole owner in flat form, undefined in scoped form. */
 	sole: Owner | undefined;
 	owner: Owner;
@@ -212,7 +47,7 @@ interface Spelling {
 	base: string[];
 }
 
-function presentedText(value: Json, sp: Spelling): string {
+export function presentedText(value: Json, sp: Spelling): string {
 	return headJson(sp.sole === undefined ? value : presentRefs(value, sp.sole));
 }
 
@@ -276,7 +111,7 @@ function fitValue(value: Json, size: number, allowance: number, path: (string | 
 }
 
 /** One key or item that may be shown. */
-interface Candidate {
+export interface Candidate {
 	key: string | number;
 	value: Json;
 	/** Stored UTF-8 bytes of the value. */
@@ -467,120 +302,4 @@ function arrayBox(value: Json[], size: number, path: (string | number)[], sp: Sp
 		return { key: i, value: v, size: s, weight: s, tier: 0, cap: PREVIEW_BYTES, order: i++ };
 	};
 	return new Box("array", path, { count: value.length, bytes: size - 2 - Math.max(0, value.length - 1) }, next, sp, false);
-}
-
-/**
- * The order a plane offers its keys in (`head-rank.ts`): groups of keys in priority order, each
- * with its tier and the cap of its first form, then every other key (recently changed first,
- * then natural order) at `restTier`. Excluded keys are never offered: only the marker counts them.
- */
-export interface PlaneOrder {
-	groups: ReadonlyArray<{ tier: number; keys: readonly string[]; cap?: number }>;
-	restTier: number;
-	/** Cap of the other keys' first form (default: a preview). */
-	restCap?: number;
-	exclude?: ReadonlySet<string>;
-}
-
-/** Every key at one tier, recently changed first: what a plane offers without a ranking. */
-const UNRANKED: PlaneOrder = { groups: [], restTier: 0 };
-
-/** One shown plane: its full text when it fits, else a box filled within the budget. */
-export interface PlaneView {
-	owner: Owner;
-	plane: Section;
-	/** The root's name when `plane` is `roots`. */
-	root?: string;
-	prefix: string;
-	/** Stored UTF-8 size of the plane's (catalog's) JSON. */
-	fullBytes: number;
-	/** Whether some keys are never offered (folded elsewhere): then the plane is never shown whole. */
-	folds: boolean;
-	/** The whole plane, keys in natural order (computed only when it can fit). */
-	fullText(): string;
-	/** A fresh box showing nothing yet (its marker counts every key). */
-	box(): Box;
-}
-
-/**
- * A plane of one owner. Keys are offered in the ranking's order (`order`), the rest recently
- * changed first (newest transition first), then in natural key order; the lazy plane is shown as
- * its catalog (key → body bytes).
- */
-export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole: Owner | undefined, root?: string, order: PlaneOrder = UNRANKED): PlaneView {
-	const s: SectionRef = root === undefined ? { plane } : { plane, root };
-	const idx = planeIndex(h, plane, root);
-	const value = sectionValue(h, s);
-	const catalog = plane === "lazy";
-	const sp: Spelling = { sole, owner: h.owner, plane, base: root === undefined ? [] : [root] };
-	const n = idx.keys.length;
-	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
-	const exclude = order.exclude ?? new Set<string>();
-	const candidate = (key: string, tier: number, cap: number): Candidate => {
-		const size = idx.sizes.get(key) as number;
-		return catalog
-			? { key, value: size, size: String(size).length, weight: size, tier, cap, order: 0 }
-			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size, tier, cap, order: 0 };
-	};
-	return {
-		owner: h.owner,
-		plane,
-		...(root !== undefined ? { root } : {}),
-		prefix,
-		fullBytes,
-		folds: [...exclude].some((k) => Object.hasOwn(value, k)),
-		fullText() {
-			const parts = idx.keys.map(
-				(key) => `${headJson(key)}:${catalog ? String(idx.sizes.get(key)) : presentedText(shownMember(plane, value[key] as Json), sp)}`,
-			);
-			return `{${parts.join(",")}}`;
-		},
-		box() {
-			const seen = new Set<string>(exclude);
-			let g = 0;
-			let gi = 0;
-			let t = h.tail.length - 1;
-			let pending: string[] = [];
-			let k = 0;
-			const next = (): Candidate | undefined => {
-				// The ranking's groups first, in their order.
-				while (g < order.groups.length) {
-					const group = order.groups[g] as PlaneOrder["groups"][number];
-					const key = group.keys[gi++];
-					if (key === undefined) {
-						g++;
-						gi = 0;
-						continue;
-					}
-					if (!seen.has(key) && Object.hasOwn(value, key)) {
-						seen.add(key);
-						return candidate(key, group.tier, group.cap ?? PREVIEW_BYTES);
-					}
-				}
-				// Then recently changed keys: the keys each retained transition set, newest first.
-				for (;;) {
-					const key = pending.pop();
-					if (key !== undefined) {
-						if (!seen.has(key) && Object.hasOwn(value, key)) {
-							seen.add(key);
-							return candidate(key, order.restTier, order.restCap ?? PREVIEW_BYTES);
-						}
-						continue;
-					}
-					if (t < 0) break;
-					const patch = sectionPatch((h.tail[t--] as OwnerHistory["tail"][number]).patch, s);
-					if (patch !== undefined)
-						pending = Object.keys(patch)
-							.filter((key) => patch[key] !== null)
-							.reverse();
-				}
-				while (k < n) {
-					const key = idx.keys[k++] as string;
-					if (!seen.has(key)) return candidate(key, order.restTier, order.restCap ?? PREVIEW_BYTES);
-				}
-				return undefined;
-			};
-			return new Box("object", [], { count: n, bytes: catalog ? idx.valueBytes : idx.members }, next, sp, true);
-		},
-	};
 }

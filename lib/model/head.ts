@@ -7,24 +7,15 @@
  */
 
 import { findDanglingRefs } from "../core/ownership.js";
-import { HEAD_TAG, modelJson, modelLine } from "../core/printable.js";
+import { HEAD_TAG, modelLine } from "../core/printable.js";
 import { presentRef } from "../core/refs.js";
 import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
 import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
-import {
-	type Box,
-	MARKER_KEY,
-	PREVIEW_BYTES,
-	type PlaneOrder,
-	type PlaneView,
-	formatSize,
-	modelLocator,
-	planeIndex,
-	planeView,
-	utf8Bytes,
-} from "./head-elide.js";
+import { type Box, MARKER_KEY, PREVIEW_BYTES, formatSize, modelLocator, planeIndex, utf8Bytes } from "./head-elide.js";
+import { type PlaneOrder, type PlaneView, planeView } from "./plane-view.js";
+import { branchLines, foldLines } from "./head-folds.js";
 import { type GitView, type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
 
 export type { GitView } from "./head-rank.js";
@@ -73,8 +64,6 @@ export interface HeadInput {
 const TIER = { active: 1, rules: 2, recent: 3, names: 4, rest: 5 } as const;
 /** Transitions whose keys count as "changed recently" (per owner). */
 const RECENT_CHANGES = 3;
-/** Other-branch intents listed per owner; the rest are counted. */
-const MAX_FOLDED = 8;
 
 /** Longest reason the head gives for an unavailable owner. */
 const MAX_REASON = 240;
@@ -173,100 +162,6 @@ function planeOrder(h: OwnerHistory, plane: Plane, rank: OwnerRank, budget: numb
 		case "artifacts":
 			return { groups: [recent], restTier: TIER.names };
 	}
-}
-
-/** JSON text of a stored string for a head line (`<` escaped, so stored text never closes the block). */
-function quoted(text: string): string {
-	return modelJson(JSON.stringify(text));
-}
-
-/** One line per intent of another branch (name, branch, open steps), and whether that branch was merged or deleted. */
-function branchLines(owner: Owner, rank: OwnerRank, sole: Owner | undefined, git: GitView | undefined): string[] {
-	const scope = sole === undefined ? owner : undefined;
-	const lines = rank.otherBranch.slice(0, MAX_FOLDED).map((f) => {
-		const gone = git?.gone?.[f.branch];
-		const fate =
-			gone === undefined
-				? ""
-				: `; the branch was ${gone === "merged" ? `merged into ${quoted(git?.defaultBranch ?? "the default branch")}` : "deleted"}: close the intent, or keep it on every branch with gitBranch null`;
-		return `~ ${modelLocator(scope, "intents", [f.key])} of branch ${quoted(f.branch)}: ${f.open} open ${f.open === 1 ? "step" : "steps"}${fate}`;
-	});
-	const more = rank.otherBranch.length - MAX_FOLDED;
-	if (more > 0) lines.push(`~ ${more} more intents of other branches: read_state ${modelLocator(scope, "intents", [])} with projection keys`);
-	return lines;
-}
-
-/**
- * Per owner, once something is shortened: one line folding what the budget left out of the
- * closed intents and of the tactics no active intent owns — how many, how old, how to read them.
- * Without boxes (`undefined`): the longest such line can be, which the budget reserves.
- */
-function foldLines(
-	owners: readonly Owner[],
-	histories: HeadInput["histories"],
-	ranks: Map<Owner, OwnerRank>,
-	views: readonly PlaneView[],
-	boxes: Map<PlaneView, Box> | undefined,
-	sole: Owner | undefined,
-): Map<Owner, string> {
-	const out = new Map<Owner, string>();
-	for (const owner of owners) {
-		const h = histories[owner];
-		const rank = ranks.get(owner);
-		if (h === undefined || rank === undefined) continue;
-		const view = (plane: Plane): PlaneView | undefined => views.find((v) => v.owner === owner && v.plane === plane);
-		const shownOf = (plane: Plane): Set<string> => {
-			const v = view(plane);
-			const box = v === undefined ? undefined : boxes?.get(v);
-			return new Set(box === undefined ? [] : (box.shownKeys() as string[]));
-		};
-		const shownIntents = shownOf("intents");
-		const shownTactics = shownOf("tactics");
-		const closed = [...rank.closed].filter((k) => !shownIntents.has(k));
-		const tacticKeys = planeIndex(h, "tactics").keys.length;
-		const excluded = [...rank.exclude.tactics].filter((k) => Object.hasOwn(h.state.tactics, k)).length;
-		const ownedHidden = rank.owned.tactics.filter((k) => Object.hasOwn(h.state.tactics, k) && !shownTactics.has(k)).length;
-		const loose = tacticKeys - excluded - shownTactics.size - ownedHidden;
-		if (closed.length === 0 && loose <= 0) continue;
-		const scope = sole === undefined ? owner : undefined;
-		const parts: string[] = [];
-		const locs: string[] = [];
-		if (closed.length > 0) {
-			parts.push(`${closed.length} closed ${closed.length === 1 ? "intent" : "intents"}`);
-			locs.push(modelLocator(scope, "intents", []));
-		}
-		if (loose > 0) {
-			parts.push(`${loose} ${loose === 1 ? "tactic" : "tactics"} no active intent owns`);
-			locs.push(modelLocator(scope, "tactics", []));
-		}
-		const hidden = (plane: "intents" | "tactics", key: string): boolean =>
-			plane === "intents"
-				? rank.closed.has(key) && !shownIntents.has(key)
-				: !shownTactics.has(key) && !rank.exclude.tactics.has(key) && !rank.owned.tactics.includes(key);
-		const age = newestChange(h, hidden, boxes === undefined);
-		out.set(owner, `folded: ${parts.join(", ")}${age === undefined ? "" : `, none changed after ${age}`}: read_state ${locs.join(", ")} with projection keys`);
-	}
-	return out;
-}
-
-/**
- * The day of the newest retained change of a hidden entry, else of the oldest retained
- * transition (they are older); undefined without retained transitions. `any`: some day (the
- * reserved line's length; every day is spelled in 10 characters).
- */
-function newestChange(h: OwnerHistory, hidden: (plane: "intents" | "tactics", key: string) => boolean, any: boolean): string | undefined {
-	if (h.tail.length === 0) return undefined;
-	const day = (at: string): string => at.slice(0, 10);
-	if (any) return day((h.tail[0] as TransitionRecord).at);
-	for (let i = h.tail.length - 1; i >= 0; i--) {
-		const rec = h.tail[i] as TransitionRecord;
-		for (const plane of ["intents", "tactics"] as const) {
-			const p = rec.patch[plane];
-			if (p === undefined) continue;
-			for (const key of Object.keys(p)) if (p[key] !== null && hidden(plane, key)) return day(rec.at);
-		}
-	}
-	return day((h.tail[0] as TransitionRecord).at);
 }
 
 /**

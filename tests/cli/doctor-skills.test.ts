@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { parseArgs } from "../../lib/cli/args.js";
-import { runDoctor } from "../../lib/cli/doctor.js";
+import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { renderSkill } from "../../lib/storage/skill-format.js";
 import { Stores } from "../../lib/storage/stores.js";

@@ -8,7 +8,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, write
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
-import { runDoctor } from "../../lib/cli/doctor.js";
+import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { acquireLock } from "../../lib/storage/lock.js";
 import { storePaths } from "../../lib/storage/paths.js";
 import { seenMarksOf } from "../../lib/storage/seen.js";

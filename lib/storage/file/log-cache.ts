@@ -12,6 +12,7 @@ import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/typ
 import { damaged, parseLogLine } from "../format.js";
 import { isRealDir, kindOf, lstatOrUndefined, realOrSelf, unsafePath } from "../fs-util.js";
 import type { SeenMark } from "../seen.js";
+import { expectNext } from "../owner-log.js";
 
 export const NEWLINE = Buffer.from("\n");
 
@@ -132,4 +133,22 @@ export function isRealDirOrLink(dir: string): boolean {
 	if (st.isSymbolicLink()) return isRealDir(realOrSelf(dir));
 	if (!st.isDirectory()) unsafePath(dir, kindOf(st), "a folder");
 	return true;
+}
+
+/** The log's records after the checkpoint; the log must reach the checkpoint and continue without gaps. */
+export function afterCheckpoint(records: TransitionRecord[], cpSeq: number, logPath: string, checkpointPath: string): TransitionRecord[] {
+	let previous: TransitionRecord | undefined;
+	for (const r of records) {
+		if (previous !== undefined) expectNext(previous.seq, r, (what) => damaged(logPath, what));
+		previous = r;
+	}
+	const last = records[records.length - 1];
+	if (last !== undefined && last.seq < cpSeq) {
+		damaged(logPath, `its last record has seq ${last.seq}, behind checkpoint \`${checkpointPath}\` at seq ${cpSeq} (the checkpoint does not match the log)`);
+	}
+	const first = records[0];
+	if (first !== undefined && first.seq > cpSeq + 1) {
+		damaged(logPath, `its first record has seq ${first.seq} but checkpoint \`${checkpointPath}\` ends at seq ${cpSeq} (records are missing between them)`);
+	}
+	return records.filter((r) => r.seq > cpSeq);
 }

@@ -10,16 +10,17 @@
  */
 import { createHash } from "node:crypto";
 import type pg from "pg";
-import { StateError, fail, isStateError, messageOf } from "../../core/errors.js";
+import { fail, isStateError } from "../../core/errors.js";
 import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
 import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { fault } from "../fault.js";
 import type { LockedStage, LoadAnswer, OwnerBackend, OwnerStore, StageStep } from "../port.js";
 import { PgOwnerStore } from "./owner-store.js";
-import { INSUFFICIENT_PRIVILEGE, LOCK_NOT_AVAILABLE, QUERY_CANCELED, connectionLost, sqlStateOf } from "./rows.js";
+import { connectionLost } from "./rows.js";
 import type { HeadRow } from "./rows.js";
 import { checkSchemaName, ensureSchema } from "./schema.js";
 import { redactUrl, scrubber } from "./url.js";
+import { driverError } from "./errors.js";
 
 export type { PgOwnerStore } from "./owner-store.js";
 
@@ -49,7 +50,7 @@ export class PgDatabase implements OwnerBackend {
 	/** The URL without its password: what every message shows. */
 	readonly shownUrl: string;
 	private readonly s: string;
-	private readonly scrub: (text: string) => string;
+	readonly scrub: (text: string) => string;
 	private readonly config: pg.ClientConfig;
 	private conn: pg.Client | undefined;
 	private migrated = false;
@@ -212,40 +213,8 @@ export class PgDatabase implements OwnerBackend {
 	/** One place that turns a driver failure into a StateError saying what to do (never the password). */
 	mapError(owner: string, e: unknown): unknown {
 		if (isStateError(e)) return e;
-		const code = sqlStateOf(e);
-		const detail = this.scrub(`${messageOf(e)}${code && !/^E[A-Z]+$/.test(code) ? ` [SQLSTATE ${code}]` : ""}`);
 		if (connectionLost(e)) this.drop();
-		if (code === LOCK_NOT_AVAILABLE) {
-			return new StateError(
-				"busy",
-				`${owner} is being written by another process (waited ${this.lockTimeoutMs} ms for its row lock); nothing was written; retry.`,
-			);
-		}
-		if (code === INSUFFICIENT_PRIVILEGE) {
-			return new StateError(
-				"unavailable",
-				`${owner} unavailable: the database role lacks a privilege on schema \`${this.schema}\` at ${this.shownUrl} (${detail}); nothing was written. Grant what docs/shared-memory.md lists, or ask the database owner to.`,
-			);
-		}
-		if (!connectionLost(e) && code !== QUERY_CANCELED) {
-			// The server answered but refused a statement: not an outage, and retrying will not help.
-			return new StateError(
-				"io",
-				`${owner}: PostgreSQL at ${this.shownUrl} refused a State Flow statement (${detail}); nothing was written. The tables in schema \`${this.schema}\` may have been changed by hand: run \`state-flow doctor\`, and report it if they were not.`,
-			);
-		}
-		const what =
-			code === QUERY_CANCELED
-				? "did not answer in time"
-				: code === "28P01" || code === "28000"
-					? "refused the credentials"
-					: code === "3D000"
-						? "has no such database"
-						: "cannot be reached";
-		return new StateError(
-			"unavailable",
-			`${owner} unavailable: PostgreSQL at ${this.shownUrl} ${what} (${detail}). Nothing was written and nothing is queued; the other owners keep working. Check that the server runs and that the URL and credentials are right; the next call reconnects by itself.`,
-		);
+		return driverError(owner, e, this);
 	}
 
 	/** Text for messages about one owner. */

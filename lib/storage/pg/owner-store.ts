@@ -1,20 +1,13 @@
-/**
- * One Global or CWD owner in a PostgreSQL database (`PgDatabase.store`): a cached history kept
- * at the owner's head row by one indexed probe, the rows after it verified on every read, and
- * the steps a commit runs inside its database's transaction (catch up under the head lock,
- * insert, compact). Damage is reported, never reset.
- */
-import { spellId } from "../../core/printable.js";
 import type pg from "pg";
 import { fail, isStateError, messageOf } from "../../core/errors.js";
 import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
 import { emptyState } from "../../core/state.js";
-import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
-import { checkRecord, recordLine, sameHistoryText } from "../format.js";
-import { applyDurable, checkCommitSeq, checkpointState, commitDecision, compactionDue, expectNext } from "../owner-log.js";
+import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
+import { recordLine, sameHistoryText } from "../format.js";
+import { applyDurable, checkCommitSeq, commitDecision, compactionDue, expectNext } from "../owner-log.js";
 import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import type { PgDatabase } from "./database.js";
-import { CHECKPOINT_SEQ_TAG, UNIQUE_VIOLATION, checksum, connectionLost, sqlStateOf, stateText } from "./rows.js";
+import { CHECKPOINT_SEQ_TAG, UNIQUE_VIOLATION, checksum, connectionLost, sqlStateOf, stateText, verifyCheckpoint, verifyRow } from "./rows.js";
 import type { HeadRow, Row } from "./rows.js";
 
 export class PgOwnerStore implements OwnerStore {
@@ -178,7 +171,7 @@ export class PgOwnerStore implements OwnerStore {
 		});
 		const rows = r.rows as Row[];
 		if (rows.length < head - h.seq || rows.some((row, i) => Number(row.seq) !== h.seq + 1 + i || row.body === null)) return false;
-		const records = rows.map((row) => this.verify(row));
+		const records = rows.map((row) => verifyRow(row, this, this.damage));
 		try {
 			for (const record of records) applyDurable(h, record);
 		} catch (e) {
@@ -208,7 +201,7 @@ export class PgOwnerStore implements OwnerStore {
 			if (!locked) await c.query("COMMIT");
 			const head = Number(own.seq);
 			const cpSeq = Number(own.checkpoint_seq);
-			const checkpoint = this.verifyCheckpoint(own.checkpoint, own.checkpoint_sum, cpSeq);
+			const checkpoint = verifyCheckpoint(own.checkpoint, own.checkpoint_sum, cpSeq, this, this.damage);
 			const rows = r.rows as Row[];
 			rows.forEach((row, i) => {
 				if (Number(row.seq) !== cpSeq + 1 + i)
@@ -217,7 +210,7 @@ export class PgOwnerStore implements OwnerStore {
 			if (cpSeq + rows.length !== head) {
 				this.db.damaged(this.kind, this.key, `its head says seq ${head} but the stored transitions end at seq ${cpSeq + rows.length}`);
 			}
-			const records = rows.map((row) => this.verify(row));
+			const records = rows.map((row) => verifyRow(row, this, this.damage));
 			let h: OwnerHistory;
 			try {
 				h = historyFrom(this.owner, checkpoint, cpSeq, records, this.retention);
@@ -234,39 +227,8 @@ export class PgOwnerStore implements OwnerStore {
 		}
 	}
 
-	/** One stored transition row, checked: checksum, JSON, record shape, seq and id as the row says. */
-	private verify(row: Row): TransitionRecord {
-		const seq = Number(row.seq);
-		const where = `transition row seq ${seq}`;
-		if (row.body === null || row.sum === null) this.db.damaged(this.kind, this.key, `${where} has no text although it is after the checkpoint`);
-		if (checksum(this.kind, this.key, seq, row.body) !== row.sum)
-			this.db.damaged(this.kind, this.key, `${where} does not match its checksum (edited outside State Flow)`);
-		let value: unknown;
-		try {
-			value = JSON.parse(row.body);
-		} catch {
-			this.db.damaged(this.kind, this.key, `${where} is not valid JSON`);
-		}
-		const report = (_where: string, what: string): never => this.db.damaged(this.kind, this.key, what);
-		const record = checkRecord(value, this.label, where, report);
-		if (record.seq !== seq || record.id !== row.id)
-			this.db.damaged(this.kind, this.key, `${where} holds transition \`${spellId(record.id)}\` with seq ${record.seq}`);
-		if (!record.owners.includes(this.owner)) this.db.damaged(this.kind, this.key, `${where} belongs to owners ${record.owners.join(", ")}`);
-		return record;
-	}
-
-	private verifyCheckpoint(text: string, sum: string, seq: number): OwnerState {
-		if (checksum(this.kind, this.key, CHECKPOINT_SEQ_TAG, text) !== sum)
-			this.db.damaged(this.kind, this.key, `its checkpoint (state at seq ${seq}) does not match its checksum (edited outside State Flow)`);
-		let value: unknown;
-		try {
-			value = JSON.parse(text);
-		} catch {
-			this.db.damaged(this.kind, this.key, "its checkpoint is not valid JSON");
-		}
-		// The planes, and the registered roots' namespace once one was written (docs/spec.md §12): the files' schema.
-		return checkpointState(value, (what) => this.db.damaged(this.kind, this.key, what));
-	}
+	/** Damage of this owner's rows (`verifyRow`, `verifyCheckpoint`): reported, never reset. */
+	private readonly damage = (what: string): never => this.db.damaged(this.kind, this.key, what);
 
 	/** Inside the caller's transaction (which holds the owner from here): create the owner row if needed, lock it and catch up. */
 	async catchUpLocked(c: pg.Client): Promise<OwnerHistory> {

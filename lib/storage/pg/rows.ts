@@ -4,7 +4,10 @@
  */
 import { createHash } from "node:crypto";
 import { isStateError, messageOf } from "../../core/errors.js";
-import type { OwnerState, SharedOwner } from "../../core/types.js";
+import type { OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
+import { spellId } from "../../core/printable.js";
+import { checkRecord } from "../format.js";
+import { checkpointState } from "../owner-log.js";
 
 /** SQLSTATEs that mean "this connection or server cannot serve us now". */
 export const UNAVAILABLE_STATES = /^(08|57P0[1-4]|53300|28P01|28000|3D000)/;
@@ -52,4 +55,45 @@ export interface Row {
 	id: string;
 	body: string | null;
 	sum: string | null;
+}
+
+/** Which owner's rows are checked, and how messages name it. */
+export interface RowOwner {
+	readonly kind: SharedOwner;
+	readonly key: string;
+	readonly owner: SharedOwner;
+	readonly label: string;
+}
+
+/** One stored transition row, checked: checksum, JSON, record shape, seq and id as the row says. */
+export function verifyRow(row: Row, who: RowOwner, damaged: (what: string) => never): TransitionRecord {
+	const seq = Number(row.seq);
+	const where = `transition row seq ${seq}`;
+	if (row.body === null || row.sum === null) damaged(`${where} has no text although it is after the checkpoint`);
+	if (checksum(who.kind, who.key, seq, row.body) !== row.sum) damaged(`${where} does not match its checksum (edited outside State Flow)`);
+	let value: unknown;
+	try {
+		value = JSON.parse(row.body);
+	} catch {
+		damaged(`${where} is not valid JSON`);
+	}
+	const report = (_where: string, what: string): never => damaged(what);
+	const record = checkRecord(value, who.label, where, report);
+	if (record.seq !== seq || record.id !== row.id) damaged(`${where} holds transition \`${spellId(record.id)}\` with seq ${record.seq}`);
+	if (!record.owners.includes(who.owner)) damaged(`${where} belongs to owners ${record.owners.join(", ")}`);
+	return record;
+}
+
+/** A checkpoint row, checked: checksum, JSON, and the files' checkpoint schema. */
+export function verifyCheckpoint(text: string, sum: string, seq: number, who: RowOwner, damaged: (what: string) => never): OwnerState {
+	if (checksum(who.kind, who.key, CHECKPOINT_SEQ_TAG, text) !== sum)
+		damaged(`its checkpoint (state at seq ${seq}) does not match its checksum (edited outside State Flow)`);
+	let value: unknown;
+	try {
+		value = JSON.parse(text);
+	} catch {
+		damaged("its checkpoint is not valid JSON");
+	}
+	// The planes, and the registered roots' namespace once one was written (docs/spec.md §12): the files' schema.
+	return checkpointState(value, damaged);
 }

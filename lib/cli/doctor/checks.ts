@@ -1,0 +1,113 @@
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { isStateError, messageOf } from "../../core/errors.js";
+import type { OwnerHistory } from "../../core/types.js";
+import type { Placement } from "../../storage/backend.js";
+import type { FileOwnerStore } from "../../storage/file-store.js";
+import { inside, lstatOrUndefined, realOrSelf } from "../../storage/fs-util.js";
+import { artifactRootsFor, ownerRoot, readIfFile } from "../../storage/artifact-files.js";
+import { MAX_HASHED_FILE_BYTES } from "../../storage/artifacts.js";
+import { compiledMarker, skillKey, skillsFolder } from "../../storage/skill-format.js";
+import { PgDatabase } from "../../storage/pg/store.js";
+import type { Stores } from "../../storage/stores.js";
+import type { Parsed } from "../args.js";
+import { describeLocation } from "../format.js";
+import { FILE_OWNERS, type FileOwner } from "../transfer.js";
+import type { Report } from "./index.js";
+import { present } from "./file-repair.js";
+
+/**
+ * Compiled Skills that State Flow wrote (its marker line names the owner and key) but that no
+ * artifact of that owner records: a crash between writing the file and committing, or a store
+ * restored from before it. Listed with the way out, never removed (the file may be someone's
+ * now); not store damage, so the exit code stays as the stores make it.
+ */
+export function unrecordedSkills(report: Report, verified: Partial<Record<FileOwner, OwnerHistory | "none">>, p: Parsed): void {
+	for (const owner of FILE_OWNERS) {
+		const h = verified[owner];
+		// A store that could not be read is reported above; one that does not exist records nothing.
+		if (h === undefined) continue;
+		const artifacts = h === "none" ? {} : h.state.artifacts;
+		const root = ownerRoot(owner, artifactRootsFor(p.cwd, p.agentDir));
+		const dir = join(root, skillsFolder(owner));
+		// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
+		if (!inside(realOrSelf(dir), realOrSelf(root))) continue;
+		let names: string[];
+		try {
+			names = readdirSync(dir).sort();
+		} catch {
+			continue;
+		}
+		for (const name of names) {
+			const key = skillKey(owner, name);
+			// Only a real folder is looked into (a link there is not State Flow's, and is never followed); the file itself is opened without following one.
+			if (Object.hasOwn(artifacts, key) || !lstatOrUndefined(join(dir, name))?.isDirectory()) continue;
+			const bytes = readIfFile(join(root, key), { followLink: false, maxBytes: MAX_HASHED_FILE_BYTES });
+			if (bytes === undefined || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
+			report.lines.push(
+				`${owner}: ${join(root, key)} was compiled by State Flow from ${owner}.artifacts[${JSON.stringify(key)}], which the state does not record (a crash between writing it and committing, or a store restored from before it). Patch that artifact again to adopt the file, or delete the file; doctor leaves it.`,
+			);
+		}
+	}
+}
+
+/**
+ * A database owner read afresh on a connection of its own (no cache): every retained row and
+ * the checkpoint are verified. Unreachable or unconfigured: reported, and unhealthy.
+ */
+export async function verifyDatabaseOwner(
+	report: Report,
+	stores: Stores,
+	placement: Placement,
+	o: FileOwner,
+	retention: number,
+	files: FileOwnerStore,
+): Promise<OwnerHistory | undefined> {
+	const where = stores.location(o);
+	const db = placement.database;
+	if (where.backend !== "postgres" || db === undefined) {
+		report.healthy = false;
+		report.lines.push(`${o}: UNAVAILABLE: ${(await stores.status(o)).error ?? "its database is not configured."}`);
+		return undefined;
+	}
+	const fresh = new PgDatabase({ url: db.url, schema: db.schema });
+	let verified: OwnerHistory | undefined;
+	try {
+		const h = await fresh.store(o, where.key, retention).load();
+		verified = h;
+		const folded = h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : "";
+		report.lines.push(`${o}: ok, ${describeLocation(where)}, seq ${h.seq}, ${h.tail.length} retained transition(s)${folded}, every row verified.`);
+	} catch (e) {
+		report.healthy = false;
+		const unavailable = isStateError(e) && e.code === "unavailable";
+		report.lines.push(`${o}: ${unavailable ? "UNAVAILABLE" : "DAMAGED"}: ${messageOf(e)}`);
+	} finally {
+		await fresh.close();
+	}
+	if (present(files.root)) {
+		report.lines.push(
+			`${o}: the local folder ${files.root} is not used while this owner lives in the database (left by \`state-flow migrate\` or \`link --force\`); it was not checked.`,
+		);
+	}
+	return verified;
+}
+
+/**
+ * Read a store afresh through every check: `ok` with its size, or DAMAGED with the way out.
+ * Returns its history, "none" when there is no store, undefined when it cannot be read.
+ */
+export function verifyStore(report: Report, store: FileOwnerStore): OwnerHistory | "none" | undefined {
+	const o = store.owner;
+	if (!present(store.root)) return "none";
+	try {
+		const h = store.read();
+		report.lines.push(`${o}: ok, seq ${h.seq}, ${h.tail.length} retained transition(s), ${store.diskBytes()} bytes on disk.`);
+		return h;
+	} catch (e) {
+		report.healthy = false;
+		report.lines.push(
+			`${o}: DAMAGED: ${messageOf(e)}${/move-aside/.test(messageOf(e)) ? "" : ` To rebuild it from its intact transitions: \`state-flow doctor --salvage ${o}\`; to keep it aside and start afresh: \`state-flow doctor --move-aside ${o}\` (either renames ${store.root}, deletes nothing).`}`,
+		);
+		return undefined;
+	}
+}
