@@ -19,6 +19,7 @@ import { rootOf, storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
 import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
 import { Stores } from "../storage/stores.js";
+import { formatWho, whoAmI } from "../storage/who.js";
 import { spellId } from "../core/printable.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
@@ -127,6 +128,8 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	);
 	out.push(databaseLine(placement));
 	if (placement.database !== undefined) out.push(await projectLine(p, now, placement));
+	// Teammates read who made each change: without `user` they see the OS user (often `root@vm`).
+	if (now.user === undefined) out.push(`Teammates see your changes as ${formatWho(whoAmI())}; to choose the name, set "user" in ${configPath(p.agentDir)}.`);
 	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
 }
 

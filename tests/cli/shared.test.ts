@@ -108,6 +108,8 @@ describe("state-flow link and unlink", () => {
 		assert.match(linked.stdout, /shared with every checkout linked to `acme\/api`/);
 		assert.match(linked.stdout, /Database: postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres schema sf_test_/);
 		assert.match(linked.stdout, /The project holds nothing yet/);
+		// No `user` in the config: the link says what teammates will see and how to choose the name.
+		assert.match(linked.stdout, /^Teammates see your changes as [^\s;]+@[^\s;]+; to choose the name, set "user" in \S+config\.json\.$/m);
 		const c = e.config();
 		assert.deepEqual(c.links, { [real]: "acme/api" });
 		assert.deepEqual([c.mode, c.custom, c.databaseSchema], ["passive", { kept: true }, e.schema]);
