@@ -5,27 +5,13 @@
  * model sends is not stored), and on another branch the head folds it into one line.
  */
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { GitBranchWatch } from "../../lib/host/git-branch.js";
+import { git } from "../helpers/git-repo.js";
 import { type Flow, startFlow, userTexts } from "./fixture.js";
-
-const ENV = {
-	...process.env,
-	GIT_AUTHOR_NAME: "t",
-	GIT_AUTHOR_EMAIL: "t@x",
-	GIT_COMMITTER_NAME: "t",
-	GIT_COMMITTER_EMAIL: "t@x",
-	GIT_CONFIG_NOSYSTEM: "1",
-	HOME: tmpdir(),
-};
-
-function git(dir: string, ...args: string[]): string {
-	return execFileSync("git", args, { cwd: dir, env: ENV, encoding: "utf8" }).trim();
-}
 
 /** A repository on `main` with one commit, removed after the test. */
 function repo(t: { after(fn: () => void): void }): { root: string; dir: string } {
