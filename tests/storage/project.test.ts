@@ -3,21 +3,18 @@
  * worktrees share the main worktree's, a bare repository's worktrees share the common dir's,
  * submodules and nested repositories are projects of their own, a moved checkout keeps its
  * memory, a store planted above the repository (or in any ancestor outside git) is never
- * adopted, a planted `.git` file never leads into another repository's memory, and two
- * processes on pi's session files in two worktrees write one store at once with nothing lost.
+ * adopted, and a planted `.git` file never leads into another repository's memory. Two whole pi
+ * sessions in two worktrees writing at once: tests/host/worktrees-pi.test.ts.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { storePaths } from "../../lib/storage/paths.js";
 import { projectOf } from "../../lib/storage/project.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { withAssistant } from "./children/pi-session.js";
-import { runChild } from "./children/spawn.js";
 
 const by = { kind: "system", reason: "project-test" } as const;
 const at = "2026-01-01T00:00:00.000Z";
@@ -138,34 +135,6 @@ describe("the project of a folder", () => {
 		assert.equal(p.store, join(hostile, ".pi", "state-flow"));
 		assert.match(p.note ?? "", /does not name this worktree back/);
 		assert.equal(p.git, undefined);
-	});
-
-	it("two processes on pi's session files in two worktrees write one project store at once, nothing lost", async (t) => {
-		const { base, dir } = repo(t);
-		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
-		const agentDir = join(base, "agent");
-		mkdirSync(agentDir);
-		const count = 10;
-		const runs = [join(dir, "src"), join(base, "wt2")].map((cwd, i) => {
-			const sessionDir = join(base, `sessions-${i}`);
-			const sm = SessionManager.create(cwd, sessionDir);
-			withAssistant(sm);
-			const file = sm.getSessionFile() as string;
-			return runChild("pi-session-child", [agentDir, cwd, file, sessionDir, `w${i}`, String(count)]);
-		});
-		for (const r of runs) {
-			const res = await r.done;
-			assert.equal(res.code, 0, res.stderr);
-		}
-		const stores = new Stores({ agentDir, cwd: join(base, "wt2"), retention: 100 });
-		const cwd = await stores.load("cwd");
-		assert.equal(cwd.seq, 2 * count);
-		for (let i = 0; i < count; i++) {
-			assert.equal(cwd.state.tactics[`w0-${i}`], i);
-			assert.equal(cwd.state.tactics[`w1-${i}`], i);
-		}
-		assert.equal((await stores.load("global")).seq, 2 * count);
-		await stores.close();
 	});
 });
 
