@@ -53,7 +53,7 @@ function visit(value: Json, onRef: (ref: string) => void, merged = true): void {
  * Rebuild `value` with each reference string passed through `rewrite` (copies; input
  * untouched). `merged`: `value` sits where merge-patch semantics apply (not inside an array).
  */
-function mapRefs(value: Json, rewrite: (ref: string, path: (string | number)[]) => string, path: (string | number)[] = [], merged = true): Json {
+export function mapRefs(value: Json, rewrite: (ref: string, path: (string | number)[]) => string, path: (string | number)[] = [], merged = true): Json {
 	if (typeof value !== "object" || value === null) return value;
 	if (Array.isArray(value)) return value.map((item, i) => mapRefs(item, rewrite, [...path, i], false));
 	const ref = refOf(value, merged);

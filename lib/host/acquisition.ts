@@ -6,6 +6,7 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, relative, resolve, sep } from "node:path";
+import { type KeyLens, SAME_KEYS } from "../core/artifact-keys.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { type ArtifactRoots, ownerRoot, realOrSelf, territoryOf } from "../storage/artifact-files.js";
 
@@ -13,6 +14,8 @@ import { type ArtifactRoots, ownerRoot, realOrSelf, territoryOf } from "../stora
 export interface AcquisitionArgs extends ArtifactRoots {
 	/** The folder pi runs in: a relative `read` path is relative to it (the roots' `cwd` is the checkout's root; default: that root). */
 	from?: string;
+	/** How the model is shown keys relative to the checkout's root (default: as stored). */
+	lens?: KeyLens;
 	wanted: readonly Owner[];
 	histories: Partial<Record<Owner, OwnerHistory>>;
 }
@@ -56,10 +59,13 @@ export function acquisitionHint(readPath: string, args: AcquisitionArgs): string
 			.split(sep)
 			.join("/");
 		if (rel === "" || rel === ".." || rel.startsWith("../")) return undefined;
-		const entry = { artifacts: { [rel]: { kind: "skill" } } };
+		// The key as the model writes it: a CWD key relative to the folder pi runs in.
+		const lens = owner === "global" ? SAME_KEYS : (args.lens ?? SAME_KEYS);
+		const key = lens.toModel(rel);
+		const entry = { artifacts: { [key]: { kind: "skill" } } };
 		const input = args.wanted.length === 1 ? entry : { [owner]: entry };
-		const where = owner === "global" ? "the agent directory" : "the checkout's root";
-		return `State Flow: this Skill is not tracked yet. To keep it for ${owner === "global" ? "Global" : "CWD"}, call patch_state with ${JSON.stringify(input)} (artifacts[${JSON.stringify(rel)}], relative to ${where}).`;
+		const where = owner === "global" ? "the agent directory" : lens.base === "" ? "the checkout's root" : "the folder pi runs in";
+		return `State Flow: this Skill is not tracked yet. To keep it for ${owner === "global" ? "Global" : "CWD"}, call patch_state with ${JSON.stringify(input)} (artifacts[${JSON.stringify(key)}], relative to ${where}).`;
 	} catch {
 		// A hint is a courtesy; a failure here must never disturb pi's read result.
 		return undefined;

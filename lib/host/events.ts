@@ -5,11 +5,12 @@
  * the Session `response` plane and Active reconciliation. Handlers never throw at pi:
  * a failure is reported with `ctx.ui.notify` and the agent keeps running.
  */
-import { artifactRootsFor } from "../storage/artifact-files.js";
+import { artifactRootsFor, keyLensFor } from "../storage/artifact-files.js";
+import { staleToModel, viewHistories } from "../core/artifact-keys.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import { isStateError, messageOf } from "../core/errors.js";
-import type { Owner } from "../core/types.js";
+import type { Owner, StaleArtifact } from "../core/types.js";
 import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, unavailableReason } from "../model/head.js";
 import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
@@ -116,19 +117,24 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 			const stale = withSkillProblems(problems, window);
 			// The branch is read once per prompt; other branches' fate only when intents record them.
 			const git = await host.git.refresh(ctx.cwd, recordedBranches(histories));
+			// Artifact keys as the model is shown them: relative to the folder pi runs in.
+			const lens = keyLensFor(host.project(ctx));
+			const shownStale = stale.map((s) => staleToModel(lens, s));
 			head = renderHead({
 				mode: sel.mode,
 				wanted: sel.owners,
-				histories,
+				histories: viewHistories(lens, histories),
 				budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET,
-				staleArtifacts: stale,
+				staleArtifacts: shownStale,
 				staleUnchecked: unchecked,
 				roots: host.declaredRootNames(),
 				git,
 				...(down ? { unavailable: reasonsOf(unavailable, false), damaged: reasonsOf(unavailable, true) } : {}),
 			});
 			// Tool results repeat only what the head did not show (it may have elided some lines).
-			for (const s of stale) if (head.includes(staleMention(s, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
+			stale.forEach((s, i) => {
+				if (head?.includes(staleMention(shownStale[i] as StaleArtifact, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
+			});
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}
@@ -222,6 +228,7 @@ function onReadResult(host: StateFlowHost): void {
 			const hint = acquisitionHint(event.input.path, {
 				...artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)),
 				from: ctx.cwd,
+				lens: keyLensFor(host.project(ctx)),
 				wanted,
 				histories: (await host.available(wanted)).histories,
 			});

@@ -14,7 +14,8 @@ import { formatLocator, type Locator } from "../core/locator.js";
 import { searchState } from "../core/search.js";
 import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
-import { artifactRootsFor } from "../storage/artifact-files.js";
+import { artifactRootsFor, keyLensFor } from "../storage/artifact-files.js";
+import { patchFromModel, staleToModel, viewHistories, viewState } from "../core/artifact-keys.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
@@ -53,7 +54,7 @@ async function courtesyLines(
 	try {
 		// An unavailable owner is left out: the call itself says so when it needs that owner.
 		histories = loaded ?? (await host.available(wanted)).histories;
-		text = concurrentNotice({ wanted, histories, seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
+		text = concurrentNotice({ wanted, histories: viewHistories(keyLensFor(host.project(ctx)), histories), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
@@ -66,13 +67,14 @@ async function courtesyLines(
  * stores answer asynchronously), but a store that cannot be read throws only when its state
  * is asked for, as a lazy load would.
  */
-async function statesOf(host: StateFlowHost, wanted: readonly Owner[]): Promise<StateOf> {
+async function statesOf(host: StateFlowHost, wanted: readonly Owner[], ctx: ExtensionContext): Promise<StateOf> {
+	const lens = keyLensFor(host.project(ctx));
 	const loaded = new Map<Owner, { state: OwnerState | undefined } | { error: unknown }>();
 	// One snapshot of the wanted owners, each with its state or the error reading it met.
 	const read = await host.requireStores().loadEach(wanted);
 	wanted.forEach((owner, i) => {
 		const got = read[i];
-		loaded.set(owner, got === undefined || "error" in got ? { error: got?.error } : { state: got.history.state });
+		loaded.set(owner, got === undefined || "error" in got ? { error: got?.error } : { state: viewState(lens, owner, got.history.state) });
 	});
 	return (owner) => {
 		const got = loaded.get(owner);
@@ -98,7 +100,11 @@ function staleHints(host: StateFlowHost, wanted: readonly Owner[], histories: Pa
 		}
 		// Only what a line names counts as shown; the counted rest is named by later calls.
 		host.markHinted(fresh.slice(0, MAX_STALE_HINTS).map((s) => s.sig));
-		return staleHintLines(fresh, wanted);
+		const lens = keyLensFor(host.project(ctx));
+		return staleHintLines(
+			fresh.map((s) => staleToModel(lens, s)),
+			wanted,
+		);
 	} catch {
 		// A hint is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];
@@ -144,9 +150,10 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const response = wanted.includes("session") ? stores.response() : undefined;
 			// Errors spell locators the way the model writes them (relative for a sole owner).
 			// A locator that needs an unavailable owner is refused with why; the others are answered.
+			// Artifact keys as the model is shown them: relative to the folder pi runs in.
 			const view = {
 				wanted,
-				histories: refusing(histories, unavailable),
+				histories: refusing(viewHistories(keyLensFor(host.project(ctx)), histories), unavailable),
 				roots,
 				present: (loc: Locator) => presentLocator(loc, wanted),
 				...(response !== undefined ? { response } : {}),
@@ -203,8 +210,10 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const wanted: Owner[] = [...receipt.wanted];
 			// The current state only phrases reference refusals in the model's spelling; the commit checks again under the lock.
 			// Only a patch that writes a `$ref` asks for them: a cheap superset test spares every other call the loads.
-			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted) : undefined;
-			const patch = canonicalPatchOf(host, params, wanted, states);
+			const states = JSON.stringify(params).includes('"$ref"') ? await statesOf(host, wanted, ctx) : undefined;
+			// The model's artifact keys are relative to the folder pi runs in; stored ones to the checkout's root.
+			const lens = keyLensFor(host.project(ctx));
+			const patch = patchFromModel(lens, canonicalPatchOf(host, params, wanted, states));
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
 			let effects: PreparedEffects | undefined;
@@ -234,6 +243,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 				transitionId: outcome.noop ? null : outcome.transitionId,
 				report: outcome.report,
 				wanted,
+				lens,
 				artifacts,
 				notices: lines,
 				...(outcome.noop ? {} : { records: outcome.records }),

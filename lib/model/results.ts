@@ -3,6 +3,7 @@
  * never echoes the whole state, paths relative to the sole owner for the flat interface, and
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
+import { type KeyLens, SAME_KEYS, recordsToModel, reportToModel } from "../core/artifact-keys.js";
 import { inline } from "../core/printable.js";
 import { getOwn, isPlainObject, jsonUtf8Bytes, parsePointer, setOwn } from "../core/json.js";
 import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact, TransitionRecord } from "../core/types.js";
@@ -138,8 +139,13 @@ export function patchResult(input: {
 	notices?: string[];
 	/** The committed records, whose patches tell deletions from writes. */
 	records?: Partial<Record<Owner, TransitionRecord>>;
+	/** How the text shows artifact keys (the folder pi runs in); `details` stay canonical. */
+	lens?: KeyLens;
 }): ToolText<PatchDetails> {
-	const { transitionId, report, wanted } = input;
+	const { transitionId, wanted } = input;
+	const lens = input.lens ?? SAME_KEYS;
+	const report = reportToModel(lens, input.report);
+	const records = input.records === undefined ? undefined : recordsToModel(lens, input.records);
 	const notices = input.notices ?? [];
 	const p = (ptr: Pointer) => presentPointer(ptr, wanted);
 	const lines: string[] = [];
@@ -150,7 +156,7 @@ export function patchResult(input: {
 	}
 	const extra = [
 		changedLine(report.changed, wanted),
-		deletedLine(report.changed, input.records, wanted),
+		deletedLine(report.changed, records, wanted),
 		listLine(
 			"cascaded",
 			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonical(t, wanted)).join(" + ")}`),
@@ -168,11 +174,11 @@ export function patchResult(input: {
 		content: [{ type: "text", text: lines.join("\n") }],
 		details: {
 			transitionId,
-			scopes: [...report.scopes],
-			changed: [...report.changed],
-			missingDeletions: [...report.missingDeletions],
-			cascades: report.cascades,
-			danglingRefs: report.danglingRefs,
+			scopes: [...input.report.scopes],
+			changed: [...input.report.changed],
+			missingDeletions: [...input.report.missingDeletions],
+			cascades: input.report.cascades,
+			danglingRefs: input.report.danglingRefs,
 			artifacts: input.artifacts ?? [],
 			notices,
 		},

@@ -1,8 +1,9 @@
 /**
- * Artifacts follow the project, through the real pi SDK (issue 25): a session started in a
- * worktree's subfolder names files relative to its checkout's root (the same keys as a session at
- * the root), compiles a Skill at that root, and is refused a path outside the checkout (another
- * worktree's files included): the territory is the checkout, never the folder above it.
+ * Artifacts follow the project, through the real pi SDK (issue 25): keys are stored relative to
+ * the checkout's root and shown to a session in a subfolder relative to that folder, so every key
+ * the model sees or writes is a path pi's tools take as it is; a Skill compiles at the checkout's
+ * root when the model names it there; a path outside the checkout (another worktree's files
+ * included) is refused: the territory is the checkout, never the folder above it.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
@@ -17,7 +18,7 @@ import { git, repo } from "../helpers/git-repo.js";
 import { startFlow } from "./fixture.js";
 
 describe("artifacts in a subfolder of a worktree", () => {
-	it("keys are relative to the checkout's root, Skills compile there, and the main worktree's files are outside", async (t) => {
+	it("keys are written relative to the subfolder, stored relative to the checkout's root; Skills compile there; the main worktree's files are outside", async (t) => {
 		const { base, dir } = repo(t);
 		const wt = join(base, "wt2");
 		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
@@ -28,8 +29,9 @@ describe("artifacts in a subfolder of a worktree", () => {
 		t.after(() => flow.dispose());
 		const skill = { kind: "skill", name: "notes", description: "Writes notes. Use when asked for notes.", body: "# Notes" };
 		await flow.prompt("track", [
-			{ calls: [{ id: "f", name: "patch_state", args: { artifacts: { "src/a.txt": { kind: "file" }, ".pi/skills/notes/SKILL.md": skill } } }] },
+			{ calls: [{ id: "f", name: "patch_state", args: { artifacts: { "a.txt": { kind: "file" }, "../.pi/skills/notes/SKILL.md": skill } } }] },
 			{ calls: [{ id: "out", name: "patch_state", args: { artifacts: { [join(dir, "src", "a.txt")]: { kind: "file" } } } }] },
+			{ calls: [{ id: "up", name: "patch_state", args: { artifacts: { "../../proj/src/a.txt": { kind: "file" } } } }] },
 			{ text: "ok" },
 		]);
 		const results = flow.results();
@@ -39,9 +41,12 @@ describe("artifacts in a subfolder of a worktree", () => {
 		assert.ok(!existsSync(join(dir, ".pi", "skills")), "never into another worktree");
 		assert.equal(results.out?.isError, true);
 		assert.match(results.out?.text ?? "", /is outside the checkout's root \(\S*wt2\)/);
+		assert.equal(results.up?.isError, true);
+		assert.match(results.up?.text ?? "", /artifacts\["\.\.\/\.\.\/proj\/src\/a\.txt"\]` leaves the repository/);
 		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
 		const a = stored.state.artifacts["src/a.txt"] as { sourceHash?: string; fingerprint?: { size?: number } };
 		assert.equal(a.fingerprint?.size, "changed in wt2\n".length, "the key names wt2/src/a.txt, not wt2/src/src/a.txt");
+		assert.deepEqual(Object.keys(stored.state.artifacts).sort(), [".pi/skills/notes/SKILL.md", "src/a.txt"], "stored relative to the checkout's root");
 	});
 
 	it("a project Skill in .agents/skills compiles at the checkout's root, where pi finds it from the subfolder", async (t) => {
@@ -53,7 +58,7 @@ describe("artifacts in a subfolder of a worktree", () => {
 		t.after(() => flow.dispose());
 		const skill = { kind: "skill", name: "deploy", description: "Deploys. Use when asked to deploy.", body: "# Deploy" };
 		await flow.prompt("skill", [
-			{ calls: [{ id: "s", name: "patch_state", args: { artifacts: { ".agents/skills/deploy/SKILL.md": skill } } }] },
+			{ calls: [{ id: "s", name: "patch_state", args: { artifacts: { "../.agents/skills/deploy/SKILL.md": skill } } }] },
 			{ text: "ok" },
 		]);
 		assert.ok(!flow.results().s?.isError, flow.results().s?.text);

@@ -1,0 +1,189 @@
+/**
+ * Artifact keys as the model sees them (issue 25). A CWD or Session file artifact is stored
+ * under a key relative to the checkout's root, the same for every session, worktree and
+ * teammate. pi's own tools resolve a relative path from the folder pi runs in, so a session
+ * started in `src/` is shown `a.ts` for the stored `src/a.ts` and `../README.md` for
+ * `README.md`, and what it writes comes back the same way: the model always has a path it can
+ * hand to `read` as it is. At the root the lens is the identity and costs nothing.
+ *
+ * The mapping is exact both ways for every stored key: `fromModel(toModel(k)) === k`, also for
+ * keys that are not normalised (`src/./a.ts` is shown `../src/./a.ts`, never merged with
+ * `src/a.ts`), so a view never hides or merges an entry.
+ */
+import { posix } from "node:path";
+import { fail } from "./errors.js";
+import { parsePointer, toPointer } from "./json.js";
+import { formatLocator, tryParseLocator } from "./locator.js";
+import { mapRefs } from "./refs.js";
+import type { Cascade, DanglingRef, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, Pointer, StageReport, StaleArtifact, TransitionRecord } from "./types.js";
+
+/** The owners whose artifact keys are relative to the checkout's root (Global's are the agent directory's). */
+function lensed(owner: Owner | null | "effective"): boolean {
+	return owner === "cwd" || owner === "session";
+}
+
+export interface KeyLens {
+	/** The folder pi runs in, relative to the checkout's root (posix, no trailing slash); "" at the root. */
+	readonly base: string;
+	/** A stored key as the model is shown it. */
+	toModel(key: string): string;
+	/** A key the model wrote, as stored; refuses one that leaves the checkout. */
+	fromModel(key: string, field: string): string;
+}
+
+/** The lens at the checkout's root: every key as stored. */
+export const SAME_KEYS: KeyLens = { base: "", toModel: (k) => k, fromModel: (k) => k };
+
+/** A key that reads the same after `base/` is taken off: a plain path below the base. */
+function plainBelow(rest: string): boolean {
+	return rest !== "" && rest !== "." && rest !== ".." && !rest.startsWith("../") && !rest.startsWith("/") && posix.normalize(rest) === rest;
+}
+
+/** The lens for a session whose folder is `base` below the checkout's root ("" or "." for the root). */
+export function keyLens(base: string): KeyLens {
+	const clean = base === "." ? "" : base.replace(/\/+$/, "");
+	if (clean === "") return SAME_KEYS;
+	const up = "../".repeat(clean.split("/").length);
+	const below = `${clean}/`;
+	return {
+		base: clean,
+		toModel(key) {
+			if (posix.isAbsolute(key)) return key;
+			if (key.startsWith(below) && plainBelow(key.slice(below.length))) return key.slice(below.length);
+			return up + key;
+		},
+		fromModel(key, field) {
+			if (posix.isAbsolute(key)) return key;
+			// Exactly what `toModel` showed for a key outside the base (or one not normalised).
+			const stored = key.startsWith(up) ? key.slice(up.length) : posix.normalize(posix.join(clean, key));
+			const at = posix.normalize(stored);
+			if (at === ".." || at.startsWith("../"))
+				fail(
+					"artifact",
+					`${field} leaves the repository: artifact paths are relative to the folder pi runs in (${clean}/ in the checkout) and must stay inside the checkout; use a path inside it.`,
+				);
+			return stored;
+		},
+	};
+}
+
+/** A canonical locator text with its artifact key (if it names one of a lensed owner) passed through `map`. */
+function mapLocatorKey(text: string, map: (key: string) => string): string {
+	const loc = tryParseLocator(text, "canonical");
+	if (loc === undefined || loc.kind !== "state" || !lensed(loc.scope) || loc.plane !== "artifacts" || typeof loc.path[0] !== "string") return text;
+	return formatLocator({ ...loc, path: [map(loc.path[0]), ...loc.path.slice(1)] });
+}
+
+/** Every `$ref` in `value` with its artifact key passed through `map`; `value` itself when none is an artifact's. */
+function mapArtifactRefs(value: Json, map: (key: string) => string): Json {
+	if (!JSON.stringify(value).includes("artifacts")) return value;
+	return mapRefs(value, (ref) => mapLocatorKey(ref, map));
+}
+
+/** A plane (or plane patch) with every value's artifact references mapped, and the artifacts plane's own keys too. */
+function mapPlanes<P extends OwnerState | PlanePatch>(planes: P, owner: Owner, map: (key: string) => string): P {
+	if (!lensed(owner)) return planes;
+	const out = { ...planes } as Record<string, JsonObject | undefined>;
+	for (const [plane, entries] of Object.entries(planes) as [string, JsonObject | undefined][]) {
+		if (entries === undefined) continue;
+		const next: JsonObject = {};
+		for (const [key, value] of Object.entries(entries)) next[plane === "artifacts" ? map(key) : key] = mapArtifactRefs(value, map);
+		out[plane] = next;
+	}
+	return out as P;
+}
+
+function mapRecord(rec: TransitionRecord, owner: Owner, map: (key: string) => string): TransitionRecord {
+	return {
+		...rec,
+		patch: mapPlanes(rec.patch, owner, map),
+		undo: mapPlanes(rec.undo, owner, map),
+		cascades: rec.cascades.map((c) => mapCascade(c, map)),
+	};
+}
+
+function mapCascade(c: Cascade, map: (key: string) => string): Cascade {
+	return { ...c, targets: c.targets.map((t) => mapLocatorKey(t, map)) };
+}
+
+const views = new WeakMap<OwnerHistory, { base: string; view: OwnerHistory }>();
+
+/** A history as the model is shown it: state, checkpoint and retained transitions with keys through the lens (cached per history object). */
+export function viewHistory(lens: KeyLens, h: OwnerHistory): OwnerHistory {
+	if (lens.base === "" || !lensed(h.owner)) return h;
+	const known = views.get(h);
+	if (known?.base === lens.base && known.view.seq === h.seq) return known.view;
+	const map = (k: string) => lens.toModel(k);
+	const view: OwnerHistory = {
+		...h,
+		checkpoint: mapPlanes(h.checkpoint, h.owner, map),
+		state: mapPlanes(h.state, h.owner, map),
+		tail: h.tail.map((r) => mapRecord(r, h.owner, map)),
+	};
+	views.set(h, { base: lens.base, view });
+	return view;
+}
+
+/** One owner's state as the model is shown it. */
+export function viewState(lens: KeyLens, owner: Owner, state: OwnerState): OwnerState {
+	return lens.base === "" ? state : mapPlanes(state, owner, (k) => lens.toModel(k));
+}
+
+/** A stale-artifact note as the model is shown it. */
+export function staleToModel(lens: KeyLens, s: StaleArtifact): StaleArtifact {
+	return lens.base === "" || !lensed(s.owner) ? s : { ...s, key: lens.toModel(s.key) };
+}
+
+/** The wanted owners' histories as the model is shown them. */
+export function viewHistories(lens: KeyLens, histories: Partial<Record<Owner, OwnerHistory>>): Partial<Record<Owner, OwnerHistory>> {
+	if (lens.base === "") return histories;
+	const out: Partial<Record<Owner, OwnerHistory>> = {};
+	for (const [owner, h] of Object.entries(histories) as [Owner, OwnerHistory | undefined][]) if (h !== undefined) out[owner] = viewHistory(lens, h);
+	return out;
+}
+
+/** A canonical patch the model wrote (its keys in the model's view), as stored. */
+export function patchFromModel(lens: KeyLens, patch: Partial<Record<Owner, PlanePatch>>): Partial<Record<Owner, PlanePatch>> {
+	if (lens.base === "") return patch;
+	const out: Partial<Record<Owner, PlanePatch>> = {};
+	for (const [owner, p] of Object.entries(patch) as [Owner, PlanePatch][]) {
+		out[owner] = mapPlanes(p, owner, (k) => lens.fromModel(k, `\`${owner}.artifacts[${JSON.stringify(k)}]\``));
+	}
+	return out;
+}
+
+/** A canonical pointer (`/cwd/artifacts/src~1a.ts/kind`) as the model is shown it. */
+export function pointerToModel(lens: KeyLens, ptr: Pointer): Pointer {
+	if (lens.base === "") return ptr;
+	const [owner, plane, key, ...rest] = parsePointer(ptr);
+	if (plane !== "artifacts" || key === undefined || !lensed(owner as Owner)) return ptr;
+	return toPointer([owner as string, plane, lens.toModel(key), ...rest]);
+}
+
+/** A canonical locator text (`cwd.artifacts["src/a.ts"]`) as the model is shown it. */
+export function locatorToModel(lens: KeyLens, text: string): string {
+	return lens.base === "" ? text : mapLocatorKey(text, (k) => lens.toModel(k));
+}
+
+/** A commit's report as the model is shown it (its `details` keep the canonical form). */
+export function reportToModel(lens: KeyLens, report: StageReport): StageReport {
+	if (lens.base === "") return report;
+	const map = (k: string) => lens.toModel(k);
+	return {
+		...report,
+		changed: report.changed.map((p) => pointerToModel(lens, p)),
+		missingDeletions: report.missingDeletions.map((p) => pointerToModel(lens, p)),
+		cascades: report.cascades.map((c) => mapCascade(c, map)),
+		danglingRefs: report.danglingRefs.map(
+			(d): DanglingRef => ({ ...d, ref: mapLocatorKey(d.ref, map), ...(d.drop !== undefined ? { drop: mapArtifactRefs(d.drop, map) as JsonObject } : {}) }),
+		),
+	};
+}
+
+/** Committed records as the model is shown them (what tells deletions from writes). */
+export function recordsToModel(lens: KeyLens, records: Partial<Record<Owner, TransitionRecord>>): Partial<Record<Owner, TransitionRecord>> {
+	if (lens.base === "") return records;
+	const out: Partial<Record<Owner, TransitionRecord>> = {};
+	for (const [owner, r] of Object.entries(records) as [Owner, TransitionRecord][]) out[owner] = mapRecord(r, owner, (k) => lens.toModel(k));
+	return out;
+}
