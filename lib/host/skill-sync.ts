@@ -2,16 +2,20 @@
  * Compiled Skills of the loaded owners, in this checkout and in pi's Skill list. At session
  * start (pi's `resources_discover`) and before each prompt, compiled Skills the state names
  * but this checkout lacks are written (`storage/compiled-skills.ts`); the ones written at start
- * are handed to pi as Skill paths, so pi loads them like any other. pi discovers Skills only
- * at session start, so a compiled Skill that appears later (written here for another
- * machine's commit, or compiled by this session) is added to the prompt's Skill list in
- * pi's own format until the next session loads it. Nothing here fails a prompt.
+ * are handed to pi as Skill paths, so pi loads them like any other, and so are the project's
+ * compiled Skills in the checkout root's `.pi/skills/` when pi runs in a subfolder (pi reads
+ * `.pi/skills/` only in the folder it starts in, `.agents/skills/` up to the git root itself).
+ * pi discovers Skills only at session start, so a compiled Skill that appears later (written
+ * here for another machine's commit, or compiled by this session) is added to the prompt's
+ * Skill list in pi's own format until the next session loads it. Nothing here fails a prompt.
  */
 import { statSync } from "node:fs";
+import { join } from "node:path";
 import { type BuildSystemPromptOptions, type ExtensionContext, formatSkillsForPrompt, loadSkills, type Skill } from "@mariozechner/pi-coding-agent";
 import { type Owner, type OwnerHistory, type SharedOwner, type StaleArtifact, isSharedOwner } from "../core/types.js";
-import { artifactRootsFor, realOrSelf } from "../storage/artifact-files.js";
+import { type ArtifactRoots, artifactRootsFor, inside, realOrSelf, territoryOf } from "../storage/artifact-files.js";
 import { CompiledSkills } from "../storage/compiled-skills.js";
+import { skillsFolder } from "../storage/skill-format.js";
 import type { StateFlowHost } from "./runtime.js";
 
 /** What one sync found: notes for the head, and the compiled Skill files present now. */
@@ -58,7 +62,10 @@ export class SkillSync {
 		return { problems, present, written };
 	}
 
-	/** Session start: sync, remember what pi has, and return the Skills written now for pi to load. */
+	/**
+	 * Session start: sync, remember what pi has, and return the Skills for pi to load: the ones
+	 * written now, and the present ones pi's own discovery misses from this cwd.
+	 */
 	async atSessionStart(ctx: ExtensionContext): Promise<string[]> {
 		const sel = this.host.selection();
 		if (sel.mode === "off") return [];
@@ -71,9 +78,11 @@ export class SkillSync {
 			}
 		}
 		const { present, written } = this.sync(ctx, histories);
-		// Files found in place were discovered by pi itself (unless its discovery is off: the user's choice).
+		// Files found in place were discovered by pi itself or are handed to it now (unless its discovery is off: the user's choice).
 		for (const abs of present) this.#atStart.add(abs);
-		return written;
+		const roots = artifactRootsFor(ctx.cwd, this.host.options.agentDir, this.host.project(ctx));
+		const missed = present.filter((abs) => !written.includes(abs) && missedByPi(abs, ctx.cwd, roots));
+		return [...written, ...missed];
 	}
 
 	/**
@@ -125,6 +134,17 @@ export class SkillSync {
 		this.#parsed.set(abs, { mtimeMs, skill });
 		return skill;
 	}
+}
+
+/**
+ * A present compiled Skill pi's discovery does not find from `cwd`: a project Skill in the
+ * checkout root's `.pi/skills/` while pi runs elsewhere (a subfolder). Only a file whose real
+ * path lies there, in CWD's territory, qualifies: nothing outside the owner's folders is handed.
+ */
+export function missedByPi(abs: string, cwd: string, roots: ArtifactRoots): boolean {
+	const real = realOrSelf(abs);
+	if (territoryOf(real, roots) !== "cwd" || !inside(real, realOrSelf(join(roots.cwd, skillsFolder("cwd"))))) return false;
+	return !inside(real, realOrSelf(join(cwd, skillsFolder("cwd"))));
 }
 
 function ownerName(owner: SharedOwner): string {

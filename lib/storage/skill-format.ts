@@ -47,7 +47,12 @@ export function skillKey(owner: Owner, name: string): string {
  * in the folder pi starts in): the place for a Skill a session in a subfolder must find.
  */
 export function skillKeys(owner: Owner, name: string): string[] {
-	return owner === "global" ? [skillKey(owner, name)] : [skillKey(owner, name), `.agents/skills/${name}/SKILL.md`];
+	return skillFolders(owner).map((folder) => `${folder}/${name}/SKILL.md`);
+}
+
+/** Every folder (relative to the owner root) a Skill of the owner may compile into, the default first. */
+export function skillFolders(owner: Owner): string[] {
+	return owner === "global" ? [skillsFolder(owner)] : [skillsFolder(owner), ".agents/skills"];
 }
 
 /** The frontmatter block as pi extracts it (`utils/frontmatter.js`), or undefined without one. */

@@ -2,7 +2,8 @@
  * `state-flow doctor` and compiled Skills that no artifact records: a Skill file carrying State
  * Flow's marker line whose artifact the owner's state lacks (a crash between writing the file and
  * committing) is listed with the way out and left in place; the user's own Skills are not listed,
- * and the line goes once the artifact adopts the file.
+ * and the line goes once the artifact adopts the file. A project's `.agents/skills/` at the
+ * checkout root is looked into as well, from any subfolder.
  */
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
@@ -14,6 +15,7 @@ import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
 import { renderSkill } from "../../lib/storage/skill-format.js";
 import { Stores } from "../../lib/storage/stores.js";
+import { repo } from "../helpers/git-repo.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 
 const KEY = ".pi/skills/deploy/SKILL.md";
@@ -54,5 +56,36 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		const again = await doctor();
 		assert.equal(again.code, 0, again.stdout);
 		assert.doesNotMatch(again.stdout, /does not record/);
+	});
+
+	it("looks into the checkout root's .agents/skills too, from a subfolder, never through a link out of it", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const key = ".agents/skills/notes/SKILL.md";
+		const put = (rel: string, text: string) => {
+			mkdirSync(dirname(join(dir, rel)), { recursive: true });
+			writeFileSync(join(dir, rel), text);
+		};
+		put(key, renderSkill("cwd", key, "notes", "Take notes.", "Steps."));
+		put(".agents/skills/mine/SKILL.md", "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
+		const outside = join(base, "outside");
+		mkdirSync(outside);
+		writeFileSync(join(outside, "SKILL.md"), renderSkill("cwd", ".agents/skills/evil/SKILL.md", "evil", "Elsewhere.", "Steps."));
+		symlinkSync(outside, join(dir, ".agents/skills/evil"));
+		const sub = join(dir, "src");
+		await new Stores({ agentDir, cwd: sub }).commit(
+			{ cwd: { tactics: { t: 1 } } },
+			{ by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" },
+		);
+		const r = await runDoctor(parseArgs(["doctor", "--agent-dir", agentDir, "--cwd", sub]));
+		assert.equal(r.code, 0, r.stdout);
+		const lines = r.stdout.split("\n").filter((l) => l.includes("does not record"));
+		assert.equal(lines.length, 1, r.stdout);
+		assert.match(
+			lines[0] ?? "",
+			/^cwd: \S*\/proj\/\.agents\/skills\/notes\/SKILL\.md was compiled by State Flow from cwd\.artifacts\["\.agents\/skills\/notes\/SKILL\.md"\]/,
+		);
+		assert.ok(existsSync(join(dir, key)), "doctor leaves the file");
 	});
 });

@@ -7,7 +7,7 @@ import type { FileOwnerStore } from "../../storage/file-store.js";
 import { inside, lstatOrUndefined, realOrSelf } from "../../storage/fs-util.js";
 import { artifactRootsFor, ownerRoot, readIfFile } from "../../storage/artifact-files.js";
 import { MAX_HASHED_FILE_BYTES } from "../../storage/artifacts.js";
-import { compiledMarker, skillKey, skillsFolder } from "../../storage/skill-format.js";
+import { compiledMarker, skillFolders } from "../../storage/skill-format.js";
 import { PgDatabase } from "../../storage/pg/store.js";
 import type { Stores } from "../../storage/stores.js";
 import type { Parsed } from "../args.js";
@@ -29,25 +29,31 @@ export function unrecordedSkills(report: Report, verified: Partial<Record<FileOw
 		if (h === undefined) continue;
 		const artifacts = h === "none" ? {} : h.state.artifacts;
 		const root = ownerRoot(owner, artifactRootsFor(p.cwd, p.agentDir));
-		const dir = join(root, skillsFolder(owner));
-		// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
-		if (!inside(realOrSelf(dir), realOrSelf(root))) continue;
-		let names: string[];
-		try {
-			names = readdirSync(dir).sort();
-		} catch {
-			continue;
-		}
-		for (const name of names) {
-			const key = skillKey(owner, name);
-			// Only a real folder is looked into (a link there is not State Flow's, and is never followed); the file itself is opened without following one.
-			if (Object.hasOwn(artifacts, key) || !lstatOrUndefined(join(dir, name))?.isDirectory()) continue;
-			const bytes = readIfFile(join(root, key), { followLink: false, maxBytes: MAX_HASHED_FILE_BYTES });
-			if (bytes === undefined || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
-			report.lines.push(
-				`${owner}: ${join(root, key)} was compiled by State Flow from ${owner}.artifacts[${JSON.stringify(key)}], which the state does not record (a crash between writing it and committing, or a store restored from before it). Patch that artifact again to adopt the file, or delete the file; doctor leaves it.`,
-			);
-		}
+		// Every folder a Skill of the owner compiles into: a project's `.pi/skills/` and `.agents/skills/`.
+		for (const folder of skillFolders(owner)) unrecordedIn(report, owner, root, folder, artifacts);
+	}
+}
+
+/** The unrecorded compiled Skills in one Skill folder of an owner: one level of folders, each file bounded. */
+function unrecordedIn(report: Report, owner: FileOwner, root: string, folder: string, artifacts: Record<string, unknown>): void {
+	const dir = join(root, folder);
+	// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
+	if (!inside(realOrSelf(dir), realOrSelf(root))) return;
+	let names: string[];
+	try {
+		names = readdirSync(dir).sort();
+	} catch {
+		return;
+	}
+	for (const name of names) {
+		const key = `${folder}/${name}/SKILL.md`;
+		// Only a real folder is looked into (a link there is not State Flow's, and is never followed); the file itself is opened without following one.
+		if (Object.hasOwn(artifacts, key) || !lstatOrUndefined(join(dir, name))?.isDirectory()) continue;
+		const bytes = readIfFile(join(root, key), { followLink: false, maxBytes: MAX_HASHED_FILE_BYTES });
+		if (bytes === undefined || !bytes.toString("utf8").includes(compiledMarker(owner, key))) continue;
+		report.lines.push(
+			`${owner}: ${join(root, key)} was compiled by State Flow from ${owner}.artifacts[${JSON.stringify(key)}], which the state does not record (a crash between writing it and committing, or a store restored from before it). Patch that artifact again to adopt the file, or delete the file; doctor leaves it.`,
+		);
 	}
 }
 
