@@ -15,7 +15,20 @@ import { fail } from "./errors.js";
 import { parsePointer, toPointer } from "./json.js";
 import { formatLocator, tryParseLocator } from "./locator.js";
 import { mapRefs } from "./refs.js";
-import type { Cascade, DanglingRef, Json, JsonObject, Owner, OwnerHistory, OwnerState, PlanePatch, Pointer, StageReport, StaleArtifact, TransitionRecord } from "./types.js";
+import type {
+	Cascade,
+	DanglingRef,
+	Json,
+	JsonObject,
+	Owner,
+	OwnerHistory,
+	OwnerState,
+	PlanePatch,
+	Pointer,
+	StageReport,
+	StaleArtifact,
+	TransitionRecord,
+} from "./types.js";
 
 /** The owners whose artifact keys are relative to the checkout's root (Global's are the agent directory's). */
 function lensed(owner: Owner | null | "effective"): boolean {

@@ -54,7 +54,13 @@ async function courtesyLines(
 	try {
 		// An unavailable owner is left out: the call itself says so when it needs that owner.
 		histories = loaded ?? (await host.available(wanted)).histories;
-		text = concurrentNotice({ wanted, histories: viewHistories(keyLensFor(host.project(ctx)), histories), seqAtHead: run.seqAtHead, ownSeqs: run.ownSeqs, roots: host.declaredRootNames() });
+		text = concurrentNotice({
+			wanted,
+			histories: viewHistories(keyLensFor(host.project(ctx)), histories),
+			seqAtHead: run.seqAtHead,
+			ownSeqs: run.ownSeqs,
+			roots: host.declaredRootNames(),
+		});
 	} catch {
 		// A notice is a courtesy; a store that cannot be read now is reported by the call itself.
 		return [];

@@ -16,7 +16,10 @@ const segment = fc.constantFrom("src", "lib", "a.ts", ".", "..", "", ".pi", "ski
 const relKey = fc.array(segment, { minLength: 1, maxLength: 5 }).map((s) => s.join("/"));
 /** Keys a store can hold: inside the checkout (the compiler refuses any other), or absolute. */
 const inside = (k: string) => posix.resolve("/repo", k).startsWith("/repo/");
-const storedKey = fc.oneof(relKey.filter(inside), relKey.map((k) => `/abs/${k}`));
+const storedKey = fc.oneof(
+	relKey.filter(inside),
+	relKey.map((k) => `/abs/${k}`),
+);
 const base = fc.array(fc.constantFrom("src", "lib", "deep", "a.b"), { minLength: 1, maxLength: 3 }).map((s) => s.join("/"));
 const ROOT = "/repo";
 
@@ -68,7 +71,7 @@ describe("keyLens", () => {
 		assert.equal(lens.fromModel("lib/b.ts", "f"), "src/lib/b.ts");
 		assert.equal(lens.fromModel("../.pi/skills/x/SKILL.md", "f"), ".pi/skills/x/SKILL.md");
 		assert.throws(
-			() => lens.fromModel("../../other/a.ts", "`artifacts[\"../../other/a.ts\"]`"),
+			() => lens.fromModel("../../other/a.ts", '`artifacts["../../other/a.ts"]`'),
 			(e) => isStateError(e) && e.code === "artifact" && /artifacts\["\.\.\/\.\.\/other\/a\.ts"\]` leaves the repository/.test(e.message),
 		);
 		assert.equal(keyLens(""), SAME_KEYS);
@@ -83,7 +86,16 @@ describe("the model's view of state, patches and reports", () => {
 		h.state.artifacts = { "src/a.ts": { kind: "file" }, "README.md": { kind: "file" } };
 		h.state.tactics = { t: { uses: { $ref: 'cwd.artifacts["src/a.ts"]' }, note: "src/a.ts stays text" } };
 		h.tail = [
-			{ id: "x", at: "t", seq: 1, by: { kind: "command", command: "c" }, patch: { artifacts: { "src/a.ts": { kind: "file" } } }, undo: { artifacts: { "src/a.ts": null } }, cascades: [], owners: ["cwd"] },
+			{
+				id: "x",
+				at: "t",
+				seq: 1,
+				by: { kind: "command", command: "c" },
+				patch: { artifacts: { "src/a.ts": { kind: "file" } } },
+				undo: { artifacts: { "src/a.ts": null } },
+				cascades: [],
+				owners: ["cwd"],
+			},
 		];
 		h.seq = 1;
 		const v = viewHistory(lens, h);
