@@ -221,7 +221,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const lens = keyLensFor(host.project(ctx));
 			const patch = patchFromModel(lens, canonicalPatchOf(host, params, wanted, states));
 			const stores = host.requireStores();
-			const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
+			const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter, lens });
 			let effects: PreparedEffects | undefined;
 			const outcome = await stores.commit(patch, {
 				by: { kind: "tool", sessionId: receipt.identity.sessionId, toolCallId },

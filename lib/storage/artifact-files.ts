@@ -73,9 +73,8 @@ export function territoryOf(absPath: string, roots: ArtifactRoots): SharedOwner 
 const ROOT_NAME: Record<Owner, string> = { global: "the agent directory", cwd: "the checkout's root", session: "the checkout's root" };
 
 /** Resolve an artifact key to an absolute path, refusing keys outside the owner's territory. */
-export function resolveArtifactKey(owner: Owner, key: string, roots: ArtifactRoots): string {
+export function resolveArtifactKey(owner: Owner, key: string, roots: ArtifactRoots, field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``): string {
 	const path = [owner, "artifacts", key];
-	const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
 	if (key === "" || key.includes("\0")) fail("artifact", `${field}: an artifact key must be a file path relative to ${ROOT_NAME[owner]}.`, path);
 	const root = resolve(ownerRoot(owner, roots));
 	const abs = isAbsolute(key) ? resolve(key) : resolve(root, key);

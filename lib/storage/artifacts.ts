@@ -30,6 +30,7 @@ import {
 	sha256,
 	skillFolderFiles,
 } from "./artifact-files.js";
+import { type KeyLens, SAME_KEYS } from "../core/artifact-keys.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillKeys, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
@@ -55,6 +56,8 @@ export { type ArtifactRoots, SKILL_FOLDER_LIMITS } from "./artifact-files.js";
 export interface ArtifactCompilerOptions {
 	/** pi's `parseFrontmatter`, so acquired Skills are read exactly as pi reads them. */
 	parseFrontmatter?: FrontmatterParser;
+	/** How messages spell CWD and Session keys: as the model wrote them (the folder pi runs in). */
+	lens?: KeyLens;
 }
 
 export function own(obj: JsonObject | undefined, key: string): Json | undefined {
@@ -142,6 +145,7 @@ export function createArtifactCompiler(
 	options: ArtifactCompilerOptions = {},
 ): (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => PreparedEffects {
 	const parse = options.parseFrontmatter ?? simpleFrontmatter;
+	const lens = options.lens ?? SAME_KEYS;
 	return (patch, histories) => {
 		const plan: Plan = { ops: [], claimed: new Map(), notes: [], report: [] };
 		const out: CanonicalPatch = {};
@@ -165,8 +169,9 @@ export function createArtifactCompiler(
 					continue;
 				}
 				const merged = applyMergePatch(cur, pv);
-				const field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``;
-				const desired = compileEntry({ owner, key, field, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
+				const spell = owner === "global" ? (k: string) => k : (k: string) => lens.toModel(k);
+				const field = `\`${owner}.artifacts[${JSON.stringify(spell(key))}]\``;
+				const desired = compileEntry({ owner, key, field, spell, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
 				// Files the old value owned and the new one does not (a renamed Skill, a file gone from an
 				// acquired Skill's folder) are deleted while still State Flow's; a key naming its own compiled
 				// file (turned into a file artifact) keeps it.
@@ -225,8 +230,10 @@ function removeOwned(files: readonly Compiled[], plan: Plan): boolean {
 interface Entry {
 	owner: Owner;
 	key: string;
-	/** `` `cwd.artifacts["key"]` ``, for messages. */
+	/** `` `cwd.artifacts["key"]` ``, for messages, in the writer's spelling. */
 	field: string;
+	/** A key of this owner in the writer's spelling. */
+	spell: (key: string) => string;
 	/** The error path of the entry. */
 	path: string[];
 	/** The owner's artifacts before this commit. */
@@ -240,7 +247,7 @@ interface Entry {
 export const MAX_HASHED_FILE_BYTES = 4 * 1024 * 1024;
 
 function compileEntry(e: Entry, merged: Json): JsonObject {
-	const abs = resolveArtifactKey(e.owner, e.key, e.roots);
+	const abs = resolveArtifactKey(e.owner, e.key, e.roots, e.field);
 	const kind = isObj(merged) ? own(merged, "kind") : undefined;
 	if (!isObj(merged) || (kind !== "file" && kind !== "skill"))
 		fail("artifact", `${e.field} must be an object with \`kind\` "file" or "skill", e.g. {"kind":"file","note":"why it matters"}.`, e.path);
@@ -271,7 +278,7 @@ function compileAuthored(e: Entry, abs: string, value: JsonObject): JsonObject {
 	if (e.key !== expected && !also.includes(e.key))
 		fail(
 			"artifact",
-			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(expected)}]${also.map((k) => ` or artifacts[${JSON.stringify(k)}] (found from every subfolder)`).join("")} (the folder must equal the name).`,
+			`${field}: an inline Skill's key is the path it compiles to; for \`name\` "${name as string}" use artifacts[${JSON.stringify(e.spell(expected as string))}]${also.map((k) => ` or artifacts[${JSON.stringify(e.spell(k))}] (found from every subfolder)`).join("")} (the folder must equal the name).`,
 			path,
 		);
 	if (e.owner === "session") return value; // Session Skills stay in the session: validated, never written.
@@ -366,11 +373,16 @@ function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boole
 	const { field, path } = e;
 	const rel = relative(ownerRoot(e.owner, e.roots), target);
 	const prior = e.plan.claimed.get(target);
-	if (prior !== undefined) fail("artifact", `${field} and artifacts[${JSON.stringify(prior)}] both compile to \`${rel}\`; give one Skill another name.`, path);
+	if (prior !== undefined)
+		fail("artifact", `${field} and artifacts[${JSON.stringify(e.spell(prior))}] both compile to \`${rel}\`; give one Skill another name.`, path);
 	for (const k of Object.keys(e.current)) {
 		if (k === e.key) continue;
 		if (ownedFiles(e.owner, e.current[k], e.roots).some((c) => c.abs === target))
-			fail("artifact", `${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(k)}]; remove that artifact first or use another name.`, path);
+			fail(
+				"artifact",
+				`${field}: \`${rel}\` is already compiled from artifacts[${JSON.stringify(e.spell(k))}]; remove that artifact first or use another name.`,
+				path,
+			);
 	}
 	const existing = readIfFile(target);
 	// A file byte-identical to this compile (marker included) is adopted: e.g. a clone with the compiled Skill in git.
@@ -378,7 +390,7 @@ function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boole
 		fail(
 			"artifact",
 			executable === undefined
-				? `${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(rel.split(sep).join("/"))}] = {"kind":"skill"}, or move it away first.`
+				? `${field}: \`${rel}\` already exists and State Flow did not write it (or it was edited since). Acquire it instead with artifacts[${JSON.stringify(e.spell(rel.split(sep).join("/")))}] = {"kind":"skill"}, or move it away first.`
 				: `${field}: \`${rel}\` (a file of the Skill's folder) already exists and State Flow did not write it (or it was edited since); move it away first.`,
 			path,
 		);

@@ -51,6 +51,8 @@ export interface FlowOptions {
 	factoriesBefore?: ExtensionFactory[];
 	/** CLI flags of this process (`{ "state-owners": "cwd" }`). */
 	flags?: Record<string, string>;
+	/** Transition ids are `<idPrefix>-0001`, … (default `t`): flows sharing a store need distinct ones. */
+	idPrefix?: string;
 }
 
 /** Count registerTool calls while delegating everything to the real API object. */
@@ -80,7 +82,7 @@ export async function startFlow(opts: FlowOptions = {}): Promise<Flow> {
 	const factory = createStateFlow({
 		agentDir,
 		now: () => new Date(Date.UTC(2026, 10, 30, 9, 0, tick++)),
-		newId: () => `t-${String(++ids).padStart(4, "0")}`,
+		newId: () => `${opts.idPrefix ?? "t"}-${String(++ids).padStart(4, "0")}`,
 		notify: (m) => notes.push(m),
 	});
 	const harness = await createHarness({

@@ -31,6 +31,7 @@ describe("artifacts in a subfolder of a worktree", () => {
 		await flow.prompt("track", [
 			{ calls: [{ id: "f", name: "patch_state", args: { artifacts: { "a.txt": { kind: "file" }, "../.pi/skills/notes/SKILL.md": skill } } }] },
 			{ calls: [{ id: "out", name: "patch_state", args: { artifacts: { [join(dir, "src", "a.txt")]: { kind: "file" } } } }] },
+			{ calls: [{ id: "here", name: "patch_state", args: { artifacts: { ".pi/skills/notes2/SKILL.md": { ...skill, name: "notes2" } } } }] },
 			{ calls: [{ id: "up", name: "patch_state", args: { artifacts: { "../../proj/src/a.txt": { kind: "file" } } } }] },
 			{ text: "ok" },
 		]);
@@ -41,6 +42,12 @@ describe("artifacts in a subfolder of a worktree", () => {
 		assert.ok(!existsSync(join(dir, ".pi", "skills")), "never into another worktree");
 		assert.equal(results.out?.isError, true);
 		assert.match(results.out?.text ?? "", /is outside the checkout's root \(\S*wt2\)/);
+		assert.equal(results.here?.isError, true, "a Skill never compiles under the subfolder");
+		assert.match(
+			results.here?.text ?? "",
+			/use artifacts\["\.\.\/\.pi\/skills\/notes2\/SKILL\.md"\] or artifacts\["\.\.\/\.agents\/skills\/notes2\/SKILL\.md"\]/,
+		);
+		assert.match(results.here?.text ?? "", /`cwd\.artifacts\["\.pi\/skills\/notes2\/SKILL\.md"\]`/, "named as the model wrote it");
 		assert.equal(results.up?.isError, true);
 		assert.match(results.up?.text ?? "", /artifacts\["\.\.\/\.\.\/proj\/src\/a\.txt"\]` leaves the repository/);
 		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();

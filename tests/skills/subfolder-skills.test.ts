@@ -66,7 +66,8 @@ describe("compiled project Skills from a subfolder of the repository", () => {
 		const p = project(t);
 		const s = await open(p.at(join(p.dir, "src")));
 		try {
-			const during = await s.prompt([{ artifacts: { [KEY]: releaseNotes } }]);
+			// From `src/` the root's Skill folder is `../.pi/skills/` (keys are relative to the folder pi runs in).
+			const during = await s.prompt([{ artifacts: { [`../${KEY}`]: releaseNotes } }]);
 			assert.equal(count(during.systemPrompt, "<name>release-notes</name>"), 0, "the run that compiles it keeps its system prompt");
 			assert.ok(existsSync(join(p.dir, KEY)), "compiled at the checkout's root");
 			assert.equal(existsSync(join(p.dir, "src", ".pi")), false, "never under the subfolder pi runs in");
