@@ -3,12 +3,15 @@
  * store an older build made in a subfolder or a worktree of this project. Into an empty
  * project store it moves WITH its history (`FileOwnerStore.adopt`, read back and compared, as
  * `migrate` does); into a project store that holds state it goes as one transition adding its
- * entries, refused with nothing written when any key exists in both. `--keep` keeps it apart
+ * entries, refused with nothing written when any key exists in both. A subfolder's artifact
+ * keys are rebased onto the checkout's root on the way (`rebased`). `--keep` keeps it apart
  * on purpose. Either way the store apart is left in place, marked, and no longer reported:
  * nothing is merged or deleted without this command.
  */
 import { randomUUID } from "node:crypto";
-import { resolve } from "node:path";
+import { relative, resolve, sep } from "node:path";
+import { keyLens, mapHistoryKeys } from "../core/artifact-keys.js";
+import { isPlainObject } from "../core/json.js";
 import { fail, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from "../core/types.js";
@@ -17,7 +20,8 @@ import { sameHistoryText } from "../storage/format.js";
 import { realOrSelf } from "../storage/fs-util.js";
 import { storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
-import { markApart, storesApart } from "../storage/stores-apart.js";
+import { projectOf } from "../storage/project.js";
+import { type StoreApart, markApart, storesApart } from "../storage/stores-apart.js";
 import type { Parsed } from "./args.js";
 import { lines, ok, openStores, type Outcome } from "./commands.js";
 
@@ -31,6 +35,27 @@ function conflicts(a: OwnerHistory, b: OwnerHistory): string[] {
 		for (const key of Object.keys(a.state[plane])) if (Object.hasOwn(b.state[plane], key)) out.push(`${plane}${formatKeySegment(key)}`);
 	}
 	return out;
+}
+
+/**
+ * A subfolder's history with its artifact keys (relative to that folder) rebased onto the
+ * checkout's root, where the project's keys are relative to: checkpoint, state and every
+ * retained transition alike (`mapHistoryKeys`), references to them included, so the history
+ * moves whole. A compiled Skill is refused instead: it compiled under the subfolder, where pi does
+ * not list it for the repository, and no key there is one of the project's Skill places.
+ */
+function rebased(source: OwnerHistory, found: StoreApart): OwnerHistory {
+	const skills = Object.entries(source.state.artifacts)
+		.filter(([, v]) => isPlainObject(v) && (v.kind === "skill" || v.compiledTo !== undefined))
+		.map(([k]) => k);
+	if (skills.length > 0)
+		fail(
+			"invalid_input",
+			`the store apart ${found.store} holds compiled Skills (artifacts ${skills.map((k) => JSON.stringify(k)).join(", ")}) placed under ${found.folder}, where pi does not list them for the repository; record them again from the project (its \`.pi/skills/\` or \`.agents/skills/\`), delete them from the store apart, then adopt it, or keep it apart with \`--keep\`. Nothing was changed.`,
+		);
+	const base = relative(projectOf(found.folder).checkout, found.folder).split(sep).join("/");
+	const lens = keyLens(base);
+	return mapHistoryKeys(source, (k) => lens.fromModel(k, `the store apart's artifacts[${JSON.stringify(k)}]`));
 }
 
 export async function runAdopt(p: Parsed): Promise<Outcome> {
@@ -65,13 +90,7 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 			`the store apart ${found.store} cannot be read (${messageOf(e)}); nothing was changed. Inspect it with \`state-flow doctor --cwd ${found.folder}\` from an older build, or keep it apart.`,
 		);
 	}
-	if (found.where === "subfolder" && Object.keys(source.state.artifacts).length > 0) {
-		fail(
-			"invalid_input",
-			// Translating the keys would rewrite every recorded transition's patch and undo (and the compiled Skills' places): refused, not guessed.
-			`the store apart ${found.store} tracks artifacts by paths relative to ${found.folder}, but the project's artifact keys are relative to the checkout's root, so they would name other files. Re-record them from the project (keys relative to the checkout's root), then \`--keep\` it apart. Nothing was changed.`,
-		);
-	}
+	if (found.where === "subfolder") source = rebased(source, found);
 	const target = new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, seen: seenMarksOf(paths) });
 	const current = await stores.load("cwd");
 	let said: string;

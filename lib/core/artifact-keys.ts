@@ -119,22 +119,32 @@ function mapCascade(c: Cascade, map: (key: string) => string): Cascade {
 	return { ...c, targets: c.targets.map((t) => mapLocatorKey(t, map)) };
 }
 
-const views = new WeakMap<OwnerHistory, { base: string; view: OwnerHistory }>();
+/** Views by history object; the holder mutates a history in place, so a view is reused only while its seq, fold point and tail are the same. */
+const views = new WeakMap<OwnerHistory, { base: string; at: string; view: OwnerHistory }>();
 
 /** A history as the model is shown it: state, checkpoint and retained transitions with keys through the lens (cached per history object). */
 export function viewHistory(lens: KeyLens, h: OwnerHistory): OwnerHistory {
 	if (lens.base === "" || !lensed(h.owner)) return h;
+	const at = `${h.seq}:${h.checkpointSeq}:${h.tail.length}:${h.tail.at(-1)?.id ?? ""}`;
 	const known = views.get(h);
-	if (known?.base === lens.base && known.view.seq === h.seq) return known.view;
-	const map = (k: string) => lens.toModel(k);
-	const view: OwnerHistory = {
+	if (known?.base === lens.base && known.at === at) return known.view;
+	const view = mapHistoryKeys(h, (k) => lens.toModel(k));
+	views.set(h, { base: lens.base, at, view });
+	return view;
+}
+
+/**
+ * A history with every artifact key of a CWD or Session owner passed through `map`: checkpoint,
+ * state and each retained transition's patch, undo and cascades, references inside values
+ * included. A copy; `h` is not touched.
+ */
+export function mapHistoryKeys(h: OwnerHistory, map: (key: string) => string): OwnerHistory {
+	return {
 		...h,
 		checkpoint: mapPlanes(h.checkpoint, h.owner, map),
 		state: mapPlanes(h.state, h.owner, map),
 		tail: h.tail.map((r) => mapRecord(r, h.owner, map)),
 	};
-	views.set(h, { base: lens.base, view });
-	return view;
 }
 
 /** One owner's state as the model is shown it. */

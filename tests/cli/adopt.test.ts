@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
@@ -62,6 +63,57 @@ describe("state-flow adopt", () => {
 		assert.ok(existsSync(join(storeInRoot(join(dir, "src")), "log.jsonl")), "the store apart is kept");
 		assert.match(readFileSync(join(storeInRoot(join(dir, "src")), "apart"), "utf8"), /^adopted into /);
 		assert.doesNotMatch(runCli(["show", "cwd"], { cwd: dir, env }).stdout, /store apart/);
+	});
+
+	it("a subfolder's artifact keys are rebased onto the checkout's root, history and references included; a compiled Skill refuses it", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const sub = join(dir, "src");
+		const store = new FileOwnerStore({ owner: "cwd", root: storeInRoot(sub), retention: 20, gitignore: true });
+		const art = { kind: "file", note: "entry" };
+		const ref = { $ref: 'cwd.artifacts["a.txt"]' };
+		const records: Array<Pick<TransitionRecord, "patch" | "undo">> = [
+			{ patch: { artifacts: { "a.txt": art } }, undo: { artifacts: { "a.txt": null } } },
+			{ patch: { tactics: { use: { uses: ref } }, artifacts: { "../README.md": art } }, undo: { tactics: { use: null }, artifacts: { "../README.md": null } } },
+		];
+		for (const [i, r] of records.entries()) {
+			const c = await store.commit({ id: `old-${i}`, seq: i + 1, at: "2026-01-01T00:00:00.000Z", by, ...r, cascades: [], owners: ["cwd"] }, i);
+			assert.equal(c.kind, "committed");
+		}
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const run = runCli(["adopt", sub], { cwd: dir, env });
+		assert.equal(run.code, 0, run.stderr);
+		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(Object.keys(after.state.artifacts).sort(), ["README.md", "src/a.txt"], "keys name the same files from the checkout's root");
+		assert.deepEqual(after.state.tactics, { use: { uses: { $ref: 'cwd.artifacts["src/a.txt"]' } } });
+		assert.deepEqual(
+			after.tail.map((r) => Object.keys(r.patch.artifacts ?? {})),
+			[["src/a.txt"], ["README.md"]],
+			"every retained transition is rebased: undo walks back over the same files",
+		);
+		assert.deepEqual(after.tail[1]?.undo.artifacts, { "README.md": null });
+
+		const other = repo(t);
+		const skillStore = new FileOwnerStore({ owner: "cwd", root: storeInRoot(join(other.dir, "src")), retention: 20, gitignore: true });
+		const skill = { kind: "skill", name: "x", compiledTo: ".pi/skills/x/SKILL.md" };
+		await skillStore.commit(
+			{
+				id: "s-1",
+				seq: 1,
+				at: "2026-01-01T00:00:00.000Z",
+				by,
+				patch: { artifacts: { ".pi/skills/x/SKILL.md": skill } },
+				undo: { artifacts: { ".pi/skills/x/SKILL.md": null } },
+				cascades: [],
+				owners: ["cwd"],
+			},
+			0,
+		);
+		const refused = runCli(["adopt", join(other.dir, "src")], { cwd: other.dir, env });
+		assert.equal(refused.code, 1);
+		assert.match(refused.stderr, /holds compiled Skills \(artifacts "\.pi\/skills\/x\/SKILL\.md"\).*Nothing was changed/);
+		assert.equal(existsSync(join(storeInRoot(other.dir), "log.jsonl")), false, "nothing written");
 	});
 
 	it("a worktree's store apart joins a project store that holds state as one transition; a shared key refuses it whole", async (t) => {

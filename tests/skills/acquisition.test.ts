@@ -8,6 +8,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { JsonObject, Owner } from "../../lib/core/types.js";
+import { keyLens } from "../../lib/core/artifact-keys.js";
 import { acquisitionHint } from "../../lib/host/acquisition.js";
 import { toCanonicalPatch } from "../../lib/model/interface.js";
 import { setup as setupArtifacts } from "./artifact-fixture.js";
@@ -38,6 +39,21 @@ describe("acquisition hint", () => {
 		assert.equal(hint?.includes("\n"), false);
 		assert.match(hint ?? "", /artifacts\["vendor\/deploy\/SKILL.md"\]/);
 		assert.deepEqual(suggested(hint), { artifacts: { "vendor/deploy/SKILL.md": { kind: "skill" } } });
+	});
+
+	it("from a subfolder, names the Skill relative to that folder, the way the model reads and writes keys", (t) => {
+		const s = setup(t);
+		mkdirSync(join(s.cwd, "app"));
+		const hint = acquisitionHint("../vendor/deploy/SKILL.md", {
+			...s.roots,
+			from: join(s.cwd, "app"),
+			lens: keyLens("app"),
+			wanted: ["cwd"],
+			histories: s.histories,
+		});
+		assert.deepEqual(suggested(hint), { artifacts: { "../vendor/deploy/SKILL.md": { kind: "skill" } } });
+		assert.match(hint ?? "", /relative to the folder pi runs in\)\.$/);
+		assert.equal(keyLens("app").fromModel("../vendor/deploy/SKILL.md", "f"), "vendor/deploy/SKILL.md", "the patch names the file read");
 	});
 
 	it("gives the scoped patch, relative to the agent directory, for a Global Skill read by absolute path", (t) => {
