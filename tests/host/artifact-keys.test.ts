@@ -69,7 +69,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.match(r.ref?.text ?? "", /"\$ref":\s*"artifacts\[\\"a\.txt\\"\]"/, "a reference to an artifact is spelled from src/ too");
 		assert.ok(!r.write?.isError, r.write?.text);
 		assert.match(r.write?.text ?? "", /changed: .*\/artifacts\/\.\.~1README\.md/);
-		assert.ok((r.write?.details.changed as string[]).includes("/cwd/artifacts/README.md"), "details stay canonical");
+		assert.ok(((r.write?.details.changed ?? []) as string[]).includes("/cwd/artifacts/README.md"), "details stay canonical");
 
 		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(stored.state.artifacts).sort(), ["README.md", "src/a.txt"]);
