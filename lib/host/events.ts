@@ -5,7 +5,8 @@
  * the Session `response` plane and Active reconciliation. Handlers never throw at pi:
  * a failure is reported with `ctx.ui.notify` and the agent keeps running.
  */
-import { artifactRootsFor, keyLensFor } from "../storage/artifact-files.js";
+import { artifactRootsFor } from "../storage/artifact-files.js";
+import { keyLensFor } from "../storage/project.js";
 import { staleToModel, viewHistories } from "../core/artifact-keys.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";

@@ -5,8 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
 import {
@@ -43,15 +42,6 @@ export interface ArtifactRoots {
 /** The artifact roots of a session or command started in `cwd`: its checkout's root (`projectOf`) and the agent directory. */
 export function artifactRootsFor(cwd: string, agentDir: string, project: Project = projectOf(cwd)): ArtifactRoots {
 	return { cwd: project.checkout, agentDir };
-}
-
-/**
- * How the model is shown CWD and Session artifact keys in a session started at `project.start`:
- * relative to that folder, so each is a path pi's tools take as it is (`core/artifact-keys.ts`).
- */
-export function keyLensFor(project: Project): KeyLens {
-	const base = relative(project.checkout, project.start);
-	return base === "" || base === ".." || base.startsWith(`..${sep}`) || isAbsolute(base) ? SAME_KEYS : keyLens(base.split(sep).join("/"));
 }
 
 /** The root an owner's artifact keys are relative to. */

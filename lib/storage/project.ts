@@ -14,7 +14,8 @@
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
 import { printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
 
@@ -193,3 +194,19 @@ export function projectLine(p: Project, link?: string): string {
 	// Folder names and link ids are shown, never obeyed: a newline or a control in one never ends the line.
 	return printable(`project ${fitPath(where, LINE_WIDTH - fixed.length)} (${why})`.replace(/\n/g, "\\n")).slice(0, LINE_WIDTH);
 }
+
+/**
+ * How the model is shown CWD and Session artifact keys in a session started at `project.start`:
+ * relative to that folder, so each is a path pi's tools take as it is (`core/artifact-keys.ts`).
+ */
+export function keyLensFor(project: Project): KeyLens {
+	let lens = lenses.get(project);
+	if (lens === undefined) {
+		const base = relative(project.checkout, project.start);
+		lens = base === "" || base === ".." || base.startsWith(`..${sep}`) || isAbsolute(base) ? SAME_KEYS : keyLens(base.split(sep).join("/"));
+		lenses.set(project, lens);
+	}
+	return lens;
+}
+/** One lens per resolved project (the host resolves a project once per folder). */
+const lenses = new WeakMap<Project, KeyLens>();
