@@ -9,7 +9,7 @@
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
 import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkOf, linkedProject, placementFor, userOf } from "../storage/backend.js";
-import { repositoryOf } from "../storage/repository.js";
+import { repositoryKeysOf, repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
 import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
@@ -98,8 +98,17 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const entry = linkEntry(links, p.cwd);
 	const before = entry === undefined ? linkOf(config, p.cwd)?.project : links[entry];
-	if (before === id)
-		return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
+	if (before === id) {
+		// A link an older build made by path alone gains its repository now (the same project: no new consent needed).
+		const repo = repositoryLinkOf(p.cwd);
+		if (repo.keys.every((k) => config.repoLinks?.[k] === id))
+			return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
+		await setLink(p.agentDir, entry ?? real, id, repo.keys);
+		return ok(
+			`${real} is already linked to project \`${id}\`; its repository is recorded now. ${repositoryWords(repo, real)}\n${databaseLine(placementFor(config, p.cwd))}\n`,
+			lines(warnings),
+		);
+	}
 	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
 	// Files whose memory was already moved to this very project (`migrate`) hold nothing the link would hide.
 	const content = before === undefined && movedTo(local.root) !== id ? localContent(local) : { seq: 0 };
@@ -115,16 +124,14 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
 	}
 	if (entry !== undefined && entry !== real) await setLink(p.agentDir, entry, undefined);
-	const repo = repositoryOf(p.cwd);
-	await setLink(p.agentDir, real, id, repo);
+	const repo = repositoryLinkOf(p.cwd);
+	await setLink(p.agentDir, real, id, repo.keys);
 	const { config: now } = readConfig(p.agentDir);
 	const placement = placementFor(now, p.cwd);
 	out.unshift(
 		`Linked ${real} to project \`${id}\`${before !== undefined ? ` (was \`${before}\`)` : ""}, recorded in ${configPath(p.agentDir)}.`,
 		`This checkout's CWD memory is now shared with every checkout linked to \`${id}\` in that database; pi sessions started here use it, and a running session picks it up at its next prompt.`,
-		repo !== undefined
-			? `Every checkout of repository ${repo} on this machine (moved, renamed, another clone or worktree) follows this link.`
-			: "This repository has no `origin` remote: a moved or renamed checkout, or another clone, is not linked until linked again.",
+		repositoryWords(repo, real),
 	);
 	out.push(databaseLine(placement));
 	if (placement.database !== undefined) out.push(await projectLine(p, now, placement));
@@ -153,7 +160,7 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
 	const real = entry ?? linkKey(p.cwd);
 	const id = entry !== undefined ? links[entry] : link?.project;
 	// The repository's link goes too: otherwise every other checkout of it (and this one) would stay linked.
-	await setLink(p.agentDir, real, undefined, repositoryOf(p.cwd));
+	await setLink(p.agentDir, real, undefined, repositoryKeysOf(p.cwd));
 	clearMoved(local.root);
 	const content = localContent(local);
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
@@ -307,7 +314,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	}
 	try {
 		if (owner === "cwd") {
-			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined, repositoryOf(p.cwd));
+			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined, repositoryKeysOf(p.cwd));
 			clearMoved(local.root);
 		} else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
 	} catch (e) {
@@ -327,7 +334,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 
 /** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
 async function record(p: Parsed, owner: SharedOwner, key: string): Promise<void> {
-	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key, repositoryOf(p.cwd));
+	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key, repositoryLinkOf(p.cwd).keys);
 	else await updateConfig(p.agentDir, { shareGlobal: true }, "sharing Global");
 }
 

@@ -9,6 +9,7 @@ import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable } from "../core/printable.js";
 import { linkKey, linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
+import { repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { whoAmI } from "../storage/who.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
@@ -55,8 +56,12 @@ export async function link(host: StateFlowHost, id: string | undefined, { usage,
 		);
 	}
 	if (current === project) {
+		// A link an older build made by path alone gains its repository now (the same project: no new consent needed).
+		const known = repositoryLinkOf(ctx.cwd);
+		const repo = known.keys.every((k) => config.repoLinks?.[k] === project) ? undefined : await recordLink(agentDir, ctx.cwd, project);
 		const moved = await apply(host, ctx);
-		return say(`State Flow: this checkout is already linked to project \`${project}\` (${databaseWords(placement)}).${moved}`);
+		const recorded = repo === undefined ? "" : ` Its repository is recorded now: ${repositoryWords(repo, checkout)}`;
+		return say(`State Flow: this checkout is already linked to project \`${project}\` (${databaseWords(placement)}).${recorded}${moved}`);
 	}
 	if (!ctx.hasUI) {
 		return say(
@@ -77,10 +82,12 @@ export async function link(host: StateFlowHost, id: string | undefined, { usage,
 	if (!(await ctx.ui.confirm("State Flow: link to a shared project?", printable(question)))) {
 		return say(`State Flow: not linked; nothing changed.`);
 	}
-	await recordLink(agentDir, ctx.cwd, project);
+	const repo = await recordLink(agentDir, ctx.cwd, project);
 	const named = config.user === undefined ? await askUser(agentDir, ctx) : "";
 	const moved = await apply(host, ctx);
-	say(`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now.${named}${moved}`);
+	say(
+		`State Flow: linked this checkout to project \`${project}\` (${databaseWords(placement)}); its CWD memory is shared now. ${repo === undefined ? "" : repositoryWords(repo, checkout)}${named}${moved}`,
+	);
 }
 
 /**

@@ -10,7 +10,7 @@ import { linkEntry, linkKey } from "../storage/backend.js";
 import { readConfig, setLink, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { projectOf } from "../storage/project.js";
-import { repositoryOf } from "../storage/repository.js";
+import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/repository.js";
 import type { OwnerLocation } from "../storage/port.js";
 import { readSuggestion } from "../storage/suggestion.js";
 
@@ -19,14 +19,23 @@ export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion 
 /**
  * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in
  * the user's config, keeping every other link and key as written (`setLink`: under the
- * config's lock, atomic, refusing a file it cannot parse).
+ * config's lock, atomic, refusing a file it cannot parse). Linking records the repository too
+ * (`repositoryLinkOf`: its `origin`, else a token written now into its git common dir, and its
+ * root's path); unlinking removes every repository key of this checkout. Returns what was
+ * recorded for the repository when linking.
  */
-export async function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<void> {
+export async function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<RepositoryLink | undefined> {
 	// An older link made in a subfolder is replaced (or removed), never left to shadow the project's.
 	const older = linkEntry(readConfig(agentDir).config.links, cwd);
 	if (older !== undefined && older !== linkKey(cwd)) await setLink(agentDir, older, undefined);
 	// The repository is linked (or unlinked) with it: every checkout of it on this machine follows.
-	await setLink(agentDir, linkKey(cwd), project, repositoryOf(cwd));
+	if (project === undefined) {
+		await setLink(agentDir, linkKey(cwd), undefined, repositoryKeysOf(cwd));
+		return undefined;
+	}
+	const repo = repositoryLinkOf(cwd);
+	await setLink(agentDir, linkKey(cwd), project, repo.keys);
+	return repo;
 }
 
 /** The database a placement names, in words that never hold the password. */

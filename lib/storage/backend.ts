@@ -7,7 +7,7 @@
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { realOrSelf } from "./fs-util.js";
 import { projectOf } from "./project.js";
-import { repositoryOf } from "./repository.js";
+import { identitiesOf } from "./repository.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "./pg/url.js";
 
@@ -53,7 +53,8 @@ export function linkEntry(links: Readonly<Record<string, string>> | undefined, c
 
 /**
  * How a checkout is linked: by a path (`links[<project root>]`, or an older build's subfolder
- * entry), else by its repository (`repoLinks[<identity>]`, so a moved or renamed checkout, a
+ * entry), else by its repository (`repoLinks[<identity>]`: its `origin`, else the token State
+ * Flow wrote into its git common dir when it was linked; so a moved or renamed checkout, a
  * second clone and a new worktree of a linked repository follow it). A path entry wins: it is
  * the most specific thing the user said.
  */
@@ -71,8 +72,8 @@ export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined
 	if (path !== undefined) return { project: config.links?.[path] as string, path };
 	const repoLinks = config.repoLinks;
 	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return undefined;
-	const repo = repositoryOf(cwd);
-	return repo !== undefined && Object.hasOwn(repoLinks, repo) ? { project: repoLinks[repo] as string, repo } : undefined;
+	for (const repo of identitiesOf(projectOf(cwd))) if (Object.hasOwn(repoLinks, repo)) return { project: repoLinks[repo] as string, repo };
+	return undefined;
 }
 
 /** The project a checkout is linked to (`linkOf`). */

@@ -13,6 +13,7 @@ import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./
 import { acquireLock } from "./lock.js";
 import { stateFlowDir } from "./paths.js";
 import { normalRemote } from "./repository.js";
+import { isLocalToken } from "./repo-token.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -224,7 +225,7 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 		} else {
 			const kept: Record<string, string> = {};
 			for (const [repo, project] of Object.entries(repoLinks)) {
-				const why = normalRemote(repo) === repo ? sharedKeyProblem(project) : "is not a repository identity State Flow records";
+				const why = normalRemote(repo) === repo || isLocalToken(repo) ? sharedKeyProblem(project) : "is not a repository identity State Flow records";
 				if (why === undefined) kept[repo] = project as string;
 				else
 					problems.push(`${file}: \`repoLinks[${JSON.stringify(printable(repo).slice(0, 200))}]\` ${why}; ignoring that link (run \`state-flow link\` again).`);
@@ -333,21 +334,23 @@ export function linksAsWritten(written: Record<string, unknown>): Record<string,
 
 /**
  * Link a checkout (by its real path) to a project, or unlink it (`project` undefined), keeping
- * every other link and key as written: the one writer of `links` and `repoLinks`. With `repo`
- * (the checkout's repository identity) the repository is linked or unlinked too, so every
- * checkout of it on this machine follows (docs/shared-memory.md, "Links").
+ * every other link and key as written: the one writer of `links` and `repoLinks`. With `repos`
+ * (the checkout's repository keys, `repository.ts`) the repository is linked or unlinked too, so
+ * every checkout of it on this machine follows (docs/shared-memory.md, "Links").
  */
-export function setLink(agentDir: string, checkoutReal: string, project: string | undefined, repo?: string): Promise<void> {
+export function setLink(agentDir: string, checkoutReal: string, project: string | undefined, repos: readonly string[] = []): Promise<void> {
 	return updateConfig(
 		agentDir,
 		(written) => {
 			const links = linksAsWritten(written);
 			if (project === undefined) delete links[checkoutReal];
 			else links[checkoutReal] = project;
-			if (repo === undefined) return { links };
+			if (repos.length === 0) return { links };
 			const repoLinks = objectAsWritten(written.repoLinks);
-			if (project === undefined) delete repoLinks[repo];
-			else repoLinks[repo] = project;
+			for (const repo of repos) {
+				if (project === undefined) delete repoLinks[repo];
+				else repoLinks[repo] = project;
+			}
 			return { links, repoLinks };
 		},
 		project === undefined ? "unlinking" : "linking",

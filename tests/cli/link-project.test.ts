@@ -5,7 +5,7 @@
  * subfolder's path still applies there, and `unlink` removes that one.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/backend.js";
@@ -61,7 +61,7 @@ describe("links follow the project", () => {
 		assert.deepEqual(links(), {});
 	});
 
-	it("a migrated checkout moved to a new path is not linked, and says so loudly instead of reading its old files silently", (t) => {
+	it("a migrated checkout moved to a new path stays linked by its repository's token; without one it says so loudly instead of reading its old files silently", (t) => {
 		const { base, dir, run, links } = setup(t);
 		assert.equal(run(dir, "set", "cwd.tactics.before", "1").code, 0);
 		const migrated = run(dir, "migrate", "acme/moved");
@@ -69,6 +69,12 @@ describe("links follow the project", () => {
 		assert.equal(run(dir, "set", "cwd.tactics.after", "2").code, 0, "written to the project's memory");
 		const moved = join(base, "renamed");
 		renameSync(dir, moved);
+		const kept = run(join(moved, "src"), "show", "cwd");
+		assert.match(kept.stdout, /\(link acme\/moved\)/);
+		assert.match(kept.stdout, /after/);
+		assert.doesNotMatch(kept.stdout, /warning/);
+		// Without the token (a link an older build made by path alone): not linked, and said loudly.
+		rmSync(join(moved, ".git", "state-flow-repository"));
 		const show = run(join(moved, "src"), "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(show.stdout, /warning: the memory in .*renamed\/\.pi\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);

@@ -12,6 +12,7 @@ import { FileOwnerStore } from "../../storage/file-store.js";
 import { JournalDir } from "../../storage/journal.js";
 import { rootOf, storePaths } from "../../storage/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/seen.js";
+import { tokenProblemOf } from "../../storage/repo-token.js";
 import { apartLine, storesApart } from "../../storage/stores-apart.js";
 import { Stores } from "../../storage/stores.js";
 import { whoAmI } from "../../storage/who.js";
@@ -80,6 +81,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	unrecordedSkills(report, verified, p);
 	const apart = apartLine(storesApart(paths.project, true));
 	if (apart !== undefined) report.lines.push(`cwd: ${apart}.`);
+	const token = tokenProblemOf(paths.project);
+	if (token !== undefined) report.lines.push(`cwd: ${token}.`);
 	for (const o of FILE_OWNERS) {
 		const h = verified[o];
 		if (h === undefined || h === "none") continue;

@@ -1,0 +1,169 @@
+/**
+ * Links follow a repository without an `origin` remote too (issue 25): linking one checkout
+ * writes a token into the git common dir and records it (and the root's path) in the user's
+ * config, so a moved checkout, a worktree and a `git clone <path>` of it are linked. A token is
+ * read as untrusted input: one the user's config does not map links nothing; a link, another
+ * user's file or other text is ignored (and named by doctor). Real git, real PostgreSQL.
+ */
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { closeDatabases } from "../../lib/storage/backend.js";
+import { validateConfig } from "../../lib/storage/config.js";
+import { readToken } from "../../lib/storage/repo-token.js";
+import { git, repo } from "../helpers/git-repo.js";
+import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
+import { runCli } from "./run.js";
+
+let server: TestDatabase;
+before(async () => {
+	server = await testDatabase();
+});
+after(async () => {
+	await closeDatabases();
+	await server.stop();
+});
+
+interface Written {
+	links?: Record<string, string>;
+	repoLinks?: Record<string, string>;
+}
+
+const TOKEN_FILE = "state-flow-repository";
+const TOKEN = /^local:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** A repository with no remote, and a user whose config names the test database. */
+function setup(t: { after(fn: () => void): void }) {
+	const { base, dir } = repo(t);
+	const agent = join(base, "agent");
+	mkdirSync(join(agent, "state-flow"), { recursive: true });
+	const file = join(agent, "state-flow", "config.json");
+	writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema() })}\n`);
+	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
+	const written = () => JSON.parse(readFileSync(file, "utf8")) as Written;
+	/** Another repository of its own (no remote) in the same base folder. */
+	const other = (name: string) => {
+		const to = join(base, name);
+		mkdirSync(to);
+		git(to, "init", "-q", "-b", "main");
+		return to;
+	};
+	return { base, dir, run, written, other };
+}
+
+describe("links of a repository without `origin`", () => {
+	it("linking writes a token into the common dir; a clone of its path, the moved checkout and a new worktree follow; unlink removes its keys", (t) => {
+		const { base, dir, run, written } = setup(t);
+		const linked = run(dir, "link", "acme/local");
+		assert.equal(linked.code, 0, linked.stderr);
+		assert.match(linked.stdout, /no `origin` remote: State Flow gave it an identity in its git common dir \(state-flow-repository\)/);
+		const tokenFile = join(dir, ".git", TOKEN_FILE);
+		assert.equal(lstatSync(tokenFile).mode & 0o777, 0o600);
+		const token = readFileSync(tokenFile, "utf8").replace(/\n$/, "");
+		assert.match(token, TOKEN);
+		assert.deepEqual(written().links, { [dir]: "acme/local" });
+		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local" });
+		assert.equal(run(dir, "set", "cwd.tactics.shared", "1").code, 0);
+
+		// `git clone <path>`: its origin is the linked checkout's path; a clone never copies the token.
+		const copy = join(base, "copy");
+		git(base, "clone", "-q", dir, copy);
+		assert.equal(existsSync(join(copy, ".git", TOKEN_FILE)), false);
+		const inCopy = run(copy, "show", "cwd");
+		assert.match(inCopy.stdout, /\(link acme\/local\)/);
+		assert.match(inCopy.stdout, /shared/);
+
+		// Moved: the path entry no longer applies, the token (moved with `.git`) does.
+		const moved = join(base, "moved");
+		renameSync(dir, moved);
+		const show = run(join(moved, "src"), "show", "cwd");
+		assert.equal(show.code, 0, show.stderr);
+		assert.match(show.stdout, /^project .*moved \(link acme\/local\)$/m);
+		assert.match(show.stdout, /shared/);
+		assert.doesNotMatch(show.stdout, /warning/);
+
+		// A worktree shares the common dir, so its token.
+		const wt = join(base, "wt");
+		git(moved, "worktree", "add", "-q", "-b", "feat", wt);
+		const inWt = run(wt, "show", "cwd");
+		assert.match(inWt.stdout, /\(link acme\/local\)/);
+		assert.match(inWt.stdout, /shared/);
+
+		// Unlink there removes the repository's token link; the old path's entries are the old path's.
+		const un = run(wt, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.deepEqual(written().repoLinks, { [dir]: "acme/local" });
+		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /\(link /);
+		assert.equal(readFileSync(join(moved, ".git", TOKEN_FILE), "utf8"), `${token}\n`, "the token stays: it is only an identity");
+	});
+
+	it("a token the user's config does not map links nothing; a link, another user's file or other text there is ignored and named by doctor", (t) => {
+		const { dir, run, written, other } = setup(t);
+		assert.equal(run(dir, "link", "acme/local").code, 0);
+		const tokenA = join(dir, ".git", TOKEN_FILE);
+		const token = readFileSync(tokenA, "utf8").trim();
+		const b = other("b");
+		const planted = join(b, ".git", TOKEN_FILE);
+		const linkedIn = (cwd: string) => /\(link /.test(run(cwd, "show", "cwd").stdout);
+
+		// Planted by the repository's content, in the exact format: no config maps it.
+		writeFileSync(planted, `local:${randomUUID()}\n`);
+		assert.equal(linkedIn(b), false, "a repository alone never links");
+		// The very token of a linked repository, as a regular file of this user's: the same repository (a copy of it).
+		writeFileSync(planted, `${token}\n`);
+		assert.equal(linkedIn(b), true, "the exact token is honoured (the gates below are what is tested)");
+		// Not in the exact format: ignored.
+		for (const text of [`${token.toUpperCase()}\n`, `${token} \n`, `${token}\n\n`, ` ${token}`, `${token}\n${"x".repeat(200)}`]) {
+			writeFileSync(planted, text);
+			assert.equal(linkedIn(b), false, JSON.stringify(text));
+		}
+		const doctorSays = () => run(b, "doctor", "--dry-run").stdout;
+		assert.match(
+			doctorSays(),
+			/cwd: the repository token .*b\/\.git\/state-flow-repository is ignored \((it does not hold a State Flow repository token|it is larger than 128 bytes)/,
+		);
+		// Another user's file: ignored (only root can make one; elsewhere a root-owned file stands in, read directly).
+		if (process.getuid?.() === 0) {
+			writeFileSync(planted, `${token}\n`);
+			chownSync(planted, 54_321, 54_321);
+			assert.equal(linkedIn(b), false, "another user's token file is ignored");
+			assert.match(doctorSays(), /is ignored \(it belongs to another user\)/);
+		} else {
+			assert.deepEqual(readToken("/etc/hostname"), { problem: "it belongs to another user" });
+		}
+		// A symbolic link to the linked repository's token: never followed.
+		renameSync(planted, `${planted}.old`);
+		symlinkSync(tokenA, planted);
+		assert.equal(linkedIn(b), false, "a token behind a symbolic link is ignored");
+		assert.match(doctorSays(), /is ignored \(it is a symbolic link\)/);
+		// Linking there writes no token through the link and leaves the linked repository's token as it was.
+		const linked = run(b, "link", "acme/b");
+		assert.equal(linked.code, 0, linked.stderr);
+		assert.match(linked.stdout, /no `origin` remote and got no identity \(.*is ignored: it is a symbolic link; remove it/);
+		assert.equal(lstatSync(planted).isSymbolicLink(), true);
+		assert.equal(readFileSync(tokenA, "utf8"), `${token}\n`);
+		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local", [b]: "acme/b" });
+	});
+
+	it("a link made by path alone (an older build) gains its repository when linked again", (t) => {
+		const { dir, run, written } = setup(t);
+		const file = join(dir, "..", "agent", "state-flow", "config.json");
+		writeFileSync(file, `${JSON.stringify({ ...written(), links: { [dir]: "acme/local" } })}\n`);
+		const again = run(dir, "link", "acme/local");
+		assert.equal(again.code, 0, again.stderr);
+		assert.match(again.stdout, /already linked to project `acme\/local`; its repository is recorded now/);
+		const token = readFileSync(join(dir, ".git", TOKEN_FILE), "utf8").trim();
+		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local" });
+		assert.match(run(dir, "link", "acme/local").stdout, /already linked to project `acme\/local`; nothing changed/);
+	});
+
+	it("config: a `local:` key is kept only in the exact token format", () => {
+		const token = `local:${randomUUID()}`;
+		const read = validateConfig({ repoLinks: { [token]: "acme/a", "local:nope": "acme/b" } });
+		assert.deepEqual(read.config.repoLinks, { [token]: "acme/a" });
+		assert.equal(read.problems.length, 1);
+		assert.match(read.problems[0] as string, /`repoLinks\["local:nope"\]` is not a repository identity/);
+	});
+});
