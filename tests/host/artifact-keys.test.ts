@@ -10,13 +10,7 @@ import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
-import { type Flow, startFlow, userTexts } from "./fixture.js";
-
-function headOf(flow: Flow, request: number): string {
-	const c = flow.seen[request];
-	assert.ok(c);
-	return userTexts(c).find((x) => x.includes("<state_flow_head>")) ?? "";
-}
+import { headOf, startFlow } from "./fixture.js";
 
 describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 	it("a session in src/ reads and writes keys from src/; a session at the root sees the same entries from the root", async (t) => {

@@ -3,6 +3,7 @@
  * State Flow with temp folders, a fixed clock, predictable ids, a notify tap and a count of
  * `registerTool` calls per tool name (the factory gets a thin wrapper around the real `pi`).
  */
+import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -162,6 +163,13 @@ export function userTexts(c: Captured): string[] {
 	return c.messages
 		.filter((m) => m.role === "user")
 		.map((m) => (typeof m.content === "string" ? m.content : m.content.map((p) => (p.type === "text" ? p.text : "")).join("")));
+}
+
+/** The head text request `request` of a flow carried ("" when it had none). */
+export function headOf(flow: Flow, request: number): string {
+	const c = flow.seen[request];
+	assert.ok(c, `no request ${request}`);
+	return userTexts(c).find((x) => x.includes("<state_flow_head>")) ?? "";
 }
 
 /** Every file below a folder (relative paths), [] when it does not exist. */

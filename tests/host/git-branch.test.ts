@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { GitBranchWatch } from "../../lib/host/git-branch.js";
 import { git } from "../helpers/git-repo.js";
-import { type Flow, startFlow, userTexts } from "./fixture.js";
+import { headOf, startFlow } from "./fixture.js";
 
 /** A repository on `main` with one commit, removed after the test. */
 function repo(t: { after(fn: () => void): void }): { root: string; dir: string } {
@@ -65,13 +65,6 @@ describe("git branch reader", () => {
 		assert.deepEqual(view, { branch: "main", defaultBranch: "main", gone: { "done-work": "merged", removed: "deleted" } });
 	});
 });
-
-/** The head texts a run's requests carried. */
-function headOf(flow: Flow, request: number): string {
-	const c = flow.seen[request];
-	assert.ok(c);
-	return userTexts(c).find((x) => x.includes("<state_flow_head>")) ?? "";
-}
 
 describe("intents record their branch (real SDK)", () => {
 	it("stamps a new intent with the checkout's branch, never the model's value, and folds it on another branch", async (t) => {
