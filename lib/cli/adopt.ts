@@ -4,7 +4,8 @@
  * project store it moves WITH its history (`FileOwnerStore.adopt`, read back and compared, as
  * `migrate` does); into a project store that holds state it goes as one transition adding its
  * entries, refused with nothing written when any key exists in both. A subfolder's artifact
- * keys are rebased onto the checkout's root on the way (`rebased`). `--keep` keeps it apart
+ * keys are rebased onto the checkout's root on the way, its Skills moved to the root's Skill
+ * places (`rebased`). `--keep` keeps it apart
  * on purpose. Either way the store apart is left in place, marked, and no longer reported:
  * nothing is merged or deleted without this command.
  */
@@ -21,6 +22,7 @@ import { realOrSelf } from "../storage/fs-util.js";
 import { storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
 import { projectOf } from "../storage/project.js";
+import { skillFolders } from "../storage/skill-format.js";
 import { type StoreApart, markApart, storesApart } from "../storage/stores-apart.js";
 import type { Parsed } from "./args.js";
 import { lines, ok, openStores, type Outcome } from "./commands.js";
@@ -28,34 +30,38 @@ import { lines, ok, openStores, type Outcome } from "./commands.js";
 /** Keys named in a refusal before "and N more". */
 const SHOWN_CONFLICTS = 5;
 
-/** The keys, per plane, both states hold. */
+/** The keys, per plane, both states hold, and the Skill places both compile to. */
 function conflicts(a: OwnerHistory, b: OwnerHistory): string[] {
 	const out: string[] = [];
 	for (const plane of PLANES) {
 		for (const key of Object.keys(a.state[plane])) if (Object.hasOwn(b.state[plane], key)) out.push(`${plane}${formatKeySegment(key)}`);
 	}
+	const taken = new Set(compiledPlaces(b));
+	for (const place of compiledPlaces(a)) if (taken.has(place)) out.push(`a Skill compiled to ${place}`);
 	return out;
+}
+
+/** Where an owner's Skills compile (`compiledTo`). */
+function compiledPlaces(h: OwnerHistory): string[] {
+	return Object.values(h.state.artifacts).flatMap((v) => (isPlainObject(v) && typeof v.compiledTo === "string" ? [v.compiledTo] : []));
 }
 
 /**
  * A subfolder's history with its artifact keys (relative to that folder) rebased onto the
  * checkout's root, where the project's keys are relative to: checkpoint, state and every
  * retained transition alike (`mapHistoryKeys`), references to them included, so the history
- * moves whole. A compiled Skill is refused instead: it compiled under the subfolder, where pi does
- * not list it for the repository, and no key there is one of the project's Skill places.
+ * moves whole. A Skill's own place (`.pi/skills/<name>/SKILL.md`, `.agents/skills/…`) is the
+ * project's place for that Skill, kept as it is: the Skill now compiles at the checkout's root,
+ * where pi lists it for the whole repository (the next session writes it there), and its old
+ * copy under the subfolder is left in place. Returns the history and the Skills that moved.
  */
-function rebased(source: OwnerHistory, found: StoreApart): OwnerHistory {
-	const skills = Object.entries(source.state.artifacts)
-		.filter(([, v]) => isPlainObject(v) && (v.kind === "skill" || v.compiledTo !== undefined))
-		.map(([k]) => k);
-	if (skills.length > 0)
-		fail(
-			"invalid_input",
-			`the store apart ${found.store} holds compiled Skills (artifacts ${skills.map((k) => JSON.stringify(k)).join(", ")}) placed under ${found.folder}, where pi does not list them for the repository; record them again from the project (its \`.pi/skills/\` or \`.agents/skills/\`), delete them from the store apart, then adopt it, or keep it apart with \`--keep\`. Nothing was changed.`,
-		);
+function rebased(source: OwnerHistory, found: StoreApart): { history: OwnerHistory; skills: string[] } {
 	const base = relative(projectOf(found.folder).checkout, found.folder).split(sep).join("/");
 	const lens = keyLens(base);
-	return mapHistoryKeys(source, (k) => lens.fromModel(k, `the store apart's artifacts[${JSON.stringify(k)}]`));
+	const places = skillFolders("cwd").map((f) => `${f}/`);
+	const isPlace = (k: string) => places.some((f) => k.startsWith(f) && /^[^/]+\/SKILL\.md$/.test(k.slice(f.length)));
+	const history = mapHistoryKeys(source, (k) => (isPlace(k) ? k : lens.fromModel(k, `the store apart's artifacts[${JSON.stringify(k)}]`)));
+	return { history, skills: compiledPlaces(history) };
 }
 
 export async function runAdopt(p: Parsed): Promise<Outcome> {
@@ -90,7 +96,8 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 			`the store apart ${found.store} cannot be read (${messageOf(e)}); nothing was changed. Inspect it with \`state-flow doctor --cwd ${found.folder}\` from an older build, or keep it apart.`,
 		);
 	}
-	if (found.where === "subfolder") source = rebased(source, found);
+	let skills: string[] = [];
+	if (found.where === "subfolder") ({ history: source, skills } = rebased(source, found));
 	const target = new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, seen: seenMarksOf(paths) });
 	const current = await stores.load("cwd");
 	let said: string;
@@ -119,5 +126,9 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 			: `Added the entries of ${found.store} to the project's store ${target.root} as transition ${result.transitionId} (its own history stays readable there).`;
 	}
 	markApart(found.store, `adopted into ${target.root} at ${new Date().toISOString()}`);
-	return ok(`${said}\nThe store apart is left in place, marked as adopted, and no longer reported.\n`, lines(warnings));
+	const moved =
+		skills.length === 0
+			? ""
+			: `Its Skills now compile at the checkout's root (${skills.join(", ")}), where pi lists them from every folder; the next session writes them there. Their copies under ${found.folder} are left in place: delete them when you no longer need them.\n`;
+	return ok(`${said}\nThe store apart is left in place, marked as adopted, and no longer reported.\n${moved}`, lines(warnings));
 }

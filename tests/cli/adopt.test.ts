@@ -65,7 +65,7 @@ describe("state-flow adopt", () => {
 		assert.doesNotMatch(runCli(["show", "cwd"], { cwd: dir, env }).stdout, /store apart/);
 	});
 
-	it("a subfolder's artifact keys are rebased onto the checkout's root, history and references included; a compiled Skill refuses it", async (t) => {
+	it("a subfolder's artifact keys are rebased onto the checkout's root, history and references included", async (t) => {
 		const { base, dir } = repo(t);
 		const agentDir = join(base, "agent");
 		mkdirSync(agentDir);
@@ -93,27 +93,44 @@ describe("state-flow adopt", () => {
 			"every retained transition is rebased: undo walks back over the same files",
 		);
 		assert.deepEqual(after.tail[1]?.undo.artifacts, { "README.md": null });
+	});
 
-		const other = repo(t);
-		const skillStore = new FileOwnerStore({ owner: "cwd", root: storeInRoot(join(other.dir, "src")), retention: 20, gitignore: true });
-		const skill = { kind: "skill", name: "x", compiledTo: ".pi/skills/x/SKILL.md" };
-		await skillStore.commit(
-			{
-				id: "s-1",
-				seq: 1,
-				at: "2026-01-01T00:00:00.000Z",
-				by,
-				patch: { artifacts: { ".pi/skills/x/SKILL.md": skill } },
-				undo: { artifacts: { ".pi/skills/x/SKILL.md": null } },
-				cascades: [],
-				owners: ["cwd"],
-			},
-			0,
-		);
-		const refused = runCli(["adopt", join(other.dir, "src")], { cwd: other.dir, env });
+	it("a subfolder's compiled Skill moves to the checkout's Skill place; one the project already compiles there refuses it", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const key = ".pi/skills/x/SKILL.md";
+		const skill = { kind: "skill", name: "x", description: "d", body: "b", compiledTo: key, compiledHash: "h" };
+		const older = async (folder: string, id: string) => {
+			const s = new FileOwnerStore({ owner: "cwd", root: storeInRoot(folder), retention: 20, gitignore: true });
+			const r = await s.commit(
+				{
+					id,
+					seq: 1,
+					at: "2026-01-01T00:00:00.000Z",
+					by,
+					patch: { artifacts: { [key]: skill } },
+					undo: { artifacts: { [key]: null } },
+					cascades: [],
+					owners: ["cwd"],
+				},
+				0,
+			);
+			assert.equal(r.kind, "committed");
+		};
+		await older(join(dir, "src"), "s-1");
+		const run = runCli(["adopt", join(dir, "src")], { cwd: dir, env });
+		assert.equal(run.code, 0, run.stderr);
+		assert.match(run.stdout, /Its Skills now compile at the checkout's root \(\.pi\/skills\/x\/SKILL\.md\).*left in place/s);
+		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(after.state.artifacts, { [key]: skill }, "the Skill's place is the project's, not src/.pi/skills");
+
+		mkdirSync(join(dir, "docs"));
+		await older(join(dir, "docs"), "d-1");
+		const refused = runCli(["adopt", join(dir, "docs")], { cwd: dir, env });
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /holds compiled Skills \(artifacts "\.pi\/skills\/x\/SKILL\.md"\).*Nothing was changed/);
-		assert.equal(existsSync(join(storeInRoot(other.dir), "log.jsonl")), false, "nothing written");
+		assert.match(refused.stderr, /both hold artifacts\["\.pi\/skills\/x\/SKILL\.md"\], a Skill compiled to \.pi\/skills\/x\/SKILL\.md; nothing was written/);
 	});
 
 	it("a worktree's store apart joins a project store that holds state as one transition; a shared key refuses it whole", async (t) => {
