@@ -11,7 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { relative, resolve, sep } from "node:path";
-import { keyLens, mapHistoryKeys } from "../core/artifact-keys.js";
+import { mapHistoryKeys, rebaseKey } from "../core/artifact-keys.js";
 import { isPlainObject } from "../core/json.js";
 import { fail, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
@@ -57,10 +57,9 @@ function compiledPlaces(h: OwnerHistory): string[] {
  */
 function rebased(source: OwnerHistory, found: StoreApart): { history: OwnerHistory; skills: string[] } {
 	const base = relative(projectOf(found.folder).checkout, found.folder).split(sep).join("/");
-	const lens = keyLens(base);
 	const places = skillFolders("cwd").map((f) => `${f}/`);
 	const isPlace = (k: string) => places.some((f) => k.startsWith(f) && /^[^/]+\/SKILL\.md$/.test(k.slice(f.length)));
-	const history = mapHistoryKeys(source, (k) => (isPlace(k) ? k : lens.fromModel(k, `the store apart's artifacts[${JSON.stringify(k)}]`)));
+	const history = mapHistoryKeys(source, (k) => (isPlace(k) ? k : rebaseKey(base, k, `the store apart's artifacts[${JSON.stringify(k)}]`)));
 	return { history, skills: compiledPlaces(history) };
 }
 

@@ -6,9 +6,11 @@
  * `README.md`, and what it writes comes back the same way: the model always has a path it can
  * hand to `read` as it is. At the root the lens is the identity and costs nothing.
  *
- * The mapping is exact both ways for every stored key: `fromModel(toModel(k)) === k`, also for
+ * The mapping is exact both ways: `fromModel(toModel(k)) === k` for every stored key, also for
  * keys that are not normalised (`src/./a.ts` is shown `../src/./a.ts`, never merged with
- * `src/a.ts`), so a view never hides or merges an entry.
+ * `src/a.ts`), so a view never hides or merges an entry; and `toModel(fromModel(m)) === m` for
+ * every key the model may write: it writes the spelling it is shown (`../a.ts` from `src/deep/`
+ * for `src/a.ts`), another spelling of a file (`./a.ts`) is refused naming the one to use.
  */
 import { posix } from "node:path";
 import { fail } from "./errors.js";
@@ -47,37 +49,72 @@ export interface KeyLens {
 /** The lens at the checkout's root: every key as stored. */
 export const SAME_KEYS: KeyLens = { base: "", toModel: (k) => k, fromModel: (k) => k };
 
-/** A key that reads the same after `base/` is taken off: a plain path below the base. */
-function plainBelow(rest: string): boolean {
-	return rest !== "" && rest !== "." && rest !== ".." && !rest.startsWith("../") && !rest.startsWith("/") && posix.normalize(rest) === rest;
+/**
+ * How a plain stored key (normalised, relative, one optional trailing slash) is spelled from
+ * the folder `base` (its segments), as `path.relative` spells it, worked out on the text alone
+ * (never against the process's folder); undefined for any other key, and for the folder itself.
+ */
+function shortFrom(base: readonly string[], key: string): string | undefined {
+	const slash = key.endsWith("/") ? "/" : "";
+	const body = slash === "" ? key : key.slice(0, -1);
+	if (body === "" || body.startsWith("/") || posix.normalize(body) !== body) return undefined;
+	const segs = body === "." ? [] : body.split("/");
+	let same = 0;
+	while (same < base.length && same < segs.length && base[same] === segs[same]) same++;
+	const rel = [...base.slice(same).map(() => ".."), ...segs.slice(same)].join("/");
+	return rel === "" ? undefined : rel + slash;
+}
+
+/** Refuse a stored key that leaves the checkout, in the words of the session in `base`. */
+function insideOrFail(base: string, stored: string, field: string): void {
+	const at = posix.normalize(stored);
+	if (at === ".." || at.startsWith("../"))
+		fail(
+			"artifact",
+			`${field} leaves the repository: artifact paths are relative to the folder pi runs in (${base}/ in the checkout) and must stay inside the checkout; use a path inside it.`,
+		);
 }
 
 /** The lens for a session whose folder is `base` below the checkout's root ("" or "." for the root). */
 export function keyLens(base: string): KeyLens {
 	const clean = base === "." ? "" : base.replace(/\/+$/, "");
 	if (clean === "") return SAME_KEYS;
-	const up = "../".repeat(clean.split("/").length);
-	const below = `${clean}/`;
+	const segs = clean.split("/");
+	const up = "../".repeat(segs.length);
+	const toModel = (key: string): string => (key === "" || posix.isAbsolute(key) ? key : (shortFrom(segs, key) ?? up + key));
 	return {
 		base: clean,
-		toModel(key) {
-			if (posix.isAbsolute(key)) return key;
-			if (key.startsWith(below) && plainBelow(key.slice(below.length))) return key.slice(below.length);
-			return up + key;
-		},
+		toModel,
 		fromModel(key, field) {
-			if (posix.isAbsolute(key)) return key;
-			// Exactly what `toModel` showed for a key outside the base (or one not normalised).
-			const stored = key.startsWith(up) ? key.slice(up.length) : posix.normalize(posix.join(clean, key));
-			const at = posix.normalize(stored);
-			if (at === ".." || at.startsWith("../"))
-				fail(
-					"artifact",
-					`${field} leaves the repository: artifact paths are relative to the folder pi runs in (${clean}/ in the checkout) and must stay inside the checkout; use a path inside it.`,
-				);
-			return stored;
+			if (key === "" || posix.isAbsolute(key)) return key;
+			// Only a spelling the model is shown is taken, so what it writes is what reads, results and
+			// refusals name, and two spellings of one file in a patch never merge into one entry.
+			const same = posix.normalize(posix.join(clean, key));
+			for (const stored of [key.startsWith(up) ? key.slice(up.length) : undefined, same]) {
+				if (stored === undefined || toModel(stored) !== key) continue;
+				insideOrFail(clean, stored, field);
+				return stored;
+			}
+			insideOrFail(clean, same, field);
+			return fail(
+				"artifact",
+				`${field} is spelled ${JSON.stringify(toModel(same))} from the folder pi runs in (${clean}/ in the checkout): write that key, the one reads and results use.`,
+			);
 		},
 	};
+}
+
+/**
+ * A key of a store kept in the folder `base` below the checkout's root (relative to that folder),
+ * rebased onto the checkout's root (`state-flow adopt`): the key a session there is shown for
+ * it when there is one, else the folder and the key joined as they are, so no two keys merge.
+ */
+export function rebaseKey(base: string, key: string, field: string): string {
+	const lens = keyLens(base);
+	if (lens.base === "" || key === "" || posix.isAbsolute(key)) return key;
+	const same = posix.normalize(posix.join(lens.base, key));
+	insideOrFail(lens.base, same, field);
+	return lens.toModel(same) === key ? same : `${lens.base}/${key}`;
 }
 
 /** A canonical locator text with its artifact key (if it names one of a lensed owner) passed through `map`. */

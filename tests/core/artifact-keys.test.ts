@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { posix } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { SAME_KEYS, keyLens, patchFromModel, pointerToModel, reportToModel, viewHistory } from "../../lib/core/artifact-keys.js";
+import { SAME_KEYS, keyLens, patchFromModel, pointerToModel, rebaseKey, reportToModel, viewHistory } from "../../lib/core/artifact-keys.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import type { OwnerHistory } from "../../lib/core/types.js";
@@ -19,6 +19,7 @@ const inside = (k: string) => posix.resolve("/repo", k).startsWith("/repo/");
 const storedKey = fc.oneof(
 	relKey.filter(inside),
 	relKey.map((k) => `/abs/${k}`),
+	fc.constant(""),
 );
 const base = fc.array(fc.constantFrom("src", "lib", "deep", "a.b"), { minLength: 1, maxLength: 3 }).map((s) => s.join("/"));
 const ROOT = "/repo";
@@ -52,13 +53,77 @@ describe("keyLens", () => {
 		);
 	});
 
-	it("stores what the model writes as the path from the checkout's root to the same file", () => {
+	it("takes back only a spelling it shows, as the path from the checkout's root to the same file; refuses another naming the one to write", () => {
 		fc.assert(
 			fc.property(base, relKey, (b, written) => {
-				fc.pre(posix.resolve(ROOT, b, written).startsWith(`${ROOT}/`));
-				const stored = keyLens(b).fromModel(written, "f");
+				// An empty key stays empty for the compiler to refuse (below).
+				fc.pre(written !== "" && posix.resolve(ROOT, b, written).startsWith(`${ROOT}/`));
+				const lens = keyLens(b);
+				let stored: string;
+				try {
+					stored = lens.fromModel(written, "f");
+				} catch (e) {
+					const m = /is spelled ("[^"]*") from the folder/.exec(isStateError(e) ? e.message : "");
+					assert.ok(m, `refused without the spelling to use: ${String(e)}`);
+					const use = JSON.parse(m[1] as string) as string;
+					assert.notEqual(use, written);
+					stored = lens.fromModel(use, "f");
+					assert.equal(lens.toModel(stored), use);
+				}
+				assert.equal(lens.toModel(lens.fromModel(lens.toModel(stored), "f")), lens.toModel(stored));
 				assert.equal(posix.resolve(ROOT, stored), posix.resolve(ROOT, b, written));
 			}),
+		);
+	});
+
+	it("shows what the model wrote back as it wrote it: toModel(fromModel(m)) === m", () => {
+		fc.assert(
+			fc.property(base, relKey, (b, written) => {
+				const lens = keyLens(b);
+				let stored: string;
+				try {
+					stored = lens.fromModel(written, "f");
+				} catch {
+					return;
+				}
+				assert.equal(lens.toModel(stored), written);
+			}),
+		);
+	});
+
+	it("rebases a subfolder store's keys without merging two and names the same file", () => {
+		fc.assert(
+			fc.property(base, relKey, relKey, (b, k1, k2) => {
+				fc.pre(k1 !== k2 && [k1, k2].every((k) => posix.resolve(ROOT, b, k).startsWith(`${ROOT}/`)));
+				const r1 = rebaseKey(b, k1, "f");
+				assert.notEqual(r1, rebaseKey(b, k2, "f"));
+				if (k1 !== "") assert.equal(posix.resolve(ROOT, r1), posix.resolve(ROOT, b, k1));
+			}),
+		);
+		assert.equal(rebaseKey("src", "a.ts", "f"), "src/a.ts");
+		assert.equal(rebaseKey("src", "./a.ts", "f"), "src/./a.ts");
+		assert.equal(rebaseKey("src/deep", "../a.ts", "f"), "src/a.ts");
+	});
+
+	it("a session two folders down writes and reads `../a.ts` for src/a.ts; another spelling, an empty key or the folder itself is never stored in its place", () => {
+		const deep = keyLens("src/deep");
+		assert.equal(deep.toModel("src/a.ts"), "../a.ts");
+		assert.equal(deep.fromModel("../a.ts", "f"), "src/a.ts");
+		assert.equal(deep.toModel("src/deep/x/"), "x/", "a trailing slash is kept");
+		const lens = keyLens("src");
+		assert.equal(lens.fromModel("", "f"), "", "an empty key stays empty, for the compiler to refuse as at the root");
+		assert.equal(lens.fromModel("..", "f"), ".", "the root itself, which the compiler refuses under the model's spelling");
+		assert.equal(lens.toModel("."), "..");
+		assert.throws(
+			() => lens.fromModel("./a.ts", '`artifacts["./a.ts"]`'),
+			(e) => isStateError(e) && /`artifacts\["\.\/a\.ts"\]` is spelled "a\.ts" from the folder pi runs in/.test(e.message),
+		);
+		assert.throws(() => lens.fromModel("../src/a.ts", "f"), /is spelled "a\.ts"/);
+		assert.throws(() => lens.fromModel(".", "f"), /is spelled "\.\.\/src"/);
+		assert.throws(
+			() => patchFromModel(lens, { cwd: { artifacts: { "a.ts": { kind: "file", note: "x" }, "./a.ts": null } } }),
+			/is spelled "a\.ts"/,
+			"two spellings of one file in a patch are never merged into one entry",
 		);
 	});
 

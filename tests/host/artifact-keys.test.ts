@@ -5,6 +5,7 @@
  * spelling is stored relative to the checkout's root, where a session at the root reads it.
  */
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
@@ -85,5 +86,35 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		const head = headOf(flow, flow.seen.length - 1);
 		assert.match(head, /a\.txt/);
 		assert.doesNotMatch(head, /src\/a\.txt/);
+	});
+
+	it("two folders down, the model reads back `../a.txt` as it wrote it; another spelling of a file, or an empty key, is refused and nothing is stored", async (t) => {
+		const { base, dir } = repo(t);
+		mkdirSync(join(dir, "src", "deep"), { recursive: true });
+		const flow = await startFlow({ cwd: join(dir, "src", "deep"), agentDir: join(base, "agent"), flags: { "state-owners": "cwd" } });
+		t.after(() => flow.dispose());
+		await flow.prompt("track", [
+			{
+				calls: [
+					{ id: "write", name: "patch_state", args: { artifacts: { "../a.txt": { kind: "file", note: "one" } } } },
+					{ id: "read", name: "read_state", args: { path: 'artifacts["../a.txt"]' } },
+					{ id: "twice", name: "patch_state", args: { artifacts: { "../a.txt": { kind: "file", note: "kept" }, "./../a.txt": null } } },
+					{ id: "empty", name: "patch_state", args: { artifacts: { "": { kind: "file" } } } },
+				],
+			},
+			{ text: "ok" },
+		]);
+		const r = flow.results();
+		assert.ok(!r.write?.isError, r.write?.text);
+		assert.match(r.write?.text ?? "", /changed: \/artifacts\/\.\.~1a\.txt$/m, "the result names the key as written");
+		assert.ok(!r.read?.isError, r.read?.text);
+		assert.match(r.read?.text ?? "", /"note":"one"/);
+		assert.ok(r.twice?.isError, "two spellings of one file are not merged into one entry");
+		assert.match(r.twice?.text ?? "", /`cwd\.artifacts\["\.\/\.\.\/a\.txt"\]` is spelled "\.\.\/a\.txt"/);
+		assert.ok(r.empty?.isError, "an empty key is refused as at the root, not stored as the folder pi runs in");
+		assert.match(r.empty?.text ?? "", /`cwd\.artifacts\[""\]`/);
+		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		assert.deepEqual(Object.keys(stored.state.artifacts), ["src/a.txt"]);
+		assert.equal((stored.state.artifacts["src/a.txt"] as { note?: string }).note, "one");
 	});
 });
