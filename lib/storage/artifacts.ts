@@ -30,7 +30,7 @@ import {
 	sha256,
 	skillFolderFiles,
 } from "./artifact-files.js";
-import { type KeyLens, SAME_KEYS } from "../core/artifact-keys.js";
+import type { KeyLens } from "../core/artifact-keys.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillKeys, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
@@ -145,7 +145,6 @@ export function createArtifactCompiler(
 	options: ArtifactCompilerOptions = {},
 ): (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => PreparedEffects {
 	const parse = options.parseFrontmatter ?? simpleFrontmatter;
-	const lens = options.lens ?? SAME_KEYS;
 	return (patch, histories) => {
 		const plan: Plan = { ops: [], claimed: new Map(), notes: [], report: [] };
 		const out: CanonicalPatch = {};
@@ -169,7 +168,7 @@ export function createArtifactCompiler(
 					continue;
 				}
 				const merged = applyMergePatch(cur, pv);
-				const spell = owner === "global" ? (k: string) => k : (k: string) => lens.toModel(k);
+				const spell = owner === "global" || options.lens === undefined ? (k: string) => k : options.lens.toModel;
 				const field = `\`${owner}.artifacts[${JSON.stringify(spell(key))}]\``;
 				const desired = compileEntry({ owner, key, field, spell, path: [owner, "artifacts", key], current, roots, parse, plan }, merged);
 				// Files the old value owned and the new one does not (a renamed Skill, a file gone from an
@@ -230,9 +229,8 @@ function removeOwned(files: readonly Compiled[], plan: Plan): boolean {
 interface Entry {
 	owner: Owner;
 	key: string;
-	/** `` `cwd.artifacts["key"]` ``, for messages, in the writer's spelling. */
+	/** `` `cwd.artifacts["key"]` `` for messages, and any key of this owner, in the writer's spelling. */
 	field: string;
-	/** A key of this owner in the writer's spelling. */
 	spell: (key: string) => string;
 	/** The error path of the entry. */
 	path: string[];
@@ -370,11 +368,10 @@ function ownsFile(e: Entry, target: string, bytes: Buffer): boolean {
  * artifact or a foreign file holds.
  */
 function claimTarget(e: Entry, target: string, bytes: Buffer, executable?: boolean): void {
-	const { field, path } = e;
+	const { field, path, spell } = e;
 	const rel = relative(ownerRoot(e.owner, e.roots), target);
 	const prior = e.plan.claimed.get(target);
-	if (prior !== undefined)
-		fail("artifact", `${field} and artifacts[${JSON.stringify(e.spell(prior))}] both compile to \`${rel}\`; give one Skill another name.`, path);
+	if (prior !== undefined) fail("artifact", `${field} and artifacts[${JSON.stringify(spell(prior))}] both compile to \`${rel}\`; rename one Skill.`, path);
 	for (const k of Object.keys(e.current)) {
 		if (k === e.key) continue;
 		if (ownedFiles(e.owner, e.current[k], e.roots).some((c) => c.abs === target))
