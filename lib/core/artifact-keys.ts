@@ -15,7 +15,7 @@
 import { posix } from "node:path";
 import { fail } from "./errors.js";
 import { parsePointer, toPointer } from "./json.js";
-import { formatLocator, tryParseLocator } from "./locator.js";
+import { type Locator, formatLocator, tryParseLocator } from "./locator.js";
 import { mapRefs } from "./refs.js";
 import type {
 	Cascade,
@@ -115,6 +115,15 @@ export function rebaseKey(base: string, key: string, field: string): string {
 	const same = posix.normalize(posix.join(lens.base, key));
 	insideOrFail(lens.base, same, field);
 	return lens.toModel(same) === key ? same : `${lens.base}/${key}`;
+}
+
+/**
+ * Refuse a read of a CWD or Session artifact under another spelling than the one the model is
+ * shown (it would find nothing): the refusal names the spelling to use, as a write's does.
+ */
+export function checkReadSpelling(lens: KeyLens, loc: Locator, text: string): void {
+	if (lens.base === "" || loc.kind !== "state" || !lensed(loc.scope) || loc.plane !== "artifacts" || typeof loc.path[0] !== "string") return;
+	lens.fromModel(loc.path[0], `\`${text}\``);
 }
 
 /** A canonical locator text with its artifact key (if it names one of a lensed owner) passed through `map`. */

@@ -16,7 +16,7 @@ import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
 import { artifactRootsFor } from "../storage/artifact-files.js";
 import { keyLensFor } from "../storage/project.js";
-import { patchFromModel, staleToModel, viewHistories, viewState } from "../core/artifact-keys.js";
+import { checkReadSpelling, patchFromModel, staleToModel, viewHistories, viewState } from "../core/artifact-keys.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";
 import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
@@ -152,6 +152,8 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			const wanted = receipt.wanted;
 			const roots = host.declaredRootNames();
 			const request = toReadRequest(params, wanted, roots);
+			const lens = keyLensFor(host.project(ctx));
+			request.locators.forEach((loc, i) => checkReadSpelling(lens, loc, request.texts[i] ?? ""));
 			const stores = host.requireStores();
 			const { histories, unavailable } = await host.available(wanted);
 			const response = wanted.includes("session") ? stores.response() : undefined;
@@ -160,7 +162,7 @@ export function registerReadTool(host: StateFlowHost, shape: Shape): void {
 			// Artifact keys as the model is shown them: relative to the folder pi runs in.
 			const view = {
 				wanted,
-				histories: refusing(viewHistories(keyLensFor(host.project(ctx)), histories), unavailable),
+				histories: refusing(viewHistories(lens, histories), unavailable),
 				roots,
 				present: (loc: Locator) => presentLocator(loc, wanted),
 				...(response !== undefined ? { response } : {}),

@@ -65,10 +65,10 @@ const ROOT_NAME: Record<Owner, string> = { global: "the agent directory", cwd: "
 /** Resolve an artifact key to an absolute path, refusing keys outside the owner's territory. */
 export function resolveArtifactKey(owner: Owner, key: string, roots: ArtifactRoots, field = `\`${owner}.artifacts[${JSON.stringify(key)}]\``): string {
 	const path = [owner, "artifacts", key];
-	if (key === "" || key.includes("\0")) fail("artifact", `${field}: an artifact key must be a file path relative to ${ROOT_NAME[owner]}.`, path);
+	if (key === "" || key.includes("\0")) fail("artifact", `${field}: an artifact key must be the path of a file inside ${ROOT_NAME[owner]}.`, path);
 	const root = resolve(ownerRoot(owner, roots));
 	const abs = isAbsolute(key) ? resolve(key) : resolve(root, key);
-	if (!inside(abs, root) || abs === root) fail("artifact", `${field} is outside ${ROOT_NAME[owner]} (${root}); use a path inside it, relative to it.`, path);
+	if (!inside(abs, root) || abs === root) fail("artifact", `${field} is outside ${ROOT_NAME[owner]} (${root}); use the path of a file inside it.`, path);
 	if (!inside(realOrSelf(abs), realOrSelf(root)))
 		fail("artifact", `${field} leads outside ${ROOT_NAME[owner]} through a symbolic link; track the link target's real path from its own owner instead.`, path);
 	const territory = territoryOf(abs, roots);

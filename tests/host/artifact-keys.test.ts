@@ -88,7 +88,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.doesNotMatch(head, /src\/a\.txt/);
 	});
 
-	it("two folders down, the model reads back `../a.txt` as it wrote it; another spelling of a file, or an empty key, is refused and nothing is stored", async (t) => {
+	it("two folders down, the model reads back `../a.txt` as it wrote it; another spelling of a file (written or read), or an empty key, is refused and nothing is stored", async (t) => {
 		const { base, dir } = repo(t);
 		mkdirSync(join(dir, "src", "deep"), { recursive: true });
 		const flow = await startFlow({ cwd: join(dir, "src", "deep"), agentDir: join(base, "agent"), flags: { "state-owners": "cwd" } });
@@ -100,6 +100,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 					{ id: "read", name: "read_state", args: { path: 'artifacts["../a.txt"]' } },
 					{ id: "twice", name: "patch_state", args: { artifacts: { "../a.txt": { kind: "file", note: "kept" }, "./../a.txt": null } } },
 					{ id: "empty", name: "patch_state", args: { artifacts: { "": { kind: "file" } } } },
+					{ id: "other", name: "read_state", args: { path: 'artifacts["../../src/a.txt"]' } },
 				],
 			},
 			{ text: "ok" },
@@ -113,6 +114,8 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.match(r.twice?.text ?? "", /`cwd\.artifacts\["\.\/\.\.\/a\.txt"\]` is spelled "\.\.\/a\.txt"/);
 		assert.ok(r.empty?.isError, "an empty key is refused as at the root, not stored as the folder pi runs in");
 		assert.match(r.empty?.text ?? "", /`cwd\.artifacts\[""\]`/);
+		assert.ok(r.other?.isError, "a read under another spelling finds nothing, so it is refused naming the one to use");
+		assert.match(r.other?.text ?? "", /`artifacts\["\.\.\/\.\.\/src\/a\.txt"\]` is spelled "\.\.\/a\.txt"/);
 		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(stored.state.artifacts), ["src/a.txt"]);
 		assert.equal((stored.state.artifacts["src/a.txt"] as { note?: string }).note, "one");
