@@ -7,8 +7,9 @@
  * step); a repository without a main worktree git can name (bare, separate git dir) keeps it
  * in its common dir's `state-flow/`. Outside git the folder itself is the project: no
  * ancestor's store is ever adopted. A repository is untrusted input: a `.git` not owned by
- * this user, one in the home folder seen from below, or a `.git` file whose worktree does not
- * name the checkout back is never followed to another folder's memory.
+ * this user, one in the home folder seen from below, or a `.git` file whose worktree entry is
+ * not one git made in the common dir, does not name the checkout back, or names another
+ * checkout's `.git` is never followed to another folder's memory or identity.
  * Synchronous and a handful of `lstat`s: resolved once per session and per cwd, never per call.
  */
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
@@ -119,6 +120,9 @@ function worktreeProject(start: string, checkout: string, dirs: GitDirs): Projec
 	if (common === undefined || commonSt === undefined || !commonSt.isDirectory() || !ownedByMe(commonSt)) {
 		return own(`its git common dir \`${dirs.commonDir}\` is missing or not yours`);
 	}
+	// The entry must be one git made in the common dir (`worktrees/<name>`): a git dir the
+	// repository ships itself names any common dir and names itself back.
+	if (realOf(dirname(dirs.gitDir)) !== join(common, "worktrees")) return own(`\`${dirs.gitDir}\` is not a worktree entry of \`${common}\``);
 	const back = readSmall(join(dirs.gitDir, "gitdir"))?.trim();
 	if (back === undefined || realOf(resolve(dirs.gitDir, back)) !== realOf(join(checkout, ".git"))) {
 		return own(`\`${dirs.gitDir}\` does not name this worktree back`);
@@ -129,6 +133,24 @@ function worktreeProject(start: string, checkout: string, dirs: GitDirs): Projec
 		return { start, checkout, root: main, store: storeInRoot(main), via: "worktree", git };
 	}
 	return { start, checkout, root: checkout, store: join(common, "state-flow"), via: "common-dir", git };
+}
+
+/**
+ * A checkout whose `.git` file names its repository's own git dir (a submodule, a separate git
+ * dir): followed only to a folder of this user's (git's `safe.directory` rule) that is not
+ * another checkout's `.git` folder, so a planted `.git` file never takes on another
+ * repository's identity (its `origin`, its token) nor writes a token there.
+ */
+function ownGitDir(start: string, root: string, named: string): Project {
+	const plain = (note: string): Project => ({ start, checkout: root, root, store: storeInRoot(root), via: "git-root", note });
+	const gitDir = realOf(named);
+	const st = gitDir === undefined ? undefined : lstatOf(gitDir);
+	if (gitDir === undefined || st === undefined || !st.isDirectory() || !ownedByMe(st)) return plain(`its git dir \`${named}\` is missing or not yours`);
+	const holder = dirname(gitDir);
+	if (basename(gitDir) === ".git" && holder !== root && realOf(join(holder, ".git")) === gitDir) {
+		return plain(`its \`.git\` file names the git dir of another checkout, \`${holder}\``);
+	}
+	return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir, commonDir: gitDir } };
 }
 
 /** The project of a folder (see the header); never throws, touches nothing. */
@@ -151,7 +173,7 @@ export function projectOf(cwd: string): Project {
 	const dirs = dirsOfFile(root, dotGit);
 	if (dirs === undefined) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", note: `\`${dotGit}\` names no git dir` };
 	// A submodule or a separate git dir: this checkout is its repository's main worktree.
-	if (realOf(dirs.gitDir) === realOf(dirs.commonDir)) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: dirs };
+	if (realOf(dirs.gitDir) === realOf(dirs.commonDir)) return ownGitDir(start, root, dirs.gitDir);
 	return worktreeProject(start, root, dirs);
 }
 

@@ -147,6 +147,37 @@ describe("links of a repository without `origin`", () => {
 		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local", [b]: "acme/b" });
 	});
 
+	it("a planted `.git` file never takes on a linked repository's identity, nor makes a link write a token into another repository", (t) => {
+		const { base, dir, run, written, other } = setup(t);
+		assert.equal(run(dir, "link", "acme/local").code, 0);
+		assert.equal(run(dir, "set", "cwd.tactics.secret", "1").code, 0);
+		const linkedIn = (cwd: string) => run(cwd, "show", "cwd").stdout;
+		// A `.git` file naming the linked checkout's `.git`: git would use it, State Flow does not take its token.
+		const named = join(base, "named");
+		mkdirSync(named);
+		writeFileSync(join(named, ".git"), `gitdir: ${join(dir, ".git")}\n`);
+		assert.doesNotMatch(linkedIn(named), /\(link |secret/);
+		// A git dir shipped with the checkout naming the linked repository's common dir: not its worktree.
+		const shipped = join(base, "shipped");
+		mkdirSync(join(shipped, ".gitdata"), { recursive: true });
+		writeFileSync(join(shipped, ".git"), "gitdir: .gitdata\n");
+		writeFileSync(join(shipped, ".gitdata", "gitdir"), "../.git\n");
+		writeFileSync(join(shipped, ".gitdata", "commondir"), `${join(dir, ".git")}\n`);
+		assert.doesNotMatch(linkedIn(shipped), /\(link |secret/);
+		// Linking such a checkout writes no token into the repository it names, which stays unlinked.
+		const victim = other("victim");
+		const pointer = join(base, "pointer");
+		mkdirSync(pointer);
+		writeFileSync(join(pointer, ".git"), `gitdir: ${join(victim, ".git")}\n`);
+		assert.equal(run(pointer, "link", "acme/pointer").code, 0);
+		assert.equal(existsSync(join(victim, ".git", TOKEN_FILE)), false);
+		assert.deepEqual(
+			Object.values(written().repoLinks ?? {}).filter((p) => p === "acme/pointer"),
+			[],
+		);
+		assert.doesNotMatch(linkedIn(victim), /\(link /);
+	});
+
 	it("a link made by path alone (an older build) gains its repository when linked again", (t) => {
 		const { dir, run, written } = setup(t);
 		const file = join(dir, "..", "agent", "state-flow", "config.json");

@@ -136,6 +136,30 @@ describe("the project of a folder", () => {
 		assert.match(p.note ?? "", /does not name this worktree back/);
 		assert.equal(p.git, undefined);
 	});
+
+	it("a planted `.git` file and git dir of its own never lead into another repository's common dir or `.git`", (t) => {
+		const { base, dir } = repo(t);
+		// Shipped whole: `.git` names `.gitdata`, which names the victim's common dir and names this checkout back.
+		const shipped = join(base, "shipped");
+		mkdirSync(join(shipped, ".gitdata"), { recursive: true });
+		writeFileSync(join(shipped, ".git"), "gitdir: .gitdata\n");
+		writeFileSync(join(shipped, ".gitdata", "gitdir"), "../.git\n");
+		writeFileSync(join(shipped, ".gitdata", "commondir"), "../../proj/.git\n");
+		writeFileSync(join(shipped, ".gitdata", "HEAD"), "ref: refs/heads/main\n");
+		const p = projectOf(shipped);
+		assert.equal(p.root, shipped);
+		assert.equal(p.store, join(shipped, ".pi", "state-flow"));
+		assert.match(p.note ?? "", /is not a worktree entry of/);
+		assert.equal(p.git, undefined);
+		// `gitdir:` naming the other checkout's `.git` itself: not followed (its identity is not this folder's).
+		const named = join(base, "named");
+		mkdirSync(named);
+		writeFileSync(join(named, ".git"), `gitdir: ${join(dir, ".git")}\n`);
+		const q = projectOf(named);
+		assert.equal(q.store, join(named, ".pi", "state-flow"));
+		assert.match(q.note ?? "", /names the git dir of another checkout/);
+		assert.equal(q.git, undefined);
+	});
 });
 
 /** A throwaway base for an agent directory in tests that need none of their own. */
