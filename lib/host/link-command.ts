@@ -6,18 +6,13 @@
  * repository's suggestion is what is asked about, named in the question.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { printable } from "../core/printable.js";
+import { printable, shellWord } from "../core/printable.js";
 import { linkKey, linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
 import { repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { whoAmI } from "../storage/who.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
-
-/** A word as the shell reads it (quoted only when it must be). */
-function shellWord(s: string): string {
-	return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
-}
 
 /** Move the session's stores now when pi is idle; a run in progress moves at the next prompt. */
 async function apply(host: StateFlowHost, ctx: ExtensionCommandContext): Promise<string> {
