@@ -20,7 +20,7 @@ import { seenMarksOf } from "../storage/seen.js";
 import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
 import { Stores } from "../storage/stores.js";
 import { formatWho, whoAmI } from "../storage/who.js";
-import { spellId } from "../core/printable.js";
+import { shellWord, spellId } from "../core/printable.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
 import { describeDatabase, describeLocation } from "./format.js";
@@ -83,7 +83,7 @@ function offerSuggestion(p: Parsed): Outcome {
 	const current = linkedProject(readConfig(p.agentDir).config, p.cwd);
 	const now = current === undefined ? "It is not linked now." : `It is linked to \`${current}\` now.`;
 	return ok(
-		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: state-flow link ${suggestion.project}\n`,
+		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: state-flow link ${shellWord(suggestion.project)}\n`,
 	);
 }
 

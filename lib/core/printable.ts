@@ -122,3 +122,15 @@ export function printableDeep(v: unknown): unknown {
 	}
 	return v;
 }
+
+/** Characters a POSIX shell takes literally in a word: anything else gets the word single-quoted. */
+const SHELL_SAFE = /^[\w@%+=:,./-]+$/;
+
+/**
+ * `text` as one word of a command we print for the user to paste (`state-flow link <id>`): a
+ * project id may hold spaces, `;`, `$(…)` or backticks, and one from a repository's file is
+ * untrusted, so anything but plain characters is single-quoted and never runs as shell code.
+ */
+export function shellWord(text: string): string {
+	return SHELL_SAFE.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+}

@@ -6,17 +6,22 @@
  * repository's suggestion is what is asked about, named in the question.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { printable } from "../core/printable.js";
-import { linkKey, linkedProject, placementFor } from "../storage/backend.js";
+import { printable, shellWord } from "../core/printable.js";
+import { DATABASE_ENV, type Placement, linkKey, linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
 import { repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { whoAmI } from "../storage/who.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
 
-/** A word as the shell reads it (quoted only when it must be). */
-function shellWord(s: string): string {
-	return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+/**
+ * Why a link has no database: a bad `STATE_FLOW_DATABASE_URL` as `placementFor` words it, or
+ * none configured (not its `unlink` advice, which is for a checkout already linked).
+ */
+function noDatabase(placement: Placement): string {
+	const env = process.env[DATABASE_ENV];
+	if (env !== undefined && env !== "" && placement.problem !== undefined) return placement.problem;
+	return `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in the State Flow config.json.`;
 }
 
 /** Move the session's stores now when pi is idle; a run in progress moves at the next prompt. */
@@ -50,10 +55,7 @@ export async function link(host: StateFlowHost, id: string | undefined, { usage,
 	const current = linkedProject(config, ctx.cwd);
 	const placement = placementFor({ ...config, links: { ...config.links, [checkout]: project } }, ctx.cwd);
 	if (placement.database === undefined) {
-		return say(
-			`State Flow: nothing to link to: ${placement.problem ?? "no database is configured."} Nothing changed (config: ${configPath(agentDir)}).`,
-			"warning",
-		);
+		return say(`State Flow: nothing to link to: ${noDatabase(placement)} Nothing changed (config: ${configPath(agentDir)}).`, "warning");
 	}
 	if (current === project) {
 		// A link an older build made by path alone gains its repository now (the same project: no new consent needed).

@@ -8,7 +8,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { printable } from "../core/printable.js";
+import { printable, shellWord } from "../core/printable.js";
 import { CHECKPOINT_FILE, LOG_FILE } from "./file-store.js";
 import { atomicWrite, readRegular, removeFile } from "./fs-util.js";
 
@@ -63,5 +63,5 @@ export function movedLine(storeDir: string, linked: string | undefined): string 
 		return `warning: this checkout is linked to project \`${printable(linked)}\`, whose memory is read, but its local files in ${storeDir} hold state of their own that is NOT read; run \`state-flow unlink\` to use them again, or move them aside when the project has what they hold.`;
 	}
 	if (to === undefined) return undefined;
-	return `warning: the memory in ${storeDir} was moved to project \`${to}\`, but this checkout is not linked (moved, renamed or a new clone?), so these older local files are read; run \`state-flow link ${to}\` to use the project's memory, or \`state-flow unlink\` to keep using these files.`;
+	return `warning: the memory in ${storeDir} was moved to project \`${to}\`, but this checkout is not linked (moved, renamed or a new clone?), so these older local files are read; run \`state-flow link ${shellWord(to)}\` to use the project's memory, or \`state-flow unlink\` to keep using these files.`;
 }

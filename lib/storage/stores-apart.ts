@@ -10,6 +10,7 @@
  */
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { inline, shellWord } from "../core/printable.js";
 import { createOnce } from "./fs-util.js";
 import { type Project, storeInRoot } from "./project.js";
 
@@ -129,10 +130,15 @@ export function markApart(store: string, decision: string): void {
 	createOnce(join(store, APART_MARKER), Buffer.from(`${decision}\n`, "utf8"));
 }
 
-/** One line for `/state` and doctor: where the stores apart are and the command that decides. */
+/**
+ * One line for `/state` and `show` (doctor gives each store apart its own): where the nearest
+ * store apart is, the command that decides, and how many more `state-flow doctor` lists. Paths
+ * are shown, never obeyed: a control or line break in a folder name is spelled, and the folder
+ * is one shell word in the command.
+ */
 export function apartLine(apart: readonly StoreApart[]): string | undefined {
 	if (apart.length === 0) return undefined;
 	const first = apart[0] as StoreApart;
-	const more = apart.length > 1 ? ` (and ${apart.length - 1} more)` : "";
-	return `a store apart from this project's memory: ${first.store}${more} (${first.where}); run \`state-flow adopt ${first.folder}\` to move it in, or \`--keep\` to keep it apart`;
+	const more = apart.length > 1 ? `; ${apart.length - 1} more: \`state-flow doctor\` lists them` : "";
+	return `a store apart from this project's memory: ${inline(first.store)} (${first.where}); run \`state-flow adopt ${shellWord(inline(first.folder))}\` to move it in, or \`--keep\` to keep it apart${more}`;
 }

@@ -166,4 +166,25 @@ describe("state-flow adopt", () => {
 		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
 		assert.deepEqual([root.seq, root.state.tactics], [2, { main: 1, mine: 2 }]);
 	});
+
+	it("doctor names every store apart on its own line; a folder name's line break never breaks `show`'s note", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const odd = join(dir, "we\nird");
+		await olderStore(odd, { a: 1 });
+		await olderStore(join(dir, "docs"), { b: 2 });
+		await olderStore(join(dir, "my docs"), { c: 3 });
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const doctor = runCli(["doctor"], { cwd: dir, env }).stdout.split("\n");
+		const named = doctor.filter((l) => l.startsWith("cwd: a store apart"));
+		assert.equal(named.length, 3, doctor.join("\n"));
+		assert.ok(
+			named.some((l) => l.includes("state-flow adopt '/") && l.includes("/my docs'")),
+			"a folder with a space is one shell word",
+		);
+		const show = runCli(["show", "cwd"], { cwd: odd, env }).stdout;
+		const note = show.split("\n").find((l) => l.startsWith("Note: a store apart"));
+		assert.match(note ?? "", /we\\u000aird\/\.pi\/state-flow \(subfolder\); run `state-flow adopt .*` to move it in, or `--keep` to keep it apart$/, show);
+	});
 });

@@ -5,8 +5,9 @@
  * subfolder's path still applies there, and `unlink` removes that one.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { dirname as base, join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/backend.js";
 import { git, repo } from "../helpers/git-repo.js";
@@ -100,6 +101,24 @@ describe("links follow the project", () => {
 		const offer = run(join(dir, "src"), "link");
 		assert.equal(offer.code, 0, offer.stderr);
 		assert.match(offer.stdout, /suggests project `acme\/api`.*\n.*run: state-flow link acme\/api/);
+		assert.deepEqual(links(), {}, "an offer links nothing");
+	});
+
+	it("the command `link` offers for a suggested id is pasted as one word: a repository's `;` or `$(…)` never runs", (t) => {
+		const { dir, run, links } = setup(t);
+		const pwned = join(dir, "..", "pwned");
+		mkdirSync(join(dir, ".pi"), { recursive: true });
+		for (const id of [`acme/api; touch ${pwned} #`, "it's $(touch pwned) `x`"]) {
+			writeFileSync(join(dir, ".pi", "state-flow.json"), `${JSON.stringify({ project: id })}\n`);
+			const offer = run(join(dir, "src"), "link");
+			assert.equal(offer.code, 0, offer.stderr);
+			const command = /run: state-flow (link .*)$/m.exec(offer.stdout)?.[1];
+			assert.ok(command !== undefined, offer.stdout);
+			// What a shell makes of the printed command: exactly `link` and the id, nothing run.
+			const words = execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { cwd: base(dir), encoding: "utf8" });
+			assert.equal(words, `link\n${id}\n`);
+			assert.equal(existsSync(pwned) || existsSync(join(base(dir), "pwned")), false);
+		}
 		assert.deepEqual(links(), {}, "an offer links nothing");
 	});
 });

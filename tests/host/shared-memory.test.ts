@@ -122,6 +122,8 @@ describe("/state link and unlink", () => {
 		assert.match(pi.output("usage"), /the project id must not contain control characters/);
 		const said = await pi.command("/state link acme/api");
 		assert.match(said.join("\n"), /nothing to link to: no database is configured/);
+		// This checkout is not linked: `unlink` is no way out here.
+		assert.doesNotMatch(said.join("\n"), /unlink/);
 		assert.equal(pi.asked.length, 0);
 		assert.equal(links(a), undefined);
 	});

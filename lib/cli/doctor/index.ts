@@ -79,8 +79,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 		if (h !== undefined) verified[o] = h;
 	}
 	unrecordedSkills(report, verified, p);
-	const apart = apartLine(storesApart(paths.project, true));
-	if (apart !== undefined) report.lines.push(`cwd: ${apart}.`);
+	// Each store apart on its own line: doctor is where a user looks for all of them.
+	for (const one of storesApart(paths.project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
 	const token = tokenProblemOf(paths.project);
 	if (token !== undefined) report.lines.push(`cwd: ${token}.`);
 	for (const o of FILE_OWNERS) {
