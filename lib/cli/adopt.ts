@@ -108,10 +108,13 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 	} else {
 		const both = conflicts(source, current);
 		if (both.length > 0) {
+			const first = both[0] as string;
+			// The store apart cannot be edited (every command reaches the project's store): the way out is on the project's side.
+			const fix = `Delete ${first.startsWith("a Skill") ? "that Skill's artifact" : `it (\`state-flow delete cwd.${first}\`)`} from the project's store and adopt again, or keep the store apart with \`--keep\`.`;
 			const shown = both.slice(0, SHOWN_CONFLICTS).join(", ") + (both.length > SHOWN_CONFLICTS ? ` and ${both.length - SHOWN_CONFLICTS} more` : "");
 			fail(
 				"invalid_input",
-				`the store apart ${found.store} and the project's store both hold ${shown}; nothing was written. Delete or rename one side, or keep it apart with \`--keep\`.`,
+				`the store apart ${found.store} and the project's store both hold ${shown}; nothing was written. ${fix}`,
 			);
 		}
 		const patch: PlanePatch = {};
