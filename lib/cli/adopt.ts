@@ -112,10 +112,7 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 			// The store apart cannot be edited (every command reaches the project's store): the way out is on the project's side.
 			const fix = `Delete ${first.startsWith("a Skill") ? "that Skill's artifact" : `it (\`state-flow delete cwd.${first}\`)`} from the project's store and adopt again, or keep the store apart with \`--keep\`.`;
 			const shown = both.slice(0, SHOWN_CONFLICTS).join(", ") + (both.length > SHOWN_CONFLICTS ? ` and ${both.length - SHOWN_CONFLICTS} more` : "");
-			fail(
-				"invalid_input",
-				`the store apart ${found.store} and the project's store both hold ${shown}; nothing was written. ${fix}`,
-			);
+			fail("invalid_input", `the store apart ${found.store} and the project's store both hold ${shown}; nothing was written. ${fix}`);
 		}
 		const patch: PlanePatch = {};
 		for (const plane of PLANES) if (Object.keys(source.state[plane]).length > 0) patch[plane] = source.state[plane];

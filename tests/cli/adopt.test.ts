@@ -144,7 +144,10 @@ describe("state-flow adopt", () => {
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const refused = runCli(["adopt", wt], { cwd: wt, env });
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /both hold tactics\.main; nothing was written\. Delete it \(`state-flow delete cwd\.tactics\.main`\) from the project's store and adopt again, or keep the store apart with `--keep`\./);
+		assert.match(
+			refused.stderr,
+			/both hold tactics\.main; nothing was written\. Delete it \(`state-flow delete cwd\.tactics\.main`\) from the project's store and adopt again, or keep the store apart with `--keep`\./,
+		);
 		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
 		assert.equal(root.read().seq, 1);
 		const keep = runCli(["adopt", wt, "--keep"], { cwd: wt, env });
