@@ -15,6 +15,8 @@ const NEEDS_SERVICES = [
 	"fleet/",
 	"terminal/",
 	"cli/shared.test.js",
+	"cli/shared-migrate.test.js",
+	"host/shared-link.test.js",
 	"host/shared-memory.test.js",
 	"host/shared-outage.test.js",
 	"skills/materialise-pg.test.js",

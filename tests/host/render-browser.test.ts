@@ -1,7 +1,8 @@
 /**
- * The `/state browse` browser and the `/state` output messages, rendered with a real pi theme
- * at 80 and 120 columns. The browser runs through the real command in a real SDK session whose
- * interactive UI mounts the component `ctx.ui.custom` is given and feeds it keys.
+ * The `/state browse` browser, rendered with a real pi theme at 80 and 120 columns, and its
+ * model (tree rows, search, diffs). The browser runs through the real command in a real SDK
+ * session whose interactive UI mounts the component `ctx.ui.custom` is given and feeds it keys.
+ * The `/state` output messages are in render-output.test.ts.
  */
 import assert from "node:assert/strict";
 import { appendFileSync } from "node:fs";
@@ -12,15 +13,13 @@ import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { createStateFlow } from "../../lib/index.js";
 import { diffLines, SEARCH_NODES, searchPaths, treeRows } from "../../lib/host/browser-model.js";
-import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
 import { shownOutput } from "../helpers/output.js";
 import { ME, ME_FULL } from "../helpers/who.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { draw, theme, widest } from "../helpers/render-theme.js";
+import { draw, widest } from "../helpers/render-theme.js";
+import { browsing, ESC, WIDTHS } from "./browser-fixture.js";
 import { extensionSession, startFlow } from "./fixture.js";
 
-const WIDTHS = [80, 120] as const;
-const ESC = "\x1b";
 const DOWN = "\x1b[B";
 const UP = "\x1b[A";
 const PGDN = "\x1b[6~";
@@ -28,86 +27,9 @@ const RIGHT = "\x1b[C";
 const TAB = "\t";
 const ENTER = "\r";
 
-/** An interactive UI that mounts what `custom` builds; `close` is how the component ends. */
-function mountingUi(mounted: { component?: Component; closed?: Promise<unknown> }, notes: string[]): ExtensionUIContext {
-	const ui: Partial<ExtensionUIContext> = {
-		custom: ((factory: (tui: unknown, th: unknown, kb: unknown, done: (r: unknown) => void) => Component) => {
-			const closed = new Promise((resolve) => {
-				mounted.component = factory({ requestRender() {} }, theme, {}, resolve);
-			});
-			mounted.closed = closed;
-			return closed;
-		}) as ExtensionUIContext["custom"],
-		notify: (message) => void notes.push(message),
-		theme,
-	};
-	return new Proxy(ui, { get: (target, prop) => (prop in target ? target[prop as keyof ExtensionUIContext] : () => undefined) }) as ExtensionUIContext;
-}
-
 /** Until the browser has shown the outcome of a change it started (undo, mode, owners). */
 async function settled(component: Component): Promise<void> {
 	while (draw(component, 80).join("\n").includes("working…")) await new Promise((r) => setImmediate(r));
-}
-
-async function browsing(t: Parameters<typeof tempDir>[0]) {
-	const cwd = tempDir(t, "state-flow-cwd-");
-	const agentDir = tempDir(t, "state-flow-agent-");
-	let tick = 0;
-	let ids = 0;
-	const mounted: { component?: Component; closed?: Promise<unknown> } = {};
-	const notes: string[] = [];
-	const factories = [
-		createStateFlow({
-			agentDir,
-			now: () => new Date(2026, 10, 30, 9, 0, tick++),
-			newId: () => `${String(++ids).padStart(2, "0")}aa1111-2222-4333-8444-555566667777`,
-		}),
-	];
-	const { session, faux } = await extensionSession(t, { cwd, agentDir, factories, uiContext: mountingUi(mounted, notes) });
-	faux.setResponses([
-		fauxAssistantMessage(
-			[
-				fauxToolCall(
-					"patch_state",
-					{ cwd: { tactics: { first: "write the parser", second: "test it" }, lazy: { "notes/design.md": "Design notes\nline two" } } },
-					{ id: "call_Xq9kZ2aB7cD4eF6gH8iJ0kL" },
-				),
-			],
-			{ stopReason: "toolUse" },
-		),
-		fauxAssistantMessage(
-			[
-				fauxToolCall(
-					"patch_state",
-					{ cwd: { tactics: { first: "parser written" } }, session: { strategy: { now: "testing" } } },
-					{ id: "call_Yr0lA3bC8dE5fG7hI9jK1mN" },
-				),
-			],
-			{ stopReason: "toolUse" },
-		),
-		fauxAssistantMessage([fauxText("ok")]),
-	]);
-	await session.prompt("plan");
-	await session.agent.waitForIdle();
-	const open = async () => {
-		const running = session.prompt("/state browse");
-		while (!mounted.component) await new Promise((r) => setImmediate(r));
-		const component = mounted.component;
-		return {
-			component,
-			keys: (...ks: string[]) => {
-				for (const k of ks) component.handleInput?.(k);
-			},
-			close: async () => {
-				component.handleInput?.(ESC);
-				await mounted.closed;
-				await running;
-				mounted.component = undefined;
-			},
-		};
-	};
-	const outputs = () => shownOutput(session.messages);
-	return { session, faux, open, outputs, notes };
 }
 
 describe("/state browse", () => {
@@ -389,54 +311,6 @@ describe("/state browse", () => {
 		} finally {
 			flow.dispose();
 		}
-	});
-});
-
-describe("/state output messages", () => {
-	it("render with a State Flow label, keep every line, and fit 80 and 120 columns", async (t) => {
-		const s = await browsing(t);
-		await s.session.prompt("/state");
-		await s.session.prompt("/state history");
-		await s.session.prompt("/state owners nobody");
-		const out = s.outputs();
-		assert.deepEqual(
-			out.map((o) => o.details.title),
-			["status", "history", "usage"],
-		);
-		for (const o of out) {
-			const component = outputRenderer(
-				{ role: "custom", customType: OUTPUT_TYPE, content: o.text, display: true, details: o.details, timestamp: 0 },
-				{ expanded: false },
-				theme,
-			);
-			assert.ok(component);
-			for (const width of WIDTHS) {
-				const lines = draw(component, width);
-				assert.equal(lines[0]?.trim(), `State Flow · ${o.details.title}`);
-				// Every line of the text is there, unwrapped: each fits 80 columns by construction.
-				for (const line of o.text.split("\n").filter((l) => !l.includes(s.session.sessionManager.getCwd()) && !l.includes("/state-flow"))) {
-					assert.ok(
-						lines.some((l) => l.trim() === line.trim()),
-						`${width}: ${line}`,
-					);
-					assert.ok(line.length <= 78, `${line} (${line.length})`);
-				}
-			}
-		}
-		const history = out[1]?.text ?? "";
-		assert.match(history, new RegExp(`^ {2}#2 02aa 09:00:01 model call_Yr0lA3… ${ME} tactics\\.first$`, "m"));
-		assert.match(history, /^full ids and times: \/state history --full$/m);
-		// Output is for the user: the next request does not carry it.
-		let seen: string[] = [];
-		s.faux.setResponses([
-			(context) => {
-				seen = context.messages.map((m) => JSON.stringify(m.content));
-				return fauxAssistantMessage([fauxText("ok")]);
-			},
-		]);
-		await s.session.prompt("next");
-		assert.ok(seen.length > 0);
-		assert.ok(!seen.some((c) => c.includes("retained of") || c.includes("Usage:")), "no /state output in the model's context");
 	});
 });
 

@@ -1,133 +1,27 @@
 /**
  * Team and fleet memory from pi's side, through the real SDK, the faux model and a real
- * PostgreSQL server: `/state link` asks and records the user's consent, a running session
- * follows a link or database change at its next prompt, a repository's suggested project is
- * only ever offered (a hostile one never pulls another project's memory in without a yes),
- * `/state` says where each owner lives, an unavailable owner leaves the others working, and a
- * change made on another "machine" reaches the run as the concurrent-change notice.
+ * PostgreSQL server: a running session follows a link or database change at its next prompt,
+ * `/state` says where each owner lives (a shared Global under the user), an unavailable owner
+ * leaves the others working, a change made on another "machine" reaches the run as the
+ * concurrent-change notice and registered roots as it lands, and an idle connection never
+ * keeps the process alive. Linking (`/state link`, a repository's suggested project) is in
+ * shared-link.test.ts.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import { HEAD_OPEN } from "../../lib/model/head.js";
-import { completeStateArgs } from "../../lib/host/commands.js";
-import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
-import { readConfig, updateConfig } from "../../lib/storage/config.js";
+import { updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { expectSoon } from "../helpers/soon.js";
-import { tempDir } from "../helpers/temp-dir.js";
-import { startFlow, userTexts } from "./fixture.js";
+import { userTexts } from "./fixture.js";
 import type { RootChange } from "../../lib/api.js";
 import { createTodoExtension } from "../../examples/todo/index.js";
-import { commitOn, linkedMachines, links, machine, otherMachine, piOn } from "./shared-fixture.js";
+import { commitOn, linkedMachines, machine, otherMachine, piOn } from "./shared-fixture.js";
 
 const server = serverForFile(testDatabase);
-
-const password = (): string => new URL(server.url).password;
-
-describe("/state link and unlink", () => {
-	it("asks naming the project and the database without its password; on yes records the link and the session's CWD moves to the project", async (t) => {
-		const schema = server.schema();
-		const a = machine(t, { database: server.url, databaseSchema: schema });
-		const b = otherMachine(t, server.url, schema, "acme/api");
-		await commitOn(b, { cwd: { intents: { shared: "team goal" } } });
-		a.inputAnswer = "alice";
-		const pi = await piOn(t, a, true);
-		await pi.prompt("local first", [{ calls: [{ id: "c1", name: "patch_state", args: { cwd: { intents: { local: "mine" } } } }] }, { text: "ok" }]);
-		const said = await pi.command("/state link acme/api");
-		assert.equal(pi.asked.length, 1);
-		const question = pi.asked[0] as string;
-		assert.match(question, /project `acme\/api`/);
-		assert.match(question, new RegExp(`checkout: ${realOrSelf(a.cwd).replace(/[/.]/g, "\\$&")}`));
-		assert.match(question, /database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(schema sf_test_/);
-		assert.match(question, /shared with everyone linked to `acme\/api`/);
-		assert.match(question, /stay but are no longer used/);
-		assert.ok(!question.includes(password()), "the question never shows the password");
-		assert.deepEqual(links(a), { [realOrSelf(a.cwd)]: "acme/api" });
-		assert.match(said.join("\n"), /linked this checkout to project `acme\/api`/);
-		// No `user` in the config: asked once at the first link, and saved.
-		assert.equal(pi.inputs.length, 1);
-		assert.match(pi.inputs[0] as string, /^State Flow: your name for teammates/);
-		assert.equal(readConfig(a.agentDir).config.user, "alice");
-		assert.match(said.join("\n"), /Teammates see you as alice \(`"user"` in /);
-		// The session moved at once (pi was idle): the next head shows the project's memory, not the old files.
-		await pi.prompt("next", [{ text: "ok" }]);
-		assert.match(pi.head(), /team goal/);
-		assert.doesNotMatch(pi.head(), /mine/);
-		await pi.command("/state");
-		const status = pi.output("status");
-		assert.match(
-			status,
-			/^ {2}cwd {6}wanted {6}.*\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema sf_test_\w+, project acme\/api$/m,
-		);
-		assert.match(status, /^database: postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(from config\)$/m);
-		assert.ok(!status.includes(password()));
-		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);
-		// Unlink asks too, and the checkout's own files are back.
-		await pi.command("/state unlink");
-		assert.equal(pi.asked.length, 2);
-		assert.match(pi.asked[1] as string, /Unlink this checkout from project `acme\/api`/);
-		assert.deepEqual(links(a), {});
-		await pi.prompt("after", [{ text: "ok" }]);
-		assert.match(pi.head(), /mine/);
-		assert.doesNotMatch(pi.head(), /team goal/);
-		// Linked again: the name is known, nothing more is asked.
-		await pi.command("/state link acme/api");
-		assert.equal(pi.inputs.length, 1);
-	});
-
-	it("a no changes nothing; without an interactive UI linking is refused with the `state-flow link` command to run, unlinking is not", async (t) => {
-		const schema = server.schema();
-		const a = machine(t, { database: server.url, databaseSchema: schema });
-		const pi = await piOn(t, a, false);
-		const said = await pi.command("/state link acme/api");
-		assert.equal(pi.asked.length, 1);
-		assert.match(said.join("\n"), /not linked; nothing changed/);
-		assert.equal(links(a), undefined);
-		const flow = await startFlow({ cwd: a.cwd, agentDir: a.agentDir });
-		t.after(() => flow.dispose());
-		const refused = await flow.command("/state link acme/api");
-		assert.match(refused.join("\n"), /needs your confirmation.*nothing changed\. To link, run: state-flow link acme\/api --cwd \//);
-		assert.equal(links(a), undefined);
-		// Unlinking brings no one else's memory in: without a UI the typed command is enough.
-		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api", "/elsewhere": "other/project" } });
-		const unlinked = await flow.command("/state unlink");
-		assert.match(unlinked.join("\n"), /unlinked from project `acme\/api`/);
-		assert.deepEqual(links(a), { "/elsewhere": "other/project" });
-	});
-
-	it("refuses a bad project id with the usage, and a link with no database configured; completion offers both", async (t) => {
-		assert.deepEqual(
-			completeStateArgs("li")?.map((i) => i.value),
-			["link "],
-		);
-		assert.deepEqual(
-			completeStateArgs("unl")?.map((i) => i.value),
-			["unlink"],
-		);
-		const a = machine(t, {});
-		const pi = await piOn(t, a, true);
-		await pi.command("/state unlink now");
-		assert.match(
-			pi.output("usage"),
-			/^`unlink` takes no argument\.\nUsage:\n {2}\/state unlink {2,}keep this checkout's CWD memory in files again\n\(\/state help lists every command\)$/,
-		);
-		await pi.command("/state link a b");
-		assert.match(pi.output("usage"), /`link` takes at most one project id/);
-		await pi.command("/state link a\u0007b");
-		assert.match(pi.output("usage"), /the project id must not contain control characters/);
-		const said = await pi.command("/state link acme/api");
-		assert.match(said.join("\n"), /nothing to link to: no database is configured/);
-		// This checkout is not linked: `unlink` is no way out here.
-		assert.doesNotMatch(said.join("\n"), /unlink/);
-		assert.equal(pi.asked.length, 0);
-		assert.equal(links(a), undefined);
-	});
-});
 
 describe("/state with a shared Global owner", () => {
 	it("says the Global owner lives in the database under the user, and the CWD owner in its folder", async (t) => {
@@ -179,86 +73,6 @@ describe("a running session follows the user's config", () => {
 		assert.match(pi.head(), /team goal/);
 		await pi.prompt("fourth", [{ text: "ok" }]);
 		assert.equal(pi.notes.filter((m) => m.includes("changed where the state lives")).length, 2, "each change said once");
-	});
-});
-
-describe("a repository's suggested project", () => {
-	it("is offered once at session start and never bound; a hostile suggestion pulls nothing in unless the user says yes", async (t) => {
-		const schema = server.schema();
-		const victim = otherMachine(t, server.url, schema, "victim/secret");
-		await commitOn(victim, { cwd: { intents: { plan: "SECRET-PLAN" } } });
-		const a = machine(t, { database: server.url, databaseSchema: schema });
-		mkdirSync(join(a.cwd, ".pi"));
-		writeFileSync(join(a.cwd, ".pi", "state-flow.json"), JSON.stringify({ project: "victim/secret" }));
-		const pi = await piOn(t, a, false);
-		const offers = pi.notes.filter((m) => m.includes("suggests sharing"));
-		assert.equal(offers.length, 1);
-		assert.match(offers[0] as string, /suggests sharing its CWD memory as project `victim\/secret`.*`\/state link` links it after confirmation/);
-		await pi.prompt("hi", [{ calls: [{ id: "r1", name: "read_state", args: { path: "cwd.intents" } }] }, { text: "ok" }]);
-		assert.doesNotMatch(JSON.stringify(pi.seen), /SECRET-PLAN/);
-		await pi.command("/state");
-		assert.match(pi.output("status"), /the repository suggests project victim\/secret: \/state link shares it/);
-		// `/state link` without an id asks about the suggestion, naming where it comes from; no keeps everything as it was.
-		await pi.command("/state link");
-		assert.equal(pi.asked.length, 1);
-		assert.match(pi.asked[0] as string, /project `victim\/secret` \(suggested by the repository's \.pi\/state-flow\.json\)/);
-		assert.equal(links(a), undefined);
-		await pi.prompt("again", [{ calls: [{ id: "r2", name: "read_state", args: { path: "cwd.intents" } }] }, { text: "ok" }]);
-		assert.doesNotMatch(JSON.stringify(pi.seen), /SECRET-PLAN/);
-		assert.equal(pi.notes.filter((m) => m.includes("suggests sharing")).length, 1, "offered once");
-	});
-
-	it("is ignored with a warning when it is not a small regular JSON file inside the checkout naming a valid id", async (t) => {
-		const root = tempDir(t, "state-flow-suggest-");
-		const checkout = (name: string, write: (pi: string) => void): string => {
-			const cwd = join(root, name);
-			mkdirSync(join(cwd, ".pi"), { recursive: true });
-			write(join(cwd, ".pi"));
-			return cwd;
-		};
-		const outside = join(root, "outside.json");
-		writeFileSync(outside, JSON.stringify({ project: "victim/secret" }));
-		const cases: Array<[string, string, RegExp]> = [
-			[checkout("link", (d) => symlinkSync(outside, join(d, "state-flow.json"))), "a symbolic link", /symbolic link|is a link/],
-			[
-				checkout("big", (d) => writeFileSync(join(d, "state-flow.json"), `{"project":"a","pad":"${"x".repeat(MAX_SUGGESTION_BYTES)}"}`)),
-				"too large",
-				/more than the 4096/,
-			],
-			[checkout("json", (d) => writeFileSync(join(d, "state-flow.json"), "{project: acme}")), "not JSON", /not valid JSON/],
-			[checkout("array", (d) => writeFileSync(join(d, "state-flow.json"), '["acme/api"]')), "not an object", /must be a JSON object/],
-			[
-				checkout("ctl", (d) => writeFileSync(join(d, "state-flow.json"), JSON.stringify({ project: "acme\napi" }))),
-				"a control character",
-				/must not contain control characters/,
-			],
-			[checkout("dir", (d) => mkdirSync(join(d, "state-flow.json"))), "a folder", /a folder/],
-		];
-		const linkedPi = join(root, "linked-pi");
-		mkdirSync(linkedPi);
-		writeFileSync(join(linkedPi, "state-flow.json"), JSON.stringify({ project: "victim/secret" }));
-		const escaping = join(root, "escaping");
-		mkdirSync(escaping);
-		symlinkSync(linkedPi, join(escaping, ".pi"));
-		cases.push([escaping, "a .pi folder that leads outside", /outside/]);
-		for (const [cwd, what, why] of cases) {
-			const got = readSuggestion(cwd);
-			assert.ok(got !== undefined && "problem" in got, `${what}: ignored`);
-			assert.match(got.problem, /\.pi\/state-flow\.json is ignored/, what);
-			assert.match(got.problem, why, what);
-		}
-		assert.deepEqual(readSuggestion(checkout("ok", (d) => writeFileSync(join(d, "state-flow.json"), '{"project":"acme/api","note":1}'))), {
-			project: "acme/api",
-		});
-		assert.equal(readSuggestion(join(root, "none")), undefined);
-		// In a session: one warning, no crash, nothing linked.
-		const a = machine(t, { database: server.url, databaseSchema: server.schema() });
-		mkdirSync(join(a.cwd, ".pi"));
-		writeFileSync(join(a.cwd, ".pi", "state-flow.json"), "garbage");
-		const pi = await piOn(t, a, true);
-		assert.equal(pi.notes.filter((m) => /state-flow\.json is ignored: it is not valid JSON/.test(m)).length, 1);
-		await pi.prompt("hi", [{ text: "ok" }]);
-		assert.equal(links(a), undefined);
 	});
 });
 

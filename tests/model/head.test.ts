@@ -1,22 +1,23 @@
 /**
- * The head renderer over histories built by the real engine: content and order, flat and
- * scoped spelling, determinism, bootstrap detection, and the budget laws (fast-check): the
- * head fits whenever the skeleton does, fills at least 85 % of the budget when shortened,
- * shows every non-empty plane, and every preview and marker reads back through read_state.
+ * The head renderer's budget over histories built by the real engine: previews, markers and
+ * which keys give way, and the budget laws (fast-check): the head fits whenever the skeleton
+ * does, fills at least 85 % of the budget when shortened, shows every non-empty plane, and
+ * every preview and marker reads back through read_state. Content, order and spelling of a
+ * head that fits are in head-rendering.test.ts.
  */
 
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { newHistory } from "../../lib/core/history.js";
 import { jsonEqual, setOwn } from "../../lib/core/json.js";
 import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } from "../../lib/core/types.js";
-import { HEAD_CLOSE, HEAD_OPEN, MARKER_KEY, isBootstrap, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { MARKER_KEY, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
 import { formatSize, shownMember } from "../../lib/model/head-elide.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
+import { build } from "./head-fixture.js";
 
 /** An object's values mapped, keys kept as own data (`__proto__` included). */
 function mapValues(obj: JsonObject, f: (v: Json) => Json): JsonObject {
@@ -24,34 +25,6 @@ function mapValues(obj: JsonObject, f: (v: Json) => Json): JsonObject {
 	for (const k of Object.keys(obj)) setOwn(out, k, f(obj[k] as Json));
 	return out;
 }
-
-type Histories = Partial<Record<Owner, OwnerHistory>>;
-
-/**
- * Histories for `wanted` after committing `patches` through the engine, one minute apart.
- * `exact`: store them as sent (as an older build may have), without reference checks.
- */
-function build(wanted: readonly Owner[], patches: CanonicalPatch[], exact = false): Histories {
-	const histories: Histories = {};
-	for (const o of wanted) histories[o] = newHistory(o, 20);
-	patches.forEach((patch, i) => {
-		const at = new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString();
-		commitStaged(histories, stage(histories, patch, { id: `t${i + 1}`, at, by: { kind: "system", reason: "test" }, ...(exact ? { exact } : {}) }));
-	});
-	return histories;
-}
-
-const BODY = "the full plan body, never shown in the head ".repeat(4);
-const FIXTURE: CanonicalPatch[] = [
-	{
-		cwd: {
-			intents: { login: { goal: "fix login", owns: [{ $ref: "cwd.tactics.t1" }, { $ref: "cwd.tactics.t2" }] } },
-			tactics: { t1: "reproduce", t2: "patch" },
-		},
-	},
-	{ cwd: { tactics: { t2: null }, lazy: { "notes/plan.md": BODY }, artifacts: { "src/a.ts": { kind: "file" } } } },
-	{ cwd: { strategy: { approach: "smallest fix first" } }, session: { tactics: { s1: { $ref: 'cwd.lazy["notes/plan.md"]' } } } },
-];
 
 /** The JSON shown after a line's prefix, per plane line of the head. */
 function planeLines(head: string): Map<string, Json> {
@@ -62,125 +35,6 @@ function planeLines(head: string): Map<string, Json> {
 	}
 	return out;
 }
-
-describe("head rendering", () => {
-	it("shows the flat owner's planes in stable order, lazy as a catalog, refs relative, flags and recent keys", () => {
-		const histories = build(
-			["cwd"],
-			FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })),
-		);
-		const head = renderHead({
-			mode: "active",
-			wanted: ["cwd"],
-			histories,
-			budget: 8192,
-			staleArtifacts: [{ owner: "cwd", key: "src/a.ts", note: "file changed since recorded" }],
-		});
-		const lines = head.split("\n");
-		assert.equal(lines[0], HEAD_OPEN);
-		assert.equal(lines.at(-1), HEAD_CLOSE);
-		assert.equal(lines[1], "# cwd seq 3");
-		assert.deepEqual(
-			lines.slice(2, 7).map((l) => l.split(/[ :]/)[0]),
-			["intents", "strategy", "tactics", "artifacts", "lazy"],
-		);
-		assert.equal(lines[2], 'intents: {"login":{"goal":"fix login","owns":[{"$ref":"tactics.t1"},{"$ref":"tactics.t2"}]}}');
-		assert.equal(lines[6], `lazy (catalog, bytes): {"notes/plan.md":${utf8Bytes(JSON.stringify(BODY))}}`);
-		assert.ok(!head.includes("never shown"), "no lazy body in the head");
-		assert.ok(lines.includes("! dangling ref: intents.login -> tactics.t2 (missing)"));
-		assert.ok(lines.includes('! stale artifact: artifacts["src/a.ts"]: file changed since recorded'));
-		const recent = lines.slice(lines.indexOf("recent transitions (newest first):") + 1, -1);
-		assert.deepEqual(recent, [
-			"- #3 2026-01-01T00:02:00.000Z set strategy.approach",
-			'- #2 2026-01-01T00:01:00.000Z set artifacts["src/a.ts"], lazy["notes/plan.md"]; del tactics.t2',
-			"- #1 2026-01-01T00:00:00.000Z set intents.login, tactics.t1, tactics.t2",
-		]);
-	});
-
-	it("shows artifacts without the compiler's bookkeeping (read_state has it) and every other plane as stored", () => {
-		const skill = {
-			kind: "skill",
-			name: "lint-fix",
-			description: "Fix lint",
-			compiledTo: ".pi/skills/lint-fix/SKILL.md",
-			compiledHash: "a".repeat(64),
-			sourceHash: "b".repeat(64),
-			fingerprint: { size: 120, mtimeMs: 1764598765432.5 },
-			provenance: { acquiredFrom: "/home/me/proj/vendor/lint/SKILL.md" },
-		};
-		const histories = build(
-			["cwd"],
-			[
-				{
-					cwd: {
-						artifacts: { "vendor/lint/SKILL.md": skill, "src/app.ts": { kind: "file", note: "entry", fingerprint: { size: 3, mtimeMs: 4 } } },
-						tactics: { check: { fingerprint: "kept: a tactic's own field" } },
-					},
-				},
-			],
-		);
-		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 8192 });
-		assert.ok(
-			head.includes(
-				'artifacts: {"src/app.ts":{"kind":"file","note":"entry"},"vendor/lint/SKILL.md":{"kind":"skill","name":"lint-fix","description":"Fix lint","compiledTo":".pi/skills/lint-fix/SKILL.md"}}',
-			),
-			head,
-		);
-		assert.ok(head.includes('tactics: {"check":{"fingerprint":"kept: a tactic\'s own field"}}'), head);
-		assert.ok(!/compiledHash|sourceHash|acquiredFrom|mtimeMs/.test(head));
-	});
-
-	it("shows no recent transitions in Passive mode", () => {
-		const histories = build(
-			["cwd"],
-			FIXTURE.map((p) => ({ cwd: p.cwd ?? {} })),
-		);
-		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 8192 });
-		assert.ok(!head.includes("recent transitions"));
-		assert.ok(!head.includes("2026-01-01"));
-	});
-
-	it("qualifies every scoped locator, keeps refs as stored and never shows an excluded owner", () => {
-		const histories = build(["global", "cwd", "session"], [{ global: { strategy: { secret: "global only" } } }, ...FIXTURE]);
-		const head = renderHead({ mode: "active", wanted: ["session", "cwd"], histories, budget: 8192, recent: 2 });
-		assert.ok(!head.includes("global only") && !head.includes("# global"));
-		const lines = head.split("\n");
-		assert.ok(lines.indexOf("# cwd seq 3") < lines.indexOf("# session seq 1"));
-		assert.ok(lines.includes('session.tactics: {"s1":{"$ref":"cwd.lazy[\\"notes/plan.md\\"]"}}'));
-		assert.ok(lines.includes("! dangling ref: cwd.intents.login -> cwd.tactics.t2 (missing)"));
-		assert.ok(lines.includes("- session#1 2026-01-01T00:03:00.000Z set session.tactics.s1"));
-		assert.ok(lines.includes("- cwd#3 2026-01-01T00:03:00.000Z set cwd.strategy.approach"));
-		assert.ok(!lines.some((l) => l.startsWith("- cwd#2")), "only the last two transitions");
-	});
-
-	it("renders the same bytes for the same input, whatever the owner order, without touching the histories", () => {
-		const histories = build(["cwd", "session"], FIXTURE);
-		const before = JSON.stringify(histories);
-		const a = renderHead({ mode: "active", wanted: ["cwd", "session"], histories, budget: 300 });
-		const b = renderHead({ mode: "active", wanted: ["session", "cwd"], histories, budget: 300 });
-		assert.equal(a, b);
-		assert.equal(JSON.stringify(histories), before);
-	});
-
-	it("marks an owner that was never written or is emptied as empty", () => {
-		const histories = build(["cwd"], [{ cwd: { tactics: { a: 1 } } }, { cwd: { tactics: { a: null } } }]);
-		assert.equal(
-			renderHead({ mode: "passive", wanted: ["cwd", "session"], histories, budget: 8192 }),
-			`${HEAD_OPEN}\n# cwd seq 2 (empty)\n# session seq 0 (empty)\n${HEAD_CLOSE}`,
-		);
-	});
-});
-
-describe("isBootstrap", () => {
-	it("is true only while every wanted owner has no plane entry", () => {
-		assert.equal(isBootstrap({}, ["cwd", "session"]), true);
-		const written = build(["global", "cwd"], [{ global: { intents: { a: 1 } } }]);
-		assert.equal(isBootstrap(written, ["cwd"]), true, "an excluded owner's entries do not count");
-		assert.equal(isBootstrap(written, ["global", "cwd"]), false);
-		const emptied = build(["cwd"], [{ cwd: { lazy: { a: "x" } } }, { cwd: { lazy: { a: null } } }]);
-		assert.equal(isBootstrap(emptied, ["cwd"]), true, "history does not count");
-	});
-});
 
 /** A shortened head says so on this line; its absence means every value is shown whole. */
 const SHORTENED = /\nshortened to the [\d.]+ K?B head budget: /;
