@@ -9,40 +9,18 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/config.js";
 import { readToken } from "../../lib/storage/repo-token.js";
-import { git, repo } from "../helpers/git-repo.js";
-import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
-import { runCli } from "./run.js";
-
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
-
-interface Written {
-	links?: Record<string, string>;
-	repoLinks?: Record<string, string>;
-}
+import { git } from "../helpers/git-repo.js";
+import { linkSetup } from "./link-fixture.js";
 
 const TOKEN_FILE = "state-flow-repository";
 const TOKEN = /^local:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** A repository with no remote, and a user whose config names the test database. */
 function setup(t: { after(fn: () => void): void }) {
-	const { base, dir } = repo(t);
-	const agent = join(base, "agent");
-	mkdirSync(join(agent, "state-flow"), { recursive: true });
-	const file = join(agent, "state-flow", "config.json");
-	writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema() })}\n`);
-	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
-	const written = () => JSON.parse(readFileSync(file, "utf8")) as Written;
+	const { base, dir, run, written } = linkSetup(t);
 	/** Another repository of its own (no remote) in the same base folder. */
 	const other = (name: string) => {
 		const to = join(base, name);

@@ -5,40 +5,17 @@
  * checkout whose local files hold state of their own says so loudly. Real git, real PostgreSQL.
  */
 import assert from "node:assert/strict";
-import { readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
+import { readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/config.js";
 import { normalRemote, originUrl } from "../../lib/storage/repository.js";
-import { git, repo } from "../helpers/git-repo.js";
-import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
-import { runCli } from "./run.js";
-
-let server: TestDatabase;
-before(async () => {
-	server = await testDatabase();
-});
-after(async () => {
-	await closeDatabases();
-	await server.stop();
-});
-
-interface Written {
-	links?: Record<string, string>;
-	repoLinks?: Record<string, string>;
-}
+import { git } from "../helpers/git-repo.js";
+import { linkSetup } from "./link-fixture.js";
 
 function setup(t: { after(fn: () => void): void }) {
-	const { base, dir } = repo(t);
+	const { base, dir, run, written, schema } = linkSetup(t);
 	git(dir, "remote", "add", "origin", "https://tok@GitHub.com/acme/api.git");
-	const agent = join(base, "agent");
-	mkdirSync(join(agent, "state-flow"), { recursive: true });
-	const file = join(agent, "state-flow", "config.json");
-	const schema = server.schema();
-	writeFileSync(file, `${JSON.stringify({ databaseSchema: schema })}\n`);
-	const run = (cwd: string, ...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
-	const written = () => JSON.parse(readFileSync(file, "utf8")) as Written;
 	/** A second clone of the same repository, its origin spelled another way (scp-like, no `.git`). */
 	const clone = (name: string, from = dir) => {
 		const to = join(base, name);
