@@ -17,27 +17,25 @@ import { runCli } from "./run.js";
 
 const by = { kind: "system", reason: "older build" } as const;
 
-/** Write a store the way an older build did: straight into `<folder>/.pi/state-flow`. */
-async function olderStore(folder: string, tactics: Record<string, number>): Promise<void> {
+/** Write a store the way an older build did: straight into `<folder>/.pi/state-flow`, one transition per record. */
+async function olderRecords(
+	folder: string,
+	records: ReadonlyArray<Pick<TransitionRecord, "patch" | "undo"> & { id?: string }>,
+	idPrefix = "old",
+): Promise<void> {
 	const store = new FileOwnerStore({ owner: "cwd", root: storeInRoot(folder), retention: 20, gitignore: true });
-	let seq = 0;
-	for (const [k, v] of Object.entries(tactics)) {
-		seq++;
-		const r = await store.commit(
-			{
-				id: `old-${k}`,
-				seq,
-				at: "2026-01-01T00:00:00.000Z",
-				by,
-				patch: { tactics: { [k]: v } },
-				undo: { tactics: { [k]: null } },
-				cascades: [],
-				owners: ["cwd"],
-			},
-			seq - 1,
-		);
-		assert.equal(r.kind, "committed");
+	for (const [i, r] of records.entries()) {
+		const c = await store.commit({ id: `${idPrefix}-${i}`, seq: i + 1, at: "2026-01-01T00:00:00.000Z", by, ...r, cascades: [], owners: ["cwd"] }, i);
+		assert.equal(c.kind, "committed");
 	}
+}
+
+/** An older build's store of tactics, one transition per tactic. */
+async function olderStore(folder: string, tactics: Record<string, number>): Promise<void> {
+	await olderRecords(
+		folder,
+		Object.entries(tactics).map(([k, v]) => ({ id: `old-${k}`, patch: { tactics: { [k]: v } }, undo: { tactics: { [k]: null } } })),
+	);
 }
 
 describe("state-flow adopt", () => {
@@ -70,17 +68,13 @@ describe("state-flow adopt", () => {
 		const agentDir = join(base, "agent");
 		mkdirSync(agentDir);
 		const sub = join(dir, "src");
-		const store = new FileOwnerStore({ owner: "cwd", root: storeInRoot(sub), retention: 20, gitignore: true });
 		const art = { kind: "file", note: "entry" };
 		const ref = { $ref: 'cwd.artifacts["a.txt"]' };
 		const records: Array<Pick<TransitionRecord, "patch" | "undo">> = [
 			{ patch: { artifacts: { "a.txt": art } }, undo: { artifacts: { "a.txt": null } } },
 			{ patch: { tactics: { use: { uses: ref } }, artifacts: { "../README.md": art } }, undo: { tactics: { use: null }, artifacts: { "../README.md": null } } },
 		];
-		for (const [i, r] of records.entries()) {
-			const c = await store.commit({ id: `old-${i}`, seq: i + 1, at: "2026-01-01T00:00:00.000Z", by, ...r, cascades: [], owners: ["cwd"] }, i);
-			assert.equal(c.kind, "committed");
-		}
+		await olderRecords(sub, records);
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const run = runCli(["adopt", sub], { cwd: dir, env });
 		assert.equal(run.code, 0, run.stderr);
@@ -102,23 +96,7 @@ describe("state-flow adopt", () => {
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const key = ".pi/skills/x/SKILL.md";
 		const skill = { kind: "skill", name: "x", description: "d", body: "b", compiledTo: key, compiledHash: "h" };
-		const older = async (folder: string, id: string) => {
-			const s = new FileOwnerStore({ owner: "cwd", root: storeInRoot(folder), retention: 20, gitignore: true });
-			const r = await s.commit(
-				{
-					id,
-					seq: 1,
-					at: "2026-01-01T00:00:00.000Z",
-					by,
-					patch: { artifacts: { [key]: skill } },
-					undo: { artifacts: { [key]: null } },
-					cascades: [],
-					owners: ["cwd"],
-				},
-				0,
-			);
-			assert.equal(r.kind, "committed");
-		};
+		const older = (folder: string, id: string) => olderRecords(folder, [{ patch: { artifacts: { [key]: skill } }, undo: { artifacts: { [key]: null } } }], id);
 		await older(join(dir, "src"), "s-1");
 		const run = runCli(["adopt", join(dir, "src")], { cwd: dir, env });
 		assert.equal(run.code, 0, run.stderr);

@@ -20,21 +20,29 @@ import { projectDirs } from "../helpers/temp-dir.js";
 
 const KEY = ".pi/skills/deploy/SKILL.md";
 
+/**
+ * In `folder`'s Skill folder `place`: a compiled Skill named `name` no artifact records, the user's
+ * own Skill `mine`, and `evil`, a Skill folder that is a link to `outside/` under `base` (a cloned
+ * repository may hold one; it is never followed).
+ */
+function plantSkills(folder: string, base: string, place: string, name: string, description: string): void {
+	const put = (rel: string, text: string) => {
+		mkdirSync(dirname(join(folder, rel)), { recursive: true });
+		writeFileSync(join(folder, rel), text);
+	};
+	put(`${place}/${name}/SKILL.md`, renderSkill("cwd", `${place}/${name}/SKILL.md`, name, description, "Steps."));
+	put(`${place}/mine/SKILL.md`, "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
+	const outside = join(base, "outside");
+	mkdirSync(outside);
+	writeFileSync(join(outside, "SKILL.md"), renderSkill("cwd", `${place}/evil/SKILL.md`, "evil", "Elsewhere.", "Steps."));
+	symlinkSync(outside, join(folder, `${place}/evil`));
+}
+
 describe("state-flow doctor and compiled Skills no artifact records", () => {
 	it("lists one State Flow wrote, leaves it, ignores the user's own, and is quiet once the artifact adopts it", async (t) => {
 		const { base: root, cwd, agentDir } = projectDirs(t, "state-flow-doctor-skills-");
-		const put = (rel: string, text: string) => {
-			mkdirSync(dirname(join(cwd, rel)), { recursive: true });
-			writeFileSync(join(cwd, rel), text);
-		};
 		// What a writer that died after writing the compiled file, before its commit, leaves behind.
-		put(KEY, renderSkill("cwd", KEY, "deploy", "Deploy the app.", "Steps."));
-		put(".pi/skills/mine/SKILL.md", "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
-		// A Skill folder that is a link out of the project (a cloned repository may hold one) is never followed.
-		const outside = join(root, "outside");
-		mkdirSync(outside);
-		writeFileSync(join(outside, "SKILL.md"), renderSkill("cwd", ".pi/skills/evil/SKILL.md", "evil", "Elsewhere.", "Steps."));
-		symlinkSync(outside, join(cwd, ".pi/skills/evil"));
+		plantSkills(cwd, root, ".pi/skills", "deploy", "Deploy the app.");
 		const stores = new Stores({ agentDir, cwd });
 		await stores.commit({ cwd: { tactics: { t: 1 } } }, { by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" });
 		const doctor = () => runDoctor(parseArgs(["doctor", "--agent-dir", agentDir, "--cwd", cwd]));
@@ -63,16 +71,7 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		const agentDir = join(base, "agent");
 		mkdirSync(agentDir);
 		const key = ".agents/skills/notes/SKILL.md";
-		const put = (rel: string, text: string) => {
-			mkdirSync(dirname(join(dir, rel)), { recursive: true });
-			writeFileSync(join(dir, rel), text);
-		};
-		put(key, renderSkill("cwd", key, "notes", "Take notes.", "Steps."));
-		put(".agents/skills/mine/SKILL.md", "---\nname: mine\ndescription: My own Skill.\n---\nMine.\n");
-		const outside = join(base, "outside");
-		mkdirSync(outside);
-		writeFileSync(join(outside, "SKILL.md"), renderSkill("cwd", ".agents/skills/evil/SKILL.md", "evil", "Elsewhere.", "Steps."));
-		symlinkSync(outside, join(dir, ".agents/skills/evil"));
+		plantSkills(dir, base, ".agents/skills", "notes", "Take notes.");
 		const sub = join(dir, "src");
 		await new Stores({ agentDir, cwd: sub }).commit(
 			{ cwd: { tactics: { t: 1 } } },
