@@ -10,6 +10,7 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
+import { inline, shellWord } from "../core/printable.js";
 import { readRegular } from "./fs-util.js";
 import { type Project, projectOf } from "./project.js";
 import { TOKEN_FILE, ensureToken, isLocalToken, tokenOf } from "./repo-token.js";
@@ -143,12 +144,13 @@ export function repositoryKeysOf(cwd: string): string[] {
 
 /** What a link means for the repository's other checkouts, in one sentence (`state-flow link`, `/state link`). */
 export function repositoryWords(r: RepositoryLink, root: string): string {
-	const clone = `\`git clone ${root}\``;
+	// Shown, never obeyed: a path or reason with a line break or control stays on this line, and the command pastes as one word.
+	const clone = `\`git clone ${shellWord(inline(root))}\``;
 	if (r.identity !== undefined && !isLocalToken(r.identity))
 		return `Every checkout of repository ${r.identity} on this machine (moved, renamed, another clone or worktree) follows this link.`;
 	if (r.identity !== undefined)
 		return `This repository has no \`origin\` remote: State Flow gave it an identity in its git common dir (${TOKEN_FILE}), so a moved or renamed checkout and its worktrees follow this link, and so does a ${clone} of it.`;
 	if (r.problem !== undefined)
-		return `This repository has no \`origin\` remote and got no identity (${r.problem}): a moved or renamed checkout is not linked until linked again${r.keys.length > 0 ? `; a ${clone} of it follows this link` : ""}.`;
+		return `This repository has no \`origin\` remote and got no identity (${inline(r.problem)}): a moved or renamed checkout is not linked until linked again${r.keys.length > 0 ? `; a ${clone} of it follows this link` : ""}.`;
 	return "This folder is not a git checkout State Flow follows: it is linked by its path only, so a moved or renamed folder is not linked until linked again.";
 }

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/config.js";
 import { readToken } from "../../lib/storage/repo-token.js";
+import { repositoryWords } from "../../lib/storage/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
 
@@ -166,6 +167,14 @@ describe("links of a repository without `origin`", () => {
 		const token = readFileSync(join(dir, ".git", TOKEN_FILE), "utf8").trim();
 		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local" });
 		assert.match(run(dir, "link", "acme/local").stdout, /already linked to project `acme\/local`; nothing changed/);
+	});
+
+	it("what a link says about the repository keeps a hostile root path on one line and its clone command one shell word", () => {
+		const root = "/tmp/a b\n$(touch x)";
+		const said = repositoryWords({ keys: [root], problem: "its git dir\nis odd" }, root);
+		assert.equal(said.includes("\n"), false, said);
+		assert.match(said, /`git clone '\/tmp\/a b\\u000a\$\(touch x\)'`/);
+		assert.match(said, /got no identity \(its git dir\\u000ais odd\)/);
 	});
 
 	it("config: a `local:` key is kept only in the exact token format", () => {
