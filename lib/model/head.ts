@@ -65,6 +65,11 @@ const TIER = { active: 1, rules: 2, recent: 3, names: 4, rest: 5 } as const;
 /** Transitions whose keys count as "changed recently" (per owner). */
 const RECENT_CHANGES = 3;
 
+/** Layouts tried at most when the reserved fold lines turn out longer than needed (`layout`). */
+const MAX_LAYOUTS = 3;
+/** Bytes of reserved fold lines left unused that are worth another layout (a count one digit shorter is not). */
+const RELAYOUT_BYTES = 24;
+
 /** Longest reason the head gives for an unavailable owner. */
 const MAX_REASON = 240;
 
@@ -297,22 +302,36 @@ function layout(
 	}
 
 	const summary = shortenedLine(budget);
-	const boxes = new Map(views.map((v) => [v, v.box()]));
-	const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
-	// The fold lines are reserved at their longest (every closed intent and loose tactic hidden).
-	folded = folds(undefined);
-	// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
-	let shown = recent.length;
-	while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
-	const fixed = bytes(compose(shown, summary, () => ""));
-	const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
-	const room = (box: Box): number => budget - fixed - planeBytes() + box.bytes();
-	// Names of the relevant tiers first, then their values in tier order, then the rest (closed intents, loose tactics).
-	const relevant = [TIER.active, TIER.rules, TIER.recent, TIER.names];
-	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box), tier);
-	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box), tier);
-	for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box));
-	for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box));
-	folded = folds(boxes);
-	return compose(shown, summary, (v) => (boxes.get(v) as Box).text()).join("\n");
+	const linesBytes = (m: Map<Owner, string>): number => [...m.values()].reduce((n, l) => n + utf8Bytes(modelLine(l)) + 1, 0);
+	/** One layout of fresh boxes with `reserved` fold lines set aside; returns what it showed and the fold lines it needs. */
+	const attempt = (reserved: Map<Owner, string>) => {
+		folded = reserved;
+		const boxes = new Map(views.map((v) => [v, v.box()]));
+		const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
+		// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
+		let shown = recent.length;
+		while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
+		const fixed = bytes(compose(shown, summary, () => ""));
+		const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+		const room = (box: Box): number => budget - fixed - planeBytes() + box.bytes();
+		// Names of the relevant tiers first, then their values in tier order, then the rest (closed intents, loose tactics).
+		const relevant = [TIER.active, TIER.rules, TIER.recent, TIER.names];
+		for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box), tier);
+		for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box), tier);
+		for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box));
+		for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box));
+		return { boxes, shown, folds: folds(boxes) };
+	};
+	// The fold lines are first reserved at their longest (every closed intent and loose tactic
+	// hidden). What the layout then folds is often less, or nothing: a layout reserving only that
+	// fills the bytes it frees, and is kept when its own fold lines fit what it reserved (showing
+	// more can only shorten them, but the greedy fill is not strictly monotone).
+	let best = attempt(folds(undefined));
+	for (let i = 0; i < MAX_LAYOUTS - 1 && linesBytes(folded) - linesBytes(best.folds) >= RELAYOUT_BYTES; i++) {
+		const next = attempt(best.folds);
+		if (linesBytes(next.folds) > linesBytes(folded)) break;
+		best = next;
+	}
+	folded = best.folds;
+	return compose(best.shown, summary, (v) => (best.boxes.get(v) as Box).text()).join("\n");
 }

@@ -110,4 +110,18 @@ describe("head relevance: what goes first and what folds", () => {
 		const tight = renderHead({ ...input, budget: 700, git: { branch: "feature/b" } });
 		assert.ok(tight.includes('"theirs":{"goal":"their goal"'), tight);
 	});
+	it("fills the bytes a fold line was reserved but turned out not to need (all loose tactics shown)", () => {
+		const owners = ["global", "session"] as const;
+		const tactics = { a: "check the build", b: "then the docs" };
+		const histories = build(
+			[{ global: { strategy: { rule: "r".repeat(3000) }, tactics } }, { session: { tactics, artifacts: { "notes.md": "n".repeat(3000) } } }],
+			owners,
+		);
+		const budget = 1100;
+		const head = renderHead({ mode: "passive", wanted: owners, histories, budget });
+		assert.ok(head.includes('global.tactics: {"a":"check the build","b":"then the docs"}'), head);
+		assert.ok(!head.includes("\nfolded: "), "every loose tactic is shown, so nothing is folded");
+		// The longest fold lines (about 120 B an owner) were set aside first; the strings give way to fill them.
+		assert.ok(utf8Bytes(head) <= budget && utf8Bytes(head) >= budget - 24, `${utf8Bytes(head)} of ${budget} B`);
+	});
 });
