@@ -11,7 +11,7 @@ import { formatKeySegment } from "../core/locator.js";
 import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { type Placement, placementFor, userOf } from "../storage/backend.js";
+import { foreignLinkLine, type Placement, placementFor, userOf } from "../storage/backend.js";
 import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
@@ -135,10 +135,12 @@ export async function runShow(p: Parsed): Promise<Outcome> {
 	const project = projectOf(p.cwd);
 	const apart = apartLine(storesApart(project));
 	const moved = movedLine(project.store, placement.project);
+	const foreign = foreignLinkLine(config, p.cwd);
 	const extra = [
 		projectLine(project, placement.project),
 		...(apart !== undefined ? [`Note: ${apart}`] : []),
 		...(moved !== undefined ? [moved] : []),
+		...(foreign !== undefined ? [foreign] : []),
 		...placementLines(placement, config),
 	];
 	if (read.length === 0) {

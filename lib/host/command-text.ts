@@ -12,7 +12,7 @@ import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
 import { configPath } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
-import { DATABASE_ENV } from "../storage/backend.js";
+import { DATABASE_ENV, foreignLinkLine } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
 import { formatWho, whoAmI } from "../storage/who.js";
 import { projectLine } from "../storage/project.js";
@@ -108,6 +108,8 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	if (apart !== undefined) lines.push(...wrapWords(`note: ${apart}`, TEXT_WIDTH));
 	const moved = movedLine(project.store, host.placement.project);
 	if (moved !== undefined) lines.push(...wrapWords(moved, TEXT_WIDTH));
+	const foreign = foreignLinkLine(host.config, host.ctx.cwd);
+	if (foreign !== undefined) lines.push(...wrapWords(foreign, TEXT_WIDTH));
 	lines.push("stores:");
 	const indent = " ".repeat(11);
 	for (const owner of OWNERS) {

@@ -5,6 +5,8 @@
  * link the user made (`state-flow link`, `/state link`), recorded in the user's own config.
  */
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
+import { lstatSync } from "node:fs";
+import { inline, printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
 import { projectOf } from "./project.js";
 import { identitiesOf } from "./repository.js";
@@ -66,14 +68,38 @@ export interface LinkOf {
 	repo?: string;
 }
 
-/** The link that applies to a checkout (`LinkOf`), or undefined. Reads the repository's config only when `repoLinks` exist. */
+/**
+ * The link that applies to a checkout (`LinkOf`), or undefined. Reads the repository's config
+ * only when `repoLinks` exist. A path entry applies only while the folder at that path is the
+ * user's own (`foreignLinkLine`): a path outlives the checkout that was linked there, and in a
+ * shared folder (`/tmp`) another user could make a folder at it and be handed the project.
+ */
 export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined {
 	const path = linkEntry(config.links, cwd);
-	if (path !== undefined) return { project: config.links?.[path] as string, path };
+	if (path !== undefined) return ownedByMe(path) ? { project: config.links?.[path] as string, path } : undefined;
 	const repoLinks = config.repoLinks;
 	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return undefined;
 	for (const repo of identitiesOf(projectOf(cwd))) if (Object.hasOwn(repoLinks, repo)) return { project: repoLinks[repo] as string, repo };
 	return undefined;
+}
+
+/** Whether the folder at `path` belongs to the user running State Flow (true where uids do not exist). */
+function ownedByMe(path: string): boolean {
+	const uid = process.getuid?.();
+	if (uid === undefined) return true;
+	try {
+		return lstatSync(path).uid === uid;
+	} catch {
+		return false;
+	}
+}
+
+/** The loud line when a path link exists for this folder but is not followed: the folder is another user's. */
+export function foreignLinkLine(config: StateFlowConfig, cwd: string): string | undefined {
+	const path = linkEntry(config.links, cwd);
+	if (path === undefined || ownedByMe(path)) return undefined;
+	const project = config.links?.[path] as string;
+	return `warning: this folder is linked to project \`${printable(project)}\` in your config, but the folder ${inline(path)} belongs to another user, so the link is not followed (the checkout you linked there was moved or deleted?); run \`state-flow unlink\` here to drop the stale link.`;
 }
 
 /** The project a checkout is linked to (`linkOf`). */
