@@ -11,6 +11,7 @@ import type { OwnerHistory } from "../lib/core/types.js";
 import { recordLine } from "../lib/storage/format.js";
 import { PgDatabase } from "../lib/storage/pg/store.js";
 import { TEST_DATABASE_ENV, runPgWriters, startEmbeddedPostgres } from "../tests/helpers/pg-server.js";
+import { p50 } from "./bench/shared.js";
 
 export interface PgBench {
 	pg_commit_p50_ms: number;
@@ -27,12 +28,6 @@ const WARMUP = 30;
 const READS = 2000;
 const PROCS = 8;
 const PER_PROC = 100;
-
-/** The median of a sample (the upper one for an even count); shared with scripts/bench.ts. */
-export function p50(xs: number[]): number {
-	const s = xs.slice().sort((a, b) => a - b);
-	return s[Math.floor(s.length / 2)] as number;
-}
 
 const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
 

@@ -1,0 +1,33 @@
+/** The full run's report: each key beside its target, printed as a table and written to `bench-results.json`. */
+import { writeFileSync } from "node:fs";
+import { DEFAULT_HEAD_BUDGET } from "../../lib/model/head.js";
+
+const targets: Record<string, string> = {
+	commit_vs_raw: "<= 3",
+	commit_vs_raw_back_to_back: "<= 3",
+	growth: "<= 1.3",
+	read_p50_ms_2mb: "<= 0.2",
+	lost_commits: "= 0",
+	head_render_p50_ms_4mb: "<= 5",
+	head_render_p50_ms_4mb_one_deep_value: "<= 5",
+	head_bytes_4mb: `<= ${DEFAULT_HEAD_BUDGET}`,
+	head_fill_ratio: ">= 0.85",
+	head_active_work_shown: "1.0",
+	tool_read_p50_ms_2mb: "<= 0.15",
+	tool_vs_commit: "<= 1.3",
+	commit_cpu_share: "(outside fsync)",
+	tool_vs_session_commit: "<= 1.3",
+	tool_growth: "<= 1.3",
+	credential_check_share: "<= 0.05",
+	pg_commit_vs_floor: "<= 1.5",
+	pg_read_p50_ms: "<= 0.5",
+	pg_lost_commits: "= 0",
+};
+
+/** Prints the table in the order of `results` and writes them, in that order, to `bench-results.json`. */
+export function writeResults(results: Record<string, number>): void {
+	console.log(`${"metric".padEnd(40)}${"value".padEnd(11)}target`);
+	for (const [k, v] of Object.entries(results)) console.log(`${k.padEnd(40)}${String(v).padEnd(11)}${targets[k] ?? ""}`);
+	writeFileSync("bench-results.json", `${JSON.stringify(results, null, 2)}\n`);
+	console.log("results written to bench-results.json");
+}
