@@ -8,7 +8,18 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import { DATABASE_ENV, type Placement, databaseFor, linkEntry, linkKey, linkOf, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import {
+	DATABASE_ENV,
+	type Placement,
+	databaseFor,
+	linkEntry,
+	linkKey,
+	linkOf,
+	linkPathProblem,
+	linkedProject,
+	placementFor,
+	userOf,
+} from "../storage/backend.js";
 import { repositoryKeysOf, repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
 import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
@@ -92,6 +103,8 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	if (p.positionals.length === 0) return offerSuggestion(p);
 	const id = projectId(p.positionals[0]);
 	checkCwd(p);
+	const foreign = linkPathProblem(p.cwd);
+	if (foreign !== undefined) fail("invalid_input", `Cannot link: ${foreign}. Nothing was changed.`);
 	const real = linkKey(p.cwd);
 	const links = writtenLinks(p.agentDir);
 	const { config, problems } = readConfig(p.agentDir);

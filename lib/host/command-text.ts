@@ -10,7 +10,7 @@ import { isStateError, messageOf } from "../core/errors.js";
 import type { Owner, OwnerHistory, Result } from "../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
 import { formatSize } from "../model/head.js";
-import { configPath } from "../storage/config.js";
+import { configPath, readConfig } from "../storage/config.js";
 import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV, foreignLinkLine } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
@@ -108,7 +108,8 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	if (apart !== undefined) lines.push(...wrapWords(`note: ${apart}`, TEXT_WIDTH));
 	const moved = movedLine(project.store, host.placement.project);
 	if (moved !== undefined) lines.push(...wrapWords(moved, TEXT_WIDTH));
-	const foreign = foreignLinkLine(host.config, host.ctx.cwd);
+	// The config as it is now: a link recorded since the session started is in the file, not in `host.config`.
+	const foreign = foreignLinkLine(readConfig(host.options.agentDir).config, host.ctx.cwd);
 	if (foreign !== undefined) lines.push(...wrapWords(foreign, TEXT_WIDTH));
 	lines.push("stores:");
 	const indent = " ".repeat(11);

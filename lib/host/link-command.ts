@@ -7,7 +7,7 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable, shellWord } from "../core/printable.js";
-import { DATABASE_ENV, type Placement, linkKey, linkedProject, placementFor } from "../storage/backend.js";
+import { DATABASE_ENV, type Placement, linkKey, linkPathProblem, linkedProject, placementFor } from "../storage/backend.js";
 import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
 import { repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { whoAmI } from "../storage/who.js";
@@ -50,6 +50,8 @@ export async function link(host: StateFlowHost, id: string | undefined, { usage,
 		if (why !== undefined) return usage(`the project id ${why}.`);
 	}
 	const agentDir = host.options.agentDir;
+	const foreign = linkPathProblem(ctx.cwd);
+	if (foreign !== undefined) return say(`State Flow: cannot link: ${foreign}. Nothing changed.`, "warning");
 	const checkout = linkKey(ctx.cwd);
 	const { config } = readConfig(agentDir);
 	const current = linkedProject(config, ctx.cwd);

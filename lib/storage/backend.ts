@@ -94,6 +94,14 @@ function ownedByMe(path: string): boolean {
 	}
 }
 
+/** Why a folder cannot be linked by its path (it is another user's: the link would never be followed), or undefined. */
+export function linkPathProblem(cwd: string): string | undefined {
+	const key = linkKey(cwd);
+	return ownedByMe(key)
+		? undefined
+		: `the folder ${inline(key)} belongs to another user, and State Flow follows a link only in a folder of yours (a path outlives the checkout linked there)`;
+}
+
 /** The loud line when a path link exists for this folder but is not followed: the folder is another user's. */
 export function foreignLinkLine(config: StateFlowConfig, cwd: string): string | undefined {
 	const path = linkEntry(config.links, cwd);

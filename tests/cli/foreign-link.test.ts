@@ -1,7 +1,8 @@
 /**
  * A path link (`links[<folder>]`) outlives the checkout that was linked there. A folder at that
  * path that belongs to another user (made later in `/tmp` on a shared machine) is not handed
- * the project: the link is not followed, `show` says why, and `unlink` there drops it.
+ * the project: the link is not followed, `show` says why, linking there is refused, and
+ * `unlink` there drops it.
  */
 import assert from "node:assert/strict";
 import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -22,7 +23,7 @@ function foreignFolder(base: string): string {
 }
 
 describe("a path link to a folder that is not the user's", () => {
-	it("is not followed, is named by `show`, and `unlink` there drops it", (t) => {
+	it("is not followed, is named by `show`, cannot be made, and `unlink` there drops it", (t) => {
 		const base = realOrSelf(mkdtempSync(join(tmpdir(), "sf-foreign-link-")));
 		t.after(() => rmSync(base, { recursive: true, force: true }));
 		const mine = join(base, "mine");
@@ -48,6 +49,15 @@ describe("a path link to a folder that is not the user's", () => {
 		assert.match(show.stdout.replace(/\s+/g, " "), /belongs to another user, so the link is not followed .*run `state-flow unlink` here/);
 		assert.match(show.stdout, /^project .* \(this folder, not in git\)$/m, "the CWD owner is the folder's own files");
 		assert.doesNotMatch(show.stdout, /\(link acme\/api\)|postgres/, "not the project's");
+
+		// Linking there is refused: the link would never be followed.
+		const link = runCli(["link", "acme/other", "--agent-dir", agent], { cwd: theirs });
+		assert.notEqual(link.code, 0);
+		assert.match(
+			link.stderr,
+			/Cannot link: the folder .* belongs to another user, and State Flow follows a link only in a folder of yours .*Nothing was changed\./,
+		);
+		assert.deepEqual((JSON.parse(readFileSync(file, "utf8")) as { links: Record<string, string> }).links, config.links);
 
 		const unlink = runCli(["unlink", "--agent-dir", agent], { cwd: theirs });
 		assert.equal(unlink.code, 0, unlink.stderr);

@@ -7,11 +7,12 @@
  * shared-memory.test.ts.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { completeStateArgs } from "../../lib/host/commands.js";
 import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/link.js";
+import { linkPathProblem } from "../../lib/storage/backend.js";
 import { readConfig, updateConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
@@ -92,6 +93,29 @@ describe("/state link and unlink", () => {
 		const unlinked = await flow.command("/state unlink");
 		assert.match(unlinked.join("\n"), /unlinked from project `acme\/api`/);
 		assert.deepEqual(links(a), { "/elsewhere": "other/project" });
+	});
+
+	it("refuses to link a folder of another user, and /state names a path link there that is not followed", async (t) => {
+		// Only root can give a folder away; elsewhere a system folder owned by root stands in.
+		if (process.getuid?.() !== 0) {
+			assert.match(linkPathProblem("/usr") ?? "", /^the folder \/usr belongs to another user/);
+			return;
+		}
+		const a = machine(t, { database: server.url, databaseSchema: server.schema() });
+		chownSync(a.cwd, 54_321, 54_321);
+		const pi = await piOn(t, a, true);
+		const said = await pi.command("/state link acme/api");
+		assert.equal(pi.asked.length, 0, "nothing is asked");
+		assert.match(said.join("\n"), /cannot link: the folder .* belongs to another user, and State Flow follows a link only in a folder of yours/);
+		assert.equal(links(a), undefined);
+		await updateConfig(a.agentDir, { links: { [realOrSelf(a.cwd)]: "acme/api" } });
+		await pi.command("/state");
+		const status = pi.output("status");
+		assert.match(
+			status.replace(/\s+/g, " "),
+			/linked to project `acme\/api` in your config, but the folder .* belongs to another user, so the link is not followed/,
+		);
+		assert.doesNotMatch(status, /project acme\/api$/m, "the CWD owner is not the project's");
 	});
 
 	it("refuses a bad project id with the usage, and a link with no database configured; completion offers both", async (t) => {
