@@ -16,7 +16,7 @@ import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
-import { projectLine, projectOf } from "../storage/project.js";
+import { projectLine, projectNote, projectOf } from "../storage/project.js";
 import { apartLine, storesApart } from "../storage/stores-apart.js";
 import { movedLine } from "../storage/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
@@ -134,10 +134,12 @@ export async function runShow(p: Parsed): Promise<Outcome> {
 	const { read, warnings, placement, config, stores } = await loadAsked(p);
 	const project = projectOf(p.cwd);
 	const apart = apartLine(storesApart(project));
+	const note = projectNote(project);
 	const moved = movedLine(project.store, placement.project);
 	const foreign = foreignLinkLine(config, p.cwd);
 	const extra = [
 		projectLine(project, placement.project),
+		...(note !== undefined ? [note] : []),
 		...(apart !== undefined ? [`Note: ${apart}`] : []),
 		...(moved !== undefined ? [moved] : []),
 		...(foreign !== undefined ? [foreign] : []),

@@ -39,7 +39,8 @@ Commands:
   help [command]           show this help, or one command's
 
 Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (the project's .pi/state-flow:
-the git work tree root of --cwd, the main worktree's for every worktree), or
+the git work tree root of --cwd, the main worktree's for every worktree; .git/state-flow
+when the repository commits its .pi/state-flow, which is never read), or
 PostgreSQL when configured ($STATE_FLOW_DATABASE_URL or \`database\`, plus a link or
 \`shareGlobal\`; see docs/shared-memory.md). \`show\` says where each one lives.
 Session state lives in pi's session file; use /state show inside pi.

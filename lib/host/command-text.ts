@@ -15,7 +15,7 @@ import type { Stores } from "../storage/stores.js";
 import { DATABASE_ENV, foreignLinkLine } from "../storage/backend.js";
 import { locationLines, readSuggestion } from "./link.js";
 import { formatWho, whoAmI } from "../storage/who.js";
-import { projectLine } from "../storage/project.js";
+import { projectLine, projectNote } from "../storage/project.js";
 import { apartLine, storesApart } from "../storage/stores-apart.js";
 import { movedLine } from "../storage/moved-marker.js";
 import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../storage/history-text.js";
@@ -104,6 +104,8 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	const sel = host.selection();
 	const project = host.project();
 	const lines = [`${describeSelection(sel)} — ${shapeOf(sel.owners)} interface, from ${selectionSource(host)}`, projectLine(project, host.placement.project)];
+	const note = projectNote(project);
+	if (note !== undefined) lines.push(...wrapWords(note, TEXT_WIDTH));
 	const apart = apartLine(storesApart(project));
 	if (apart !== undefined) lines.push(...wrapWords(`note: ${apart}`, TEXT_WIDTH));
 	const moved = movedLine(project.store, host.placement.project);

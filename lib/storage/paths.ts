@@ -5,7 +5,8 @@
  *   <agentDir>/state-flow/global/   the Global owner
  *   <agentDir>/state-flow/journal/  multi-owner commit points
  *   <agentDir>/state-flow/seen/     what this machine's writers made durable, per store folder
- *   <project root>/.pi/state-flow/  the CWD owner (`project.ts` decides the project and its store)
+ *   <project root>/.pi/state-flow/  the CWD owner (`project.ts` decides the project and its store:
+ *                                   `<git common dir>/state-flow/` for some repositories)
  */
 import { join } from "node:path";
 import { SHARED_OWNERS } from "../core/types.js";

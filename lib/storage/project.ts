@@ -17,8 +17,9 @@ import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
-import { printable } from "../core/printable.js";
+import { inline, printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
+import { tracksUnder } from "./git-index.js";
 
 /** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */
 export interface GitDirs {
@@ -43,6 +44,13 @@ export interface Project {
 	git?: GitDirs;
 	/** Why a `.git` on the way was not followed (shown with the project). */
 	note?: string;
+	/**
+	 * The root's `.pi/state-flow` when the repository carries it (git tracks it, so every clone
+	 * has it): never read as the project's memory, which is then kept in the common dir
+	 * (`placed`); a store apart the user may adopt. (An index that cannot be read to tell is
+	 * treated alike, and said in `note`.)
+	 */
+	carried?: string;
 }
 
 /** Largest `.git`, `commondir` or `gitdir` file read; larger is not git's. */
@@ -132,7 +140,7 @@ function worktreeProject(start: string, checkout: string, dirs: GitDirs): Projec
 	if (basename(common) === ".git" && lstatOf(common)?.isDirectory() === true && realOf(join(main, ".git")) === common) {
 		return { start, checkout, root: main, store: storeInRoot(main), via: "worktree", git };
 	}
-	return { start, checkout, root: checkout, store: join(common, "state-flow"), via: "common-dir", git };
+	return { start, checkout, root: checkout, store: storeInCommonDir(common), via: "common-dir", git };
 }
 
 /**
@@ -153,8 +161,44 @@ function ownGitDir(start: string, root: string, named: string): Project {
 	return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir, commonDir: gitDir } };
 }
 
+/** The CWD store folder in a git common dir: never in a work tree, never cloned. */
+function storeInCommonDir(commonDir: string): string {
+	return join(commonDir, "state-flow");
+}
+
+/**
+ * Where a repository's memory is kept, the root's `.pi/state-flow` or the common dir's
+ * `state-flow/`: the root's unless the repository carries it (a committed store is the
+ * repository's content, which a clone hands to anyone, not this user's memory) or the common
+ * dir already holds the store (it moved there once, and stays: checking out a branch that
+ * tracks or drops the root's files never switches memories). Only when the root holds a
+ * store is the index read (`git-index.ts`, a few KB).
+ */
+function placed(p: Project): Project {
+	if (p.git === undefined || p.store !== storeInRoot(p.root)) return p;
+	const common = storeInCommonDir(p.git.commonDir);
+	const inCommon = { ...p, store: common };
+	const kept = lstatOf(common)?.isDirectory() === true;
+	if (lstatOf(p.store) === undefined) return kept ? inCommon : p;
+	const tracked = tracksUnder(p.git.commonDir, ROOT_STORE);
+	if (tracked === "yes") return { ...inCommon, carried: p.store };
+	if (tracked === "unknown") {
+		const why = `git's index in \`${p.git.commonDir}\` cannot be read to tell whether the repository carries \`${ROOT_STORE}\`, so it is not read as this project's memory`;
+		return { ...inCommon, note: p.note === undefined ? why : `${p.note}; ${why}` };
+	}
+	return kept ? inCommon : p;
+}
+
+/** The root store's path in the work tree, as git's index names it. */
+const ROOT_STORE = ".pi/state-flow";
+
 /** The project of a folder (see the header); never throws, touches nothing. */
 export function projectOf(cwd: string): Project {
+	return placed(foundProject(cwd));
+}
+
+/** The project by the walk to the checkout alone, its store at the root (`placed` decides the store). */
+function foundProject(cwd: string): Project {
 	const start = realOrSelf(cwd);
 	const alone = (note?: string): Project => ({
 		start,
@@ -215,6 +259,11 @@ export function projectLine(p: Project, link?: string): string {
 	const fixed = `project  (${why})`;
 	// Folder names and link ids are shown, never obeyed: a newline or a control in one never ends the line.
 	return printable(`project ${fitPath(where, LINE_WIDTH - fixed.length)} (${why})`.replace(/\n/g, "\\n")).slice(0, LINE_WIDTH);
+}
+
+/** Why the project is not what its folders suggest (a `.git` not followed, an index not read), for `/state`, `show` and `doctor`. */
+export function projectNote(p: Project): string | undefined {
+	return p.note === undefined ? undefined : `note: ${inline(p.note)}.`;
 }
 
 /**

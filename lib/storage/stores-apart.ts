@@ -24,8 +24,11 @@ export interface StoreApart {
 	/** The folder pi was started in when an older build made it (its `.pi/state-flow` is the store). */
 	folder: string;
 	store: string;
-	/** Where it sits, in words: `subfolder`, `worktree`. */
-	where: "subfolder" | "worktree";
+	/**
+	 * Where it sits: a `subfolder`, a `worktree`'s root, or the repository's root when the
+	 * project's store is in the common dir: `carried` when the repository carries it (`project.ts`).
+	 */
+	where: "subfolder" | "worktree" | "carried" | "root";
 }
 
 function isFile(path: string): boolean {
@@ -118,6 +121,7 @@ export function storesApart(project: Project, deep = false): StoreApart[] {
 		if (undecidedStore(store)) out.push({ folder, store, where });
 	};
 	if (project.via === "folder") return out;
+	if (project.store !== storeInRoot(project.root)) add(project.root, project.carried !== undefined ? "carried" : "root");
 	for (let dir = project.start; dir !== project.checkout && dir !== dirname(dir); dir = dirname(dir)) add(dir, "subfolder");
 	add(project.checkout, "worktree");
 	if (project.git !== undefined) for (const root of worktreeRoots(project.git.commonDir)) add(root, "worktree");
@@ -130,6 +134,14 @@ export function markApart(store: string, decision: string): void {
 	createOnce(join(store, APART_MARKER), Buffer.from(`${decision}\n`, "utf8"));
 }
 
+/** A store apart's place, in words. */
+const WHERE: Record<StoreApart["where"], string> = {
+	subfolder: "subfolder",
+	worktree: "worktree",
+	carried: "in the repository's content, so every clone has it",
+	root: "the repository's root",
+};
+
 /**
  * One line for `/state` and `show` (doctor gives each store apart its own): where the nearest
  * store apart is, the command that decides, and how many more `state-flow doctor` lists. Paths
@@ -140,5 +152,5 @@ export function apartLine(apart: readonly StoreApart[]): string | undefined {
 	if (apart.length === 0) return undefined;
 	const first = apart[0] as StoreApart;
 	const more = apart.length > 1 ? `; ${apart.length - 1} more: \`state-flow doctor\` lists them` : "";
-	return `a store apart from this project's memory: ${inline(first.store)} (${first.where}); run \`state-flow adopt ${shellWord(inline(first.folder))}\` to move it in, or \`--keep\` to keep it apart${more}`;
+	return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}); run \`state-flow adopt ${shellWord(inline(first.folder))}\` to move it in, or \`--keep\` to keep it apart${more}`;
 }

@@ -36,7 +36,7 @@ export type { SessionLog } from "./session-store.js";
 export interface StoresOptions {
 	/** Global root = `<agentDir>/state-flow/global/`; journals under `<agentDir>/state-flow/journal/` (see `paths.ts`). */
 	agentDir: string;
-	/** CWD root = `<cwd>/.pi/state-flow/`. */
+	/** The folder whose project's store is the CWD root (`project.ts`: `<project root>/.pi/state-flow/` mostly). */
 	cwd: string;
 	/** Absent: the Session owner is unavailable. */
 	session?: SessionLog;

@@ -13,6 +13,7 @@ import { JournalDir } from "../../storage/journal.js";
 import { rootOf, storePaths } from "../../storage/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/seen.js";
 import { tokenProblemOf } from "../../storage/repo-token.js";
+import { projectNote } from "../../storage/project.js";
 import { apartLine, storesApart } from "../../storage/stores-apart.js";
 import { Stores } from "../../storage/stores.js";
 import { whoAmI } from "../../storage/who.js";
@@ -80,6 +81,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	}
 	unrecordedSkills(report, verified, p);
 	// Each store apart on its own line: doctor is where a user looks for all of them.
+	const note = projectNote(paths.project);
+	if (note !== undefined) report.lines.push(`cwd: ${note}`);
 	for (const one of storesApart(paths.project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
 	const token = tokenProblemOf(paths.project);
 	if (token !== undefined) report.lines.push(`cwd: ${token}.`);

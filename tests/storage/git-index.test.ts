@@ -1,0 +1,140 @@
+/**
+ * Whether git tracks a folder, read from the index file (`lib/storage/git-index.ts`), checked
+ * against real git's own answer (`git ls-files`) over random trees, in every index format git
+ * writes (2, 3 with an intent-to-add entry, 4 with its compressed paths), split and not, SHA-1
+ * and SHA-256; and what is not an index to read is `unknown`, never `no`.
+ */
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import fc from "fast-check";
+import { MAX_SCAN, tracksUnder } from "../../lib/storage/git-index.js";
+import { git } from "../helpers/git-repo.js";
+import { tempDir } from "../helpers/temp-dir.js";
+
+const STORE = ".pi/state-flow";
+
+/** Paths near the store's in git's byte order: before it, inside it, beside it, after it. */
+const pathArb = fc.constantFrom(
+	".a",
+	".github/ci.yml",
+	".pi-x/f",
+	".pi.x",
+	".pi/a",
+	".pi/skills/s/SKILL.md",
+	".pi/state-flo",
+	".pi/state-flow-x/f",
+	".pi/state-flow.bak/f",
+	".pi/state-flow/log.jsonl",
+	".pi/state-flow/checkpoint.json",
+	".pi/state-flow/sub/f",
+	".pi/state-flowx",
+	".pj/f",
+	"-dash",
+	"README.md",
+	"src/a.ts",
+	`.p${"i".repeat(200)}/long`,
+);
+
+function fresh(t: { after(fn: () => void): void }, objectFormat: "sha1" | "sha256"): string {
+	const dir = join(realpathSync(tempDir(t, "state-flow-index-")), "r");
+	mkdirSync(dir);
+	git(dir, "init", "-q", `--object-format=${objectFormat}`);
+	return dir;
+}
+
+function gitSays(dir: string): "yes" | "no" {
+	return git(dir, "ls-files", "--", STORE) === "" ? "no" : "yes";
+}
+
+describe("which folders git tracks, from its index", () => {
+	it("agrees with `git ls-files` in every index format, split or not, SHA-1 and SHA-256", async (t) => {
+		await fc.assert(
+			fc.asyncProperty(
+				fc.uniqueArray(pathArb, { minLength: 0, maxLength: 8 }),
+				fc.constantFrom(2, 3, 4),
+				fc.boolean(),
+				fc.constantFrom("sha1" as const, "sha256" as const),
+				async (paths, version, split, format) => {
+					const dir = fresh(t, format);
+					// A file and a folder of one name cannot both exist: the later one is left out.
+					const kept = paths.filter((p, i) => !paths.slice(0, i).some((q) => p.startsWith(`${q}/`) || q.startsWith(`${p}/`)));
+					for (const p of kept) {
+						mkdirSync(join(dir, p, ".."), { recursive: true });
+						writeFileSync(join(dir, p), p);
+					}
+					if (kept.length > 0) git(dir, "add", "-f", "--", ...kept);
+					// Format 3 is written only when an entry needs its extended flags (intent to add).
+					writeFileSync(join(dir, "zz-intent"), "i");
+					if (version === 3) git(dir, "add", "-N", "zz-intent");
+					git(dir, "update-index", `--index-version=${version}`);
+					if (split) git(dir, "update-index", "--split-index");
+					assert.equal(tracksUnder(join(dir, ".git"), STORE), gitSays(dir), `${JSON.stringify(kept)} v${version} split=${split} ${format}`);
+					rmSync(join(dir, ".."), { recursive: true, force: true });
+				},
+			),
+			{ numRuns: 40 },
+		);
+	});
+
+	it("each index git writes is read anew: the verdict follows `git rm --cached` and `git add -f`", (t) => {
+		const dir = fresh(t, "sha1");
+		mkdirSync(join(dir, ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(dir, ".pi", "state-flow", "log.jsonl"), "{}\n");
+		git(dir, "add", "-f", ".pi/state-flow");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+		git(dir, "rm", "-r", "-q", "--cached", ".pi/state-flow");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		git(dir, "add", "-f", ".pi/state-flow");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+	});
+
+	it("a repository with no index yet tracks nothing", (t) => {
+		const dir = fresh(t, "sha1");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+	});
+
+	it("a sparse index's folder entry above the store counts as tracked", (t) => {
+		const dir = fresh(t, "sha1");
+		for (const p of [".pi/state-flow/log.jsonl", "src/a.ts"]) {
+			mkdirSync(join(dir, p, ".."), { recursive: true });
+			writeFileSync(join(dir, p), p);
+		}
+		git(dir, "add", "-f", ".");
+		git(dir, "commit", "-q", "-m", "c");
+		git(dir, "sparse-checkout", "init", "--cone", "--sparse-index");
+		git(dir, "sparse-checkout", "set", "src");
+		assert.match(execFileSync("git", ["ls-files", "--sparse"], { cwd: dir, encoding: "utf8" }), /^\.pi\/$/m);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+	});
+
+	it("an index that is garbage, a link or a FIFO is `unknown`", (t) => {
+		const dir = fresh(t, "sha1");
+		const index = join(dir, ".git", "index");
+		writeFileSync(index, "DIRC\0\0\0\x02\0\0\0\x05not entries at all");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		writeFileSync(index, "PK\x03\x04");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		rmSync(index);
+		symlinkSync("/etc/hostname", index);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		rmSync(index);
+		execFileSync("mkfifo", [index]);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+	});
+
+	it("an index whose first MAX_SCAN bytes hold no verdict is `unknown`", (t) => {
+		const dir = fresh(t, "sha1");
+		const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: dir, input: "x" }).toString().trim();
+		// Paths sorting before `.pi/` until the index is longer than what is read of it.
+		const n = Math.ceil(MAX_SCAN / 64) + 1000;
+		const lines = Array.from({ length: n }, (_, i) => `100644 ${blob} 0\t.a/${String(i).padStart(7, "0")}\n`).join("");
+		execFileSync("git", ["update-index", "--index-info"], { cwd: dir, input: lines });
+		writeFileSync(join(dir, "f"), "f");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		assert.equal(tracksUnder(join(dir, ".git"), ".a"), "yes");
+	});
+});
