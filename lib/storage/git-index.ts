@@ -2,13 +2,16 @@
  * Whether git tracks anything under a folder of the work tree, read from git's index file
  * itself: State Flow never runs git in a repository (a repository's config can make git run
  * commands, `core.fsmonitor`). Used to tell a store the repository CARRIES (committed, so every
- * clone gets it) from one this machine made (`project.ts`). The index lists paths sorted by
- * their bytes, so the scan stops at the first path past the folder; `.pi/…` sorts early, and
- * only the first bytes of the index are read (at most `MAX_SCAN`). Formats 2, 3 and 4, SHA-1
- * and SHA-256 repositories (the object format from the common dir's `config`), a split index's shared part (`sharedindex.*`) and a sparse index's
- * folder entries are understood (git's Documentation/gitformat-index.txt). What cannot be read
- * to a verdict is `unknown`, and the caller treats it as carried: a repository never hands a
- * clone its memory by making its index hard to read.
+ * clone gets it) from one this machine made (`project.ts`). A path counts in any spelling a
+ * case-insensitive file system takes for the folder's (`.PI/state-flow`), and so does a path
+ * above it (a link or a submodule at `.pi`). The index lists paths sorted by their bytes, so the
+ * scan stops past the last spelling that could be the folder's; `.pi/…` sorts early, and only
+ * the first bytes of the index are read (at most `MAX_SCAN`). Formats 2, 3 and 4, SHA-1 and
+ * SHA-256 repositories (the object format from the common dir's `config`), a split index's
+ * shared part (`sharedindex.*`) and a sparse index's folder entries are understood (git's
+ * Documentation/gitformat-index.txt). What cannot be read to a verdict is `unknown`, and the
+ * caller treats it as carried: a repository never hands a clone its memory by making its index
+ * hard to read.
  */
 import { closeSync, constants, fstatSync, readdirSync, readSync } from "node:fs";
 import { join } from "node:path";
@@ -25,13 +28,56 @@ const MAX_SHARED = 8;
 
 /** The fixed part of an entry before its object id: ctime, mtime, dev, ino, mode, uid, gid, size. */
 const STAT_BYTES = 40;
-const MODE_AT = 24;
 const EXTENDED = 0x4000;
 const NAME_MASK = 0xfff;
-/** A sparse index's folder entry (`mode` 040000). */
-const SPARSE_DIR_MODE = 0o040000;
 
 type Step = Tracked | "more";
+
+/**
+ * A name as a case-insensitive file system (macOS's default) may take it: `.PI/State-Flow` and
+ * `.pi/ſtate-ﬂow` are checked out where `.pi/state-flow` is opened. Folding more than the file
+ * system does only ever finds more to be carried.
+ */
+function fold(text: string): string {
+	return text.toUpperCase().toLowerCase();
+}
+
+/** For each ASCII letter, the largest first byte of a character folding to a text that starts with it (built once). */
+let leads: Map<string, number> | undefined;
+function largestLead(letter: string): number {
+	if (leads === undefined) {
+		leads = new Map();
+		for (let cp = 0x80; cp <= 0xffff; cp++) {
+			if (cp >= 0xd800 && cp <= 0xdfff) continue;
+			const ch = String.fromCharCode(cp);
+			const first = fold(ch)[0];
+			if (first !== undefined && first >= "a" && first <= "z") leads.set(first, Math.max(leads.get(first) ?? 0, Buffer.from(ch)[0] as number));
+		}
+	}
+	return Math.max(letter.charCodeAt(0), leads.get(letter) ?? 0);
+}
+
+/** The paths standing for a folder of the work tree, and where in git's byte order they end. */
+interface Folder {
+	/** A path in the folder, the folder itself (a file or link there), or a path above it (a link, a submodule, a sparse index's folder entry). */
+	covers(name: Buffer): boolean;
+	/** Every path at or after this one in byte order is none of those. */
+	past: Buffer;
+}
+
+function folderOf(path: string): Folder {
+	const want = fold(path.replace(/\/+$/, ""));
+	const covers = (name: Buffer): boolean => {
+		const f = fold(name.toString("utf8")).replace(/\/+$/, "");
+		return f === want || f.startsWith(`${want}/`) || want.startsWith(`${f}/`);
+	};
+	// Names sort by their bytes: every spelling of the folder starts with what comes before its
+	// first letter, then a byte no greater than the largest one a spelling of that letter starts with.
+	const i = want.search(/[a-z]/);
+	const before = Buffer.from(i < 0 ? want : want.slice(0, i), "utf8");
+	const past = i < 0 ? Buffer.concat([before, Buffer.from([0x30])]) : Buffer.concat([before, Buffer.from([largestLead(want[i] as string) + 1])]);
+	return { covers, past };
+}
 
 /** git's varint (varint.c): 7 bits a byte, high bit "more", each continuation adds one. */
 function varint(buf: Buffer, at: number): { value: number; next: number } | undefined {
@@ -50,10 +96,10 @@ function varint(buf: Buffer, at: number): { value: number; next: number } | unde
 
 /**
  * Scan the entries in `buf` (the first `buf.length` bytes of an index; `whole` when that is the
- * file) for a path under `prefix` (which ends in `/`), taking object ids of `hashBytes`.
+ * file) for a path that `folder` covers, taking object ids of `hashBytes`.
  * `more` when the bytes end before a verdict; `unknown` when they are not an index of this shape.
  */
-function scan(buf: Buffer, whole: boolean, prefix: Buffer, hashBytes: number): Step {
+function scan(buf: Buffer, whole: boolean, folder: Folder, hashBytes: number): Step {
 	if (buf.length < 12) return whole ? "unknown" : "more";
 	if (buf.toString("latin1", 0, 4) !== "DIRC") return "unknown";
 	const version = buf.readUInt32BE(4);
@@ -64,7 +110,6 @@ function scan(buf: Buffer, whole: boolean, prefix: Buffer, hashBytes: number): S
 	for (let n = 0; n < count; n++) {
 		const flagsAt = at + STAT_BYTES + hashBytes;
 		if (flagsAt + 2 > buf.length) return whole ? "unknown" : "more";
-		const mode = buf.readUInt32BE(at + MODE_AT);
 		const flags = buf.readUInt16BE(flagsAt);
 		const extended = (flags & EXTENDED) !== 0;
 		if (extended && version < 3) return "unknown";
@@ -90,12 +135,8 @@ function scan(buf: Buffer, whole: boolean, prefix: Buffer, hashBytes: number): S
 		}
 		// The length git recorded must be the name's: a wrong object id size never lines up.
 		if ((flags & NAME_MASK) !== Math.min(name.length, NAME_MASK)) return "unknown";
-		if (name.subarray(0, prefix.length).equals(prefix)) return "yes";
-		// The folder's own path tracked (a file or a link there), or a sparse index's folder entry
-		// above it, which stands for everything in it.
-		const above = name.length < prefix.length && prefix.subarray(0, name.length).equals(name);
-		if (above && (name.length === prefix.length - 1 || (mode & 0o170000) === SPARSE_DIR_MODE)) return "yes";
-		if (Buffer.compare(name, prefix) > 0) return "no";
+		if (folder.covers(name)) return "yes";
+		if (Buffer.compare(name, folder.past) >= 0) return "no";
 		previous = name;
 		at = next;
 	}
@@ -111,7 +152,7 @@ const verdicts = new Map<string, { file: string; verdict: Tracked }>();
 const MAX_VERDICTS = 32;
 
 /** One index file's verdict, reading no more of it than needed (never through a link, never a FIFO). */
-function trackedIn(file: string, prefix: Buffer, hashBytes: number): Tracked {
+function trackedIn(file: string, folder: Folder, key: string, hashBytes: number): Tracked {
 	let fd: number | undefined;
 	try {
 		fd = openFile(file, constants.O_RDONLY);
@@ -121,13 +162,13 @@ function trackedIn(file: string, prefix: Buffer, hashBytes: number): Tracked {
 	if (fd === undefined) return "no";
 	try {
 		const st = fstatSync(fd);
-		const key = `${file}\0${prefix.toString("utf8")}\0${hashBytes}`;
+		const at = `${file}\0${key}\0${hashBytes}`;
 		const same = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-		const known = verdicts.get(key);
+		const known = verdicts.get(at);
 		if (known?.file === same) return known.verdict;
-		const verdict = scanFile(fd, prefix, hashBytes);
+		const verdict = scanFile(fd, folder, hashBytes);
 		if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-		verdicts.set(key, { file: same, verdict });
+		verdicts.set(at, { file: same, verdict });
 		return verdict;
 	} catch {
 		return "unknown";
@@ -137,7 +178,7 @@ function trackedIn(file: string, prefix: Buffer, hashBytes: number): Tracked {
 }
 
 /** Read an open index from its start, doubling the bytes read until a verdict (at most `MAX_SCAN`). */
-function scanFile(fd: number, prefix: Buffer, hashBytes: number): Tracked {
+function scanFile(fd: number, folder: Folder, hashBytes: number): Tracked {
 	let buf: Buffer = Buffer.alloc(0);
 	for (let want = FIRST_READ; ; want *= 2) {
 		const size = Math.min(want, MAX_SCAN);
@@ -151,7 +192,7 @@ function scanFile(fd: number, prefix: Buffer, hashBytes: number): Tracked {
 		}
 		buf = grown.subarray(0, got);
 		const whole = got < size;
-		const step = scan(buf, whole, prefix, hashBytes);
+		const step = scan(buf, whole, folder, hashBytes);
 		if (step !== "more") return step;
 		if (whole || size >= MAX_SCAN) return "unknown";
 	}
@@ -190,7 +231,7 @@ function objectIdBytes(gitDir: string): number | undefined {
  * is there but cannot be read to a verdict. No index is `no` (nothing is tracked yet).
  */
 export function tracksUnder(gitDir: string, folder: string): Tracked {
-	const prefix = Buffer.from(`${folder.replace(/\/+$/, "")}/`, "utf8");
+	const wanted = folderOf(folder);
 	const files = ["index"];
 	try {
 		files.push(
@@ -205,7 +246,7 @@ export function tracksUnder(gitDir: string, folder: string): Tracked {
 	if (hashBytes === undefined) return "unknown";
 	let out: Tracked = "no";
 	for (const f of files) {
-		const one = trackedIn(join(gitDir, f), prefix, hashBytes);
+		const one = trackedIn(join(gitDir, f), wanted, folder, hashBytes);
 		if (one === "yes") return "yes";
 		if (one === "unknown") out = "unknown";
 	}
