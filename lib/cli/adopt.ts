@@ -97,7 +97,14 @@ export async function runAdopt(p: Parsed): Promise<Outcome> {
 	}
 	let skills: string[] = [];
 	if (found.where === "subfolder") ({ history: source, skills } = rebased(source, found));
-	const target = new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, seen: seenMarksOf(paths) });
+	const target = new FileOwnerStore({
+		owner: "cwd",
+		root: paths.cwdRoot,
+		retention,
+		gitignore: true,
+		seen: seenMarksOf(paths),
+		refused: paths.project.refused,
+	});
 	const current = await stores.load("cwd");
 	let said: string;
 	if (current.seq === 0) {

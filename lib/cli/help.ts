@@ -38,9 +38,10 @@ Commands:
                            worktree) into the project's memory, or keep it apart
   help [command]           show this help, or one command's
 
-Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (the project's .pi/state-flow:
-the git work tree root of --cwd, the main worktree's for every worktree; .git/state-flow
-when the repository commits its .pi/state-flow, which is never read), or
+Owners: \`global\` (<agent-dir>/state-flow/global) and \`cwd\` (the project's
+store: the repository's .git/state-flow for --cwd anywhere in it or its
+worktrees, or the .pi/state-flow an older build made at its root; outside git,
+the folder's), or
 PostgreSQL when configured ($STATE_FLOW_DATABASE_URL or \`database\`, plus a link or
 \`shareGlobal\`; see docs/shared-memory.md). \`show\` says where each one lives.
 Session state lives in pi's session file; use /state show inside pi.
@@ -215,7 +216,7 @@ ${COMMON}`,
 	unlink: `Usage: state-flow unlink
 
 Remove this checkout's link: its CWD memory is in its local files again
-(the project's .pi/state-flow). The project's rows in the database stay as they are.
+(the project's local store). The project's rows in the database stay as they are.
 
 ${COMMON}`,
 	migrate: `Usage: state-flow migrate <project-id>

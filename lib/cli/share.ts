@@ -54,7 +54,8 @@ function writtenLinks(agentDir: string): Record<string, string> {
 /** The local file store of a shared-capable owner, as the stores open it. */
 function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
 	const paths = storePaths(p.agentDir, p.cwd);
-	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths) });
+	const refused = owner === "cwd" ? paths.project.refused : undefined;
+	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths), refused });
 }
 
 /** What the local store holds: its seq, or why it cannot be read (a folder without its log included). */

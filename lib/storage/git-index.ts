@@ -23,8 +23,6 @@ export type Tracked = "yes" | "no" | "unknown";
 export const MAX_SCAN = 4 * 1024 * 1024;
 /** First read; doubled until a verdict, the file's end or `MAX_SCAN`. */
 const FIRST_READ = 64 * 1024;
-/** Most shared index files of a split index looked at. */
-const MAX_SHARED = 8;
 
 /** The fixed part of an entry before its object id: ctime, mtime, dev, ino, mode, uid, gid, size. */
 const STAT_BYTES = 40;
@@ -59,17 +57,24 @@ function largestLead(letter: string): number {
 
 /** The paths standing for a folder of the work tree, and where in git's byte order they end. */
 interface Folder {
-	/** A path in the folder, the folder itself (a file or link there), or a path above it (a link, a submodule, a sparse index's folder entry). */
-	covers(name: Buffer): boolean;
+	/**
+	 * `yes` for a path in the folder, the folder itself (a file or link there) or a path above it
+	 * (a link or a submodule there); `unknown` for a sparse index's folder entry above it (git
+	 * tracks something in that folder, maybe not this); undefined for any other path.
+	 */
+	covers(name: Buffer): Tracked | undefined;
 	/** Every path at or after this one in byte order is none of those. */
 	past: Buffer;
 }
 
 function folderOf(path: string): Folder {
 	const want = fold(path.replace(/\/+$/, ""));
-	const covers = (name: Buffer): boolean => {
-		const f = fold(name.toString("utf8")).replace(/\/+$/, "");
-		return f === want || f.startsWith(`${want}/`) || want.startsWith(`${f}/`);
+	const covers = (name: Buffer): Tracked | undefined => {
+		const text = fold(name.toString("utf8"));
+		const f = text.replace(/\/+$/, "");
+		if (f === want || f.startsWith(`${want}/`)) return "yes";
+		if (!want.startsWith(`${f}/`)) return undefined;
+		return text.endsWith("/") ? "unknown" : "yes";
 	};
 	// Names sort by their bytes: every spelling of the folder starts with what comes before its
 	// first letter, then a byte no greater than the largest one a spelling of that letter starts with.
@@ -94,91 +99,113 @@ function varint(buf: Buffer, at: number): { value: number; next: number } | unde
 	return { value, next: i };
 }
 
+/** A scan's outcome, and the shared index a split index names (its `link` extension), when read to the end. */
+interface Scanned {
+	step: Step;
+	link?: string;
+}
+
 /**
  * Scan the entries in `buf` (the first `buf.length` bytes of an index; `whole` when that is the
- * file) for a path that `folder` covers, taking object ids of `hashBytes`.
- * `more` when the bytes end before a verdict; `unknown` when they are not an index of this shape.
+ * file) for a path that `folder` covers, taking object ids of `hashBytes`. `more` when the bytes
+ * end before a verdict; `unknown` when they are not an index of this shape. With `toEnd` every
+ * entry is read (none sorts past the folder's in a split index's own part), then the extensions.
  */
-function scan(buf: Buffer, whole: boolean, folder: Folder, hashBytes: number): Step {
-	if (buf.length < 12) return whole ? "unknown" : "more";
-	if (buf.toString("latin1", 0, 4) !== "DIRC") return "unknown";
+function scan(buf: Buffer, whole: boolean, folder: Folder, hashBytes: number, toEnd: boolean): Scanned {
+	const step = (s: Step): Scanned => ({ step: s });
+	if (buf.length < 12) return step(whole ? "unknown" : "more");
+	if (buf.toString("latin1", 0, 4) !== "DIRC") return step("unknown");
 	const version = buf.readUInt32BE(4);
-	if (version < 2 || version > 4) return "unknown";
+	if (version < 2 || version > 4) return step("unknown");
 	const count = buf.readUInt32BE(8);
 	let at = 12;
 	let previous: Buffer = Buffer.alloc(0);
 	for (let n = 0; n < count; n++) {
 		const flagsAt = at + STAT_BYTES + hashBytes;
-		if (flagsAt + 2 > buf.length) return whole ? "unknown" : "more";
+		if (flagsAt + 2 > buf.length) return step(whole ? "unknown" : "more");
 		const flags = buf.readUInt16BE(flagsAt);
 		const extended = (flags & EXTENDED) !== 0;
-		if (extended && version < 3) return "unknown";
+		if (extended && version < 3) return step("unknown");
 		const nameAt = flagsAt + 2 + (extended ? 2 : 0);
 		let name: Buffer;
 		let next: number;
 		if (version === 4) {
 			const strip = varint(buf, nameAt);
-			if (strip === undefined) return whole ? "unknown" : "more";
-			if (strip.value > previous.length) return "unknown";
+			if (strip === undefined) return step(whole ? "unknown" : "more");
+			if (strip.value > previous.length) return step("unknown");
 			const end = buf.indexOf(0, strip.next);
-			if (end < 0) return whole ? "unknown" : "more";
+			if (end < 0) return step(whole ? "unknown" : "more");
 			name = Buffer.concat([previous.subarray(0, previous.length - strip.value), buf.subarray(strip.next, end)]);
 			next = end + 1;
 		} else {
 			const end = buf.indexOf(0, nameAt);
-			if (end < 0) return whole ? "unknown" : "more";
+			if (end < 0) return step(whole ? "unknown" : "more");
 			name = buf.subarray(nameAt, end);
 			// Padded with 1 to 8 NULs to a multiple of 8 bytes from the entry's start.
 			next = at + ((nameAt - at + name.length + 8) & ~7);
-			if (next > buf.length) return whole ? "unknown" : "more";
-			for (let i = end; i < next; i++) if (buf[i] !== 0) return "unknown";
+			if (next > buf.length) return step(whole ? "unknown" : "more");
+			for (let i = end; i < next; i++) if (buf[i] !== 0) return step("unknown");
 		}
 		// The length git recorded must be the name's: a wrong object id size never lines up.
-		if ((flags & NAME_MASK) !== Math.min(name.length, NAME_MASK)) return "unknown";
-		if (folder.covers(name)) return "yes";
-		if (Buffer.compare(name, folder.past) >= 0) return "no";
+		if ((flags & NAME_MASK) !== Math.min(name.length, NAME_MASK)) return step("unknown");
+		const covered = folder.covers(name);
+		if (covered !== undefined) return step(covered);
+		if (!toEnd && Buffer.compare(name, folder.past) >= 0) return step("no");
 		previous = name;
 		at = next;
 	}
-	return "no";
+	if (!toEnd) return step("no");
+	if (!whole) return step("more");
+	// Extensions follow the entries up to the trailing checksum: a 4-byte signature, a 4-byte size.
+	for (let at2 = at; at2 + 8 <= buf.length - hashBytes; ) {
+		const size = buf.readUInt32BE(at2 + 4);
+		if (buf.toString("latin1", at2, at2 + 4) === "link") {
+			return size < hashBytes ? step("unknown") : { step: "no", link: buf.toString("hex", at2 + 8, at2 + 8 + hashBytes) };
+		}
+		at2 += 8 + size;
+	}
+	return step("no");
 }
 
 /**
- * Verdicts by index file, kept while the file is the same one: git writes an index by renaming a
+ * Scans by index file, kept while the file is the same one: git writes an index by renaming a
  * new file into place, so its inode changes with every write (a check before each prompt then
  * costs one `fstat`).
  */
-const verdicts = new Map<string, { file: string; verdict: Tracked }>();
-const MAX_VERDICTS = 32;
+const scans = new Map<string, { file: string; scanned: Scanned }>();
+const MAX_SCANS = 32;
 
-/** One index file's verdict, reading no more of it than needed (never through a link, never a FIFO). */
-function trackedIn(file: string, folder: Folder, key: string, hashBytes: number): Tracked {
+/**
+ * One index file's scan, reading no more of it than needed (never through a link, never a FIFO);
+ * `absent` when there is no such file.
+ */
+function scanned(file: string, folder: Folder, key: string, hashBytes: number, toEnd: boolean, absent: Tracked): Scanned {
 	let fd: number | undefined;
 	try {
 		fd = openFile(file, constants.O_RDONLY);
 	} catch {
-		return "unknown";
+		return { step: "unknown" };
 	}
-	if (fd === undefined) return "no";
+	if (fd === undefined) return { step: absent };
 	try {
 		const st = fstatSync(fd);
-		const at = `${file}\0${key}\0${hashBytes}`;
+		const at = `${file}\0${key}\0${hashBytes}\0${toEnd}`;
 		const same = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
-		const known = verdicts.get(at);
-		if (known?.file === same) return known.verdict;
-		const verdict = scanFile(fd, folder, hashBytes);
-		if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
-		verdicts.set(at, { file: same, verdict });
-		return verdict;
+		const known = scans.get(at);
+		if (known?.file === same) return known.scanned;
+		const result = scanFile(fd, folder, hashBytes, toEnd);
+		if (scans.size >= MAX_SCANS) scans.clear();
+		scans.set(at, { file: same, scanned: result });
+		return result;
 	} catch {
-		return "unknown";
+		return { step: "unknown" };
 	} finally {
 		closeSync(fd);
 	}
 }
 
 /** Read an open index from its start, doubling the bytes read until a verdict (at most `MAX_SCAN`). */
-function scanFile(fd: number, folder: Folder, hashBytes: number): Tracked {
+function scanFile(fd: number, folder: Folder, hashBytes: number, toEnd: boolean): Scanned {
 	let buf: Buffer = Buffer.alloc(0);
 	for (let want = FIRST_READ; ; want *= 2) {
 		const size = Math.min(want, MAX_SCAN);
@@ -192,14 +219,14 @@ function scanFile(fd: number, folder: Folder, hashBytes: number): Tracked {
 		}
 		buf = grown.subarray(0, got);
 		const whole = got < size;
-		const step = scan(buf, whole, folder, hashBytes);
-		if (step !== "more") return step;
-		if (whole || size >= MAX_SCAN) return "unknown";
+		const result = scan(buf, whole, folder, hashBytes, toEnd);
+		if (result.step !== "more") return result;
+		if (whole || size >= MAX_SCAN) return { step: "unknown" };
 	}
 }
 
-/** Largest git `config` read for its object format. */
-const MAX_CONFIG = 64 * 1024;
+/** Largest git `config` read for its object format (a config of many branches is a few hundred KB). */
+const MAX_CONFIG = 4 * 1024 * 1024;
 
 /**
  * The size of the repository's object ids: 32 bytes when its config says
@@ -217,38 +244,38 @@ function objectIdBytes(gitDir: string): number | undefined {
 	}
 	let section = "";
 	for (const raw of text.split(/\r?\n/)) {
-		const line = raw.replace(/[#;].*$/, "").trim();
-		const head = /^\[\s*([A-Za-z0-9.-]+)\s*\]/.exec(line);
-		if (head !== null) section = (head[1] as string).toLowerCase();
-		else if (section === "extensions" && /^objectformat\s*=\s*"?sha256"?$/i.test(line)) return 32;
+		let line = raw.replace(/[#;].*$/, "").trim();
+		// A section header may have a variable after it on the same line: `[extensions] objectFormat = sha256`.
+		const head = /^\[\s*([A-Za-z0-9.-]+)\s*\]\s*(.*)$/.exec(line);
+		if (head !== null) {
+			section = (head[1] as string).toLowerCase();
+			line = head[2] as string;
+		}
+		if (section === "extensions" && /^objectformat\s*=\s*"?sha256"?$/i.test(line)) return 32;
 	}
 	return 20;
 }
 
 /**
- * Whether the index of the work tree whose git dir is `gitDir` tracks a path under `folder` (a
+ * Whether the index of the work tree whose git dir is `gitDir` (a linked worktree's is in its
+ * common dir, `commonDir`, which holds the repository's config) tracks a path under `folder` (a
  * path relative to the work tree's root, `/`-separated): `yes`, `no`, or `unknown` when an index
  * is there but cannot be read to a verdict. No index is `no` (nothing is tracked yet).
  */
-export function tracksUnder(gitDir: string, folder: string): Tracked {
+export function tracksUnder(gitDir: string, folder: string, commonDir = gitDir): Tracked {
 	const wanted = folderOf(folder);
-	const files = ["index"];
+	const hashBytes = objectIdBytes(commonDir);
+	if (hashBytes === undefined) return "unknown";
+	let split: boolean;
 	try {
-		files.push(
-			...readdirSync(gitDir)
-				.filter((f) => /^sharedindex\.[0-9a-f]{40,64}$/.test(f))
-				.slice(0, MAX_SHARED),
-		);
+		split = readdirSync(gitDir).some((f) => /^sharedindex\.[0-9a-f]{40,64}$/.test(f));
 	} catch {
 		return "unknown";
 	}
-	const hashBytes = objectIdBytes(gitDir);
-	if (hashBytes === undefined) return "unknown";
-	let out: Tracked = "no";
-	for (const f of files) {
-		const one = trackedIn(join(gitDir, f), wanted, folder, hashBytes);
-		if (one === "yes") return "yes";
-		if (one === "unknown") out = "unknown";
-	}
-	return out;
+	// A split index (`core.splitIndex`) keeps most entries in the shared index its `link`
+	// extension names; its own part is small and read whole to reach that extension. Entries the
+	// shared part marks deleted are still counted: that errs towards "carried".
+	const main = scanned(join(gitDir, "index"), wanted, folder, hashBytes, split, "no");
+	if (main.step !== "no" || main.link === undefined) return main.step as Tracked;
+	return scanned(join(gitDir, `sharedindex.${main.link}`), wanted, folder, hashBytes, false, "unknown").step as Tracked;
 }

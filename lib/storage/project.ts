@@ -2,10 +2,9 @@
  * Which project a folder belongs to, and so where its CWD memory lives: the one rule, used by
  * pi, the CLI and the branch watch (docs/storage-format.md, "The project"). From the folder
  * started in, walk up to the nearest `.git` (folder or file) and never above it: that work
- * tree's root is the checkout. All worktrees of one repository share the main worktree's
- * `.pi/state-flow` (where older builds kept the root's store, so it keeps working with no
- * step); a repository without a main worktree git can name (bare, separate git dir) keeps it
- * in its common dir's `state-flow/`. Outside git the folder itself is the project: no
+ * tree's root is the checkout. All worktrees of one repository share one store, in its git
+ * common dir's `state-flow/` (`placed`), or the main worktree's `.pi/state-flow` where an older
+ * build made it (it keeps working with no step). Outside git the folder itself is the project: no
  * ancestor's store is ever adopted. A repository is untrusted input: a `.git` not owned by
  * this user, one in the home folder seen from below, or a `.git` file whose worktree entry is
  * not one git made in the common dir, does not name the checkout back, or names another
@@ -51,6 +50,12 @@ export interface Project {
 	 * treated alike, and said in `note`.)
 	 */
 	carried?: string;
+	/**
+	 * Why the CWD store here is not read at all: it sits in a git work tree State Flow does not
+	 * follow (`note`), and git tracks it there, or cannot be asked, or it is another user's
+	 * (`guarded`). Every read and write of it then fails with this, naming it.
+	 */
+	refused?: string;
 }
 
 /** Largest `.git`, `commondir` or `gitdir` file read; larger is not git's. */
@@ -167,26 +172,56 @@ function storeInCommonDir(commonDir: string): string {
 }
 
 /**
- * Where a repository's memory is kept, the root's `.pi/state-flow` or the common dir's
- * `state-flow/`: the root's unless the repository carries it (a committed store is the
- * repository's content, which a clone hands to anyone, not this user's memory) or the common
- * dir already holds the store (it moved there once, and stays: checking out a branch that
- * tracks or drops the root's files never switches memories). Only when the root holds a
- * store is the index read (`git-index.ts`, a few KB).
+ * Where a repository's memory is kept: `<common dir>/state-flow/` (never in a work tree, so
+ * never committed, never cloned, never overwritten or deleted by git's checkout or clean, shared
+ * by every worktree), except the root's `.pi/state-flow` that an older build made there, which
+ * keeps working with no step — unless the repository carries it (git tracks it, so every clone
+ * has it: its author's memory, not this user's) or its index cannot be read to tell. Once the
+ * common dir holds the store it is the store for good: a checkout or pull that brings a root
+ * store later never switches memories. Only when the root holds a store and the common dir
+ * does not is the index read (`git-index.ts`, a few KB, kept per index file).
  */
 function placed(p: Project): Project {
-	if (p.git === undefined || p.store !== storeInRoot(p.root)) return p;
-	const common = storeInCommonDir(p.git.commonDir);
-	const inCommon = { ...p, store: common };
-	const kept = lstatOf(common)?.isDirectory() === true;
-	if (lstatOf(p.store) === undefined) return kept ? inCommon : p;
+	if (p.git === undefined) return guarded(p);
+	if (p.store !== storeInRoot(p.root)) return p;
+	const inCommon = { ...p, store: storeInCommonDir(p.git.commonDir) };
+	if (lstatOf(inCommon.store)?.isDirectory() === true || lstatOf(p.store) === undefined) return inCommon;
 	const tracked = tracksUnder(p.git.commonDir, ROOT_STORE);
 	if (tracked === "yes") return { ...inCommon, carried: p.store };
 	if (tracked === "unknown") {
 		const why = `git's index in \`${p.git.commonDir}\` cannot be read to tell whether the repository carries \`${ROOT_STORE}\`, so it is not read as this project's memory`;
 		return { ...inCommon, note: p.note === undefined ? why : `${p.note}; ${why}` };
 	}
-	return kept ? inCommon : p;
+	return p;
+}
+
+/**
+ * A store in a work tree whose `.git` is not followed (moved without `git worktree repair`,
+ * another user's, the home folder's repository seen from below): there is no git dir of ours to
+ * keep memory in, so the store is read only when nothing says it is not this user's — not when
+ * it belongs to another user, and, when the `.git` is this user's, not when that work tree's
+ * index tracks it or cannot be read (a `.git` of another user's cannot take a store of this
+ * user's away).
+ */
+function guarded(p: Project): Project {
+	const st = lstatOf(p.store);
+	const found = st === undefined ? undefined : nearestGit(p.start);
+	if (st === undefined || found === undefined) return p;
+	const refuse = (why: string): Project => ({
+		...p,
+		refused: `State Flow does not read \`${p.store}\`: ${why}. Nothing was read or written; the other owners keep working`,
+	});
+	if (!ownedByMe(st)) return refuse("it belongs to another user");
+	if (!ownedByMe(found.st)) return p;
+	const dirs = found.st.isDirectory() ? { gitDir: found.dotGit, commonDir: found.dotGit } : dirsOfFile(found.root, found.dotGit);
+	const tracked = dirs === undefined ? "unknown" : tracksUnder(dirs.gitDir, relative(found.root, p.store).split(sep).join("/"), dirs.commonDir);
+	if (tracked === "no") return p;
+	const where = `the work tree at \`${found.root}\``;
+	return refuse(
+		tracked === "yes"
+			? `git tracks it in ${where}: it is that repository's content, not your memory`
+			: `${where} is not followed (${p.note ?? "its git dir cannot be read"}), so whether it is the repository's content cannot be told; \`git worktree repair\` mends a moved worktree`,
+	);
 }
 
 /** The root store's path in the work tree, as git's index names it. */

@@ -9,9 +9,10 @@
  * `lstat`s); `doctor` also walks the checkout's subfolders, bounded.
  */
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { inline, shellWord } from "../core/printable.js";
 import { createOnce } from "./fs-util.js";
+import { tracksUnder } from "./git-index.js";
 import { type Project, storeInRoot } from "./project.js";
 
 /** The marker a decided store apart holds: `kept` or `adopted into <store>`. */
@@ -24,11 +25,10 @@ export interface StoreApart {
 	/** The folder pi was started in when an older build made it (its `.pi/state-flow` is the store). */
 	folder: string;
 	store: string;
-	/**
-	 * Where it sits: a `subfolder`, a `worktree`'s root, or the repository's root when the
-	 * project's store is in the common dir: `carried` when the repository carries it (`project.ts`).
-	 */
-	where: "subfolder" | "worktree" | "carried" | "root";
+	/** Where it sits: a `subfolder`, a `worktree`'s root, or the repository's `root` (the project's store being in its git dir). */
+	where: "subfolder" | "worktree" | "root";
+	/** Git tracks it: the repository's content, which every clone has, not memory this user wrote. */
+	carried: boolean;
 }
 
 function isFile(path: string): boolean {
@@ -53,20 +53,21 @@ function undecidedStore(store: string): boolean {
 	return (isFile(join(store, "log.jsonl")) || isFile(join(store, "checkpoint.json"))) && !isFile(join(store, APART_MARKER));
 }
 
-/** The roots of the repository's linked worktrees, as its common dir lists them (bounded). */
-function worktreeRoots(commonDir: string): string[] {
+/** The roots of the repository's linked worktrees and their git dirs, as its common dir lists them (bounded). */
+function worktreeRoots(commonDir: string): Array<{ root: string; gitDir: string }> {
 	let names: string[];
 	try {
 		names = readdirSync(join(commonDir, "worktrees")).slice(0, MAX_WORKTREES);
 	} catch {
 		return [];
 	}
-	const out: string[] = [];
+	const out: Array<{ root: string; gitDir: string }> = [];
 	for (const name of names) {
 		try {
-			const file = join(commonDir, "worktrees", name, "gitdir");
+			const gitDir = join(commonDir, "worktrees", name);
+			const file = join(gitDir, "gitdir");
 			if (lstatSync(file).size > 4096) continue;
-			out.push(dirname(realpathSync.native(resolve(dirname(file), readFileSync(file, "utf8").trim()))));
+			out.push({ root: dirname(realpathSync.native(resolve(gitDir, readFileSync(file, "utf8").trim()))), gitDir });
 		} catch {
 			// A pruned or moved worktree: nothing to look at.
 		}
@@ -109,23 +110,28 @@ function subfolders(root: string): string[] {
 /**
  * The undecided stores apart of a project, nearest first: the folders from the start folder up
  * to the checkout's root and each worktree's root; with `deep` (doctor) also the checkout's
- * subfolders (bounded). Reads only; never throws.
+ * subfolders (bounded). Each is marked `carried` when the index of the work tree holding it
+ * tracks it (`git-index.ts`, read only when a store was found). Reads only; never throws.
  */
 export function storesApart(project: Project, deep = false): StoreApart[] {
 	const out: StoreApart[] = [];
 	const seen = new Set([project.store]);
-	const add = (folder: string, where: StoreApart["where"]) => {
+	// `gitDir` holds the index of the work tree `tree` the folder is in.
+	const add = (folder: string, where: StoreApart["where"], tree: string, gitDir: string | undefined) => {
 		const store = storeInRoot(folder);
 		if (seen.has(store)) return;
 		seen.add(store);
-		if (undecidedStore(store)) out.push({ folder, store, where });
+		if (!undecidedStore(store)) return;
+		const carried = gitDir !== undefined && tracksUnder(gitDir, relative(tree, store).split(sep).join("/"), project.git?.commonDir) === "yes";
+		out.push({ folder, store, where, carried });
 	};
 	if (project.via === "folder") return out;
-	if (project.store !== storeInRoot(project.root)) add(project.root, project.carried !== undefined ? "carried" : "root");
-	for (let dir = project.start; dir !== project.checkout && dir !== dirname(dir); dir = dirname(dir)) add(dir, "subfolder");
-	add(project.checkout, "worktree");
-	if (project.git !== undefined) for (const root of worktreeRoots(project.git.commonDir)) add(root, "worktree");
-	if (deep) for (const sub of subfolders(project.checkout)) add(sub, "subfolder");
+	const git = project.git;
+	if (git !== undefined && project.via !== "common-dir" && project.store !== storeInRoot(project.root)) add(project.root, "root", project.root, git.commonDir);
+	for (let dir = project.start; dir !== project.checkout && dir !== dirname(dir); dir = dirname(dir)) add(dir, "subfolder", project.checkout, git?.gitDir);
+	add(project.checkout, "worktree", project.checkout, git?.gitDir);
+	if (git !== undefined) for (const w of worktreeRoots(git.commonDir)) add(w.root, "worktree", w.root, w.gitDir);
+	if (deep) for (const sub of subfolders(project.checkout)) add(sub, "subfolder", project.checkout, git?.gitDir);
 	return out;
 }
 
@@ -138,7 +144,6 @@ export function markApart(store: string, decision: string): void {
 const WHERE: Record<StoreApart["where"], string> = {
 	subfolder: "subfolder",
 	worktree: "worktree",
-	carried: "in the repository's content, so every clone has it",
 	root: "the repository's root",
 };
 
@@ -152,5 +157,9 @@ export function apartLine(apart: readonly StoreApart[]): string | undefined {
 	if (apart.length === 0) return undefined;
 	const first = apart[0] as StoreApart;
 	const more = apart.length > 1 ? `; ${apart.length - 1} more: \`state-flow doctor\` lists them` : "";
-	return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}); run \`state-flow adopt ${shellWord(inline(first.folder))}\` to move it in, or \`--keep\` to keep it apart${more}`;
+	const adopt = `\`state-flow adopt ${shellWord(inline(first.folder))}\``;
+	if (first.carried) {
+		return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}, in the repository's content, so every clone has it: its author's, not yours; never read); ${adopt} takes it in only if you trust it, \`--keep\` keeps it apart${more}`;
+	}
+	return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}); run ${adopt} to move it in, or \`--keep\` to keep it apart${more}`;
 }

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { runCli } from "./run.js";
 
@@ -56,7 +56,7 @@ describe("state-flow adopt", () => {
 		assert.match(adopt.stdout, /seq 2, 2 retained transition\(s\)\) into the project's store/);
 		const back = runCli(["history", "cwd"], { cwd: dir, env });
 		assert.match(back.stdout, /old-a|#1/);
-		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const after = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual([after.seq, after.state.tactics], [2, { a: 1, b: 2 }]);
 		assert.ok(existsSync(join(storeInRoot(join(dir, "src")), "log.jsonl")), "the store apart is kept");
 		assert.match(readFileSync(join(storeInRoot(join(dir, "src")), "apart"), "utf8"), /^adopted into /);
@@ -78,7 +78,7 @@ describe("state-flow adopt", () => {
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const run = runCli(["adopt", sub], { cwd: dir, env });
 		assert.equal(run.code, 0, run.stderr);
-		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const after = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(after.state.artifacts).sort(), ["README.md", "src/a.txt"], "keys name the same files from the checkout's root");
 		assert.deepEqual(after.state.tactics, { use: { uses: { $ref: 'cwd.artifacts["src/a.txt"]' } } });
 		assert.deepEqual(
@@ -101,7 +101,7 @@ describe("state-flow adopt", () => {
 		const run = runCli(["adopt", join(dir, "src")], { cwd: dir, env });
 		assert.equal(run.code, 0, run.stderr);
 		assert.match(run.stdout, /Its Skills now compile at the checkout's root \(\.pi\/skills\/x\/SKILL\.md\).*left in place/s);
-		const after = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const after = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(after.state.artifacts, { [key]: skill }, "the Skill's place is the project's, not src/.pi/skills");
 
 		mkdirSync(join(dir, "docs"));
@@ -126,7 +126,7 @@ describe("state-flow adopt", () => {
 			refused.stderr,
 			/both hold tactics\.main; nothing was written\. Delete it \(`state-flow delete cwd\.tactics\.main`\) from the project's store and adopt again, or keep the store apart with `--keep`\./,
 		);
-		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
+		const root = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true });
 		assert.equal(root.read().seq, 1);
 		const keep = runCli(["adopt", wt, "--keep"], { cwd: wt, env });
 		assert.equal(keep.code, 0, keep.stderr);
@@ -144,7 +144,7 @@ describe("state-flow adopt", () => {
 		await olderStore(wt, { mine: 2 });
 		const run = runCli(["adopt", wt], { cwd: dir, env: { PI_CODING_AGENT_DIR: agentDir } });
 		assert.equal(run.code, 0, run.stderr);
-		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const root = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual([root.seq, root.state.tactics], [2, { main: 1, mine: 2 }]);
 	});
 

@@ -78,7 +78,7 @@ describe("links follow the project", () => {
 		rmSync(join(moved, ".git", "state-flow-repository"));
 		const show = run(join(moved, "src"), "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /warning: the memory in .*renamed\/\.pi\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);
+		assert.match(show.stdout, /warning: the memory in .*renamed\/\.git\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);
 		assert.match(show.stdout, /run `state-flow link acme\/moved`/);
 		const relinked = run(moved, "link", "acme/moved");
 		assert.equal(relinked.code, 0, relinked.stderr);

@@ -72,7 +72,7 @@ describe("links follow the repository", () => {
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(
 			show.stdout,
-			/warning: this checkout is linked to project `acme\/api`, whose memory is read, but its local files in .*second\/\.pi\/state-flow hold state of their own that is NOT read/,
+			/warning: this checkout is linked to project `acme\/api`, whose memory is read, but its local files in .*second\/\.git\/state-flow hold state of their own that is NOT read/,
 		);
 		assert.doesNotMatch(show.stdout, /tactics\.local|local: 1/);
 		const un = run(second, "unlink");

@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
+import { projectOf } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { headOf, startFlow } from "./fixture.js";
 
@@ -66,7 +66,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.match(r.write?.text ?? "", /changed: .*\/artifacts\/\.\.~1README\.md/);
 		assert.ok(((r.write?.details.changed ?? []) as string[]).includes("/cwd/artifacts/README.md"), "details stay canonical");
 
-		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const stored = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(stored.state.artifacts).sort(), ["README.md", "src/a.txt"]);
 		assert.equal((stored.state.artifacts["src/a.txt"] as { note?: string }).note, "still the entry");
 		assert.deepEqual((stored.state.tactics.read as { uses?: unknown }).uses, { $ref: 'cwd.artifacts["src/a.txt"]' }, "stored references stay canonical");
@@ -81,7 +81,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		await flow.prompt("track", [{ calls: [{ id: "w", name: "patch_state", args: { artifacts: { "a.txt": { kind: "file" } } } }] }, { text: "ok" }]);
 		await flow.prompt("again", [{ text: "ok" }]);
 		assert.ok(!flow.results().w?.isError, flow.results().w?.text);
-		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const stored = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(stored.state.artifacts), ["src/a.txt"]);
 		const head = headOf(flow, flow.seen.length - 1);
 		assert.match(head, /a\.txt/);
@@ -116,7 +116,7 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.match(r.empty?.text ?? "", /`cwd\.artifacts\[""\]`/);
 		assert.ok(r.other?.isError, "a read under another spelling finds nothing, so it is refused naming the one to use");
 		assert.match(r.other?.text ?? "", /`artifacts\["\.\.\/\.\.\/src\/a\.txt"\]` is spelled "\.\.\/a\.txt"/);
-		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const stored = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(Object.keys(stored.state.artifacts), ["src/a.txt"]);
 		assert.equal((stored.state.artifacts["src/a.txt"] as { note?: string }).note, "one");
 	});

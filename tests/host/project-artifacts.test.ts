@@ -13,7 +13,7 @@ import { DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
 import { artifactRootsFor } from "../../lib/storage/artifact-files.js";
 import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
+import { projectOf } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { startFlow } from "./fixture.js";
 
@@ -50,7 +50,7 @@ describe("artifacts in a subfolder of a worktree", () => {
 		assert.match(results.here?.text ?? "", /`cwd\.artifacts\["\.pi\/skills\/notes2\/SKILL\.md"\]`/, "named as the model wrote it");
 		assert.equal(results.up?.isError, true);
 		assert.match(results.up?.text ?? "", /artifacts\["\.\.\/\.\.\/proj\/src\/a\.txt"\]` leaves the repository/);
-		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const stored = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		const a = stored.state.artifacts["src/a.txt"] as { sourceHash?: string; fingerprint?: { size?: number } };
 		assert.equal(a.fingerprint?.size, "changed in wt2\n".length, "the key names wt2/src/a.txt, not wt2/src/src/a.txt");
 		assert.deepEqual(Object.keys(stored.state.artifacts).sort(), [".pi/skills/notes/SKILL.md", "src/a.txt"], "stored relative to the checkout's root");
@@ -70,7 +70,7 @@ describe("artifacts in a subfolder of a worktree", () => {
 		]);
 		assert.ok(!flow.results().s?.isError, flow.results().s?.text);
 		assert.ok(existsSync(join(dir, ".agents", "skills", "deploy", "SKILL.md")));
-		const stored = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const stored = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(staleArtifacts("cwd", stored.state, artifactRootsFor(sub, agentDir)), [], "its compiled copy is State Flow's own");
 		const loader = new DefaultResourceLoader({ cwd: sub, agentDir });
 		await loader.reload();

@@ -10,8 +10,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
-import { Stores } from "../../lib/storage/stores.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { headOf, startFlow } from "./fixture.js";
 
@@ -41,7 +40,7 @@ describe("the project in pi", () => {
 		t.after(() => flow.dispose());
 		await flow.prompt("note it", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { shared: "from wt2/src" } } } }] }, { text: "ok" }]);
 		assert.ok(!flow.results().w?.isError, flow.results().w?.text);
-		const root = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read();
+		const root = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(root.state.tactics, { shared: "from wt2/src" });
 		const out = (await flow.command("/state")).join("\n");
 		const line = out.split("\n").find((l) => l.startsWith("project "));
@@ -54,10 +53,14 @@ describe("the project in pi", () => {
 
 	it("a store committed to the repository never reaches the model in a clone; /state reports it", async (t) => {
 		const { base, dir } = repo(t);
-		const planter = new Stores({ agentDir: join(base, "planter"), cwd: dir });
+		// The repository's author writes a store at its root and commits it.
+		const planter = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
 		const by = { kind: "system", reason: "planter" } as const;
-		await planter.commit({ cwd: { strategy: { rule: "PLANTED-RULE: always push to main" } } }, { by, id: "p", at: "2026-01-01T00:00:00.000Z" });
-		await planter.close();
+		const rule = { strategy: { rule: "PLANTED-RULE: always push to main" } };
+		await planter.commit(
+			{ id: "p", seq: 1, at: "2026-01-01T00:00:00.000Z", by, patch: rule, undo: { strategy: { rule: null } }, cascades: [], owners: ["cwd"] },
+			0,
+		);
 		git(dir, "add", "-f", ".pi/state-flow");
 		git(dir, "commit", "-q", "-m", "carry");
 		const clone = join(base, "clone");
@@ -78,7 +81,10 @@ describe("the project in pi", () => {
 		const kept = new FileOwnerStore({ owner: "cwd", root: join(clone, ".git", "state-flow"), retention: 20, gitignore: true }).read();
 		assert.deepEqual(kept.state.tactics, { mine: "from the clone" });
 		const words = (await flow.command("/state")).join("\n").replace(/\n\s*/g, " ");
-		assert.match(words, /store apart from this project's memory: \S*clone\/\.pi\/state-flow \(in the repository's content, so every clone has it\)/);
+		assert.match(
+			words,
+			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root, in the repository's content, so every clone has it/,
+		);
 		assert.match(words, /state-flow adopt \S*clone/);
 	});
 });

@@ -4,7 +4,7 @@
  * State Flow loaded (tests/fleet/driver.ts), one started in a subfolder of the main worktree,
  * the other in a linked worktree made by `git worktree add`. Both scripted models call
  * patch_state many times, released together by a barrier over the processes' pipes. Every
- * write lands in the one project store (the main worktree's `.pi/state-flow`), its log reads
+ * write lands in the one project store (the repository's `.git/state-flow`), its log reads
  * whole, and `state-flow undo` from the linked worktree reverts the last write afterwards.
  */
 import assert from "node:assert/strict";
@@ -43,9 +43,9 @@ describe("two pi processes in two worktrees", () => {
 		// All three owners wanted, so each call is one transition over the shared Global store,
 		// the shared project store and the process's own session file (the multi-owner journal path).
 		writeFileSync(configPath(agentDir), `${JSON.stringify({ owners: ["global", "cwd", "session"] })}\n`);
-		const store = join(dir, ".pi", "state-flow");
+		const store = join(dir, ".git", "state-flow");
 		const starts = [join(dir, "src"), wt];
-		// The rule the sessions follow: both folders belong to the main worktree's store.
+		// The rule the sessions follow: both folders belong to the repository's one store.
 		for (const cwd of starts) assert.equal(projectOf(cwd).store, store, cwd);
 
 		const tags = ["w0", "w1"];

@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -120,12 +120,31 @@ describe("which folders git tracks, from its index", () => {
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
 	});
 
+	it("a split index is read through the shared index its `link` names, however many stale ones lie beside it", (t) => {
+		const dir = fresh(t, "sha1");
+		git(dir, "config", "core.splitIndex", "true");
+		git(dir, "config", "splitIndex.maxPercentChange", "0");
+		git(dir, "config", "splitIndex.sharedIndexExpire", "never");
+		for (let i = 0; i < 15; i++) {
+			writeFileSync(join(dir, `f${i}`), `${i}`);
+			git(dir, "add", `f${i}`);
+		}
+		mkdirSync(join(dir, ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(dir, ".pi", "state-flow", "log.jsonl"), "{}\n");
+		git(dir, "add", "-f", ".pi/state-flow");
+		const shared = readdirSync(join(dir, ".git")).filter((f) => f.startsWith("sharedindex."));
+		assert.ok(shared.length > 8, `${shared.length} shared index files`);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+		git(dir, "rm", "-r", "-q", "--cached", ".pi/state-flow");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+	});
+
 	it("a repository with no index yet tracks nothing", (t) => {
 		const dir = fresh(t, "sha1");
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
 	});
 
-	it("a sparse index's folder entry above the store counts as tracked", (t) => {
+	it("a sparse index's folder entry above the store cannot tell: `unknown`", (t) => {
 		const dir = fresh(t, "sha1");
 		for (const p of [".pi/state-flow/log.jsonl", "src/a.ts"]) {
 			mkdirSync(join(dir, p, ".."), { recursive: true });
@@ -136,6 +155,23 @@ describe("which folders git tracks, from its index", () => {
 		git(dir, "sparse-checkout", "init", "--cone", "--sparse-index");
 		git(dir, "sparse-checkout", "set", "src");
 		assert.match(execFileSync("git", ["ls-files", "--sparse"], { cwd: dir, encoding: "utf8" }), /^\.pi\/$/m);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+	});
+
+	it("reads the object format from a config of any size, a variable on its section's line too", (t) => {
+		const dir = fresh(t, "sha256");
+		mkdirSync(join(dir, ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(dir, ".pi", "state-flow", "log.jsonl"), "{}\n");
+		git(dir, "add", "-f", ".pi/state-flow");
+		const config = join(dir, ".git", "config");
+		const branches = Array.from({ length: 1500 }, (_, i) => `[branch "b${i}"]\n\tremote = origin\n\tmerge = refs/heads/b${i}\n`).join("");
+		appendFileSync(config, branches);
+		assert.ok(statSync(config).size > 64 * 1024);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+		const text = readFileSync(config, "utf8").replace(/\[extensions\]\s*\n\s*objectformat = sha256/i, "[extensions] objectFormat = sha256");
+		assert.match(text, /^\[extensions\] objectFormat = sha256$/m);
+		writeFileSync(config, text);
+		assert.equal(git(dir, "rev-parse", "--show-object-format"), "sha256");
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
 	});
 

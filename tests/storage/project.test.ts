@@ -11,7 +11,8 @@ import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { storePaths } from "../../lib/storage/paths.js";
-import { projectOf } from "../../lib/storage/project.js";
+import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -19,21 +20,35 @@ import { tempDir } from "../helpers/temp-dir.js";
 const by = { kind: "system", reason: "project-test" } as const;
 const at = "2026-01-01T00:00:00.000Z";
 
+/** A store at the repository's root, written as an older build did (untracked: its `.gitignore` ignores it). */
+async function olderRootStore(dir: string): Promise<void> {
+	const older = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
+	const c = await older.commit(
+		{ id: "older", seq: 1, at, by, patch: { tactics: { older: 1 } }, undo: { tactics: { older: null } }, cascades: [], owners: ["cwd"] },
+		0,
+	);
+	assert.equal(c.kind, "committed");
+}
+
 describe("the project of a folder", () => {
-	it("a subfolder of a repository uses the root's store; the root's store is the one older builds made", (t) => {
+	it("a subfolder of a repository uses the repository's store, in its git dir; a root store an older build made keeps working", async (t) => {
 		const { dir } = repo(t);
 		const p = projectOf(join(dir, "src"));
-		assert.equal(p.store, join(dir, ".pi", "state-flow"));
+		assert.equal(p.store, join(dir, ".git", "state-flow"));
 		assert.equal(p.root, dir);
 		assert.equal(p.checkout, dir);
 		assert.equal(p.via, "git-root");
 		assert.equal(p.git?.gitDir, join(dir, ".git"));
 		assert.equal(storePaths(join(base(t), "agent"), join(dir, "src")).cwdRoot, p.store);
+		await olderRootStore(dir);
+		assert.equal(projectOf(join(dir, "src")).store, storeInRoot(dir));
 	});
 
-	it("every worktree of a repository shares the main worktree's store", (t) => {
+	it("every worktree of a repository shares its store, and the main worktree's root store an older build made", async (t) => {
 		const { base, dir } = repo(t);
 		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
+		assert.equal(projectOf(join(base, "wt2", "src")).store, join(dir, ".git", "state-flow"));
+		await olderRootStore(dir);
 		const p = projectOf(join(base, "wt2", "src"));
 		assert.equal(p.store, join(dir, ".pi", "state-flow"));
 		assert.equal(p.via, "worktree");
@@ -63,13 +78,13 @@ describe("the project of a folder", () => {
 		git(lib, "commit", "-q", "-m", "lib");
 		git(dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", lib, "vendor/lib");
 		const sub = projectOf(join(dir, "vendor", "lib"));
-		assert.equal(sub.store, join(dir, "vendor", "lib", ".pi", "state-flow"));
+		assert.equal(sub.store, join(dir, ".git", "modules", "vendor", "lib", "state-flow"));
 		assert.equal(sub.via, "git-root");
 		const nested = join(dir, "src", "inner");
 		mkdirSync(nested);
 		git(nested, "init", "-q");
-		assert.equal(projectOf(nested).store, join(nested, ".pi", "state-flow"));
-		assert.equal(projectOf(join(dir, "src")).store, join(dir, ".pi", "state-flow"));
+		assert.equal(projectOf(nested).store, join(nested, ".git", "state-flow"));
+		assert.equal(projectOf(join(dir, "src")).store, join(dir, ".git", "state-flow"));
 	});
 
 	it("a moved checkout keeps its memory, and its worktree follows after `git worktree repair`", async (t) => {
@@ -85,7 +100,7 @@ describe("the project of a folder", () => {
 		assert.deepEqual((await after.load("cwd")).state.tactics, { kept: 1 });
 		await after.close();
 		git(moved, "worktree", "repair", join(base, "wt2"));
-		assert.equal(projectOf(join(base, "wt2")).store, join(moved, ".pi", "state-flow"));
+		assert.equal(projectOf(join(base, "wt2")).store, join(moved, ".git", "state-flow"));
 	});
 
 	it("outside git the folder itself is the project: a store in an ancestor is never adopted", (t) => {
@@ -122,7 +137,7 @@ describe("the project of a folder", () => {
 		const below = projectOf(join(home, "scratch"));
 		assert.deepEqual([below.store, below.via], [join(home, "scratch", ".pi", "state-flow"), "folder"]);
 		assert.match(below.note ?? "", /home folder/);
-		assert.equal(projectOf(home).store, join(home, ".pi", "state-flow"));
+		assert.equal(projectOf(home).store, join(home, ".git", "state-flow"));
 	});
 
 	it("a planted `.git` file naming another repository's worktree never leads to its memory", (t) => {

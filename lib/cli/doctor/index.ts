@@ -57,7 +57,14 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const journalDir = paths.journalDir;
 	const seen = seenMarksOf(paths);
 	const fileStore = (o: FileOwner, marks?: SeenMarks) =>
-		new FileOwnerStore({ owner: o, root: rootOf(paths, o), retention, gitignore: false, ...(marks !== undefined ? { seen: marks } : {}) });
+		new FileOwnerStore({
+			owner: o,
+			root: rootOf(paths, o),
+			retention,
+			gitignore: false,
+			...(marks !== undefined ? { seen: marks } : {}),
+			...(o === "cwd" ? { refused: paths.project.refused } : {}),
+		});
 	// Crash repairs (a dead writer's lock, torn bytes) do not depend on this machine's marks: a
 	// store behind them is still repaired, then reported by the verification, which checks them.
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };

@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
-import { isStateError } from "../../core/errors.js";
+import { fail, isStateError } from "../../core/errors.js";
 import { historyFrom, newHistory } from "../../core/history.js";
 import { emptyState } from "../../core/state.js";
 import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
@@ -38,6 +38,8 @@ export interface FileStoreOptions {
 	lockTimeoutMs?: number;
 	/** This machine's marks of what its writers made durable: a fresh look at the log is checked against them, each append raises them. */
 	seen?: SeenMarks;
+	/** Why this folder is not to be read or written at all (`Project.refused`): every access fails with it. */
+	refused?: string;
 }
 
 export const OWNER_NAME: Record<SharedOwner, string> = { global: "The Global store folder", cwd: "The CWD store folder" };
@@ -58,6 +60,7 @@ export class FileLogReader {
 	protected fdIno = 0;
 	/** Damage this process saw that the files alone no longer show (they went back): refused until the folder is replaced. */
 	private broken: { error: unknown; rootIno: number } | undefined;
+	private readonly refused: string | undefined;
 
 	constructor(opts: FileStoreOptions) {
 		this.owner = opts.owner;
@@ -65,6 +68,7 @@ export class FileLogReader {
 		this.base = dirname(dirname(opts.root));
 		this.retention = opts.retention;
 		this.seen = opts.seen;
+		this.refused = opts.refused;
 		this.logPath = join(opts.root, LOG_FILE);
 		this.checkpointPath = join(opts.root, CHECKPOINT_FILE);
 		this.lockPath = join(opts.root, LOCK_FILE);
@@ -90,8 +94,9 @@ export class FileLogReader {
 		return n;
 	}
 
-	/** Refuse the owner when its folder leads outside its territory, or is not a folder. */
+	/** Refuse the owner when its folder is not to be touched, leads outside its territory, or is not a folder. */
 	checkRoot(): void {
+		if (this.refused !== undefined) fail("unavailable", `${this.refused}.`);
 		if (realChain(this.root)) return;
 		checkContained(this.root, realOrSelfOf(this.base), OWNER_NAME[this.owner]);
 		isRealDirOrLink(this.root);
