@@ -54,8 +54,8 @@ function writtenLinks(agentDir: string): Record<string, string> {
 /** The local file store of a shared-capable owner, as the stores open it. */
 function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
 	const paths = storePaths(p.agentDir, p.cwd);
-	const refused = owner === "cwd" ? paths.project.refused : undefined;
-	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths), refused });
+	const { refused, supersededBy } = owner === "cwd" ? paths.project : {};
+	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths), refused, supersededBy });
 }
 
 /** What the local store holds: its seq, or why it cannot be read (a folder without its log included). */

@@ -85,8 +85,10 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 	host.pi.on("before_agent_start", async (event, ctx) => {
 		host.bind(ctx);
 		try {
-			// A link or database URL changed in the user's config since the last prompt: the stores move first.
+			// A link or database URL changed in the user's config since the last prompt, or the
+			// project's store moved (`followProject`): the stores move first.
 			await host.followPlacement(ctx);
+			await host.followProject(ctx);
 		} catch (e) {
 			report(host, ctx, "cannot follow the changed config", e);
 		}

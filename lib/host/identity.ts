@@ -25,6 +25,19 @@ export class IdentityCache {
 		return this.#realCwd.project;
 	}
 
+	/**
+	 * Resolve the project of `cwd` again (before a prompt: a few `lstat`s, the index read only
+	 * when its file changed): the project before and after when its store moved or its refusal
+	 * changed, else undefined.
+	 */
+	refresh(cwd: string): { before: Project; after: Project } | undefined {
+		const before = this.project(cwd);
+		const after = projectOf(cwd);
+		if (after.store === before.store && after.refused === before.refused) return undefined;
+		this.#realCwd = { cwd, real: after.start, project: after };
+		return { before, after };
+	}
+
 	/** The identity of a session in `cwd`; `roots` are the open stores' own (what a commit writes to), if any. */
 	identity(agentDir: string, cwdText: string, sessionId: string, roots: StoresIdentity | undefined): Identity {
 		const cwd = this.project(cwdText).start;

@@ -259,6 +259,24 @@ export class StateFlowHost {
 		return true;
 	}
 
+	/**
+	 * Follow the project's store when it moved under a running session (its memory taken over by
+	 * the repository's common dir, a refusal lifted or raised): reopen the stores there and say so.
+	 */
+	async followProject(ctx: ExtensionContext): Promise<boolean> {
+		const moved = this.#where.refresh(ctx.cwd);
+		if (moved === undefined) return false;
+		await this.#openStores(ctx);
+		const { before, after } = moved;
+		const said =
+			after.refused !== undefined
+				? `State Flow: ${after.refused}.`
+				: `State Flow: this project's memory is now ${after.store === before.store ? "readable again" : `kept in ${after.store} (it was ${before.store})`}; the CWD owner follows it from this prompt on.`;
+		this.say(said, "warning", ctx);
+		this.showStatus();
+		return true;
+	}
+
 	/** At session start: why a shared owner cannot be placed, or the repository's suggested project (`placementNotice`). */
 	tellPlacement(ctx: ExtensionContext): void {
 		const notice = placementNotice(this.#open.placement, ctx.cwd, this.#offered);

@@ -2,9 +2,9 @@
  * Whether git tracks anything under a folder of the work tree, read from git's index file
  * itself: State Flow never runs git in a repository (a repository's config can make git run
  * commands, `core.fsmonitor`). Used to tell a store the repository CARRIES (committed, so every
- * clone gets it) from one this machine made (`project.ts`). A path counts in any spelling a
- * case-insensitive file system takes for the folder's (`.PI/state-flow`), and so does a path
- * above it (a link or a submodule at `.pi`). The index lists paths sorted by their bytes, so the
+ * clone gets it) from one this machine made (`project.ts`). On a file system that folds case
+ * (`foldsCase`) a path counts in any spelling it takes for the folder's (`.PI/state-flow`); a
+ * path above it counts too (a link or a submodule at `.pi`). The index lists paths sorted by their bytes, so the
  * scan stops past the last spelling that could be the folder's; `.pi/…` sorts early, and only
  * the first bytes of the index are read (at most `MAX_SCAN`). Formats 2, 3 and 4, SHA-1 and
  * SHA-256 repositories (the object format from the common dir's `config`), a split index's
@@ -13,8 +13,8 @@
  * caller treats it as carried: a repository never hands a clone its memory by making its index
  * hard to read.
  */
-import { closeSync, constants, fstatSync, readdirSync, readSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
+import { basename, dirname, join } from "node:path";
 import { openFile, readRegular } from "./fs-util.js";
 
 export type Tracked = "yes" | "no" | "unknown";
@@ -67,10 +67,11 @@ interface Folder {
 	past: Buffer;
 }
 
-function folderOf(path: string): Folder {
-	const want = fold(path.replace(/\/+$/, ""));
+function folderOf(path: string, foldCase: boolean): Folder {
+	const spell = foldCase ? fold : (text: string) => text;
+	const want = spell(path.replace(/\/+$/, ""));
 	const covers = (name: Buffer): Tracked | undefined => {
-		const text = fold(name.toString("utf8"));
+		const text = spell(name.toString("utf8"));
 		const f = text.replace(/\/+$/, "");
 		if (f === want || f.startsWith(`${want}/`)) return "yes";
 		if (!want.startsWith(`${f}/`)) return undefined;
@@ -78,7 +79,7 @@ function folderOf(path: string): Folder {
 	};
 	// Names sort by their bytes: every spelling of the folder starts with what comes before its
 	// first letter, then a byte no greater than the largest one a spelling of that letter starts with.
-	const i = want.search(/[a-z]/);
+	const i = foldCase ? want.search(/[a-z]/) : -1;
 	const before = Buffer.from(i < 0 ? want : want.slice(0, i), "utf8");
 	const past = i < 0 ? Buffer.concat([before, Buffer.from([0x30])]) : Buffer.concat([before, Buffer.from([largestLead(want[i] as string) + 1])]);
 	return { covers, past };
@@ -103,6 +104,8 @@ function varint(buf: Buffer, at: number): { value: number; next: number } | unde
 interface Scanned {
 	step: Step;
 	link?: string;
+	/** `MAX_SCAN` bytes were read without a verdict. */
+	tooLong?: true;
 }
 
 /**
@@ -221,7 +224,8 @@ function scanFile(fd: number, folder: Folder, hashBytes: number, toEnd: boolean)
 		const whole = got < size;
 		const result = scan(buf, whole, folder, hashBytes, toEnd);
 		if (result.step !== "more") return result;
-		if (whole || size >= MAX_SCAN) return { step: "unknown" };
+		if (whole) return { step: "unknown" };
+		if (size >= MAX_SCAN) return { step: "unknown", tooLong: true };
 	}
 }
 
@@ -257,13 +261,28 @@ function objectIdBytes(gitDir: string): number | undefined {
 }
 
 /**
+ * Whether the file system holding an existing path folds case in names (macOS's default): the
+ * path spelled in upper case is the same file. Then git's `.PI/state-flow` is checked out where
+ * `.pi/state-flow` is opened; elsewhere it is another folder.
+ */
+export function foldsCase(path: string): boolean {
+	try {
+		const st = lstatSync(path);
+		const other = lstatSync(join(dirname(path), basename(path).toUpperCase()));
+		return st.ino === other.ino && st.dev === other.dev;
+	} catch {
+		return false;
+	}
+}
+
+/**
  * Whether the index of the work tree whose git dir is `gitDir` (a linked worktree's is in its
  * common dir, `commonDir`, which holds the repository's config) tracks a path under `folder` (a
  * path relative to the work tree's root, `/`-separated): `yes`, `no`, or `unknown` when an index
  * is there but cannot be read to a verdict. No index is `no` (nothing is tracked yet).
  */
-export function tracksUnder(gitDir: string, folder: string, commonDir = gitDir): Tracked {
-	const wanted = folderOf(folder);
+export function tracksUnder(gitDir: string, folder: string, commonDir = gitDir, foldCase = true): Tracked {
+	const wanted = folderOf(folder, foldCase);
 	const hashBytes = objectIdBytes(commonDir);
 	if (hashBytes === undefined) return "unknown";
 	let split: boolean;
@@ -275,7 +294,11 @@ export function tracksUnder(gitDir: string, folder: string, commonDir = gitDir):
 	// A split index (`core.splitIndex`) keeps most entries in the shared index its `link`
 	// extension names; its own part is small and read whole to reach that extension. Entries the
 	// shared part marks deleted are still counted: that errs towards "carried".
-	const main = scanned(join(gitDir, "index"), wanted, folder, hashBytes, split, "no");
+	const key = `${folder}\0${foldCase}`;
+	let main = scanned(join(gitDir, "index"), wanted, key, hashBytes, split, "no");
+	// Too long to be a split index's own part: a stale `sharedindex.*` from when it was split
+	// (git leaves them behind); read as the whole index it is.
+	if (main.tooLong === true) main = scanned(join(gitDir, "index"), wanted, key, hashBytes, false, "no");
 	if (main.step !== "no" || main.link === undefined) return main.step as Tracked;
-	return scanned(join(gitDir, `sharedindex.${main.link}`), wanted, folder, hashBytes, false, "unknown").step as Tracked;
+	return scanned(join(gitDir, `sharedindex.${main.link}`), wanted, key, hashBytes, false, "unknown").step as Tracked;
 }

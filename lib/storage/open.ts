@@ -41,7 +41,16 @@ export function openBackend(opts: BackendOptions): OpenedBackend {
 	const seen = seenMarksOf(paths);
 	const files = {
 		global: new FileOwnerStore({ owner: "global", root: paths.globalRoot, retention, gitignore: false, lockTimeoutMs, seen }),
-		cwd: new FileOwnerStore({ owner: "cwd", root: paths.cwdRoot, retention, gitignore: true, lockTimeoutMs, seen, refused: paths.project.refused }),
+		cwd: new FileOwnerStore({
+			owner: "cwd",
+			root: paths.cwdRoot,
+			retention,
+			gitignore: true,
+			lockTimeoutMs,
+			seen,
+			refused: paths.project.refused,
+			supersededBy: paths.project.supersededBy,
+		}),
 	};
 	const placement = opts.placement ?? {};
 	const shared: Record<SharedOwner, OwnerStore> = {

@@ -18,7 +18,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
 import { inline, printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
-import { tracksUnder } from "./git-index.js";
+import { foldsCase, tracksUnder } from "./git-index.js";
 
 /** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */
 export interface GitDirs {
@@ -56,6 +56,11 @@ export interface Project {
 	 * (`guarded`). Every read and write of it then fails with this, naming it.
 	 */
 	refused?: string;
+	/**
+	 * For a root store an older build made: the common dir's store that takes over from it once it
+	 * exists (`placed`). A process that resolved the root store refuses to use it from then on.
+	 */
+	supersededBy?: string;
 }
 
 /** Largest `.git`, `commondir` or `gitdir` file read; larger is not git's. */
@@ -186,22 +191,26 @@ function placed(p: Project): Project {
 	if (p.store !== storeInRoot(p.root)) return p;
 	const inCommon = { ...p, store: storeInCommonDir(p.git.commonDir) };
 	if (lstatOf(inCommon.store)?.isDirectory() === true || lstatOf(p.store) === undefined) return inCommon;
-	const tracked = tracksUnder(p.git.commonDir, ROOT_STORE);
+	const tracked = tracksUnder(p.git.commonDir, ROOT_STORE, p.git.commonDir, foldsCase(p.store));
 	if (tracked === "yes") return { ...inCommon, carried: p.store };
 	if (tracked === "unknown") {
 		const why = `git's index in \`${p.git.commonDir}\` cannot be read to tell whether the repository carries \`${ROOT_STORE}\`, so it is not read as this project's memory`;
 		return { ...inCommon, note: p.note === undefined ? why : `${p.note}; ${why}` };
 	}
-	return p;
+	// The root store, until the common dir holds one: a process that resolved it refuses to go on
+	// using it from then on (`FileStoreOptions.supersededBy`), so two stores are never written.
+	return { ...p, supersededBy: inCommon.store };
 }
 
 /**
- * A store in a work tree whose `.git` is not followed (moved without `git worktree repair`,
- * another user's, the home folder's repository seen from below): there is no git dir of ours to
- * keep memory in, so the store is read only when nothing says it is not this user's — not when
- * it belongs to another user, and, when the `.git` is this user's, not when that work tree's
- * index tracks it or cannot be read (a `.git` of another user's cannot take a store of this
- * user's away).
+ * A store in a work tree whose `.git` is not followed: there is no git dir of ours to keep memory
+ * in. A store of another user's is never read. Under a `.git` FILE of the user's that is not
+ * followed (a worktree moved without `git worktree repair`, a repository moved from under its
+ * worktree, a `.git` file naming nothing) the store is read only when that work tree's index
+ * does not track it; one it tracks, or whose index cannot be read, is refused. A `.git` folder
+ * that is not followed (another user's, the home folder's repository seen from below) says
+ * nothing about a store of the user's below it: another user's `/tmp/.git` or a large dotfiles
+ * index never switches the user's memory off.
  */
 function guarded(p: Project): Project {
 	const st = lstatOf(p.store);
@@ -212,15 +221,16 @@ function guarded(p: Project): Project {
 		refused: `State Flow does not read \`${p.store}\`: ${why}. Nothing was read or written; the other owners keep working`,
 	});
 	if (!ownedByMe(st)) return refuse("it belongs to another user");
-	if (!ownedByMe(found.st)) return p;
-	const dirs = found.st.isDirectory() ? { gitDir: found.dotGit, commonDir: found.dotGit } : dirsOfFile(found.root, found.dotGit);
-	const tracked = dirs === undefined ? "unknown" : tracksUnder(dirs.gitDir, relative(found.root, p.store).split(sep).join("/"), dirs.commonDir);
+	if (!found.st.isFile() || !ownedByMe(found.st)) return p;
+	const dirs = dirsOfFile(found.root, found.dotGit);
+	const path = relative(found.root, p.store).split(sep).join("/");
+	const tracked = dirs === undefined ? "unknown" : tracksUnder(dirs.gitDir, path, dirs.commonDir, foldsCase(p.store));
 	if (tracked === "no") return p;
 	const where = `the work tree at \`${found.root}\``;
 	return refuse(
 		tracked === "yes"
 			? `git tracks it in ${where}: it is that repository's content, not your memory`
-			: `${where} is not followed (${p.note ?? "its git dir cannot be read"}), so whether it is the repository's content cannot be told; \`git worktree repair\` mends a moved worktree`,
+			: `${where} is not followed (${p.note ?? "its git dir cannot be read"}), so whether it is the repository's content cannot be told; if it is a moved worktree, \`git worktree repair ${found.root}\` run in its repository mends it`,
 	);
 }
 

@@ -12,7 +12,7 @@ import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from 
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { inline, shellWord } from "../core/printable.js";
 import { createOnce } from "./fs-util.js";
-import { tracksUnder } from "./git-index.js";
+import { foldsCase, tracksUnder } from "./git-index.js";
 import { type Project, storeInRoot } from "./project.js";
 
 /** The marker a decided store apart holds: `kept` or `adopted into <store>`. */
@@ -122,7 +122,8 @@ export function storesApart(project: Project, deep = false): StoreApart[] {
 		if (seen.has(store)) return;
 		seen.add(store);
 		if (!undecidedStore(store)) return;
-		const carried = gitDir !== undefined && tracksUnder(gitDir, relative(tree, store).split(sep).join("/"), project.git?.commonDir) === "yes";
+		const path = relative(tree, store).split(sep).join("/");
+		const carried = gitDir !== undefined && tracksUnder(gitDir, path, project.git?.commonDir, foldsCase(store)) === "yes";
 		out.push({ folder, store, where, carried });
 	};
 	if (project.via === "folder") return out;
@@ -159,7 +160,7 @@ export function apartLine(apart: readonly StoreApart[]): string | undefined {
 	const more = apart.length > 1 ? `; ${apart.length - 1} more: \`state-flow doctor\` lists them` : "";
 	const adopt = `\`state-flow adopt ${shellWord(inline(first.folder))}\``;
 	if (first.carried) {
-		return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}, in the repository's content, so every clone has it: its author's, not yours; never read); ${adopt} takes it in only if you trust it, \`--keep\` keeps it apart${more}`;
+		return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}; git tracks it: the repository's content, which every clone has; never read as memory); ${adopt} takes it in if you trust what it holds, \`--keep\` keeps it apart${more}`;
 	}
 	return `a store apart from this project's memory: ${inline(first.store)} (${WHERE[first.where]}); run ${adopt} to move it in, or \`--keep\` to keep it apart${more}`;
 }

@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
@@ -77,10 +77,10 @@ describe("a store the repository carries", () => {
 		const words = show.stdout.replace(/\s+/g, " ");
 		assert.match(
 			words,
-			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root, in the repository's content, so every clone has it: its author's, not yours; never read\); `state-flow adopt \S*clone` takes it in only if you trust it/,
+			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root; git tracks it: the repository's content, which every clone has; never read as memory\); `state-flow adopt \S*clone` takes it in if you trust what it holds/,
 		);
 		const doctor = runCli(["doctor"], { cwd: clone, env });
-		assert.match(doctor.stdout.replace(/\s+/g, " "), /cwd: a store apart .*clone\/\.pi\/state-flow \(the repository's root, in the repository's content/);
+		assert.match(doctor.stdout.replace(/\s+/g, " "), /cwd: a store apart .*clone\/\.pi\/state-flow \(the repository's root; git tracks it/);
 	});
 
 	it("is not read in the repository that committed it either, and worktrees share the common dir's store", async (t) => {
@@ -116,7 +116,7 @@ describe("a store the repository carries", () => {
 		const show = runCli(["show", "cwd"], { cwd: join(clone, "src"), env: { PI_CODING_AGENT_DIR: agentDir } });
 		assert.match(
 			show.stdout.replace(/\s+/g, " "),
-			/src\/\.pi\/state-flow \(subfolder, in the repository's content, so every clone has it: its author's, not yours; never read\)/,
+			/src\/\.pi\/state-flow \(subfolder; git tracks it: the repository's content, which every clone has; never read as memory\)/,
 		);
 		assert.doesNotMatch(show.stdout, /curl evil/);
 		// A branch that carries a store at its root, checked out in a linked worktree: that worktree's index tracks it.
@@ -148,13 +148,30 @@ describe("a store the repository carries", () => {
 		assert.equal(show.code, 1);
 		assert.doesNotMatch(show.stdout + show.stderr, /curl evil/);
 		assert.match(show.stderr, /does not read .*wt-moved\/\.pi\/state-flow.*Nothing was read or written/);
+		const log = join(storeInRoot(join(base, "wt-moved")), "log.jsonl");
+		const bytes = readFileSync(log);
 		const write = runCli(["set", "cwd.tactics.x", "1"], { cwd: join(base, "wt-moved"), env });
 		assert.notEqual(write.code, 0);
-		assert.equal(existsSync(join(base, "wt-moved", ".git", "state-flow")), false);
+		assert.match(write.stderr, /does not read/);
+		// doctor says so once, repairs nothing, and refuses to move, salvage or accept the folder.
+		const doctor = runCli(["doctor"], { cwd: join(base, "wt-moved"), env });
+		assert.equal(doctor.code, 1);
+		assert.equal(doctor.stdout.match(/does not read/g)?.length, 1, doctor.stdout);
+		assert.doesNotMatch(doctor.stdout, /DAMAGED|UNSAFE|--salvage|--move-aside/);
+		for (const flag of ["--move-aside", "--salvage", "--accept-store", "--cut-torn"]) {
+			const refused = runCli(["doctor", flag, "cwd"], { cwd: join(base, "wt-moved"), env });
+			assert.notEqual(refused.code, 0, flag);
+			assert.match(refused.stderr, /does not read .*doctor leaves it as it is/s, flag);
+		}
+		assert.ok(readFileSync(log).equals(bytes), "the refused store is byte for byte as it was");
+		assert.equal(existsSync(join(clone, ".git", "state-flow")), false);
 		// The repository moved away from under a worktree: its `.git` file names a git dir that is gone.
 		git(clone, "worktree", "add", "-q", join(base, "wt3"), "-b", "w3");
 		renameSync(clone, join(base, "clone-moved"));
-		assert.match(projectOf(join(base, "wt3")).refused ?? "", /cannot be told; `git worktree repair` mends a moved worktree/);
+		assert.match(
+			projectOf(join(base, "wt3")).refused ?? "",
+			/cannot be told; if it is a moved worktree, `git worktree repair \S*wt3` run in its repository mends it/,
+		);
 		if (process.getuid?.() === 0) {
 			// Another user's checkout (a container running as root over a user's clone): not this user's memory.
 			const other = join(base, "other");

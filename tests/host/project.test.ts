@@ -12,6 +12,7 @@ import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
+import { runCli } from "../cli/run.js";
 import { headOf, startFlow } from "./fixture.js";
 
 describe("the project in pi", () => {
@@ -83,7 +84,7 @@ describe("the project in pi", () => {
 		const words = (await flow.command("/state")).join("\n").replace(/\n\s*/g, " ");
 		assert.match(
 			words,
-			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root, in the repository's content, so every clone has it/,
+			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root; git tracks it: the repository's content, which every clone has/,
 		);
 		assert.match(words, /state-flow adopt \S*clone/);
 	});
@@ -141,5 +142,51 @@ describe("the project in pi", () => {
 		const words = (await flow.command("/state")).join("\n").replace(/\n\s*/g, " ");
 		assert.match(words, /does not read/);
 		assert.doesNotMatch(words, /PLANTED-RULE/);
+	});
+
+	it("a session on an older build's root store never writes beside the repository's store once that exists, and follows it at the next prompt", async (t) => {
+		const { base, dir } = repo(t);
+		const older = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
+		const by = { kind: "system", reason: "older build" } as const;
+		await older.commit(
+			{
+				id: "o",
+				seq: 1,
+				at: "2026-01-01T00:00:00.000Z",
+				by,
+				patch: { tactics: { old: "root" } },
+				undo: { tactics: { old: null } },
+				cascades: [],
+				owners: ["cwd"],
+			},
+			0,
+		);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const flow = await startFlow({ cwd: dir, agentDir });
+		t.after(() => flow.dispose());
+		await flow.prompt("first", [{ text: "ok" }]);
+		assert.match(headOf(flow, 0), /"old":"root"|old.*root/);
+		// While the model works, in a terminal: the root store is moved aside, and the next command starts the repository's store.
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const elsewhere = () => {
+			assert.equal(runCli(["doctor", "--move-aside", "cwd"], { cwd: dir, env }).code, 0);
+			const set = runCli(["set", "cwd.tactics.fresh", '"in .git"'], { cwd: dir, env });
+			assert.equal(set.code, 0, set.stderr);
+		};
+		await flow.prompt("second", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { lost: 1 } } } }], before: elsewhere }, { text: "ok" }]);
+		assert.ok(existsSync(join(dir, ".git", "state-flow", "log.jsonl")));
+		// The running session's write is refused, not written into a root store of its own beside it.
+		assert.equal(flow.results().w?.isError, true, flow.results().w?.text);
+		assert.match(flow.results().w?.text ?? "", /no longer where this project's memory is kept: it moved to \S*\.git\/state-flow/);
+		assert.equal(existsSync(join(storeInRoot(dir), "log.jsonl")), false, "no root store was started beside it");
+		// The next prompt follows the repository's store, and says so.
+		const notes = flow.notes.length;
+		await flow.prompt("third", [{ calls: [{ id: "w2", name: "patch_state", args: { cwd: { tactics: { kept: 1 } } } }] }, { text: "ok" }]);
+		assert.match(flow.notes.slice(notes).join("\n"), /this project's memory is now kept in \S*\.git\/state-flow \(it was \S*\.pi\/state-flow\)/);
+		assert.match(headOf(flow, flow.seen.length - 2), /in \.git/);
+		assert.ok(!flow.results().w2?.isError, flow.results().w2?.text);
+		const after = new FileOwnerStore({ owner: "cwd", root: join(dir, ".git", "state-flow"), retention: 20, gitignore: true }).read();
+		assert.deepEqual(after.state.tactics, { fresh: "in .git", kept: 1 });
 	});
 });

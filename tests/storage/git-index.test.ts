@@ -7,11 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { MAX_SCAN, tracksUnder } from "../../lib/storage/git-index.js";
+import { MAX_SCAN, foldsCase, tracksUnder } from "../../lib/storage/git-index.js";
 import { git } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -62,11 +62,12 @@ function fresh(t: { after(fn: () => void): void }, objectFormat: "sha1" | "sha25
 }
 
 /**
- * Real git's list of what it tracks, read as a case-insensitive file system (macOS's default)
- * would check it out: a path in `.pi/state-flow`, that path itself, or a path above it.
+ * Real git's list of what it tracks, read as the file system would check it out (with `foldCase`,
+ * as a case-insensitive one, macOS's default): a path in `.pi/state-flow`, that path itself, or a
+ * path above it.
  */
-function gitSays(dir: string): "yes" | "no" {
-	const fold = (p: string) => p.toUpperCase().toLowerCase();
+function gitSays(dir: string, foldCase: boolean): "yes" | "no" {
+	const fold = (p: string) => (foldCase ? p.toUpperCase().toLowerCase() : p);
 	const listed = execFileSync("git", ["-c", "core.quotePath=false", "ls-files", "--sparse"], { cwd: dir, encoding: "utf8" }).split("\n").filter(Boolean);
 	const covers = (p: string) => {
 		const f = fold(p).replace(/\/$/, "");
@@ -84,7 +85,8 @@ describe("which folders git tracks, from its index", () => {
 				fc.constantFrom(2, 3, 4),
 				fc.boolean(),
 				fc.constantFrom("sha1" as const, "sha256" as const),
-				async (beside, store, version, split, format) => {
+				fc.boolean(),
+				async (beside, store, version, split, format, foldCase) => {
 					const dir = fresh(t, format);
 					const paths = store === null ? beside : [...beside, store];
 					// A file and a folder of one name cannot both exist: the later one is left out.
@@ -99,7 +101,8 @@ describe("which folders git tracks, from its index", () => {
 					if (version === 3) git(dir, "add", "-N", "zz-intent");
 					git(dir, "update-index", `--index-version=${version}`);
 					if (split) git(dir, "update-index", "--split-index");
-					assert.equal(tracksUnder(join(dir, ".git"), STORE), gitSays(dir), `${JSON.stringify(kept)} v${version} split=${split} ${format}`);
+					const said = tracksUnder(join(dir, ".git"), STORE, join(dir, ".git"), foldCase);
+					assert.equal(said, gitSays(dir, foldCase), `${JSON.stringify(kept)} v${version} split=${split} ${format} fold=${foldCase}`);
 					rmSync(join(dir, ".."), { recursive: true, force: true });
 				},
 			),
@@ -137,6 +140,41 @@ describe("which folders git tracks, from its index", () => {
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
 		git(dir, "rm", "-r", "-q", "--cached", ".pi/state-flow");
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+	});
+
+	it("an index too long to be a split index's own part, beside a stale shared index, is read as the whole index it is", (t) => {
+		const dir = fresh(t, "sha1");
+		const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: dir, input: "x" }).toString().trim();
+		// Paths sorting after `.pi/`, more of them than is read of an index.
+		const n = Math.ceil(MAX_SCAN / 64) + 1000;
+		const lines = Array.from({ length: n }, (_, i) => `100644 ${blob} 0\tz/${String(i).padStart(7, "0")}\n`).join("");
+		execFileSync("git", ["update-index", "--index-info"], { cwd: dir, input: lines });
+		git(dir, "update-index", "--split-index");
+		git(dir, "update-index", "--no-split-index");
+		assert.ok(
+			readdirSync(join(dir, ".git")).some((f) => f.startsWith("sharedindex.")),
+			"git left the shared index behind",
+		);
+		assert.ok(statSync(join(dir, ".git", "index")).size > MAX_SCAN);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		execFileSync("git", ["update-index", "--add", "--cacheinfo", `100644,${blob},.pi/state-flow/log.jsonl`], { cwd: dir });
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "yes");
+	});
+
+	it("folds case only where the file system does: `foldsCase` tells", (t) => {
+		const dir = fresh(t, "sha1");
+		mkdirSync(join(dir, ".pi", "state-flow"), { recursive: true });
+		// This machine's file system (Linux) keeps `.PI` and `.pi` apart.
+		assert.equal(foldsCase(join(dir, ".pi", "state-flow")), false);
+		mkdirSync(join(dir, ".PI", "state-flow"), { recursive: true });
+		writeFileSync(join(dir, ".PI", "state-flow", "readme"), "r");
+		git(dir, "add", "-f", ".PI");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE, join(dir, ".git"), false), "no");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE, join(dir, ".git"), true), "yes");
+		// Where the upper-case spelling is the same file, it folds (a hard link stands in for such a file system).
+		writeFileSync(join(dir, "probe"), "p");
+		linkSync(join(dir, "probe"), join(dir, "PROBE"));
+		assert.equal(foldsCase(join(dir, "probe")), true);
 	});
 
 	it("a repository with no index yet tracks nothing", (t) => {

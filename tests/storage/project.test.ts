@@ -137,6 +137,11 @@ describe("the project of a folder", () => {
 		const below = projectOf(join(home, "scratch"));
 		assert.deepEqual([below.store, below.via], [join(home, "scratch", ".pi", "state-flow"), "folder"]);
 		assert.match(below.note ?? "", /home folder/);
+		// A store below it is the folder's own, whatever the home repository's index holds (here: nothing readable).
+		mkdirSync(join(home, "scratch", ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(home, "scratch", ".pi", "state-flow", "log.jsonl"), "");
+		writeFileSync(join(home, ".git", "index"), "DIRC garbage");
+		assert.deepEqual([projectOf(join(home, "scratch")).store, projectOf(join(home, "scratch")).refused], [storeInRoot(join(home, "scratch")), undefined]);
 		assert.equal(projectOf(home).store, join(home, ".git", "state-flow"));
 	});
 

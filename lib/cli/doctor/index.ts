@@ -3,6 +3,7 @@
  * through Storage's own repair and read paths (no link is followed). It never reports a damaged
  * store healthy and never deletes: damage is reported, kept aside or salvaged on request.
  */
+import { fail } from "../../core/errors.js";
 import { inline } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../../core/types.js";
@@ -68,21 +69,29 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	// Crash repairs (a dead writer's lock, torn bytes) do not depend on this machine's marks: a
 	// store behind them is still repaired, then reported by the verification, which checks them.
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };
-	// Owners placed in the database are verified there; their local folders are not in use.
-	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file");
+	// Owners placed in the database are verified there; their local folders are not in use. A
+	// refused CWD folder (`Project.refused`) is neither read, repaired, moved nor verified: said once.
+	const refused = paths.project.refused;
+	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file" && !(o === "cwd" && refused !== undefined));
 
 	await reviewJournals(report, journalDir, retention, p, stores, placement);
 	const aside = flagOwner("--move-aside", p.moveAside);
 	const cut = flagOwner("--cut-torn", p.cutTorn);
 	const accept = flagOwner("--accept-store", p.acceptStore);
-	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
 	const salvage = flagOwner("--salvage", p.salvage);
+	if (refused !== undefined && [aside, cut, accept, salvage].includes("cwd")) fail("unavailable", `${refused}, and doctor leaves it as it is.`);
+	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
 	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun)).lines);
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
 	const verified: Partial<Record<FileOwner, OwnerHistory | "none">> = {};
 	for (const o of FILE_OWNERS) {
+		if (o === "cwd" && refused !== undefined && stores.location(o).backend === "file") {
+			report.lines.push(`cwd: ${refused}.`);
+			report.healthy = false;
+			continue;
+		}
 		const h = local.includes(o) ? verifyStore(report, fileStore(o, seen)) : await verifyDatabaseOwner(report, stores, placement, o, retention, files[o]);
 		if (h !== undefined) verified[o] = h;
 	}

@@ -40,6 +40,8 @@ export interface FileStoreOptions {
 	seen?: SeenMarks;
 	/** Why this folder is not to be read or written at all (`Project.refused`): every access fails with it. */
 	refused?: string;
+	/** The folder that takes over from this one once it exists (`Project.supersededBy`): from then on every access fails, naming it. */
+	supersededBy?: string;
 }
 
 export const OWNER_NAME: Record<SharedOwner, string> = { global: "The Global store folder", cwd: "The CWD store folder" };
@@ -61,6 +63,7 @@ export class FileLogReader {
 	/** Damage this process saw that the files alone no longer show (they went back): refused until the folder is replaced. */
 	private broken: { error: unknown; rootIno: number } | undefined;
 	private readonly refused: string | undefined;
+	private readonly supersededBy: string | undefined;
 
 	constructor(opts: FileStoreOptions) {
 		this.owner = opts.owner;
@@ -69,6 +72,7 @@ export class FileLogReader {
 		this.retention = opts.retention;
 		this.seen = opts.seen;
 		this.refused = opts.refused;
+		this.supersededBy = opts.supersededBy;
 		this.logPath = join(opts.root, LOG_FILE);
 		this.checkpointPath = join(opts.root, CHECKPOINT_FILE);
 		this.lockPath = join(opts.root, LOCK_FILE);
@@ -97,9 +101,22 @@ export class FileLogReader {
 	/** Refuse the owner when its folder is not to be touched, leads outside its territory, or is not a folder. */
 	checkRoot(): void {
 		if (this.refused !== undefined) fail("unavailable", `${this.refused}.`);
+		this.checkSuperseded();
 		if (realChain(this.root)) return;
 		checkContained(this.root, realOrSelfOf(this.base), OWNER_NAME[this.owner]);
 		isRealDirOrLink(this.root);
+	}
+
+	/**
+	 * Refuse a store another has taken over from since this one was opened (one `lstat`): a
+	 * process that resolved the project's memory earlier never writes beside the processes after it.
+	 */
+	private checkSuperseded(): void {
+		if (this.supersededBy === undefined || lstatOrUndefined(this.supersededBy)?.isDirectory() !== true) return;
+		fail(
+			"unavailable",
+			`${OWNER_NAME[this.owner]} \`${this.root}\` is no longer where this project's memory is kept: it moved to \`${this.supersededBy}\` after this process started, and nothing was written here. The next prompt (or a new command) uses it.`,
+		);
 	}
 
 	/**
@@ -111,6 +128,7 @@ export class FileLogReader {
 	 */
 	read(): OwnerHistory {
 		this.checkBroken();
+		this.checkSuperseded();
 		const c = this.cache;
 		if (c?.verified !== undefined && sameStamp(c.verified, lstatOrUndefined(this.logPath))) return c.history;
 		return this.readChecked();
