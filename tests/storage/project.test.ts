@@ -11,24 +11,14 @@ import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { storePaths } from "../../lib/storage/paths.js";
-import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
+import { storeAt } from "../helpers/older-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const by = { kind: "system", reason: "project-test" } as const;
 const at = "2026-01-01T00:00:00.000Z";
-
-/** A store at the repository's root, written as an older build did (untracked: its `.gitignore` ignores it). */
-async function olderRootStore(dir: string): Promise<void> {
-	const older = new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true });
-	const c = await older.commit(
-		{ id: "older", seq: 1, at, by, patch: { tactics: { older: 1 } }, undo: { tactics: { older: null } }, cascades: [], owners: ["cwd"] },
-		0,
-	);
-	assert.equal(c.kind, "committed");
-}
 
 describe("the project of a folder", () => {
 	it("a subfolder of a repository uses the repository's store, in its git dir; a root store an older build made keeps working", async (t) => {
@@ -40,7 +30,7 @@ describe("the project of a folder", () => {
 		assert.equal(p.via, "git-root");
 		assert.equal(p.git?.gitDir, join(dir, ".git"));
 		assert.equal(storePaths(join(base(t), "agent"), join(dir, "src")).cwdRoot, p.store);
-		await olderRootStore(dir);
+		await storeAt(dir, [{ tactics: { older: 1 } }]);
 		assert.equal(projectOf(join(dir, "src")).store, storeInRoot(dir));
 	});
 
@@ -48,7 +38,7 @@ describe("the project of a folder", () => {
 		const { base, dir } = repo(t);
 		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
 		assert.equal(projectOf(join(base, "wt2", "src")).store, join(dir, ".git", "state-flow"));
-		await olderRootStore(dir);
+		await storeAt(dir, [{ tactics: { older: 1 } }]);
 		const p = projectOf(join(base, "wt2", "src"));
 		assert.equal(p.store, join(dir, ".pi", "state-flow"));
 		assert.equal(p.via, "worktree");
