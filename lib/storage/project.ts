@@ -9,7 +9,8 @@
  * this user, one in the home folder seen from below, or a `.git` file whose worktree entry is
  * not one git made in the common dir, does not name the checkout back, or names another
  * checkout's `.git` is never followed to another folder's memory or identity.
- * Synchronous and a handful of `lstat`s: resolved once per session and per cwd, never per call.
+ * Synchronous and a handful of `lstat`s (and, for a root store, the first KB of git's index, kept
+ * per index file): resolved per session and cwd, again before each prompt, never per call.
  */
 import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import type { Stats } from "node:fs";
