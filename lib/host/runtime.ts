@@ -6,7 +6,7 @@
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { fail, messageOf } from "../core/errors.js";
 import { boundNotice } from "./screen-text.js";
-import { printable } from "../core/printable.js";
+import { inline, printable } from "../core/printable.js";
 import type { Owner, OwnerHistory } from "../core/types.js";
 import { type Mode, readConfig, type StateFlowConfig } from "../storage/config.js";
 import { storePaths } from "../storage/paths.js";
@@ -271,7 +271,7 @@ export class StateFlowHost {
 		const said =
 			after.refused !== undefined
 				? `State Flow: ${after.refused}.`
-				: `State Flow: this project's memory is now ${after.store === before.store ? "readable again" : `kept in ${after.store} (it was ${before.store})`}; the CWD owner follows it from this prompt on.`;
+				: `State Flow: this project's memory is now ${after.store === before.store ? "readable again" : `kept in ${inline(after.store)} (it was ${inline(before.store)})`}; the CWD owner follows it from this prompt on.`;
 		this.say(said, "warning", ctx);
 		this.showStatus();
 		return true;

@@ -17,7 +17,7 @@ import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
-import { inline, printable } from "../core/printable.js";
+import { inline, printable, shellWord } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
 import { foldsCase, tracksUnder } from "./git-index.js";
 
@@ -219,7 +219,7 @@ function guarded(p: Project): Project {
 	if (st === undefined || found === undefined) return p;
 	const refuse = (why: string): Project => ({
 		...p,
-		refused: `State Flow does not read \`${p.store}\`: ${why}. Nothing was read or written; the other owners keep working`,
+		refused: `State Flow does not read \`${inline(p.store)}\`: ${why}. Nothing was read or written; the other owners keep working`,
 	});
 	if (!ownedByMe(st)) return refuse("it belongs to another user");
 	if (!found.st.isFile() || !ownedByMe(found.st)) return p;
@@ -227,11 +227,11 @@ function guarded(p: Project): Project {
 	const path = relative(found.root, p.store).split(sep).join("/");
 	const tracked = dirs === undefined ? "unknown" : tracksUnder(dirs.gitDir, path, dirs.commonDir, foldsCase(p.store));
 	if (tracked === "no") return p;
-	const where = `the work tree at \`${found.root}\``;
+	const where = `the work tree at \`${inline(found.root)}\``;
 	return refuse(
 		tracked === "yes"
 			? `git tracks it in ${where}: it is that repository's content, not your memory`
-			: `${where} is not followed (${p.note ?? "its git dir cannot be read"}), so whether it is the repository's content cannot be told; if it is a moved worktree, \`git worktree repair ${found.root}\` run in its repository mends it`,
+			: `${where} is not followed (${inline(p.note ?? "its git dir cannot be read")}), so whether it is the repository's content cannot be told; if it is a moved worktree, \`git worktree repair ${shellWord(inline(found.root))}\` run in its repository mends it`,
 	);
 }
 

@@ -135,6 +135,18 @@ describe("the project of a folder", () => {
 		assert.equal(projectOf(home).store, join(home, ".git", "state-flow"));
 	});
 
+	it("a refusal names a hostile folder as data: no line break or escape of its own", (t) => {
+		const base = realpathSync(tempDir(t, "state-flow-project-"));
+		const evil = join(base, "evil\n\u001b[2J\u202e");
+		mkdirSync(join(evil, ".pi", "state-flow"), { recursive: true });
+		writeFileSync(join(evil, ".pi", "state-flow", "log.jsonl"), "");
+		writeFileSync(join(evil, ".git"), "gitdir: /nonexistent/state-flow-test\n");
+		const p = projectOf(evil);
+		assert.match(p.refused ?? "", /^State Flow does not read `.*evil.*`: the work tree at .* is not followed/);
+		// biome-ignore lint/suspicious/noControlCharactersInRegex: a control character is what must not appear.
+		assert.doesNotMatch(p.refused ?? "", /[\n\u001b\u202e]/);
+	});
+
 	it("a planted `.git` file naming another repository's worktree never leads to its memory", (t) => {
 		const { base, dir } = repo(t);
 		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));

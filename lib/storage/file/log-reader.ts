@@ -3,7 +3,7 @@
  * bytes other processes appended are read), the containment check, and every damage check a
  * fresh look at the files makes. `FileOwnerStore` (owner-store.ts) adds the locked writes.
  */
-import { spellId } from "../../core/printable.js";
+import { inline, spellId } from "../../core/printable.js";
 import { closeSync, constants, fstatSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { createHash } from "node:crypto";
@@ -115,7 +115,7 @@ export class FileLogReader {
 		if (this.supersededBy === undefined || lstatOrUndefined(this.supersededBy)?.isDirectory() !== true) return;
 		fail(
 			"unavailable",
-			`${OWNER_NAME[this.owner]} \`${this.root}\` is no longer where this project's memory is kept: it moved to \`${this.supersededBy}\` after this process started, and nothing was written here. The next prompt (or a new command) uses it.`,
+			`${OWNER_NAME[this.owner]} \`${inline(this.root)}\` is no longer where this project's memory is kept: it moved to \`${inline(this.supersededBy)}\` after this process started, and nothing was written here. The next prompt (or a new command) uses it.`,
 		);
 	}
 
