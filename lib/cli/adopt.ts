@@ -19,9 +19,9 @@ import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from ".
 import { FileOwnerStore } from "../storage/file-store.js";
 import { sameHistoryText } from "../storage/format.js";
 import { realOrSelf } from "../storage/fs-util.js";
-import { storePaths } from "../storage/paths.js";
+import { type StorePaths, storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
-import { projectOf } from "../storage/project.js";
+import { projectOf, storeInRoot } from "../storage/project.js";
 import { skillFolders } from "../storage/skill-format.js";
 import { type StoreApart, markApart, storesApart } from "../storage/stores-apart.js";
 import type { Parsed } from "./args.js";
@@ -63,11 +63,44 @@ function rebased(source: OwnerHistory, found: StoreApart): { history: OwnerHisto
 	return { history, skills: compiledPlaces(history) };
 }
 
+/**
+ * `state-flow adopt <repository root>` while the project's memory is the root's `.pi/state-flow`
+ * an older build made: move it, with its history, into the repository's `<common dir>/state-flow`
+ * (where checkout, pull and clean never touch it), holding the root store's lock, read back and
+ * compared; the root store is left in place and marked. Processes that opened the root store
+ * refuse it from then on and pi sessions follow at their next prompt (`Project.supersededBy`).
+ */
+async function moveIntoGit(paths: StorePaths, linked: string | undefined, retention = DEFAULT_RETENTION, warnings: string[]): Promise<Outcome> {
+	const { store: from, supersededBy: into } = paths.project;
+	if (into === undefined) return fail("invalid_input", "this project's memory is not in a root store an older build made; nothing was changed.");
+	if (linked !== undefined) {
+		fail(
+			"invalid_input",
+			`this checkout's CWD memory is linked to project \`${linked}\` in the database; its local root store is not in use. Nothing was changed.`,
+		);
+	}
+	const seen = seenMarksOf(paths);
+	const source = new FileOwnerStore({ owner: "cwd", root: from, retention, gitignore: true, seen });
+	const target = new FileOwnerStore({ owner: "cwd", root: into, retention, gitignore: true, seen });
+	const written = await source.moveInto(target);
+	const differs = sameHistoryText(target.read(), written);
+	if (differs !== undefined) fail("corrupt", `the copy in ${into} reads back differently (${differs}); ${from} is untouched and unmarked.`);
+	markApart(from, `moved into ${into} at ${new Date().toISOString()}`);
+	return ok(
+		`Moved this project's memory from ${from} into ${into} (seq ${written.seq}, ${written.tail.length} retained transition(s)), with its history; read back and verified. Git's checkout, pull and clean never touch it there.\nThe old folder is left in place, marked, and no longer read; running pi sessions follow at their next prompt.\n`,
+		lines(warnings),
+	);
+}
+
 export async function runAdopt(p: Parsed): Promise<Outcome> {
 	const { stores, placement, config, warnings } = openStores(p);
 	const paths = storePaths(p.agentDir, p.cwd);
 	const folder = realOrSelf(resolve(p.positionals[0] as string));
-	const apart = storesApart(paths.project, true);
+	const project = paths.project;
+	// The project's own root store, an older build's: moved into the repository's git dir on request.
+	if (project.supersededBy !== undefined && project.store === storeInRoot(folder) && !p.keep)
+		return moveIntoGit(paths, placement.project, config.retention, warnings);
+	const apart = storesApart(project, true);
 	const found = apart.find((a) => a.folder === folder);
 	if (found === undefined) {
 		const known = apart.length === 0 ? "none was found" : `found: ${apart.map((a) => a.folder).join(", ")}`;

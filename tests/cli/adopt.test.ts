@@ -12,6 +12,7 @@ import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project.js";
+import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { runCli } from "./run.js";
 
@@ -167,5 +168,47 @@ describe("state-flow adopt", () => {
 		const show = runCli(["show", "cwd"], { cwd: odd, env }).stdout;
 		const note = show.split("\n").find((l) => l.startsWith("Note: a store apart"));
 		assert.match(note ?? "", /we\\u000aird\/\.pi\/state-flow \(subfolder\); run `state-flow adopt .*` to move it in, or `--keep` to keep it apart$/, show);
+	});
+
+	it("moves an older build's root store into the repository's git dir with its history; a writer that opened it before refuses it after", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		await olderStore(dir, { a: 1, b: 2 });
+		const env = { PI_CODING_AGENT_DIR: agentDir };
+		const common = join(dir, ".git", "state-flow");
+		assert.equal(projectOf(dir).store, storeInRoot(dir));
+		const advice = runCli(["doctor"], { cwd: join(dir, "src"), env }).stdout.replace(/\s+/g, " ");
+		assert.match(
+			advice,
+			/this project's memory is in \S*proj\/\.pi\/state-flow, inside the work tree, .* `state-flow adopt \S*proj` moves it, with its history, into \S*proj\/\.git\/state-flow/,
+		);
+		// A process that opened the root store before the move (a running session, a long command).
+		const before = new Stores({ agentDir, cwd: dir });
+		assert.deepEqual((await before.load("cwd")).state.tactics, { a: 1, b: 2 });
+		const moved = runCli(["adopt", dir], { cwd: join(dir, "src"), env });
+		assert.equal(moved.code, 0, moved.stderr);
+		assert.match(
+			moved.stdout,
+			/Moved this project's memory from \S*\.pi\/state-flow into \S*\.git\/state-flow \(seq 2, 2 retained transition\(s\)\), with its history; read back and verified/,
+		);
+		const after = new FileOwnerStore({ owner: "cwd", root: common, retention: 20, gitignore: true }).read();
+		assert.deepEqual([after.seq, after.state.tactics, after.tail.map((r) => r.id)], [2, { a: 1, b: 2 }, ["old-a", "old-b"]]);
+		assert.equal(projectOf(dir).store, common);
+		assert.match(readFileSync(join(storeInRoot(dir), "apart"), "utf8"), /^moved into \S*\.git\/state-flow/);
+		await assert.rejects(
+			before.commit({ cwd: { tactics: { late: 1 } } }, { by, id: "late", at: "2026-01-01T00:00:00.000Z" }),
+			/no longer where this project's memory is kept/,
+		);
+		await before.close();
+		assert.equal(
+			new FileOwnerStore({ owner: "cwd", root: storeInRoot(dir), retention: 20, gitignore: true }).read().seq,
+			2,
+			"nothing was written to the old store",
+		);
+		const show = runCli(["show", "cwd"], { cwd: dir, env });
+		assert.match(show.stdout, /^CWD {2}\S*\.git\/state-flow/m);
+		assert.doesNotMatch(show.stdout, /store apart/);
+		assert.doesNotMatch(runCli(["doctor"], { cwd: dir, env }).stdout, /inside the work tree/);
 	});
 });

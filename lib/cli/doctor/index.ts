@@ -4,7 +4,7 @@
  * store healthy and never deletes: damage is reported, kept aside or salvaged on request.
  */
 import { fail } from "../../core/errors.js";
-import { inline } from "../../core/printable.js";
+import { inline, shellWord } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../../core/types.js";
 import { placementFor } from "../../storage/backend.js";
@@ -99,6 +99,12 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	// Each store apart on its own line: doctor is where a user looks for all of them.
 	const note = projectNote(paths.project);
 	if (note !== undefined) report.lines.push(`cwd: ${note}`);
+	const { store, root, supersededBy } = paths.project;
+	if (supersededBy !== undefined && stores.location("cwd").backend === "file") {
+		report.lines.push(
+			`cwd: this project's memory is in ${inline(store)}, inside the work tree, where a git checkout or pull that brings files to that path overwrites it; \`state-flow adopt ${shellWord(inline(root))}\` moves it, with its history, into ${inline(supersededBy)}.`,
+		);
+	}
 	for (const one of storesApart(paths.project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
 	const token = tokenProblemOf(paths.project);
 	if (token !== undefined) report.lines.push(`cwd: ${token}.`);

@@ -307,6 +307,21 @@ export class FileOwnerStore extends FileLogReader implements OwnerStore {
 		}
 	}
 
+	/**
+	 * Move this store's whole history into `target`, an empty store (`adopt`), while holding this
+	 * store's lock: a writer here either committed before (and is in the copy) or waits, proves
+	 * its folder again and finds it taken over (`FileStoreOptions.supersededBy`). This store is
+	 * left as it is. Returns what was written.
+	 */
+	async moveInto(target: FileOwnerStore): Promise<OwnerHistory> {
+		const lock = await acquireLock(this.lockPath, this.lockTimeoutMs);
+		try {
+			return await target.adopt(this.catchUpLocked(lock.recoveredCrash));
+		} finally {
+			lock.release();
+		}
+	}
+
 	/** Under the lock, after a commit: compact when due. The transition is committed either way; a failed compaction is retried at the next commit. */
 	compactAfterCommit(): void {
 		try {
