@@ -250,6 +250,10 @@ state its entries are added as ONE transition, refused with nothing written when
 exists in both. With --keep it stays apart on purpose. Either way the store apart is left
 in place, marked, and no longer reported; nothing is deleted.
 
+Given the repository's root while its memory is still the .pi/state-flow an older build
+made there, it moves that store WITH its history into the repository's .git/state-flow,
+where git's checkout, pull and clean never touch it (\`state-flow doctor\` suggests it).
+
   --keep    keep it apart on purpose (no longer reported)
 
 ${COMMON}`,
