@@ -13,6 +13,7 @@ import { randomUUID } from "node:crypto";
 import { relative, resolve, sep } from "node:path";
 import { mapHistoryKeys, rebaseKey } from "../core/artifact-keys.js";
 import { isPlainObject } from "../core/json.js";
+import { inline } from "../core/printable.js";
 import { fail, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from "../core/types.js";
@@ -84,10 +85,11 @@ async function moveIntoGit(paths: StorePaths, linked: string | undefined, retent
 	const target = new FileOwnerStore({ owner: "cwd", root: into, retention, gitignore: true, seen });
 	const written = await source.moveInto(target);
 	const differs = sameHistoryText(target.read(), written);
-	if (differs !== undefined) fail("corrupt", `the copy in ${into} reads back differently (${differs}); ${from} is untouched and unmarked.`);
+	// Folder names are shown as data: a line break or control in one never ends the line.
+	if (differs !== undefined) fail("corrupt", `the copy in ${inline(into)} reads back differently (${differs}); ${inline(from)} is untouched and unmarked.`);
 	markApart(from, `moved into ${into} at ${new Date().toISOString()}`);
 	return ok(
-		`Moved this project's memory from ${from} into ${into} (seq ${written.seq}, ${written.tail.length} retained transition(s)), with its history; read back and verified. Git's checkout, pull and clean never touch it there.\nThe old folder is left in place, marked, and no longer read; running pi sessions follow at their next prompt.\n`,
+		`Moved this project's memory from ${inline(from)} into ${inline(into)} (seq ${written.seq}, ${written.tail.length} retained transition(s)), with its history; read back and verified. Git's checkout, pull and clean never touch it there.\nThe old folder is left in place, marked, and no longer read; running pi sessions follow at their next prompt.\n`,
 		lines(warnings),
 	);
 }

@@ -211,4 +211,18 @@ describe("state-flow adopt", () => {
 		assert.doesNotMatch(show.stdout, /store apart/);
 		assert.doesNotMatch(runCli(["doctor"], { cwd: dir, env }).stdout, /inside the work tree/);
 	});
+
+	it("names a hostile repository folder as data when it moves its root store into .git", async (t) => {
+		const { base } = repo(t);
+		const odd = join(base, "we\nird");
+		mkdirSync(odd);
+		git(odd, "init", "-q");
+		await olderStore(odd, { a: 1 });
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const moved = runCli(["adopt", odd], { cwd: odd, env: { PI_CODING_AGENT_DIR: agentDir } });
+		assert.equal(moved.code, 0, moved.stderr);
+		const line = moved.stdout.split("\n")[0] ?? "";
+		assert.match(line, /^Moved this project's memory from \S*we\\u000aird\/\.pi\/state-flow into \S*we\\u000aird\/\.git\/state-flow \(seq 1/);
+	});
 });
