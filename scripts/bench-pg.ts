@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { stage } from "../lib/core/stage.js";
 import type { OwnerHistory } from "../lib/core/types.js";
 import { recordLine } from "../lib/storage/format.js";
-import { PgDatabase } from "../lib/storage/pg/store.js";
+import { PgDatabase } from "../lib/storage/pg/database.js";
 import { TEST_DATABASE_ENV, runPgWriters, startEmbeddedPostgres } from "../tests/helpers/pg-server.js";
 import { p50 } from "./bench/shared.js";
 

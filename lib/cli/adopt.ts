@@ -17,7 +17,7 @@ import { inline } from "../core/printable.js";
 import { fail, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
 import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from "../core/types.js";
-import { FileOwnerStore } from "../storage/file-store.js";
+import { FileOwnerStore } from "../storage/file/owner-store.js";
 import { sameHistoryText } from "../storage/format.js";
 import { realOrSelf } from "../storage/fs-util.js";
 import { type StorePaths, storePaths } from "../storage/paths.js";

@@ -16,7 +16,7 @@ import { jsonEqual } from "../core/json.js";
 import { replay } from "../core/history.js";
 import { emptyState } from "../core/state.js";
 import type { OwnerState, TransitionRecord } from "../core/types.js";
-import { CHECKPOINT_FILE, FileOwnerStore, LOG_FILE } from "../storage/file-store.js";
+import { CHECKPOINT_FILE, FileOwnerStore, LOG_FILE } from "../storage/file/owner-store.js";
 import { checkpointText, parseCheckpoint, parseLogLine, recordLine } from "../storage/format.js";
 import { DIR_MODE, FILE_MODE, fsyncDir, readRegular } from "../storage/fs-util.js";
 import { readLockHolder } from "../storage/lock.js";

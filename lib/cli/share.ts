@@ -8,27 +8,18 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import {
-	DATABASE_ENV,
-	type Placement,
-	databaseFor,
-	linkEntry,
-	linkKey,
-	linkOf,
-	linkPathProblem,
-	linkedProject,
-	placementFor,
-	userOf,
-} from "../storage/backend.js";
+import { DATABASE_ENV, type Placement, linkEntry, linkKey, linkOf, linkPathProblem, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import { databaseFor } from "../storage/pg/placed.js";
 import { repositoryKeysOf, repositoryLinkOf, repositoryWords } from "../storage/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/suggestion.js";
 import { clearMoved, markMoved, movedTo } from "../storage/moved-marker.js";
 import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file-store.js";
+import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file/owner-store.js";
 import { acquireLock } from "../storage/lock.js";
 import { rootOf, storePaths } from "../storage/paths.js";
 import { seenMarksOf } from "../storage/seen.js";
-import { PgDatabase, sameHistoryText } from "../storage/pg/store.js";
+import { PgDatabase } from "../storage/pg/database.js";
+import { sameHistoryText } from "../storage/format.js";
 import { Stores } from "../storage/stores.js";
 import { formatWho, whoAmI } from "../storage/who.js";
 import { shellWord, spellId } from "../core/printable.js";

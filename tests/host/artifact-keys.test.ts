@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { FileOwnerStore } from "../../lib/storage/file-store.js";
+import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf } from "../../lib/storage/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { headOf, startFlow } from "./fixture.js";

@@ -46,7 +46,6 @@ const LONG_FILES: Record<string, string> = {
 /** Import cycles still to break, each as its sorted files. */
 const KNOWN_CYCLES: string[][] = [
 	["storage/pg/database.ts", "storage/pg/owner-store.ts"],
-	["storage/backend.ts", "storage/pg/placed.ts"],
 	["cli/doctor/checks.ts", "cli/doctor/file-repair.ts", "cli/doctor/index.ts", "cli/doctor/journals.ts"],
 	["host/roots-host.ts", "host/roots.ts", "host/runtime.ts"],
 ];
@@ -135,11 +134,17 @@ describe("the house of lib/", () => {
 		assert.deepEqual(missing, [], "imports that name no source file");
 	});
 
-	it("has no import cycle", () => {
-		const known = new Set(KNOWN_CYCLES.map((c) => c.join(" ")));
+	it("has no import cycle (and the list of cycles still to break holds only real ones)", () => {
+		const found = cycles().map((c) => c.join(" "));
+		const known = KNOWN_CYCLES.map((c) => c.join(" "));
 		assert.deepEqual(
-			cycles().filter((c) => !known.has(c.join(" "))),
+			found.filter((c) => !known.includes(c)),
 			[],
+		);
+		assert.deepEqual(
+			known.filter((c) => !found.includes(c)),
+			[],
+			"broken cycles to remove from KNOWN_CYCLES",
 		);
 	});
 
@@ -160,10 +165,15 @@ describe("the house of lib/", () => {
 	});
 
 	it("keeps every file at most 400 lines", () => {
-		const long = files
-			.map((f) => ({ f, lines: readFileSync(join(LIB, f), "utf8").split("\n").length - 1 }))
-			.filter(({ f, lines }) => lines > MAX_LINES && LONG_FILES[f] === undefined)
-			.map(({ f, lines }) => `${f}: ${lines}`);
-		assert.deepEqual(long, []);
+		const long = files.map((f) => ({ f, lines: readFileSync(join(LIB, f), "utf8").split("\n").length - 1 })).filter(({ lines }) => lines > MAX_LINES);
+		assert.deepEqual(
+			long.filter(({ f }) => LONG_FILES[f] === undefined).map(({ f, lines }) => `${f}: ${lines}`),
+			[],
+		);
+		assert.deepEqual(
+			Object.keys(LONG_FILES).filter((f) => !long.some((l) => l.f === f)),
+			[],
+			"files back under the limit to remove from LONG_FILES",
+		);
 	});
 });

@@ -7,7 +7,7 @@
  */
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory } from "../../lib/core/types.js";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
 
 const [url, schema, project, tag, countText] = process.argv.slice(2) as [string, string, string, string, string];
 const db = new PgDatabase({ url, schema, lockTimeoutMs: 60_000 });

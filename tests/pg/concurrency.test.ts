@@ -9,7 +9,7 @@ import pg from "pg";
 import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
 import { serverForFile, runPgWriters, testDatabase } from "../helpers/pg-server.js";
 
 const PROCS = 8;

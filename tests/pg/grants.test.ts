@@ -10,7 +10,7 @@ import pg from "pg";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory } from "../../lib/core/types.js";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 
 const server = serverForFile(startEmbeddedPostgres);

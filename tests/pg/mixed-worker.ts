@@ -5,7 +5,7 @@
  * argv: agentDir cwd url schema project id
  */
 import { placementFor } from "../../lib/storage/backend.js";
-import { closeDatabases } from "../../lib/storage/backend.js";
+import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 

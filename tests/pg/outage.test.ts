@@ -12,9 +12,10 @@ import type { Server, Socket } from "node:net";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, PlanePatch } from "../../lib/core/types.js";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
 import type { SharedOwner } from "../../lib/core/types.js";
-import type { PgDatabaseOptions, PgOwnerStore } from "../../lib/storage/pg/store.js";
+import type { PgDatabaseOptions } from "../../lib/storage/pg/database.js";
+import type { PgOwnerStore } from "../../lib/storage/pg/owner-store.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 
 const server = serverForFile(startEmbeddedPostgres);

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import fc from "fast-check";
 import pg from "pg";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
 import { redactUrl, scrubber } from "../../lib/storage/pg/url.js";
 import { connect, open, ownerStoreServer, rejectsWith, sql, write } from "./owner-store-fixture.js";
 

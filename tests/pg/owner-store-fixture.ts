@@ -10,8 +10,8 @@ import pg from "pg";
 import { isStateError } from "../../lib/core/errors.js";
 import { stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, PlanePatch, TransitionRecord } from "../../lib/core/types.js";
-import { PgDatabase } from "../../lib/storage/pg/store.js";
-import type { PgOwnerStore } from "../../lib/storage/pg/store.js";
+import { PgDatabase } from "../../lib/storage/pg/database.js";
+import type { PgOwnerStore } from "../../lib/storage/pg/owner-store.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import type { TestDatabase } from "../helpers/pg-server.js";
 

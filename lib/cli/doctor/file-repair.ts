@@ -2,7 +2,7 @@ import { closeSync, constants, fstatSync, readSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { messageOf } from "../../core/errors.js";
 import { isJsonText } from "../../core/json.js";
-import type { FileOwnerStore } from "../../storage/file-store.js";
+import type { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { fsyncDir, kindOf, lstatOrUndefined, openFile } from "../../storage/fs-util.js";
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../../storage/lock.js";
 import { holdersDir } from "../../storage/lock-holder.js";

@@ -9,7 +9,7 @@ import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../../core/types.js";
 import { placementFor } from "../../storage/backend.js";
 import { readConfig } from "../../storage/config.js";
-import { FileOwnerStore } from "../../storage/file-store.js";
+import { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { JournalDir } from "../../storage/journal.js";
 import { rootOf, storePaths } from "../../storage/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/seen.js";
