@@ -10,6 +10,16 @@ import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch 
 /** The runtime-owned member of an intent naming the branch it was created on. */
 export const INTENT_BRANCH = "gitBranch";
 
+/** The checkout's git branch as the host read it (the head and the branch watch share it), and what became of other branches. */
+export interface GitView {
+	/** The branch the checkout is on; absent (not a git folder, detached HEAD): intents are not folded. */
+	branch?: string;
+	/** The default branch merges are judged against (`origin/HEAD`, else `main`, else `master`). */
+	defaultBranch?: string;
+	/** Branches recorded by intents that were merged into the default branch or deleted. */
+	gone?: Readonly<Record<string, "merged" | "deleted">>;
+}
+
 /** Owners whose intents record a branch: the project's, and the conversation's (it runs in one checkout). Global spans projects. */
 export const BRANCHED_OWNERS: readonly Owner[] = ["cwd", "session"];
 

@@ -11,7 +11,7 @@ import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
 import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../core/intent-branch.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
-import type { GitView } from "../model/head-rank.js";
+import type { GitView } from "../core/intent-branch.js";
 import { type GitDirs, gitDirsOf } from "../storage/project.js";
 
 export type { GitDirs } from "../storage/project.js";

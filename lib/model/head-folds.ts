@@ -7,7 +7,8 @@ import { modelJson } from "../core/printable.js";
 import type { Owner, OwnerHistory, Plane, TransitionRecord } from "../core/types.js";
 import { type Box, modelLocator } from "./head-elide.js";
 import { planeIndex } from "./plane-index.js";
-import type { GitView, OwnerRank } from "./head-rank.js";
+import type { GitView } from "../core/intent-branch.js";
+import type { OwnerRank } from "./head-rank.js";
 import type { PlaneView } from "./plane-view.js";
 
 /** Other-branch intents listed per owner; the rest are counted. */

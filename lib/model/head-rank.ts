@@ -4,21 +4,11 @@
  * recently. `head.ts` turns this into each plane's offer order (`PlaneOrder`). Pure; the intents
  * plane is scanned once per owner `seq` (kept in a `WeakMap` beside the stored plane object).
  */
-import { BRANCHED_OWNERS, intentBranch } from "../core/intent-branch.js";
+import { BRANCHED_OWNERS, type GitView, intentBranch } from "../core/intent-branch.js";
 import { isPlainObject } from "../core/json.js";
 import { naturalCompare } from "../core/order.js";
 import { ownedEntries } from "../core/ownership.js";
 import type { Json, JsonObject, OwnerHistory, Section } from "../core/types.js";
-
-/** The checkout's git branch as the host read it, and what became of other branches. */
-export interface GitView {
-	/** The branch the checkout is on; absent (not a git folder, detached HEAD): intents are not folded. */
-	branch?: string;
-	/** The default branch merges are judged against (`origin/HEAD`, else `main`, else `master`). */
-	defaultBranch?: string;
-	/** Branches recorded by intents that were merged into the default branch or deleted. */
-	gone?: Readonly<Record<string, "merged" | "deleted">>;
-}
 
 /** Status words that close an intent or a step (compared in lower case). */
 const CLOSED_STATUS = new Set([

@@ -16,9 +16,8 @@ import { staleMention } from "./results.js";
 import { type Box, MARKER_KEY, PREVIEW_BYTES, formatSize, modelLocator, planeIndex, utf8Bytes } from "./head-elide.js";
 import { type PlaneOrder, type PlaneView, planeView } from "./plane-view.js";
 import { branchLines, foldLines } from "./head-folds.js";
-import { type GitView, type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
-
-export type { GitView } from "./head-rank.js";
+import type { GitView } from "../core/intent-branch.js";
+import { type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
 
 export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
 export { naturalCompare } from "../core/order.js";
