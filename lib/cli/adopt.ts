@@ -21,7 +21,7 @@ import { FileOwnerStore } from "../storage/file/owner-store.js";
 import { sameHistoryText } from "../storage/format.js";
 import { realOrSelf } from "../storage/fs-util.js";
 import { type StorePaths, storePaths } from "../storage/paths.js";
-import { seenMarksOf } from "../storage/seen.js";
+import { seenMarksOf } from "../storage/file/seen.js";
 import { projectOf, storeInRoot } from "../storage/project.js";
 import { skillFolders } from "../storage/skill-format.js";
 import { type StoreApart, markApart, storesApart } from "../storage/stores-apart.js";

@@ -10,7 +10,7 @@ import { identifierProblem, printable } from "../core/printable.js";
 import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
 import { didYouMean } from "../core/suggest.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
-import { acquireLock } from "./lock.js";
+import { acquireLock } from "./file/lock.js";
 import { stateFlowDir } from "./paths.js";
 import { normalRemote } from "./repository.js";
 import { isLocalToken } from "./repo-token.js";

@@ -12,7 +12,7 @@ import { sharedStore } from "./pg/placed.js";
 import { locationKey } from "./port.js";
 import type { OwnerStore } from "./port.js";
 import { PlacedBackend } from "./router.js";
-import { seenMarksOf } from "./seen.js";
+import { seenMarksOf } from "./file/seen.js";
 import type { SessionLog, SessionStore } from "./session-store.js";
 
 export { DEFAULT_LOCK_TIMEOUT_MS } from "./file/owner-store.js";

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, Owner, OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
 import type { JournalPart } from "../../lib/storage/format.js";
-import { JournalDir } from "../../lib/storage/journal.js";
+import { JournalDir } from "../../lib/storage/file/journal.js";
 import type { Stores } from "../../lib/storage/stores.js";
 
 const by = { kind: "system", reason: "test" } as const;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
-import { acquireLock, onLockWait } from "../../lib/storage/lock.js";
+import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
 import { bytesUnder, type Flow, withFlow } from "./fixture.js";
 
 const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });

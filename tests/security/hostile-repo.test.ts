@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
-import { acquireLock, onLockWait } from "../../lib/storage/lock.js";
+import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";

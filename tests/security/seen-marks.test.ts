@@ -13,7 +13,7 @@ import { basename, join } from "node:path";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { storePaths } from "../../lib/storage/paths.js";
-import { seenMarksOf } from "../../lib/storage/seen.js";
+import { seenMarksOf } from "../../lib/storage/file/seen.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync }
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
-import { JournalDir } from "../../lib/storage/journal.js";
+import { JournalDir } from "../../lib/storage/file/journal.js";
 import type { SessionLog } from "../../lib/storage/session-store.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";

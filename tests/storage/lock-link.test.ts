@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, renameSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { acquireLock, acquireLockUnlessMine } from "../../lib/storage/lock.js";
+import { acquireLock, acquireLockUnlessMine } from "../../lib/storage/file/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./children/spawn.js";
 

@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFile
 import { hostname, uptime } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, readLockHolder } from "../../lib/storage/lock.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, readLockHolder } from "../../lib/storage/file/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 /** The pid of a process that has already exited (pids are not reused this quickly). */

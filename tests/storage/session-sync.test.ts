@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { createSessionLog } from "../../lib/host/session-log.js";
-import { JournalDir } from "../../lib/storage/journal.js";
+import { JournalDir } from "../../lib/storage/file/journal.js";
 import { TRANSITION_ENTRY } from "../../lib/storage/session-store.js";
 import type { SessionLog } from "../../lib/storage/session-store.js";
 import { Stores } from "../../lib/storage/stores.js";

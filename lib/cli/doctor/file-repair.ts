@@ -4,9 +4,9 @@ import { messageOf } from "../../core/errors.js";
 import { isJsonText } from "../../core/json.js";
 import type { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { fsyncDir, kindOf, lstatOrUndefined, openFile } from "../../storage/fs-util.js";
-import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../../storage/lock.js";
-import { holdersDir } from "../../storage/lock-holder.js";
-import type { SeenMarks } from "../../storage/seen.js";
+import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../../storage/file/lock.js";
+import { holdersDir } from "../../storage/file/lock-holder.js";
+import type { SeenMarks } from "../../storage/file/seen.js";
 import type { Report } from "./index.js";
 
 /** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */

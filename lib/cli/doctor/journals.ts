@@ -8,9 +8,9 @@ import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../../storage/file/owne
 import { parseJournal } from "../../storage/format.js";
 import type { Journal, JournalPart } from "../../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, readRegular, realOrSelf } from "../../storage/fs-util.js";
-import type { JournalDir } from "../../storage/journal.js";
+import type { JournalDir } from "../../storage/file/journal.js";
 import { lockedParts } from "../../storage/file/recovery.js";
-import { acquireLock, type HeldLock } from "../../storage/lock.js";
+import { acquireLock, type HeldLock } from "../../storage/file/lock.js";
 import type { StorePaths } from "../../storage/paths.js";
 import { locationKey } from "../../storage/port.js";
 import type { Stores } from "../../storage/stores.js";

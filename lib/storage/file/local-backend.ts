@@ -13,13 +13,13 @@ import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/typ
 import { fault } from "../fault.js";
 import type { FaultPoint } from "../fault.js";
 import type { JournalPart } from "../format.js";
-import { JournalDir } from "../journal.js";
-import { acquireLock } from "../lock.js";
-import type { HeldLock } from "../lock.js";
+import { JournalDir } from "./journal.js";
+import { acquireLock } from "./lock.js";
+import type { HeldLock } from "./lock.js";
 import { applyDurable } from "../owner-log.js";
 import { locationKey } from "../port.js";
 import type { LockedStage, OwnerBackend, OwnerStore, StageStep } from "../port.js";
-import type { SeenMarks } from "../seen.js";
+import type { SeenMarks } from "./seen.js";
 import { SessionStore } from "../session-store.js";
 import type { SessionLog } from "../session-store.js";
 import { FileOwnerStore } from "./owner-store.js";

@@ -11,7 +11,7 @@ import { isJsonText } from "../../core/json.js";
 import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { damaged, parseLogLine } from "../format.js";
 import { isRealDir, kindOf, lstatOrUndefined, realOrSelf, unsafePath } from "../fs-util.js";
-import type { SeenMark } from "../seen.js";
+import type { SeenMark } from "./seen.js";
 import { expectNext } from "../owner-log.js";
 
 export const NEWLINE = Buffer.from("\n");

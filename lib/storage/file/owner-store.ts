@@ -5,7 +5,7 @@ import { fail, messageOf } from "../../core/errors.js";
 import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
 import type { OwnerHistory, TransitionRecord } from "../../core/types.js";
 import { crashNow, fault, faultDue } from "../fault.js";
-import { acquireLock, crashEvidence } from "../lock.js";
+import { acquireLock, crashEvidence } from "./lock.js";
 import { applyDurable, checkCommitSeq, commitDecision, compactionDue } from "../owner-log.js";
 import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import { checkpointText, damaged, recordLine } from "../format.js";

@@ -11,11 +11,11 @@ import { OWNERS } from "../../core/types.js";
 import type { Owner, OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { damaged } from "../format.js";
 import type { Journal, JournalPart } from "../format.js";
-import type { JournalDir } from "../journal.js";
-import { acquireLockUnlessMine } from "../lock.js";
-import type { HeldLock } from "../lock.js";
+import type { JournalDir } from "./journal.js";
+import { acquireLockUnlessMine } from "./lock.js";
+import type { HeldLock } from "./lock.js";
 import { applyDurable, expectNext } from "../owner-log.js";
-import type { SeenMarks } from "../seen.js";
+import type { SeenMarks } from "./seen.js";
 import type { SessionStore } from "../session-store.js";
 import { FileOwnerStore } from "./owner-store.js";
 

@@ -9,8 +9,8 @@
  * once with a message saying what it is and how to clear it: nothing waits on it.
  */
 import { linkSync, unlinkSync } from "node:fs";
-import { fail } from "../core/errors.js";
-import { errnoOf, ioFail, kindOf, lstatOrUndefined } from "./fs-util.js";
+import { fail } from "../../core/errors.js";
+import { errnoOf, ioFail, kindOf, lstatOrUndefined } from "../fs-util.js";
 import { createHolderFile, ensureHoldersDir, holderFileOf, holderRecord, holdersDir, mine, readHolder, sweep, unlinkQuiet } from "./lock-holder.js";
 import type { Holder, LockHolder, ReadHolder } from "./lock-holder.js";
 import { EMPTY_STALE_MS, FOREIGN_STALE_MS, ageMs, deadHolderFile, describeHolder, isStale, isStaleBreak } from "./lock-stale.js";

@@ -7,7 +7,7 @@
 import { uptime } from "node:os";
 import { BOOT, HOST as HOST_OF_THIS, local, mine } from "./lock-holder.js";
 import type { LockHolder, ReadHolder } from "./lock-holder.js";
-import { errnoOf, lstatOrUndefined } from "./fs-util.js";
+import { errnoOf, lstatOrUndefined } from "../fs-util.js";
 
 /** How long a lock held by another host may live before it is considered stale. */
 export const FOREIGN_STALE_MS = 60_000;

@@ -7,10 +7,10 @@
 import { readdirSync, statSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { dirname, join } from "node:path";
-import { fault } from "./fault.js";
-import { journalText, parseJournal } from "./format.js";
-import type { Journal } from "./format.js";
-import { atomicWrite, checkContained, ensureDirIn, ioFail, isRealDir, readRegular, realOrSelf, removeFile } from "./fs-util.js";
+import { fault } from "../fault.js";
+import { journalText, parseJournal } from "../format.js";
+import type { Journal } from "../format.js";
+import { atomicWrite, checkContained, ensureDirIn, ioFail, isRealDir, readRegular, realOrSelf, removeFile } from "../fs-util.js";
 
 const SUFFIX = ".json";
 /**

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, readlinkSync, unlinkSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
-import { DIR_MODE, FILE_MODE, errnoOf, lstatOrUndefined, readRegular } from "./fs-util.js";
+import { DIR_MODE, FILE_MODE, errnoOf, lstatOrUndefined, readRegular } from "../fs-util.js";
 
 /** What a lock file holds. */
 export interface LockHolder {
