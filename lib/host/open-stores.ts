@@ -5,7 +5,7 @@
 import { fail, messageOf } from "../core/errors.js";
 import { type Placement, placementFor, placementKey } from "../storage/backend.js";
 import { limitsOf, type StateFlowConfig } from "../storage/config.js";
-import type { SessionLog } from "../storage/session-store.js";
+import type { SessionLog } from "../storage/session/store.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
 

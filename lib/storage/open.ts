@@ -13,7 +13,7 @@ import { locationKey } from "./port.js";
 import type { OwnerStore } from "./port.js";
 import { PlacedBackend } from "./router.js";
 import { seenMarksOf } from "./file/seen.js";
-import type { SessionLog, SessionStore } from "./session-store.js";
+import type { SessionLog, SessionStore } from "./session/store.js";
 
 export { DEFAULT_LOCK_TIMEOUT_MS } from "./file/owner-store.js";
 

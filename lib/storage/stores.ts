@@ -29,9 +29,9 @@ import type { OpenedBackend } from "./open.js";
 import { locationKey } from "./port.js";
 import type { LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import type { PlacedBackend } from "./router.js";
-import type { SessionLog, SessionStore } from "./session-store.js";
+import type { SessionLog, SessionStore } from "./session/store.js";
 
-export type { SessionLog } from "./session-store.js";
+export type { SessionLog } from "./session/store.js";
 
 export interface StoresOptions {
 	/** Global root = `<agentDir>/state-flow/global/`; journals under `<agentDir>/state-flow/journal/` (see `paths.ts`). */

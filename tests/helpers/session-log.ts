@@ -5,7 +5,7 @@
  */
 import type { SessionManager } from "@mariozechner/pi-coding-agent";
 import { createSessionLog } from "../../lib/host/session-log.js";
-import type { SessionLog } from "../../lib/storage/session-store.js";
+import type { SessionLog } from "../../lib/storage/session/store.js";
 
 export function hostSessionLog(sm: SessionManager): SessionLog {
 	// pi's `appendEntry` is `appendCustomEntry` on the session's manager.

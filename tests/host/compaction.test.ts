@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { OwnerHistory } from "../../lib/core/types.js";
-import { SessionStore } from "../../lib/storage/session-store.js";
+import { SessionStore } from "../../lib/storage/session/store.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { type Captured, snapshot } from "../helpers/pi-harness.js";
 import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } from "./fixture.js";

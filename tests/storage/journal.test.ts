@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { JournalDir } from "../../lib/storage/file/journal.js";
-import type { SessionLog } from "../../lib/storage/session-store.js";
+import type { SessionLog } from "../../lib/storage/session/store.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";

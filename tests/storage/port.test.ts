@@ -12,7 +12,7 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { OwnerHistory } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { LocalBackend } from "../../lib/storage/file/local-backend.js";
-import { SessionStore } from "../../lib/storage/session-store.js";
+import { SessionStore } from "../../lib/storage/session/store.js";
 import { portContract, recordFor } from "../helpers/port-contract.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";

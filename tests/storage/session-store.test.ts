@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { isStateError } from "../../lib/core/errors.js";
 import { replay } from "../../lib/core/history.js";
 import type { CanonicalPatch } from "../../lib/core/types.js";
-import { RESPONSE_ENTRY, TRANSITION_ENTRY } from "../../lib/storage/session-store.js";
+import { RESPONSE_ENTRY, TRANSITION_ENTRY } from "../../lib/storage/session/store.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -16,7 +16,7 @@ import { acquireLockUnlessMine } from "./lock.js";
 import type { HeldLock } from "./lock.js";
 import { applyDurable, expectNext } from "../owner-log.js";
 import type { SeenMarks } from "./seen.js";
-import type { SessionStore } from "../session-store.js";
+import type { SessionStore } from "../session/store.js";
 import { FileOwnerStore } from "./owner-store.js";
 
 /**

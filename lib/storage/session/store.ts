@@ -4,14 +4,14 @@
  * forks and tree navigation each see their own state. The runtime-owned response plane
  * is a separate entry type and never a transition.
  */
-import { spellId } from "../core/printable.js";
-import { historyFrom } from "../core/history.js";
-import { emptyState } from "../core/state.js";
-import type { JsonObject, OwnerHistory, TransitionRecord } from "../core/types.js";
-import { fail, messageOf } from "../core/errors.js";
-import { applyDurable, checkCommitSeq, commitDecision, expectNext } from "./owner-log.js";
-import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
-import { FORMAT_VERSION, LEGACY_VERSION, checkRecord, recordValue } from "./format.js";
+import { spellId } from "../../core/printable.js";
+import { historyFrom } from "../../core/history.js";
+import { emptyState } from "../../core/state.js";
+import type { JsonObject, OwnerHistory, TransitionRecord } from "../../core/types.js";
+import { fail, messageOf } from "../../core/errors.js";
+import { applyDurable, checkCommitSeq, commitDecision, expectNext } from "../owner-log.js";
+import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
+import { FORMAT_VERSION, LEGACY_VERSION, checkRecord, recordValue } from "../format.js";
 
 /** The backend of a Session store no local backend took in (a test, a tool): only its own single-owner commit. */
 const ALONE: OwnerBackend = {
