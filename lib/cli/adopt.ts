@@ -20,11 +20,11 @@ import { DEFAULT_RETENTION, type OwnerHistory, PLANES, type PlanePatch } from ".
 import { FileOwnerStore } from "../storage/file/owner-store.js";
 import { sameHistoryText } from "../storage/format.js";
 import { realOrSelf } from "../storage/fs-util.js";
-import { type StorePaths, storePaths } from "../storage/paths.js";
+import { type StorePaths, storePaths } from "../storage/project/paths.js";
 import { seenMarksOf } from "../storage/file/seen.js";
-import { projectOf, storeInRoot } from "../storage/project.js";
+import { projectOf, storeInRoot } from "../storage/project/project.js";
 import { skillFolders } from "../storage/skill-format.js";
-import { type StoreApart, markApart, storesApart } from "../storage/stores-apart.js";
+import { type StoreApart, markApart, storesApart } from "../storage/project/stores-apart.js";
 import type { Parsed } from "./args.js";
 import { lines, ok, openStores, type Outcome } from "./commands.js";
 

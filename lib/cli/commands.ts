@@ -16,9 +16,9 @@ import { limitsOf, readConfig, type StateFlowConfig } from "../storage/config.js
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/skill-format.js";
 import { Stores } from "../storage/stores.js";
 import { whoAmI } from "../storage/who.js";
-import { projectLine, projectNote, projectOf } from "../storage/project.js";
-import { apartLine, storesApart } from "../storage/stores-apart.js";
-import { movedLine } from "../storage/moved-marker.js";
+import { projectLine, projectNote, projectOf } from "../storage/project/project.js";
+import { apartLine, storesApart } from "../storage/project/stores-apart.js";
+import { movedLine } from "../storage/project/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
 import { uniquePrefixes } from "../storage/history-text.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";

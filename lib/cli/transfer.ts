@@ -11,8 +11,8 @@ import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch, RootGate } fr
 import { OWNABLE_PLANES, PLANES, ROOTS, isPlane, isSharedOwner } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
-import { FILE_OWNERS } from "../storage/paths.js";
-import type { FileOwner } from "../storage/paths.js";
+import { FILE_OWNERS } from "../storage/project/paths.js";
+import type { FileOwner } from "../storage/project/paths.js";
 
 /** Owners that live in files the CLI can reach (Session lives in pi's session file). */
 export { FILE_OWNERS };

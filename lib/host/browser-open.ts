@@ -6,7 +6,7 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { OWNERS } from "../core/types.js";
 import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
-import { projectLine } from "../storage/project.js";
+import { projectLine } from "../storage/project/project.js";
 import { StateBrowser, type BrowserSource } from "./browser.js";
 import type { OwnerView } from "./browser-model.js";
 import { type BrowserEdits, browserEdits, reloading, type Suspend } from "./edit-command.js";

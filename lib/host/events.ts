@@ -6,7 +6,7 @@
  * a failure is reported with `ctx.ui.notify` and the agent keeps running.
  */
 import { artifactRootsFor } from "../storage/artifact-files.js";
-import { keyLensFor } from "../storage/project.js";
+import { keyLensFor } from "../storage/project/project.js";
 import { staleToModel, viewHistories } from "../core/artifact-keys.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
@@ -17,7 +17,7 @@ import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./acquisition.js";
-import { recordedBranches } from "./git-branch.js";
+import { recordedBranches } from "../storage/project/git-branch.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
 import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";

@@ -9,12 +9,12 @@ import type { Placement } from "../storage/backend.js";
 import { linkEntry, linkKey } from "../storage/backend.js";
 import { readConfig, setLink, type StateFlowConfig } from "../storage/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
-import { projectOf } from "../storage/project.js";
-import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/repository.js";
+import { projectOf } from "../storage/project/project.js";
+import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/project/repository.js";
 import type { OwnerLocation } from "../storage/port.js";
-import { readSuggestion } from "../storage/suggestion.js";
+import { readSuggestion } from "../storage/project/suggestion.js";
 
-export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/suggestion.js";
+export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/project/suggestion.js";
 
 /**
  * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in

@@ -15,7 +15,7 @@ import { searchState } from "../core/search.js";
 import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
 import { concurrentNotice } from "../model/notices.js";
 import { artifactRootsFor } from "../storage/artifact-files.js";
-import { keyLensFor } from "../storage/project.js";
+import { keyLensFor } from "../storage/project/project.js";
 import { checkReadSpelling, patchFromModel, staleToModel, viewHistories, viewState } from "../core/artifact-keys.js";
 import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts.js";
 import { stampIntentBranches } from "../core/intent-branch.js";

@@ -24,7 +24,7 @@ import {
 	removeFile,
 	unsafePath,
 } from "./fs-util.js";
-import { type Project, projectOf } from "./project.js";
+import { type Project, projectOf } from "./project/project.js";
 
 export { inside, realOrSelf } from "./fs-util.js";
 

@@ -8,8 +8,8 @@ import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { lstatSync } from "node:fs";
 import { inline, printable } from "../core/printable.js";
 import { realOrSelf } from "./fs-util.js";
-import { projectOf } from "./project.js";
-import { identitiesOf } from "./repository.js";
+import { projectOf } from "./project/project.js";
+import { identitiesOf } from "./project/repository.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "./pg/url.js";
 

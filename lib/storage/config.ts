@@ -11,9 +11,9 @@ import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf
 import { didYouMean } from "../core/suggest.js";
 import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
 import { acquireLock } from "./file/lock.js";
-import { stateFlowDir } from "./paths.js";
-import { normalRemote } from "./repository.js";
-import { isLocalToken } from "./repo-token.js";
+import { stateFlowDir } from "./project/paths.js";
+import { normalRemote } from "./project/repository.js";
+import { isLocalToken } from "./project/repo-token.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;

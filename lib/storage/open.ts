@@ -7,7 +7,7 @@ import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "./backend.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file/owner-store.js";
 import { LocalBackend } from "./file/local-backend.js";
-import { storePaths } from "./paths.js";
+import { storePaths } from "./project/paths.js";
 import { sharedStore } from "./pg/placed.js";
 import { locationKey } from "./port.js";
 import type { OwnerStore } from "./port.js";

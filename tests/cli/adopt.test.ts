@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { projectOf, storeInRoot } from "../../lib/storage/project.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { runCli } from "./run.js";

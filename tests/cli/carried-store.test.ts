@@ -13,8 +13,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { projectOf, storeInRoot } from "../../lib/storage/project.js";
-import { storesApart } from "../../lib/storage/stores-apart.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
+import { storesApart } from "../../lib/storage/project/stores-apart.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import { parseArgs, UsageError } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { acquireLock } from "../../lib/storage/file/lock.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";

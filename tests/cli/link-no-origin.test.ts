@@ -11,8 +11,8 @@ import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, 
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/config.js";
-import { readToken } from "../../lib/storage/repo-token.js";
-import { repositoryWords } from "../../lib/storage/repository.js";
+import { readToken } from "../../lib/storage/project/repo-token.js";
+import { repositoryWords } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
 

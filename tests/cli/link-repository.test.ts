@@ -9,7 +9,7 @@ import { readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/config.js";
-import { normalRemote, originUrl } from "../../lib/storage/repository.js";
+import { normalRemote, originUrl } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
 

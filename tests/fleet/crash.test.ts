@@ -11,7 +11,7 @@ import { existsSync, readdirSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { Owner, OwnerHistory } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/backend.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/backend.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 import { type Machine, PROJECT, type Pi, type ToolOutcome, headOf, machine, ok, startPi } from "./fleet.js";

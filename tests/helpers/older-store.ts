@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { PlanePatch } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
+import { storeInRoot } from "../../lib/storage/project/project.js";
 
 const by = { kind: "system", reason: "older build" } as const;
 

@@ -9,7 +9,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { projectOf } from "../../lib/storage/project.js";
+import { projectOf } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { headOf, startFlow } from "./fixture.js";
 

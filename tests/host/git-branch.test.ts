@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { GitBranchWatch } from "../../lib/host/git-branch.js";
+import { GitBranchWatch } from "../../lib/storage/project/git-branch.js";
 import { git } from "../helpers/git-repo.js";
 import { headOf, startFlow } from "./fixture.js";
 

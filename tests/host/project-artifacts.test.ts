@@ -13,7 +13,7 @@ import { DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
 import { artifactRootsFor } from "../../lib/storage/artifact-files.js";
 import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { projectOf } from "../../lib/storage/project.js";
+import { projectOf } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { startFlow } from "./fixture.js";
 

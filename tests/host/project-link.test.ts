@@ -11,7 +11,7 @@ import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { configPath } from "../../lib/storage/config.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { storeInRoot } from "../../lib/storage/project.js";
+import { storeInRoot } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
 import { startFlow } from "./fixture.js";

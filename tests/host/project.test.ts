@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
-import { projectOf, storeInRoot } from "../../lib/storage/project.js";
+import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";
 import { runCli } from "../cli/run.js";

@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { configPath } from "../../lib/storage/config.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
-import { projectOf } from "../../lib/storage/project.js";
+import { projectOf } from "../../lib/storage/project/project.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";
 import { type DriverStep, type Machine, ok, startPi } from "../fleet/fleet.js";

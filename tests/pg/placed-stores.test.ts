@@ -19,7 +19,7 @@ import type { CanonicalPatch, Owner } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/backend.js";
 import type { StateFlowConfig } from "../../lib/storage/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";

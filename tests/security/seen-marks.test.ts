@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, write
 import { basename, join } from "node:path";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";

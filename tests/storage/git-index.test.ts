@@ -11,7 +11,7 @@ import { appendFileSync, linkSync, mkdirSync, readdirSync, readFileSync, realpat
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { MAX_SCAN, foldsCase, tracksUnder } from "../../lib/storage/git-index.js";
+import { MAX_SCAN, foldsCase, tracksUnder } from "../../lib/storage/project/git-index.js";
 import { git } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

@@ -18,7 +18,7 @@ import type { TransitionRecord, Who } from "../../lib/core/types.js";
 import { parseRecordLine, recordLine } from "../../lib/storage/format.js";
 import { LOG_FILE } from "../../lib/storage/file/owner-store.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
-import { storePaths } from "../../lib/storage/paths.js";
+import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { WHO_MAX_LENGTH, whoAmI } from "../../lib/storage/who.js";
 import { hostSessionLog } from "../helpers/session-log.js";

@@ -11,7 +11,7 @@ import { ensureDirIn, errnoOf, fsyncDir, readRegular, realOrSelf } from "../../s
 import type { JournalDir } from "../../storage/file/journal.js";
 import { lockedParts } from "../../storage/file/recovery.js";
 import { acquireLock, type HeldLock } from "../../storage/file/lock.js";
-import type { StorePaths } from "../../storage/paths.js";
+import type { StorePaths } from "../../storage/project/paths.js";
 import { locationKey } from "../../storage/port.js";
 import type { Stores } from "../../storage/stores.js";
 import { type Parsed, UsageError } from "../args.js";

@@ -14,7 +14,7 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, writeSync }
 import { dirname, join } from "node:path";
 import { isPlainObject } from "../../core/json.js";
 import { ensureDirIn, lstatOrUndefined, openFile, readRegular, removeFile } from "../fs-util.js";
-import type { StorePaths } from "../paths.js";
+import type { StorePaths } from "../project/paths.js";
 
 /** The last transition a writer on this machine made durable in a store (`id` absent: none retained, e.g. an accepted empty store). */
 export interface SeenMark {

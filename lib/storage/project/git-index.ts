@@ -15,7 +15,7 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { openFile, readRegular } from "./fs-util.js";
+import { openFile, readRegular } from "../fs-util.js";
 
 export type Tracked = "yes" | "no" | "unknown";
 

@@ -9,12 +9,12 @@
 import { execFile } from "node:child_process";
 import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
-import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../core/intent-branch.js";
-import type { Json, Owner, OwnerHistory } from "../core/types.js";
-import type { GitView } from "../core/intent-branch.js";
-import { type GitDirs, gitDirsOf } from "../storage/project.js";
+import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../../core/intent-branch.js";
+import type { Json, Owner, OwnerHistory } from "../../core/types.js";
+import type { GitView } from "../../core/intent-branch.js";
+import { type GitDirs, gitDirsOf } from "./project.js";
 
-export type { GitDirs } from "../storage/project.js";
+export type { GitDirs } from "./project.js";
 
 /** Largest `.git` file, `HEAD`, `commondir` or loose ref read; larger is not git's and is ignored. */
 const SMALL_FILE = 4096;

@@ -11,7 +11,7 @@
 import { randomUUID } from "node:crypto";
 import { closeSync, constants, fstatSync } from "node:fs";
 import { join } from "node:path";
-import { createOnce, kindOf, lstatOrUndefined, openFile, readFrom } from "./fs-util.js";
+import { createOnce, kindOf, lstatOrUndefined, openFile, readFrom } from "../fs-util.js";
 import type { Project } from "./project.js";
 
 /** The token's file name in the git common dir (git ignores files it does not know there). */

@@ -10,8 +10,8 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { inline, shellWord } from "../core/printable.js";
-import { readRegular } from "./fs-util.js";
+import { inline, shellWord } from "../../core/printable.js";
+import { readRegular } from "../fs-util.js";
 import { type Project, projectOf } from "./project.js";
 import { TOKEN_FILE, ensureToken, isLocalToken, tokenOf } from "./repo-token.js";
 

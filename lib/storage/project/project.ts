@@ -16,9 +16,9 @@ import { lstatSync, readFileSync, realpathSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { type KeyLens, SAME_KEYS, keyLens } from "../core/artifact-keys.js";
-import { inline, printable, shellWord } from "../core/printable.js";
-import { realOrSelf } from "./fs-util.js";
+import { type KeyLens, SAME_KEYS, keyLens } from "../../core/artifact-keys.js";
+import { inline, printable, shellWord } from "../../core/printable.js";
+import { realOrSelf } from "../fs-util.js";
 import { foldsCase, tracksUnder } from "./git-index.js";
 
 /** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */

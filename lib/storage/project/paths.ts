@@ -9,9 +9,9 @@
  *                                   `<git common dir>/state-flow/` for some repositories)
  */
 import { join } from "node:path";
-import { SHARED_OWNERS } from "../core/types.js";
-import type { SharedOwner } from "../core/types.js";
-import { realOrSelf } from "./fs-util.js";
+import { SHARED_OWNERS } from "../../core/types.js";
+import type { SharedOwner } from "../../core/types.js";
+import { realOrSelf } from "../fs-util.js";
 import { type Project, projectOf } from "./project.js";
 
 /** The owners kept in files (Global, CWD), in lock order; Session lives in pi's session file. */

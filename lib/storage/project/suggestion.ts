@@ -5,10 +5,10 @@
  */
 import { closeSync, constants, fstatSync } from "node:fs";
 import { join } from "node:path";
-import { messageOf } from "../core/errors.js";
-import { isPlainObject } from "../core/json.js";
-import { sharedKeyProblem } from "./config.js";
-import { checkContained, openFile, readFrom } from "./fs-util.js";
+import { messageOf } from "../../core/errors.js";
+import { isPlainObject } from "../../core/json.js";
+import { sharedKeyProblem } from "../config.js";
+import { checkContained, openFile, readFrom } from "../fs-util.js";
 import { projectOf } from "./project.js";
 
 /** Where a repository may suggest its shared project id, relative to the checkout. */

@@ -8,9 +8,9 @@
  */
 import { lstatSync } from "node:fs";
 import { join } from "node:path";
-import { printable, shellWord } from "../core/printable.js";
-import { CHECKPOINT_FILE, LOG_FILE } from "./file/owner-store.js";
-import { atomicWrite, readRegular, removeFile } from "./fs-util.js";
+import { printable, shellWord } from "../../core/printable.js";
+import { CHECKPOINT_FILE, LOG_FILE } from "../file/owner-store.js";
+import { atomicWrite, readRegular, removeFile } from "../fs-util.js";
 
 export const MOVED_MARKER = "moved-to";
 

@@ -10,8 +10,8 @@
  */
 import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import { inline, shellWord } from "../core/printable.js";
-import { createOnce } from "./fs-util.js";
+import { inline, shellWord } from "../../core/printable.js";
+import { createOnce } from "../fs-util.js";
 import { foldsCase, tracksUnder } from "./git-index.js";
 import { type Project, storeInRoot } from "./project.js";
 
