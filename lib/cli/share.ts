@@ -8,12 +8,31 @@
  */
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import { DATABASE_ENV, type Placement, linkEntry, linkKey, linkOf, linkPathProblem, linkedProject, placementFor, userOf } from "../storage/backend.js";
+import {
+	DATABASE_ENV,
+	type Placement,
+	linkEntry,
+	linkKey,
+	linkOf,
+	linkPathProblem,
+	linkedProject,
+	placementFor,
+	userOf,
+} from "../storage/placement/placement.js";
 import { databaseFor } from "../storage/pg/placed.js";
 import { repositoryKeysOf, repositoryLinkOf, repositoryWords } from "../storage/project/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/project/suggestion.js";
 import { clearMoved, markMoved, movedTo } from "../storage/project/moved-marker.js";
-import { configPath, linksAsWritten, readConfig, setLink, sharedKeyProblem, updateConfig, writtenConfig, type StateFlowConfig } from "../storage/config.js";
+import {
+	configPath,
+	linksAsWritten,
+	readConfig,
+	setLink,
+	sharedKeyProblem,
+	updateConfig,
+	writtenConfig,
+	type StateFlowConfig,
+} from "../storage/placement/config.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file/owner-store.js";
 import { acquireLock } from "../storage/file/lock.js";
 import { rootOf, storePaths } from "../storage/project/paths.js";
@@ -21,7 +40,7 @@ import { seenMarksOf } from "../storage/file/seen.js";
 import { PgDatabase } from "../storage/pg/database.js";
 import { sameHistoryText } from "../storage/format.js";
 import { Stores } from "../storage/stores.js";
-import { formatWho, whoAmI } from "../storage/who.js";
+import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { shellWord, spellId } from "../core/printable.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";

@@ -23,7 +23,7 @@ import {
 } from "../core/undo.js";
 import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { formatWho, whoAmI } from "../storage/who.js";
+import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";
 import { transitionLine } from "./format.js";

@@ -4,7 +4,7 @@
  */
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { isOneOf } from "../core/types.js";
-import type { Mode } from "../storage/config.js";
+import type { Mode } from "../storage/placement/config.js";
 
 /** Names of the two tools; they never change. */
 export const TOOL_NAMES = ["read_state", "patch_state"] as const;

@@ -6,7 +6,7 @@
  */
 import { fail } from "../core/errors.js";
 import type { Owner } from "../core/types.js";
-import type { Mode } from "../storage/config.js";
+import type { Mode } from "../storage/placement/config.js";
 import { shapeOf } from "./selection.js";
 
 /** Where the state physically lives for this session. */

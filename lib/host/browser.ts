@@ -14,7 +14,7 @@ import { matchesKey } from "@mariozechner/pi-tui";
 import type { Owner, Result, TransitionRecord } from "../core/types.js";
 import { printable } from "../core/printable.js";
 import { OWNERS } from "../core/types.js";
-import { MODES } from "../storage/config.js";
+import { MODES } from "../storage/placement/config.js";
 import { messageOf } from "../core/errors.js";
 import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail, valueDetail } from "./browser-model.js";
 import type { UndoPlan } from "../core/undo.js";

@@ -13,7 +13,7 @@ import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { messageOf } from "../core/errors.js";
 import { didYouMean } from "../core/suggest.js";
 import { OWNERS, type Owner, isOwner } from "../core/types.js";
-import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/config.js";
+import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/placement/config.js";
 import { openBrowser } from "./browser-open.js";
 import { describeHistory, describeState, describeStatus } from "./command-text.js";
 import { link, unlink } from "./link-command.js";

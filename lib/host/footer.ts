@@ -5,7 +5,7 @@
  * details are in `/state`.
  */
 import type { Owner } from "../core/types.js";
-import type { Placement } from "../storage/backend.js";
+import type { Placement } from "../storage/placement/placement.js";
 import { describeSelection, type Selection } from "./selection.js";
 
 /** What a store load last said about an owner that could not be read. */

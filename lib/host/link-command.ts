@@ -7,10 +7,10 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable, shellWord } from "../core/printable.js";
-import { DATABASE_ENV, type Placement, linkKey, linkPathProblem, linkedProject, placementFor } from "../storage/backend.js";
-import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/config.js";
+import { DATABASE_ENV, type Placement, linkKey, linkPathProblem, linkedProject, placementFor } from "../storage/placement/placement.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/placement/config.js";
 import { repositoryLinkOf, repositoryWords } from "../storage/project/repository.js";
-import { whoAmI } from "../storage/who.js";
+import { whoAmI } from "../storage/placement/who.js";
 import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
 import type { StateFlowHost } from "./runtime.js";
 

@@ -5,9 +5,9 @@
  * live is decided in one place only (`placementFor`); this module never decides it.
  */
 import type { SharedOwner } from "../core/types.js";
-import type { Placement } from "../storage/backend.js";
-import { linkEntry, linkKey } from "../storage/backend.js";
-import { readConfig, setLink, type StateFlowConfig } from "../storage/config.js";
+import type { Placement } from "../storage/placement/placement.js";
+import { linkEntry, linkKey } from "../storage/placement/placement.js";
+import { readConfig, setLink, type StateFlowConfig } from "../storage/placement/config.js";
 import { realOrSelf } from "../storage/artifact-files.js";
 import { projectOf } from "../storage/project/project.js";
 import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/project/repository.js";

@@ -5,7 +5,7 @@
  */
 import { messageOf } from "../core/errors.js";
 import { OWNERS, type Owner } from "../core/types.js";
-import { isMode, type Mode, parseOwners } from "../storage/config.js";
+import { isMode, type Mode, parseOwners } from "../storage/placement/config.js";
 
 /** flat = one wanted owner, scoped = two or three (docs/spec.md §1 "shape"). */
 export type Shape = "flat" | "scoped";

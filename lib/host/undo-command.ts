@@ -25,7 +25,7 @@ import {
 } from "../core/undo.js";
 import { artifactRootsFor } from "../storage/artifact-files.js";
 import { createArtifactCompiler } from "../storage/artifacts.js";
-import { whoAmI } from "../storage/who.js";
+import { whoAmI } from "../storage/placement/who.js";
 import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
 

@@ -13,7 +13,7 @@ import type { ValidateFunction } from "ajv";
 import type { Owner, OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { OWNERS, PLANES, REVERSAL_OPS, SECTIONS } from "../core/types.js";
 import { fail } from "../core/errors.js";
-import { WHO_TEXT } from "./who.js";
+import { WHO_TEXT } from "./placement/who.js";
 
 /** Version written into every record line, checkpoint and journal. */
 export const FORMAT_VERSION = 2;

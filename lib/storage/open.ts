@@ -4,7 +4,7 @@
  * The one place that names the concrete stores; `Stores` is handed what it builds.
  */
 import type { SharedOwner } from "../core/types.js";
-import type { Placement } from "./backend.js";
+import type { Placement } from "./placement/placement.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "./file/owner-store.js";
 import { LocalBackend } from "./file/local-backend.js";
 import { storePaths } from "./project/paths.js";

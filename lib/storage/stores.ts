@@ -22,7 +22,7 @@ import type {
 	TransitionRecord,
 	Who,
 } from "../core/types.js";
-import type { Placement } from "./backend.js";
+import type { Placement } from "./placement/placement.js";
 import { type AllowList, refuseCredentials } from "./credentials.js";
 import { openBackend } from "./open.js";
 import type { OpenedBackend } from "./open.js";

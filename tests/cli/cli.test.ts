@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { Who } from "../../lib/core/types.js";
-import { formatWho, whoAmI } from "../../lib/storage/who.js";
+import { formatWho, whoAmI } from "../../lib/storage/placement/who.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME_FULL } from "../helpers/who.js";
 import { runCli } from "./run.js";

@@ -9,7 +9,7 @@ import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { foreignLinkLine, linkOf, placementFor } from "../../lib/storage/backend.js";
+import { foreignLinkLine, linkOf, placementFor } from "../../lib/storage/placement/placement.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { runCli } from "./run.js";
 

@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { chownSync, existsSync, lstatSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { validateConfig } from "../../lib/storage/config.js";
+import { validateConfig } from "../../lib/storage/placement/config.js";
 import { readToken } from "../../lib/storage/project/repo-token.js";
 import { repositoryWords } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { readFileSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { validateConfig } from "../../lib/storage/config.js";
+import { validateConfig } from "../../lib/storage/placement/config.js";
 import { normalRemote, originUrl } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";

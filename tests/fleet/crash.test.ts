@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { Owner, OwnerHistory } from "../../lib/core/types.js";
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";

@@ -7,8 +7,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { mkdirSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { StateFlowConfig } from "../../lib/storage/config.js";
-import { configPath } from "../../lib/storage/config.js";
+import type { StateFlowConfig } from "../../lib/storage/placement/config.js";
+import { configPath } from "../../lib/storage/placement/config.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import type { DriverCommand, DriverEvent, DriverSetup, DriverStep, ToolOutcome } from "./driver.js";
 

@@ -9,7 +9,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";

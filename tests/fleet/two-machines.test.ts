@@ -8,7 +8,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { type DriverStep, headOf, machine, ok, startPi } from "./fleet.js";

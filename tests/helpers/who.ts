@@ -3,7 +3,7 @@
  * the tests' configs), so the expected text follows the machine the tests run on.
  */
 import { shortWho } from "../../lib/host/command-text.js";
-import { formatWho, whoAmI } from "../../lib/storage/who.js";
+import { formatWho, whoAmI } from "../../lib/storage/placement/who.js";
 
 /** `text` as a literal inside a RegExp. */
 export function literal(text: string): string {

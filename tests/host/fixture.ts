@@ -20,7 +20,7 @@ import {
 	SettingsManager,
 } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
-import { configPath } from "../../lib/storage/config.js";
+import { configPath } from "../../lib/storage/placement/config.js";
 import { type Captured, createHarness, scriptedReply, snapshot } from "../helpers/pi-harness.js";
 
 export interface Flow {

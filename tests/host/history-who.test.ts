@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { TEXT_WIDTH, clipText, shortWho, transitionLine } from "../../lib/host/command-text.js";
 import type { Provenance, TransitionRecord, Who } from "../../lib/core/types.js";
-import { whoAmI } from "../../lib/storage/who.js";
+import { whoAmI } from "../../lib/storage/placement/who.js";
 
 const now = new Date("2026-12-01T15:00:00");
 const at = new Date("2026-12-01T14:03:09").toISOString();

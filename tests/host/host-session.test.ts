@@ -13,7 +13,7 @@ import { describe, it } from "node:test";
 import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText } from "@mariozechner/pi-ai";
 import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
-import { configPath } from "../../lib/storage/config.js";
+import { configPath } from "../../lib/storage/placement/config.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { commitMeta } from "../helpers/meta.js";
 import { renderProtocol } from "../../lib/model/protocol.js";

@@ -4,7 +4,7 @@
  * open (nothing calls `closeDatabases`), and closing it at the end is awaited to the end
  * (nothing else keeps the process alive meanwhile). Args: agentDir cwd url schema [close].
  */
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
-import { configPath } from "../../lib/storage/config.js";
+import { configPath } from "../../lib/storage/placement/config.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { storeInRoot } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";

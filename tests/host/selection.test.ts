@@ -20,7 +20,7 @@ import {
 	shapeOf,
 	startChoice,
 } from "../../lib/host/selection.js";
-import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/config.js";
+import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/placement/config.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const ownerArb = fc.uniqueArray(fc.constantFrom(...OWNERS), { minLength: 1, maxLength: 3 });

@@ -11,8 +11,8 @@ import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-codi
 import type { CanonicalPatch } from "../../lib/core/types.js";
 import { HEAD_OPEN } from "../../lib/model/head.js";
 import { createStateFlow } from "../../lib/index.js";
-import { placementFor } from "../../lib/storage/backend.js";
-import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/config.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
+import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";

@@ -12,7 +12,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import { HEAD_OPEN } from "../../lib/model/head.js";
-import { updateConfig } from "../../lib/storage/config.js";
+import { updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { expectSoon } from "../helpers/soon.js";

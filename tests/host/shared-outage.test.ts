@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { updateConfig } from "../../lib/storage/config.js";
+import { updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 import { machine, piOn } from "./shared-fixture.js";

@@ -6,8 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { placementFor } from "../../lib/storage/backend.js";
-import { updateConfig } from "../../lib/storage/config.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
+import { updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";

@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
-import { configPath } from "../../lib/storage/config.js";
+import { configPath } from "../../lib/storage/placement/config.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
 import { projectOf } from "../../lib/storage/project/project.js";
 import { Stores } from "../../lib/storage/stores.js";

@@ -18,7 +18,7 @@ import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { CanonicalPatch, JsonObject, Limits, OwnerHistory, SharedOwner } from "../../lib/core/types.js";
 import { DEFAULT_LIMITS } from "../../lib/core/types.js";
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";

@@ -4,7 +4,7 @@
  * `STATE_FLOW_FAULT=<point>` it dies by SIGKILL at that point.
  * argv: agentDir cwd url schema project id
  */
-import { placementFor } from "../../lib/storage/backend.js";
+import { placementFor } from "../../lib/storage/placement/placement.js";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { Stores } from "../../lib/storage/stores.js";

@@ -15,7 +15,7 @@ import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootClient, registerRoot } from "../../lib/api.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { TODO_SPEC } from "../../examples/todo/index.js";
-import { configPath, validateConfig } from "../../lib/storage/config.js";
+import { configPath, validateConfig } from "../../lib/storage/placement/config.js";
 import { findCredentials, refuseCredentials } from "../../lib/storage/credentials.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";

@@ -9,7 +9,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { configPath, setLink } from "../../lib/storage/config.js";
+import { configPath, setLink } from "../../lib/storage/placement/config.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const CHILD = fileURLToPath(new URL(`children/config-link-child${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));

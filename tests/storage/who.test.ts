@@ -20,7 +20,7 @@ import { LOG_FILE } from "../../lib/storage/file/owner-store.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { WHO_MAX_LENGTH, whoAmI } from "../../lib/storage/who.js";
+import { WHO_MAX_LENGTH, whoAmI } from "../../lib/storage/placement/who.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
@@ -86,7 +86,7 @@ describe("whoAmI", () => {
 		cpSync(fileURLToPath(new URL("../../lib/core/", import.meta.url)), join(dir, "core"), { recursive: true });
 		mkdirSync(join(dir, "storage"));
 		const module = join(dir, "storage", "who.js");
-		copyFileSync(fileURLToPath(new URL("../../lib/storage/who.js", import.meta.url)), module);
+		copyFileSync(fileURLToPath(new URL("../../lib/storage/placement/who.js", import.meta.url)), module);
 		writeFileSync(join(dir, "package.json"), '{"type":"module"}');
 		const script = `import { userInfo } from "node:os"; import { whoAmI } from ${JSON.stringify(module)};
 			let passwd = true; try { userInfo(); } catch { passwd = false; }

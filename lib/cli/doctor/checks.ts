@@ -2,7 +2,7 @@ import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError, messageOf } from "../../core/errors.js";
 import type { OwnerHistory } from "../../core/types.js";
-import type { Placement } from "../../storage/backend.js";
+import type { Placement } from "../../storage/placement/placement.js";
 import type { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { inside, lstatOrUndefined, realOrSelf } from "../../storage/fs-util.js";
 import { artifactRootsFor, ownerRoot, readIfFile } from "../../storage/artifact-files.js";

@@ -2,7 +2,7 @@ import { readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../../core/errors.js";
 import type { OwnerHistory } from "../../core/types.js";
-import type { Placement } from "../../storage/backend.js";
+import type { Placement } from "../../storage/placement/placement.js";
 import { databaseFor } from "../../storage/pg/placed.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../../storage/file/owner-store.js";
 import { parseJournal } from "../../storage/format.js";

@@ -5,8 +5,8 @@
  */
 import { fail } from "../../core/errors.js";
 import type { SharedOwner } from "../../core/types.js";
-import type { Placement } from "../backend.js";
-import { DEFAULT_SCHEMA } from "../backend.js";
+import type { Placement } from "../placement/placement.js";
+import { DEFAULT_SCHEMA } from "../placement/placement.js";
 import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
 import { PgDatabase } from "./database.js";
 

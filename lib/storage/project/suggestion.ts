@@ -7,7 +7,7 @@ import { closeSync, constants, fstatSync } from "node:fs";
 import { join } from "node:path";
 import { messageOf } from "../../core/errors.js";
 import { isPlainObject } from "../../core/json.js";
-import { sharedKeyProblem } from "../config.js";
+import { sharedKeyProblem } from "../placement/config.js";
 import { checkContained, openFile, readFrom } from "../fs-util.js";
 import { projectOf } from "./project.js";
 

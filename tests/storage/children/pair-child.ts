@@ -4,7 +4,7 @@
  * argv: agentDir cwd count [config] — `config`, a State Flow config as JSON, places the owners
  * (a database); without it both are files.
  */
-import { placementFor } from "../../../lib/storage/backend.js";
+import { placementFor } from "../../../lib/storage/placement/placement.js";
 import { Stores } from "../../../lib/storage/stores.js";
 
 const [agentDir, cwd, countText, configText] = process.argv.slice(2) as [string, string, string, string | undefined];

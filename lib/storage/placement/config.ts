@@ -5,15 +5,15 @@
  * refuses to replace a file it cannot parse, so a hand-edited file is never lost.
  */
 import { isAbsolute, join } from "node:path";
-import { fail, isStateError, messageOf } from "../core/errors.js";
-import { identifierProblem, printable } from "../core/printable.js";
-import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../core/types.js";
-import { didYouMean } from "../core/suggest.js";
-import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "./fs-util.js";
-import { acquireLock } from "./file/lock.js";
-import { stateFlowDir } from "./project/paths.js";
-import { normalRemote } from "./project/repository.js";
-import { isLocalToken } from "./project/repo-token.js";
+import { fail, isStateError, messageOf } from "../../core/errors.js";
+import { identifierProblem, printable } from "../../core/printable.js";
+import { DEFAULT_LIMITS, type Limits, MAX_RETENTION, OWNERS, type Owner, isOneOf, isOwner } from "../../core/types.js";
+import { didYouMean } from "../../core/suggest.js";
+import { FILE_MODE, atomicWrite, ensureDirIn, readRegular, realOrSelf } from "../fs-util.js";
+import { acquireLock } from "../file/lock.js";
+import { stateFlowDir } from "../project/paths.js";
+import { normalRemote } from "../project/repository.js";
+import { isLocalToken } from "../project/repo-token.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;

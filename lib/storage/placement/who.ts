@@ -5,8 +5,8 @@
  * same rule (`WHO_TEXT`) bounds what is written here and what a store may hold.
  */
 import { hostname, userInfo } from "node:os";
-import { spellId } from "../core/printable.js";
-import type { Who } from "../core/types.js";
+import { spellId } from "../../core/printable.js";
+import type { Who } from "../../core/types.js";
 
 /** Longest user or host name kept, in code points (a DNS name is at most 253 characters). */
 export const WHO_MAX_LENGTH = 256;

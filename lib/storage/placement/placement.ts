@@ -6,12 +6,12 @@
  */
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { lstatSync } from "node:fs";
-import { inline, printable } from "../core/printable.js";
-import { realOrSelf } from "./fs-util.js";
-import { projectOf } from "./project/project.js";
-import { identitiesOf } from "./project/repository.js";
+import { inline, printable } from "../../core/printable.js";
+import { realOrSelf } from "../fs-util.js";
+import { projectOf } from "../project/project.js";
+import { identitiesOf } from "../project/repository.js";
 import { osUser } from "./who.js";
-import { redactUrl } from "./pg/url.js";
+import { redactUrl } from "../pg/url.js";
 
 /** The environment variable that names the database; it wins over the config's `database`. */
 export const DATABASE_ENV = "STATE_FLOW_DATABASE_URL";
