@@ -23,7 +23,7 @@ import { realOrSelf } from "../storage/fs-util.js";
 import { type StorePaths, storePaths } from "../storage/project/paths.js";
 import { seenMarksOf } from "../storage/file/seen.js";
 import { projectOf, storeInRoot } from "../storage/project/project.js";
-import { skillFolders } from "../storage/skill-format.js";
+import { skillFolders } from "../storage/artifacts/skill-format.js";
 import { type StoreApart, markApart, storesApart } from "../storage/project/stores-apart.js";
 import type { Parsed } from "./args.js";
 import { lines, ok, openStores, type Outcome } from "./commands.js";

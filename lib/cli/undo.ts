@@ -21,8 +21,8 @@ import {
 	reversalFor,
 	type UndoPlan,
 } from "../core/undo.js";
-import { artifactRootsFor } from "../storage/artifact-files.js";
-import { createArtifactCompiler } from "../storage/artifacts.js";
+import { artifactRootsFor } from "../storage/artifacts/files.js";
+import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";

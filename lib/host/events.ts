@@ -5,7 +5,7 @@
  * the Session `response` plane and Active reconciliation. Handlers never throw at pi:
  * a failure is reported with `ctx.ui.notify` and the agent keeps running.
  */
-import { artifactRootsFor } from "../storage/artifact-files.js";
+import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { keyLensFor } from "../storage/project/project.js";
 import { staleToModel, viewHistories } from "../core/artifact-keys.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";

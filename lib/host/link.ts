@@ -8,7 +8,7 @@ import type { SharedOwner } from "../core/types.js";
 import type { Placement } from "../storage/placement/placement.js";
 import { linkEntry, linkKey } from "../storage/placement/placement.js";
 import { readConfig, setLink, type StateFlowConfig } from "../storage/placement/config.js";
-import { realOrSelf } from "../storage/artifact-files.js";
+import { realOrSelf } from "../storage/artifacts/files.js";
 import { projectOf } from "../storage/project/project.js";
 import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/project/repository.js";
 import type { OwnerLocation } from "../storage/port.js";

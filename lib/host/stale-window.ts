@@ -7,8 +7,8 @@ import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
 import { emptyState } from "../core/state.js";
 import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
 import { planeIndex } from "../model/plane-index.js";
-import type { ArtifactRoots } from "../storage/artifacts.js";
-import { staleArtifacts } from "../storage/artifact-stale.js";
+import type { ArtifactRoots } from "../storage/artifacts/compiler.js";
+import { staleArtifacts } from "../storage/artifacts/stale.js";
 import type { StateFlowHost } from "./runtime.js";
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */

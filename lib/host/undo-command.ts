@@ -23,8 +23,8 @@ import {
 	reversalFor,
 	type UndoPlan,
 } from "../core/undo.js";
-import { artifactRootsFor } from "../storage/artifact-files.js";
-import { createArtifactCompiler } from "../storage/artifacts.js";
+import { artifactRootsFor } from "../storage/artifacts/files.js";
+import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { whoAmI } from "../storage/placement/who.js";
 import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";

@@ -3,8 +3,8 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonObject } from "../../lib/core/types.js";
 import { Stores } from "../../lib/storage/stores.js";
-import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
-import { CompiledSkills } from "../../lib/storage/compiled-skills.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
+import { CompiledSkills } from "../../lib/storage/artifacts/compiled-skills.js";
 import { BY, ITER, ms, newId, p50, value } from "./shared.js";
 
 /**

@@ -11,7 +11,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlin
 import { join } from "node:path";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
-import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";

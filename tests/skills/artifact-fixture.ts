@@ -11,7 +11,7 @@ import { isStateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import { applyPatch } from "../../lib/core/merge.js";
 import type { CanonicalPatch, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
-import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 /** Temp roots, histories and a commit function for one test. */

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync,
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { isStateError } from "../../lib/core/errors.js";
-import { writeCompiledIfMissing } from "../../lib/storage/artifact-files.js";
+import { writeCompiledIfMissing } from "../../lib/storage/artifacts/files.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "../storage/children/spawn.js";
 import { setup, skill } from "./artifact-fixture.js";

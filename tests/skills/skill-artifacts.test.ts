@@ -12,8 +12,8 @@ import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import type { JsonObject } from "../../lib/core/types.js";
-import { createArtifactCompiler } from "../../lib/storage/artifacts.js";
-import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
+import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
+import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
 import { refused, setup, skill, tree } from "./artifact-fixture.js";
 
 describe("inline Skills", () => {

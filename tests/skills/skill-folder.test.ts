@@ -13,9 +13,9 @@ import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { execFileSync } from "node:child_process";
 import type { JsonObject } from "../../lib/core/types.js";
-import { SKILL_FOLDER_LIMITS } from "../../lib/storage/artifacts.js";
-import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
-import { materialiseCompiled } from "../../lib/storage/compiled-skills.js";
+import { SKILL_FOLDER_LIMITS } from "../../lib/storage/artifacts/compiler.js";
+import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
+import { materialiseCompiled } from "../../lib/storage/artifacts/compiled-skills.js";
 import { refused, setup, tree } from "./artifact-fixture.js";
 
 const SKILL = "---\nname: deploy\ndescription: Deploy the app with its script.\n---\nRun `scripts/deploy.sh`, read `references/env.md`.\n";

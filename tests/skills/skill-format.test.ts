@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
-import { renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "../../lib/storage/skill-format.js";
+import { renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "../../lib/storage/artifacts/skill-format.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 describe("Skill name and description rules", () => {

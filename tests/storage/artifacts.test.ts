@@ -12,8 +12,8 @@ import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
-import { MAX_HASHED_FILE_BYTES, createArtifactCompiler } from "../../lib/storage/artifacts.js";
-import { staleArtifacts } from "../../lib/storage/artifact-stale.js";
+import { MAX_HASHED_FILE_BYTES, createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
+import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 

@@ -4,7 +4,7 @@
  * argv: owner cwd agentDir key value-json
  */
 import type { Json, SharedOwner } from "../../../lib/core/types.js";
-import { materialiseCompiled } from "../../../lib/storage/compiled-skills.js";
+import { materialiseCompiled } from "../../../lib/storage/artifacts/compiled-skills.js";
 
 const [owner, cwd, agentDir, key, value] = process.argv.slice(2) as [SharedOwner, string, string, string, string];
 process.on("SIGUSR2", () => {

@@ -6,8 +6,8 @@
 import { createHash } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readdirSync, rmdirSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { fail, isStateError, messageOf } from "../core/errors.js";
-import type { JsonObject, Owner, SharedOwner } from "../core/types.js";
+import { fail, isStateError, messageOf } from "../../core/errors.js";
+import type { JsonObject, Owner, SharedOwner } from "../../core/types.js";
 import {
 	SHARED_DIR_MODE,
 	SHARED_FILE_MODE,
@@ -23,10 +23,10 @@ import {
 	realOrSelf,
 	removeFile,
 	unsafePath,
-} from "./fs-util.js";
-import { type Project, projectOf } from "./project/project.js";
+} from "../fs-util.js";
+import { type Project, projectOf } from "../project/project.js";
 
-export { inside, realOrSelf } from "./fs-util.js";
+export { inside, realOrSelf } from "../fs-util.js";
 
 /**
  * The folders artifact keys are relative to: CWD (and Session) → `cwd`, Global → `agentDir`.

@@ -6,13 +6,13 @@
  * Whether recorded artifacts still match the disk is `artifact-stale.ts`.
  */
 import { existsSync } from "node:fs";
-import { lstatOrUndefined } from "./fs-util.js";
+import { lstatOrUndefined } from "../fs-util.js";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
-import { fail, messageOf } from "../core/errors.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch } from "../core/types.js";
-import { getOwn, isPlainObject, setOwn } from "../core/json.js";
-import { applyMergePatch, mergeDiff } from "../core/merge.js";
-import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../core/types.js";
+import { fail, messageOf } from "../../core/errors.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch } from "../../core/types.js";
+import { getOwn, isPlainObject, setOwn } from "../../core/json.js";
+import { applyMergePatch, mergeDiff } from "../../core/merge.js";
+import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../../core/types.js";
 import {
 	type ArtifactRoots,
 	EXEC_FILE_MODE,
@@ -29,8 +29,8 @@ import {
 	runFileOps,
 	sha256,
 	skillFolderFiles,
-} from "./artifact-files.js";
-import type { KeyLens } from "../core/artifact-keys.js";
+} from "./files.js";
+import type { KeyLens } from "../../core/artifact-keys.js";
 import { type FrontmatterParser, renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillKeys, skillNameProblem } from "./skill-format.js";
 
 /** What `prepare` hands back to `Stores.commit`: the patch to stage and its file effects. */
@@ -51,7 +51,7 @@ export interface PreparedEffects {
 	hasEffects: boolean;
 }
 
-export { type ArtifactRoots, SKILL_FOLDER_LIMITS } from "./artifact-files.js";
+export { type ArtifactRoots, SKILL_FOLDER_LIMITS } from "./files.js";
 
 export interface ArtifactCompilerOptions {
 	/** pi's `parseFrontmatter`, so acquired Skills are read exactly as pi reads them. */

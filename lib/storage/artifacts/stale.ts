@@ -5,10 +5,10 @@
  * compiler (`artifacts.ts`), which writes, so each stays one concept.
  */
 import { dirname } from "node:path";
-import { messageOf } from "../core/errors.js";
-import { jsonEqual } from "../core/json.js";
-import { inline } from "../core/printable.js";
-import type { JsonObject, Owner, OwnerState, StaleArtifact } from "../core/types.js";
+import { messageOf } from "../../core/errors.js";
+import { jsonEqual } from "../../core/json.js";
+import { inline } from "../../core/printable.js";
+import type { JsonObject, Owner, OwnerState, StaleArtifact } from "../../core/types.js";
 import {
 	type ArtifactRoots,
 	compiledHashNow,
@@ -21,8 +21,8 @@ import {
 	sha256,
 	skillFolderListing,
 	stillInside,
-} from "./artifact-files.js";
-import { compiledFilesOf, compiledOf, isObj, own } from "./artifacts.js";
+} from "./files.js";
+import { compiledFilesOf, compiledOf, isObj, own } from "./compiler.js";
 
 /** Artifacts whose file changed or disappeared since they were recorded (for the head and tool results). */
 export function staleArtifacts(owner: Owner, state: OwnerState, roots: ArtifactRoots): StaleArtifact[] {

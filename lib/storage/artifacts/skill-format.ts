@@ -3,7 +3,7 @@
  * description rules pi's loader applies (`dist/core/skills.js`), where each owner's Skills
  * are discovered, and the exact bytes written for an inline-authored Skill. Pure.
  */
-import type { Owner } from "../core/types.js";
+import type { Owner } from "../../core/types.js";
 
 /** Parses SKILL.md frontmatter; the host passes pi's own `parseFrontmatter` for exact YAML. */
 export type FrontmatterParser = (text: string) => { frontmatter: Record<string, unknown> };

@@ -9,9 +9,9 @@
  * and looks again only at the artifacts the transitions since touched (all of them when the
  * history cannot tell), plus the few it could not settle last time.
  */
-import { messageOf } from "../core/errors.js";
-import { getOwn, isPlainObject } from "../core/json.js";
-import type { Json, JsonObject, OwnerHistory, SharedOwner, StaleArtifact } from "../core/types.js";
+import { messageOf } from "../../core/errors.js";
+import { getOwn, isPlainObject } from "../../core/json.js";
+import type { Json, JsonObject, OwnerHistory, SharedOwner, StaleArtifact } from "../../core/types.js";
 import { dirname, join } from "node:path";
 import {
 	type ArtifactRoots,
@@ -23,9 +23,9 @@ import {
 	resolveArtifactKey,
 	sha256,
 	writeCompiledIfMissing,
-} from "./artifact-files.js";
-import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf } from "./artifacts.js";
-import { editedNote, sourceFolderOf } from "./artifact-stale.js";
+} from "./files.js";
+import { type Compiled, type CompiledFile, compiledFilesOf, compiledOf } from "./compiler.js";
+import { editedNote, sourceFolderOf } from "./stale.js";
 import { renderSkill } from "./skill-format.js";
 
 /** What one compiled Skill artifact looks like in this checkout after materialising it. */
