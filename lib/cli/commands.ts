@@ -20,7 +20,7 @@ import { projectLine, projectNote, projectOf } from "../storage/project/project.
 import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
-import { uniquePrefixes } from "../storage/history-text.js";
+import { uniquePrefixes } from "../ops/history-text.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
 import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
 

@@ -17,7 +17,7 @@ import { detach } from "../core/json.js";
 import type { Json } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
-import { commitEdit, describeEdit, previewEdit } from "../storage/hand-edit.js";
+import { commitEdit, describeEdit, previewEdit } from "../ops/edit.js";
 import { type Parsed, UsageError } from "./args.js";
 import { lines, type Outcome, ok, openStores } from "./commands.js";
 import { IMPORT_ROOTS } from "./transfer.js";

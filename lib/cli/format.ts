@@ -6,7 +6,7 @@ import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
 import { DATABASE_ENV, type Placement } from "../storage/placement/placement.js";
 import type { OwnerLocation } from "../storage/port.js";
-import { type HistoryFormat, historyText } from "../storage/history-text.js";
+import { type HistoryFormat, historyText } from "../ops/history-text.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 

@@ -27,7 +27,7 @@ import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { type Parsed, UsageError } from "./args.js";
 import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";
 import { transitionLine } from "./format.js";
-import { uniquePrefixes } from "../storage/history-text.js";
+import { uniquePrefixes } from "../ops/history-text.js";
 import { FILE_OWNERS, IMPORT_ROOTS, isFileOwner } from "./transfer.js";
 
 /** Transitions printed before the rest is counted. */

@@ -18,7 +18,7 @@ import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { projectLine, projectNote } from "../storage/project/project.js";
 import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
-import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../storage/history-text.js";
+import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../ops/history-text.js";
 import type { StateFlowHost } from "./runtime.js";
 import { describeSelection, shapeOf } from "./selection.js";
 

@@ -18,7 +18,7 @@ import { printable, spellId } from "../core/printable.js";
 import { OWNERS, type Json, type Owner, type OwnerState, ROOTS, type TransitionRecord } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
-import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../storage/hand-edit.js";
+import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../ops/edit.js";
 import { loadFor } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
 

@@ -11,7 +11,7 @@ import { patchLeaves } from "../core/merge.js";
 import { inline, printable, spellId } from "../core/printable.js";
 import type { Provenance, TransitionRecord, Who } from "../core/types.js";
 import { SECTIONS } from "../core/types.js";
-import { formatWho } from "./placement/who.js";
+import { formatWho } from "../storage/placement/who.js";
 
 /** Columns every line of history fits in (unless `--full` asks for whole ids). */
 export const TEXT_WIDTH = 80;

@@ -12,7 +12,7 @@ import { formatKeySegment } from "../core/locator.js";
 import { printable } from "../core/printable.js";
 import { stage } from "../core/stage.js";
 import type { CanonicalPatch, Json, Owner, OwnerHistory, Provenance, RootGate, StageReport } from "../core/types.js";
-import type { CommitResult, CommitEffects, Stores } from "./stores.js";
+import type { CommitResult, CommitEffects, Stores } from "../storage/stores.js";
 
 const { compare, unescapePathComponent } = fastJsonPatch;
 
