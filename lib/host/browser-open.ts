@@ -12,7 +12,7 @@ import type { OwnerView } from "./browser-model.js";
 import { type BrowserEdits, browserEdits, reloading, type Suspend } from "./edit-command.js";
 import { loadFor } from "./command-text.js";
 import type { StateFlowHost } from "./runtime.js";
-import type { Selection } from "./selection.js";
+import type { Selection } from "./session/selection.js";
 
 /** What the browser changes through the `/state` command's own code (undo, mode and owners, hand edits). */
 export interface BrowserActions {

@@ -15,7 +15,7 @@ import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, 
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "./screen-text.js";
 import type { RenderTheme } from "./render.js";
-import { describeSelection, type Selection } from "./selection.js";
+import { describeSelection, type Selection } from "./session/selection.js";
 
 export type Tab = "state" | "history";
 

@@ -21,7 +21,7 @@ import type { UndoPlan } from "../core/undo.js";
 import { type PendingEdit, rowTarget } from "./edit-command.js";
 import { DetailPager } from "./detail-pager.js";
 import type { RenderTheme } from "./render.js";
-import type { Selection } from "./selection.js";
+import type { Selection } from "./session/selection.js";
 import { type BrowserSource, BrowserView } from "./browser-view.js";
 
 export { DIFF_ROWS, LIST_ROWS, MAX_BODY, PI_ROWS } from "./browser-layout.js";

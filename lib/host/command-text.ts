@@ -20,7 +20,7 @@ import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
 import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../ops/history-text.js";
 import type { StateFlowHost } from "./runtime.js";
-import { describeSelection, shapeOf } from "./selection.js";
+import { describeSelection, shapeOf } from "./session/selection.js";
 
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;

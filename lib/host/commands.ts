@@ -21,7 +21,7 @@ import { commitPlan, runUndoCommand } from "./undo-command.js";
 import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit-command.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "./runtime.js";
-import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "./selection.js";
+import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "./session/selection.js";
 
 export const USAGE = [
 	"Usage:",

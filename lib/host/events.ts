@@ -21,7 +21,7 @@ import { recordedBranches } from "../storage/project/git-branch.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
 import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
-import { shapeOf } from "./selection.js";
+import { shapeOf } from "./session/selection.js";
 import { ensureShape } from "./tools.js";
 import { checkStaleWindow, staleSignature } from "./stale-window.js";
 

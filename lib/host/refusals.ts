@@ -14,7 +14,7 @@ import { type CanonicalPatch, type Json, OWNERS, type Owner, PLANES } from "../c
 import { PROJECTIONS } from "../core/query.js";
 import { soleOwner, toCanonicalPatch, toReadRequest, type StateOf } from "../model/interface.js";
 import type { StateFlowHost } from "./runtime.js";
-import type { Shape } from "./selection.js";
+import type { Shape } from "./session/selection.js";
 
 /** Whether `args` fits the `patch_state` declaration of `shape` (what pi's validator accepts). */
 function fitsDeclaration(args: unknown, shape: Shape, roots: readonly string[]): boolean {

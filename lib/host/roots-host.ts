@@ -5,9 +5,9 @@
  */
 import { SHARED_OWNERS } from "../core/types.js";
 import type { JsonObject, Owner, OwnerHistory } from "../core/types.js";
-import type { OpenStores } from "./open-stores.js";
+import type { OpenStores } from "./session/open-stores.js";
 import type { StateFlowHost } from "./runtime.js";
-import { historiesOf } from "./available.js";
+import { historiesOf } from "./session/available.js";
 
 /** What the registry needs from the host; kept small so the registry can be read on its own. */
 export interface RootsHost {

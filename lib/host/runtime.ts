@@ -13,9 +13,9 @@ import { storePaths } from "../storage/project/paths.js";
 import type { Project } from "../storage/project/project.js";
 import { type Placement, placementFor, placementKey } from "../storage/placement/placement.js";
 import type { Stores } from "../storage/stores.js";
-import { OpenStores } from "./open-stores.js";
+import { OpenStores } from "./session/open-stores.js";
 import { rootsHostOf } from "./roots-host.js";
-import { Admission, type Identity } from "./admission.js";
+import { Admission, type Identity } from "./session/admission.js";
 import {
 	type Selection,
 	SELECTION_ENTRY,
@@ -25,16 +25,16 @@ import {
 	selectionFromBranch,
 	selectionFromFlags,
 	shapeOf,
-} from "./selection.js";
-import { SelectionLayers } from "./selection-layers.js";
-import { IdentityCache } from "./identity.js";
+} from "./session/selection.js";
+import { SelectionLayers } from "./session/selection-layers.js";
+import { IdentityCache } from "./session/identity.js";
 import { placementChange, placementNotice, withPlacementOf } from "./link.js";
-import { createSessionLog } from "./session-log.js";
+import { createSessionLog } from "./session/session-log.js";
 import { RootRegistry } from "./roots.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";
-import { footerText, type Health } from "./footer.js";
-import { type Available, historiesOf, sortLoaded } from "./available.js";
-import { RunTracker, type RunState } from "./run.js";
+import { footerText, type Health } from "./session/footer.js";
+import { type Available, historiesOf, sortLoaded } from "./session/available.js";
+import { RunTracker, type RunState } from "./session/run.js";
 import { applyActivation, MODE_FLAG, OWNERS_FLAG } from "./activation.js";
 import type { RootDeclaration } from "../model/schemas.js";
 
@@ -47,7 +47,7 @@ export interface StateFlowOptions {
 	notify?: (message: string, level: "info" | "warning" | "error") => void;
 }
 
-export type { RunState } from "./run.js";
+export type { RunState } from "./session/run.js";
 export { MODE_FLAG, OWNERS_FLAG, TOOL_NAMES } from "./activation.js";
 
 export class StateFlowHost {

@@ -23,9 +23,9 @@ import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../mod
 import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
 import { evaluate } from "../core/query.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
-import type { Receipt } from "./admission.js";
+import type { Receipt } from "./session/admission.js";
 import type { StateFlowHost } from "./runtime.js";
-import type { Shape } from "./selection.js";
+import type { Shape } from "./session/selection.js";
 import { checkStaleWindow, staleSignature } from "./stale-window.js";
 
 /** Admit a call: the receipt of the request that issued it must match the present. */

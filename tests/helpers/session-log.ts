@@ -4,7 +4,7 @@
  * storage tests that run without a whole pi session.
  */
 import type { SessionManager } from "@mariozechner/pi-coding-agent";
-import { createSessionLog } from "../../lib/host/session-log.js";
+import { createSessionLog } from "../../lib/host/session/session-log.js";
 import type { SessionLog } from "../../lib/storage/session/store.js";
 
 export function hostSessionLog(sm: SessionManager): SessionLog {

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { SELECTION_ENTRY } from "../../lib/host/selection.js";
+import { SELECTION_ENTRY } from "../../lib/host/session/selection.js";
 import { configPath } from "../../lib/storage/placement/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/output.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -1,7 +1,7 @@
 /** The footer's words for owners a user must know about: shared, damaged, unavailable (issue 27). */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { footerText } from "../../lib/host/footer.js";
+import { footerText } from "../../lib/host/session/footer.js";
 
 const database = { url: "postgres://x", shownUrl: "postgres://x", source: "config", schema: "state_flow" } as const;
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { OWNERS, type Owner, PLANES } from "../../lib/core/types.js";
-import { allOwnerSelections } from "../../lib/host/selection.js";
+import { allOwnerSelections } from "../../lib/host/session/selection.js";
 import { bytesUnder, type Flow, withFlow, userTexts } from "./fixture.js";
 
 function declaration(flow: Flow, call: number, name: string): string {

@@ -9,7 +9,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { OWNERS, type Owner } from "../../lib/core/types.js";
-import { Admission, describeChanges, type Identity } from "../../lib/host/admission.js";
+import { Admission, describeChanges, type Identity } from "../../lib/host/session/admission.js";
 import { completeStateArgs } from "../../lib/host/commands.js";
 import {
 	allOwnerSelections,
@@ -19,7 +19,7 @@ import {
 	selectionFromFlags,
 	shapeOf,
 	startChoice,
-} from "../../lib/host/selection.js";
+} from "../../lib/host/session/selection.js";
 import { configPath, parseOwners, readConfig, updateConfig } from "../../lib/storage/placement/config.js";
 import { tempDir } from "../helpers/temp-dir.js";
 

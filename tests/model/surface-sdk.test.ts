@@ -9,7 +9,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
-import { allOwnerSelections } from "../../lib/host/selection.js";
+import { allOwnerSelections } from "../../lib/host/session/selection.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { HEAD_CLOSE, HEAD_OPEN } from "../../lib/model/head.js";
 import { renderProtocol } from "../../lib/model/protocol.js";

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
-import { createSessionLog } from "../../lib/host/session-log.js";
+import { createSessionLog } from "../../lib/host/session/session-log.js";
 import { JournalDir } from "../../lib/storage/file/journal.js";
 import { TRANSITION_ENTRY } from "../../lib/storage/session/store.js";
 import type { SessionLog } from "../../lib/storage/session/store.js";

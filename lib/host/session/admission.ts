@@ -4,9 +4,9 @@
  * against its own capture, never against the present selection, so flat arguments are never
  * rebound to another owner. Pure bookkeeping; the host feeds it events.
  */
-import { fail } from "../core/errors.js";
-import type { Owner } from "../core/types.js";
-import type { Mode } from "../storage/placement/config.js";
+import { fail } from "../../core/errors.js";
+import type { Owner } from "../../core/types.js";
+import type { Mode } from "../../storage/placement/config.js";
 import { shapeOf } from "./selection.js";
 
 /** Where the state physically lives for this session. */

@@ -3,7 +3,7 @@
  * commits, stale hints) and where the next bounded stale check starts. The host owns one and
  * is the only writer; everyone else reads it as `RunState`.
  */
-import type { Owner } from "../core/types.js";
+import type { Owner } from "../../core/types.js";
 
 /** What one agent run froze and observed: the host's own, writable record of it. */
 interface Run {

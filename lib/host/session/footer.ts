@@ -4,8 +4,8 @@
  * database cannot be reached) or shared (a team reads and writes it). One line, short words; the
  * details are in `/state`.
  */
-import type { Owner } from "../core/types.js";
-import type { Placement } from "../storage/placement/placement.js";
+import type { Owner } from "../../core/types.js";
+import type { Placement } from "../../storage/placement/placement.js";
 import { describeSelection, type Selection } from "./selection.js";
 
 /** What a store load last said about an owner that could not be read. */

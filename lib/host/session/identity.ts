@@ -3,9 +3,9 @@
  * tool call asks, a realpath per ask is the largest host cost of a read, and admission compares
  * identities by reference.
  */
-import { storePaths } from "../storage/project/paths.js";
-import { type Project, projectOf } from "../storage/project/project.js";
-import type { StoresIdentity } from "../storage/stores.js";
+import { storePaths } from "../../storage/project/paths.js";
+import { type Project, projectOf } from "../../storage/project/project.js";
+import type { StoresIdentity } from "../../storage/stores.js";
 import type { Identity } from "./admission.js";
 
 export class IdentityCache {

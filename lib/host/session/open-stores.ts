@@ -2,12 +2,12 @@
  * The stores a session has open, where they put the shared owners, and why they could not be
  * opened: reopened whenever the placement moves, no longer watched once the session closed.
  */
-import { fail, messageOf } from "../core/errors.js";
-import { type Placement, placementFor, placementKey } from "../storage/placement/placement.js";
-import { limitsOf, type StateFlowConfig } from "../storage/placement/config.js";
-import type { SessionLog } from "../storage/session/store.js";
-import { Stores } from "../storage/stores.js";
-import { whoAmI } from "../storage/placement/who.js";
+import { fail, messageOf } from "../../core/errors.js";
+import { type Placement, placementFor, placementKey } from "../../storage/placement/placement.js";
+import { limitsOf, type StateFlowConfig } from "../../storage/placement/config.js";
+import type { SessionLog } from "../../storage/session/store.js";
+import { Stores } from "../../storage/stores.js";
+import { whoAmI } from "../../storage/placement/who.js";
 
 export class OpenStores {
 	#stores: Stores | undefined;

@@ -6,7 +6,7 @@
  */
 import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
 import { closeSync, fsyncSync, openSync } from "node:fs";
-import type { SessionLog } from "../storage/session/store.js";
+import type { SessionLog } from "../../storage/session/store.js";
 
 /** One session entry as the Session store reads it. */
 interface SessionLogEntry {

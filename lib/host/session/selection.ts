@@ -3,9 +3,9 @@
  * the session's `/state` choice), the interface shape (flat for one owner, scoped otherwise)
  * and how a selection is named in status lines and messages. Pure.
  */
-import { messageOf } from "../core/errors.js";
-import { OWNERS, type Owner } from "../core/types.js";
-import { isMode, type Mode, parseOwners } from "../storage/placement/config.js";
+import { messageOf } from "../../core/errors.js";
+import { OWNERS, type Owner } from "../../core/types.js";
+import { isMode, type Mode, parseOwners } from "../../storage/placement/config.js";
 
 /** flat = one wanted owner, scoped = two or three (docs/spec.md §1 "shape"). */
 export type Shape = "flat" | "scoped";

@@ -3,9 +3,9 @@
  * owners that are refused for now (an outage or damage, kept apart so the others keep working)
  * with the one word the footer shows for each.
  */
-import { isStateError, type StateError } from "../core/errors.js";
-import type { Owner, OwnerHistory } from "../core/types.js";
-import type { LoadAnswer } from "../storage/port.js";
+import { isStateError, type StateError } from "../../core/errors.js";
+import type { Owner, OwnerHistory } from "../../core/types.js";
+import type { LoadAnswer } from "../../storage/port.js";
 import type { Health } from "./footer.js";
 
 /** Histories of the owners that could be read, and why the others are unavailable right now. */
