@@ -11,7 +11,7 @@ import { registerEvents } from "./host/events.js";
 import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/output.js";
 import { MODE_FLAG, OWNERS_FLAG, StateFlowHost, type StateFlowOptions } from "./host/runtime.js";
 import { resolveSelection, shapeOf } from "./host/session/selection.js";
-import { registerPatchTool, registerReadTool } from "./host/tools.js";
+import { registerPatchTool, registerReadTool } from "./host/tools/tools.js";
 
 export type { StateFlowOptions } from "./host/runtime.js";
 export * from "./api.js";

@@ -9,7 +9,7 @@ import { emptyState } from "../lib/core/state.js";
 import { DEFAULT_LIMITS, type OwnerHistory } from "../lib/core/types.js";
 import { StateBrowser } from "../lib/host/browser.js";
 import { renderOutput } from "../lib/host/output.js";
-import { type RenderTheme, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../lib/host/render.js";
+import { type RenderTheme, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../lib/host/tools/render.js";
 import { boundNotice } from "../lib/host/screen-text.js";
 
 /** Colours as pi's theme writes them (an SGR sequence each). */

@@ -14,7 +14,7 @@ import { type BrowserEdits, editQuestion, type PendingEdit } from "./edit-comman
 import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "./screen-text.js";
-import type { RenderTheme } from "./render.js";
+import type { RenderTheme } from "./tools/render.js";
 import { describeSelection, type Selection } from "./session/selection.js";
 
 export type Tab = "state" | "history";

@@ -20,7 +20,7 @@ import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail,
 import type { UndoPlan } from "../core/undo.js";
 import { type PendingEdit, rowTarget } from "./edit-command.js";
 import { DetailPager } from "./detail-pager.js";
-import type { RenderTheme } from "./render.js";
+import type { RenderTheme } from "./tools/render.js";
 import type { Selection } from "./session/selection.js";
 import { type BrowserSource, BrowserView } from "./browser-view.js";
 

@@ -22,8 +22,8 @@ import { type CommandOutput, withoutOutput } from "./output.js";
 import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./session/selection.js";
-import { ensureShape } from "./tools.js";
-import { checkStaleWindow, staleSignature } from "./stale-window.js";
+import { ensureShape } from "./tools/tools.js";
+import { checkStaleWindow, staleSignature } from "./tools/stale-window.js";
 
 /**
  * Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5):

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type Component, visibleWidth } from "@mariozechner/pi-tui";
-import { readLocators, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult, summarizePatchArgs } from "../../lib/host/render.js";
+import { readLocators, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult, summarizePatchArgs } from "../../lib/host/tools/render.js";
 import { code, draw, plain, raw, theme } from "../helpers/render-theme.js";
 
 const text = (t: string) => [{ type: "text", text: t }];

@@ -14,7 +14,7 @@ import { DEFAULT_LIMITS, type OwnerHistory } from "../../lib/core/types.js";
 import { StateBrowser } from "../../lib/host/browser.js";
 import { fitList } from "../../lib/host/command-text.js";
 import { OUTPUT_ROWS, renderOutput } from "../../lib/host/output.js";
-import { COLLAPSED_ROWS, EXPANDED_ROWS, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/render.js";
+import { COLLAPSED_ROWS, EXPANDED_ROWS, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";
 import { boundNotice, fitScreen, NOTICE_ROWS, NOTICE_WIDTH } from "../../lib/host/screen-text.js";
 import { plain, theme, widest } from "../helpers/render-theme.js";
 

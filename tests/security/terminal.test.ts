@@ -12,7 +12,7 @@ import { printable } from "../../lib/core/printable.js";
 import type { Owner } from "../../lib/core/types.js";
 import { StateBrowser } from "../../lib/host/browser.js";
 import { renderOutput } from "../../lib/host/output.js";
-import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/render.js";
+import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { theme } from "../helpers/render-theme.js";
 import { projectDirs } from "../helpers/temp-dir.js";

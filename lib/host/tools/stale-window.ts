@@ -3,13 +3,13 @@
  * looks at for source changes, continuing where the previous check stopped, and the identity
  * of a finding so a run hints it once. Shared by the head (`events.ts`) and the tools.
  */
-import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
-import { emptyState } from "../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
-import { planeIndex } from "../model/plane-index.js";
-import type { ArtifactRoots } from "../storage/artifacts/compiler.js";
-import { staleArtifacts } from "../storage/artifacts/stale.js";
-import type { StateFlowHost } from "./runtime.js";
+import { isEmptyObject, isPlainObject, setOwn } from "../../core/json.js";
+import { emptyState } from "../../core/state.js";
+import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../../core/types.js";
+import { planeIndex } from "../../model/plane-index.js";
+import type { ArtifactRoots } from "../../storage/artifacts/compiler.js";
+import { staleArtifacts } from "../../storage/artifacts/stale.js";
+import type { StateFlowHost } from "../runtime.js";
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
 export const STALE_CHECKS_PER_CALL = 32;

@@ -10,10 +10,10 @@
  */
 import type { Theme, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
 import { type Component, Text } from "@mariozechner/pi-tui";
-import { ScreenText, WIDEST, clipDeep } from "./screen-text.js";
-import { formatKeySegment } from "../core/locator.js";
-import { printableDeep } from "../core/printable.js";
-import { OWNERS } from "../core/types.js";
+import { ScreenText, WIDEST, clipDeep } from "../screen-text.js";
+import { formatKeySegment } from "../../core/locator.js";
+import { printableDeep } from "../../core/printable.js";
+import { OWNERS } from "../../core/types.js";
 
 /** The part of pi's `Theme` the renderers use (pi's `Theme` satisfies it). */
 export type RenderTheme = Pick<Theme, "fg" | "bold">;

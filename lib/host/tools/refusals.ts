@@ -8,13 +8,13 @@
  * into the other, docs/spec.md §5), and otherwise throws the refusal `execute` would give, which
  * pi turns into the call's error result.
  */
-import { formatPath, isStateError, StateError } from "../core/errors.js";
-import { isPlainObject } from "../core/json.js";
-import { type CanonicalPatch, type Json, OWNERS, type Owner, PLANES } from "../core/types.js";
-import { PROJECTIONS } from "../core/query.js";
-import { soleOwner, toCanonicalPatch, toReadRequest, type StateOf } from "../model/interface.js";
-import type { StateFlowHost } from "./runtime.js";
-import type { Shape } from "./session/selection.js";
+import { formatPath, isStateError, StateError } from "../../core/errors.js";
+import { isPlainObject } from "../../core/json.js";
+import { type CanonicalPatch, type Json, OWNERS, type Owner, PLANES } from "../../core/types.js";
+import { PROJECTIONS } from "../../core/query.js";
+import { soleOwner, toCanonicalPatch, toReadRequest, type StateOf } from "../../model/interface.js";
+import type { StateFlowHost } from "../runtime.js";
+import type { Shape } from "../session/selection.js";
 
 /** Whether `args` fits the `patch_state` declaration of `shape` (what pi's validator accepts). */
 function fitsDeclaration(args: unknown, shape: Shape, roots: readonly string[]): boolean {

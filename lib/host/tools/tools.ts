@@ -5,27 +5,27 @@
  * only with the captured wanted owners; the commit re-checks admission and the signal.
  */
 import { type ExtensionContext, parseFrontmatter, type ToolDefinition } from "@mariozechner/pi-coding-agent";
-import { fail } from "../core/errors.js";
-import { isEmptyObject } from "../core/json.js";
-import type { Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
-import { presentLocator, soleOwner, type StateOf, toReadRequest } from "../model/interface.js";
+import { fail } from "../../core/errors.js";
+import { isEmptyObject } from "../../core/json.js";
+import type { Owner, OwnerHistory, OwnerState, StaleArtifact } from "../../core/types.js";
+import { presentLocator, soleOwner, type StateOf, toReadRequest } from "../../model/interface.js";
 import { canonicalPatchOf, preparePatchArguments, prepareReadArguments } from "./refusals.js";
-import { formatLocator, type Locator } from "../core/locator.js";
-import { searchState } from "../core/search.js";
-import { MAX_SEARCH_MATCHES, searchResult } from "../model/search-result.js";
-import { concurrentNotice } from "../model/notices.js";
-import { artifactRootsFor } from "../storage/artifacts/files.js";
-import { keyLensFor } from "../storage/project/project.js";
-import { checkReadSpelling, patchFromModel, staleToModel, viewHistories, viewState } from "../core/artifact-keys.js";
-import { createArtifactCompiler, type PreparedEffects } from "../storage/artifacts/compiler.js";
-import { stampIntentBranches } from "../core/intent-branch.js";
-import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../model/results.js";
-import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../model/schemas.js";
-import { evaluate } from "../core/query.js";
+import { formatLocator, type Locator } from "../../core/locator.js";
+import { searchState } from "../../core/search.js";
+import { MAX_SEARCH_MATCHES, searchResult } from "../../model/search-result.js";
+import { concurrentNotice } from "../../model/notices.js";
+import { artifactRootsFor } from "../../storage/artifacts/files.js";
+import { keyLensFor } from "../../storage/project/project.js";
+import { checkReadSpelling, patchFromModel, staleToModel, viewHistories, viewState } from "../../core/artifact-keys.js";
+import { createArtifactCompiler, type PreparedEffects } from "../../storage/artifacts/compiler.js";
+import { stampIntentBranches } from "../../core/intent-branch.js";
+import { MAX_STALE_HINTS, patchResult, readResult, staleHintLines } from "../../model/results.js";
+import { PATCH_LABEL, READ_LABEL, flatPatchSchema, patchDescription, readDescription, readSchema, scopedPatchSchema } from "../../model/schemas.js";
+import { evaluate } from "../../core/query.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "./render.js";
-import type { Receipt } from "./session/admission.js";
-import type { StateFlowHost } from "./runtime.js";
-import type { Shape } from "./session/selection.js";
+import type { Receipt } from "../session/admission.js";
+import type { StateFlowHost } from "../runtime.js";
+import type { Shape } from "../session/selection.js";
 import { checkStaleWindow, staleSignature } from "./stale-window.js";
 
 /** Admit a call: the receipt of the request that issued it must match the present. */
