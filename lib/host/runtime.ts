@@ -14,7 +14,7 @@ import type { Project } from "../storage/project/project.js";
 import { type Placement, placementFor, placementKey } from "../storage/placement/placement.js";
 import type { Stores } from "../storage/stores.js";
 import { OpenStores } from "./session/open-stores.js";
-import { rootsHostOf } from "./roots-host.js";
+import { rootsHostOf } from "./roots/host-port.js";
 import { Admission, type Identity } from "./session/admission.js";
 import {
 	type Selection,
@@ -30,7 +30,7 @@ import { SelectionLayers } from "./session/selection-layers.js";
 import { IdentityCache } from "./session/identity.js";
 import { placementChange, placementNotice, withPlacementOf } from "./link.js";
 import { createSessionLog } from "./session/session-log.js";
-import { RootRegistry } from "./roots.js";
+import { RootRegistry } from "./roots/registry.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";
 import { footerText, type Health } from "./session/footer.js";
 import { type Available, historiesOf, sortLoaded } from "./session/available.js";

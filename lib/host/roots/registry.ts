@@ -11,13 +11,13 @@
 import AjvModule from "ajv";
 import type { Options, ValidateFunction } from "ajv";
 import { RE2JS } from "re2js";
-import type { RootChange, RootHandle, RootListener, RootOwner, RootSpec, RootStatus, StateFlowBus } from "../api.js";
-import { fail, formatPath, messageOf } from "../core/errors.js";
-import { cloneJson, detach, isPlainObject } from "../core/json.js";
-import { OWNERS, PLANES, ROOTS, isOwner, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../core/types.js";
-import type { RootDeclaration } from "../model/schemas.js";
+import type { RootChange, RootHandle, RootListener, RootOwner, RootSpec, RootStatus, StateFlowBus } from "../../api.js";
+import { fail, formatPath, messageOf } from "../../core/errors.js";
+import { cloneJson, detach, isPlainObject } from "../../core/json.js";
+import { OWNERS, PLANES, ROOTS, isOwner, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../../core/types.js";
+import type { RootDeclaration } from "../../model/schemas.js";
 import { FolderWatch } from "./folder-watch.js";
-import type { RootsHost } from "./roots-host.js";
+import type { RootsHost } from "./host-port.js";
 
 const Ajv = AjvModule.default;
 

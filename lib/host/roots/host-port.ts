@@ -3,11 +3,11 @@
  * on its own): read and commit through the session's stores, tell the user, and watch the
  * stores for other processes' commits while they are open.
  */
-import { SHARED_OWNERS } from "../core/types.js";
-import type { JsonObject, Owner, OwnerHistory } from "../core/types.js";
-import type { OpenStores } from "./session/open-stores.js";
-import type { StateFlowHost } from "./runtime.js";
-import { historiesOf } from "./session/available.js";
+import { SHARED_OWNERS } from "../../core/types.js";
+import type { JsonObject, Owner, OwnerHistory } from "../../core/types.js";
+import type { OpenStores } from "../session/open-stores.js";
+import type { StateFlowHost } from "../runtime.js";
+import { historiesOf } from "../session/available.js";
 
 /** What the registry needs from the host; kept small so the registry can be read on its own. */
 export interface RootsHost {

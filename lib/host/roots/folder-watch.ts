@@ -6,7 +6,7 @@
  * process alive.
  */
 import { type FSWatcher, watch } from "node:fs";
-import { lstatOrUndefined } from "../storage/fs-util.js";
+import { lstatOrUndefined } from "../../storage/fs-util.js";
 
 export class FolderWatch {
 	readonly #watchers = new Map<string, { watcher: FSWatcher; ino: number }>();
