@@ -16,10 +16,10 @@ import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, unavailableReason } from 
 import { soleOwner } from "../model/interface.js";
 import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
-import { acquisitionHint } from "./acquisition.js";
+import { acquisitionHint } from "./skills/acquisition.js";
 import { recordedBranches } from "../storage/project/git-branch.js";
 import { type CommandOutput, withoutOutput } from "./output.js";
-import { type SkillSync, registerSkillSync, withSkillProblems } from "./skill-sync.js";
+import { type SkillSync, registerSkillSync, withSkillProblems } from "./skills/sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./session/selection.js";
 import { ensureShape } from "./tools/tools.js";

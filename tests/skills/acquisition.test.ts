@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import type { JsonObject, Owner } from "../../lib/core/types.js";
 import { keyLens } from "../../lib/core/artifact-keys.js";
-import { acquisitionHint } from "../../lib/host/acquisition.js";
+import { acquisitionHint } from "../../lib/host/skills/acquisition.js";
 import { toCanonicalPatch } from "../../lib/model/interface.js";
 import { setup as setupArtifacts } from "./artifact-fixture.js";
 

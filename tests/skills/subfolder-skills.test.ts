@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { missedByPi } from "../../lib/host/skill-sync.js";
+import { missedByPi } from "../../lib/host/skills/sync.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { KEY, type Machine, commitOn, count, deployNotes, open, releaseNotes, wrote } from "./materialise-fixture.js";
 

@@ -12,11 +12,11 @@
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { type BuildSystemPromptOptions, type ExtensionContext, formatSkillsForPrompt, loadSkills, type Skill } from "@mariozechner/pi-coding-agent";
-import { type Owner, type OwnerHistory, type SharedOwner, type StaleArtifact, isSharedOwner } from "../core/types.js";
-import { type ArtifactRoots, artifactRootsFor, inside, realOrSelf, territoryOf } from "../storage/artifacts/files.js";
-import { CompiledSkills } from "../storage/artifacts/compiled-skills.js";
-import { skillsFolder } from "../storage/artifacts/skill-format.js";
-import type { StateFlowHost } from "./runtime.js";
+import { type Owner, type OwnerHistory, type SharedOwner, type StaleArtifact, isSharedOwner } from "../../core/types.js";
+import { type ArtifactRoots, artifactRootsFor, inside, realOrSelf, territoryOf } from "../../storage/artifacts/files.js";
+import { CompiledSkills } from "../../storage/artifacts/compiled-skills.js";
+import { skillsFolder } from "../../storage/artifacts/skill-format.js";
+import type { StateFlowHost } from "../runtime.js";
 
 /** What one sync found: notes for the head, and the compiled Skill files present now. */
 export interface SkillSyncResult {

@@ -6,9 +6,9 @@
  */
 import { homedir } from "node:os";
 import { isAbsolute, relative, resolve, sep } from "node:path";
-import { type KeyLens, SAME_KEYS } from "../core/artifact-keys.js";
-import type { Owner, OwnerHistory } from "../core/types.js";
-import { type ArtifactRoots, ownerRoot, realOrSelf, territoryOf } from "../storage/artifacts/files.js";
+import { type KeyLens, SAME_KEYS } from "../../core/artifact-keys.js";
+import type { Owner, OwnerHistory } from "../../core/types.js";
+import { type ArtifactRoots, ownerRoot, realOrSelf, territoryOf } from "../../storage/artifacts/files.js";
 
 /** What the hint needs: the roots, the captured wanted owners and their current histories. */
 export interface AcquisitionArgs extends ArtifactRoots {
