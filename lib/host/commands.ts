@@ -14,7 +14,7 @@ import { messageOf } from "../core/errors.js";
 import { didYouMean } from "../core/suggest.js";
 import { OWNERS, type Owner, isOwner } from "../core/types.js";
 import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/placement/config.js";
-import { openBrowser } from "./browser-open.js";
+import { openBrowser } from "./browser/open.js";
 import { describeHistory, describeState, describeStatus } from "./command-text.js";
 import { link, unlink } from "./link-command.js";
 import { commitPlan, runUndoCommand } from "./undo-command.js";

@@ -12,7 +12,7 @@ import { describe, it } from "node:test";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { formatShow } from "../../lib/cli/format.js";
-import { treeRows } from "../../lib/host/browser-model.js";
+import { treeRows } from "../../lib/host/browser/rows.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "./run.js";
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { emptyState } from "../../lib/core/state.js";
 import type { OwnerHistory } from "../../lib/core/types.js";
-import { MAX_BODY, PI_ROWS, StateBrowser } from "../../lib/host/browser.js";
+import { MAX_BODY, PI_ROWS, StateBrowser } from "../../lib/host/browser/state-browser.js";
 import { draw, theme, widest } from "../helpers/render-theme.js";
 
 const DOWN = "\x1b[B";

@@ -12,7 +12,7 @@ import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-a
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { createStateFlow } from "../../lib/index.js";
-import { diffLines, SEARCH_NODES, searchPaths, treeRows } from "../../lib/host/browser-model.js";
+import { diffLines, SEARCH_NODES, searchPaths, treeRows } from "../../lib/host/browser/rows.js";
 import { shownOutput } from "../helpers/output.js";
 import { ME, ME_FULL } from "../helpers/who.js";
 import { tempDir } from "../helpers/temp-dir.js";

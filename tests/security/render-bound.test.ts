@@ -11,7 +11,7 @@ import fc from "fast-check";
 import type { Component } from "@mariozechner/pi-tui";
 import { emptyState } from "../../lib/core/state.js";
 import { DEFAULT_LIMITS, type OwnerHistory } from "../../lib/core/types.js";
-import { StateBrowser } from "../../lib/host/browser.js";
+import { StateBrowser } from "../../lib/host/browser/state-browser.js";
 import { fitList } from "../../lib/host/command-text.js";
 import { OUTPUT_ROWS, renderOutput } from "../../lib/host/output.js";
 import { COLLAPSED_ROWS, EXPANDED_ROWS, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";

@@ -9,8 +9,8 @@
  * drawing cost a page, not the value.
  */
 import { wrapTextWithAnsi } from "@mariozechner/pi-tui";
-import { printable } from "../core/printable.js";
-import { fitScreen } from "./screen-text.js";
+import { printable } from "../../core/printable.js";
+import { fitScreen } from "../screen-text.js";
 
 /** Code units of a source line wrapped at once. */
 export const SLICE = 2048;

@@ -4,18 +4,18 @@
  * (`browser-layout.ts`). The keys that change that state are `StateBrowser` (`browser.ts`).
  */
 import { type Component, truncateToWidth, wrapTextWithAnsi } from "@mariozechner/pi-tui";
-import type { Owner, Result, TransitionRecord } from "../core/types.js";
-import { printable, spellId } from "../core/printable.js";
-import type { UndoPlan } from "../core/undo.js";
-import { formatSize } from "../model/head.js";
-import { diffLines, type OwnerView, timeline, treeRows } from "./browser-model.js";
-import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./browser-layout.js";
-import { type BrowserEdits, editQuestion, type PendingEdit } from "./edit-command.js";
-import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "./command-text.js";
+import type { Owner, Result, TransitionRecord } from "../../core/types.js";
+import { printable, spellId } from "../../core/printable.js";
+import type { UndoPlan } from "../../core/undo.js";
+import { formatSize } from "../../model/head.js";
+import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
+import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
+import { type BrowserEdits, editQuestion, type PendingEdit } from "../edit-command.js";
+import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "../command-text.js";
 import type { DetailPager } from "./detail-pager.js";
-import { fitScreen } from "./screen-text.js";
-import type { RenderTheme } from "./tools/render.js";
-import { describeSelection, type Selection } from "./session/selection.js";
+import { fitScreen } from "../screen-text.js";
+import type { RenderTheme } from "../tools/render.js";
+import { describeSelection, type Selection } from "../session/selection.js";
 
 export type Tab = "state" | "history";
 

@@ -11,21 +11,21 @@
  * `browser-open.ts` opens it over the live host.
  */
 import { matchesKey } from "@mariozechner/pi-tui";
-import type { Owner, Result, TransitionRecord } from "../core/types.js";
-import { printable } from "../core/printable.js";
-import { OWNERS } from "../core/types.js";
-import { MODES } from "../storage/placement/config.js";
-import { messageOf } from "../core/errors.js";
-import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail, valueDetail } from "./browser-model.js";
-import type { UndoPlan } from "../core/undo.js";
-import { type PendingEdit, rowTarget } from "./edit-command.js";
+import type { Owner, Result, TransitionRecord } from "../../core/types.js";
+import { printable } from "../../core/printable.js";
+import { OWNERS } from "../../core/types.js";
+import { MODES } from "../../storage/placement/config.js";
+import { messageOf } from "../../core/errors.js";
+import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail, valueDetail } from "./rows.js";
+import type { UndoPlan } from "../../core/undo.js";
+import { type PendingEdit, rowTarget } from "../edit-command.js";
 import { DetailPager } from "./detail-pager.js";
-import type { RenderTheme } from "./tools/render.js";
-import type { Selection } from "./session/selection.js";
-import { type BrowserSource, BrowserView } from "./browser-view.js";
+import type { RenderTheme } from "../tools/render.js";
+import type { Selection } from "../session/selection.js";
+import { type BrowserSource, BrowserView } from "./view.js";
 
-export { DIFF_ROWS, LIST_ROWS, MAX_BODY, PI_ROWS } from "./browser-layout.js";
-export type { BrowserSource, Tab } from "./browser-view.js";
+export { DIFF_ROWS, LIST_ROWS, MAX_BODY, PI_ROWS } from "./layout.js";
+export type { BrowserSource, Tab } from "./view.js";
 
 export class StateBrowser extends BrowserView {
 	constructor(

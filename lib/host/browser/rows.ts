@@ -5,14 +5,14 @@
  * lays these rows out and handles keys. Stored text reaches the screen `printable`: a planted
  * store never sends terminal controls.
  */
-import { jsonUtf8Bytes } from "../core/json.js";
-import { formatKeySegment } from "../core/locator.js";
-import { patchLeaves } from "../core/merge.js";
-import { printable, spellId } from "../core/printable.js";
-import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../core/types.js";
-import { ROOTS, SECTIONS } from "../core/types.js";
-import { formatSize } from "../model/head.js";
-import { clipText, columns, madeBy } from "./command-text.js";
+import { jsonUtf8Bytes } from "../../core/json.js";
+import { formatKeySegment } from "../../core/locator.js";
+import { patchLeaves } from "../../core/merge.js";
+import { printable, spellId } from "../../core/printable.js";
+import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../../core/types.js";
+import { ROOTS, SECTIONS } from "../../core/types.js";
+import { formatSize } from "../../model/head.js";
+import { clipText, columns, madeBy } from "../command-text.js";
 
 /** One owner as the browser sees it. */
 export interface OwnerView {

@@ -4,15 +4,15 @@
  * height from pi. Without an interactive UI `openBrowser` returns false and the command prints text.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { OWNERS } from "../core/types.js";
-import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../core/undo.js";
-import { projectLine } from "../storage/project/project.js";
-import { StateBrowser, type BrowserSource } from "./browser.js";
-import type { OwnerView } from "./browser-model.js";
-import { type BrowserEdits, browserEdits, reloading, type Suspend } from "./edit-command.js";
-import { loadFor } from "./command-text.js";
-import type { StateFlowHost } from "./runtime.js";
-import type { Selection } from "./session/selection.js";
+import { OWNERS } from "../../core/types.js";
+import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../../core/undo.js";
+import { projectLine } from "../../storage/project/project.js";
+import { StateBrowser, type BrowserSource } from "./state-browser.js";
+import type { OwnerView } from "./rows.js";
+import { type BrowserEdits, browserEdits, reloading, type Suspend } from "../edit-command.js";
+import { loadFor } from "../command-text.js";
+import type { StateFlowHost } from "../runtime.js";
+import type { Selection } from "../session/selection.js";
 
 /** What the browser changes through the `/state` command's own code (undo, mode and owners, hand edits). */
 export interface BrowserActions {
