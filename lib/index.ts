@@ -6,9 +6,9 @@
 import { randomUUID } from "node:crypto";
 import { type ExtensionAPI, type ExtensionFactory, getAgentDir } from "@mariozechner/pi-coding-agent";
 import { DISCOVER_CHANNEL, READY_CHANNEL } from "./api.js";
-import { registerStateCommand } from "./host/commands.js";
+import { registerStateCommand } from "./host/commands/index.js";
 import { registerEvents } from "./host/events.js";
-import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/output.js";
+import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/commands/output.js";
 import { MODE_FLAG, OWNERS_FLAG, StateFlowHost, type StateFlowOptions } from "./host/runtime.js";
 import { resolveSelection, shapeOf } from "./host/session/selection.js";
 import { registerPatchTool, registerReadTool } from "./host/tools/tools.js";

@@ -8,7 +8,7 @@ import type { Component } from "@mariozechner/pi-tui";
 import { emptyState } from "../lib/core/state.js";
 import { DEFAULT_LIMITS, type OwnerHistory } from "../lib/core/types.js";
 import { StateBrowser } from "../lib/host/browser/state-browser.js";
-import { renderOutput } from "../lib/host/output.js";
+import { renderOutput } from "../lib/host/commands/output.js";
 import { type RenderTheme, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../lib/host/tools/render.js";
 import { boundNotice } from "../lib/host/screen-text.js";
 

@@ -18,7 +18,7 @@ import { renderProtocol } from "../model/protocol.js";
 import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./skills/acquisition.js";
 import { recordedBranches } from "../storage/project/git-branch.js";
-import { type CommandOutput, withoutOutput } from "./output.js";
+import { type CommandOutput, withoutOutput } from "./commands/output.js";
 import { type SkillSync, registerSkillSync, withSkillProblems } from "./skills/sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./session/selection.js";

@@ -28,7 +28,7 @@ import {
 } from "./session/selection.js";
 import { SelectionLayers } from "./session/selection-layers.js";
 import { IdentityCache } from "./session/identity.js";
-import { placementChange, placementNotice, withPlacementOf } from "./link.js";
+import { placementChange, placementNotice, withPlacementOf } from "./commands/link-text.js";
 import { createSessionLog } from "./session/session-log.js";
 import { RootRegistry } from "./roots/registry.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";

@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { labelledList, transitionLine as cliLine } from "../../lib/cli/format.js";
-import { transitionLine as hostLine } from "../../lib/host/command-text.js";
+import { transitionLine as hostLine } from "../../lib/host/commands/status.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 

@@ -2,7 +2,7 @@
  * This process's who as listings show it: the host and the CLI stamp `whoAmI()` (no `user` in
  * the tests' configs), so the expected text follows the machine the tests run on.
  */
-import { shortWho } from "../../lib/host/command-text.js";
+import { shortWho } from "../../lib/host/commands/status.js";
 import { formatWho, whoAmI } from "../../lib/storage/placement/who.js";
 
 /** `text` as a literal inside a RegExp. */

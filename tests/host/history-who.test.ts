@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { visibleWidth } from "@mariozechner/pi-tui";
-import { TEXT_WIDTH, clipText, shortWho, transitionLine } from "../../lib/host/command-text.js";
+import { TEXT_WIDTH, clipText, shortWho, transitionLine } from "../../lib/host/commands/status.js";
 import type { Provenance, TransitionRecord, Who } from "../../lib/core/types.js";
 import { whoAmI } from "../../lib/storage/placement/who.js";
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { renderOutput } from "../../lib/host/output.js";
+import { renderOutput } from "../../lib/host/commands/output.js";
 import { draw, theme } from "../helpers/render-theme.js";
 
 describe("renderOutput", () => {

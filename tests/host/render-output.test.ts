@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { fauxAssistantMessage, fauxText } from "@mariozechner/pi-ai";
-import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/output.js";
+import { OUTPUT_TYPE, outputRenderer } from "../../lib/host/commands/output.js";
 import { ME } from "../helpers/who.js";
 import { draw, theme } from "../helpers/render-theme.js";
 import { browsing, WIDTHS } from "./browser-fixture.js";

@@ -10,7 +10,7 @@ import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { OWNERS, type Owner } from "../../lib/core/types.js";
 import { Admission, describeChanges, type Identity } from "../../lib/host/session/admission.js";
-import { completeStateArgs } from "../../lib/host/commands.js";
+import { completeStateArgs } from "../../lib/host/commands/index.js";
 import {
 	allOwnerSelections,
 	resolveSelection,

@@ -11,7 +11,7 @@ import type { Component } from "@mariozechner/pi-tui";
 import { printable } from "../../lib/core/printable.js";
 import type { Owner } from "../../lib/core/types.js";
 import { StateBrowser } from "../../lib/host/browser/state-browser.js";
-import { renderOutput } from "../../lib/host/output.js";
+import { renderOutput } from "../../lib/host/commands/output.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { theme } from "../helpers/render-theme.js";

@@ -3,7 +3,7 @@
  * title, project line, tabs and owner row are always drawn and the height never changes as the
  * selection moves or the view switches; the keys each view lists under it.
  */
-import { columns } from "../command-text.js";
+import { columns } from "../commands/status.js";
 
 /** Lines an unreadable owner's reason may take in the browser. */
 export const FAILURE_ROWS = 8;

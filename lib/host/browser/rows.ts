@@ -12,7 +12,7 @@ import { printable, spellId } from "../../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../../core/types.js";
 import { ROOTS, SECTIONS } from "../../core/types.js";
 import { formatSize } from "../../model/head.js";
-import { clipText, columns, madeBy } from "../command-text.js";
+import { clipText, columns, madeBy } from "../commands/status.js";
 
 /** One owner as the browser sees it. */
 export interface OwnerView {

@@ -4,17 +4,17 @@
  * own config, and where the owners live, in words for `/state` and notices. Where the owners
  * live is decided in one place only (`placementFor`); this module never decides it.
  */
-import type { SharedOwner } from "../core/types.js";
-import type { Placement } from "../storage/placement/placement.js";
-import { linkEntry, linkKey } from "../storage/placement/placement.js";
-import { readConfig, setLink, type StateFlowConfig } from "../storage/placement/config.js";
-import { realOrSelf } from "../storage/artifacts/files.js";
-import { projectOf } from "../storage/project/project.js";
-import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../storage/project/repository.js";
-import type { OwnerLocation } from "../storage/port.js";
-import { readSuggestion } from "../storage/project/suggestion.js";
+import type { SharedOwner } from "../../core/types.js";
+import type { Placement } from "../../storage/placement/placement.js";
+import { linkEntry, linkKey } from "../../storage/placement/placement.js";
+import { readConfig, setLink, type StateFlowConfig } from "../../storage/placement/config.js";
+import { realOrSelf } from "../../storage/artifacts/files.js";
+import { projectOf } from "../../storage/project/project.js";
+import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../../storage/project/repository.js";
+import type { OwnerLocation } from "../../storage/port.js";
+import { readSuggestion } from "../../storage/project/suggestion.js";
 
-export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../storage/project/suggestion.js";
+export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../../storage/project/suggestion.js";
 
 /**
  * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in

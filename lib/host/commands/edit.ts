@@ -10,17 +10,17 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { type EditOp, type EditTarget, parseEditTarget, targetText, valueAtTarget } from "../core/edit.js";
-import { messageOf } from "../core/errors.js";
-import { detach, isPlainObject } from "../core/json.js";
-import { formatKeySegment, type Segment } from "../core/locator.js";
-import { printable, spellId } from "../core/printable.js";
-import { OWNERS, type Json, type Owner, type OwnerState, ROOTS, type TransitionRecord } from "../core/types.js";
-import { artifactRootsFor } from "../storage/artifacts/files.js";
-import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
-import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../ops/edit.js";
-import { loadFor } from "./command-text.js";
-import type { StateFlowHost } from "./runtime.js";
+import { type EditOp, type EditTarget, parseEditTarget, targetText, valueAtTarget } from "../../core/edit.js";
+import { messageOf } from "../../core/errors.js";
+import { detach, isPlainObject } from "../../core/json.js";
+import { formatKeySegment, type Segment } from "../../core/locator.js";
+import { printable, spellId } from "../../core/printable.js";
+import { OWNERS, type Json, type Owner, type OwnerState, ROOTS, type TransitionRecord } from "../../core/types.js";
+import { artifactRootsFor } from "../../storage/artifacts/files.js";
+import { createArtifactCompiler } from "../../storage/artifacts/compiler.js";
+import { commitEdit, describeEdit, type EditPreview, previewEdit } from "../../ops/edit.js";
+import { loadFor } from "./status.js";
+import type { StateFlowHost } from "../runtime.js";
 
 /** Where `/state set|delete|tidy` print: a titled chat message (multi-line) or a notice. */
 export interface EditOutput {

@@ -5,11 +5,11 @@
  * says whose and asks (pi's confirm dialog; `--yes` is the consent where no dialog can open).
  */
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { fail } from "../core/errors.js";
-import { formatLocator, tryParseLocator } from "../core/locator.js";
-import { patchLeaves } from "../core/merge.js";
-import { printable, spellId } from "../core/printable.js";
-import { OWNERS, type Owner, type Result, isOwner } from "../core/types.js";
+import { fail } from "../../core/errors.js";
+import { formatLocator, tryParseLocator } from "../../core/locator.js";
+import { patchLeaves } from "../../core/merge.js";
+import { printable, spellId } from "../../core/printable.js";
+import { OWNERS, type Owner, type Result, isOwner } from "../../core/types.js";
 import {
 	type LoadedHistories,
 	idUndoPlan,
@@ -22,12 +22,12 @@ import {
 	restorePlan,
 	reversalFor,
 	type UndoPlan,
-} from "../core/undo.js";
-import { artifactRootsFor } from "../storage/artifacts/files.js";
-import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
-import { whoAmI } from "../storage/placement/who.js";
-import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./command-text.js";
-import type { StateFlowHost } from "./runtime.js";
+} from "../../core/undo.js";
+import { artifactRootsFor } from "../../storage/artifacts/files.js";
+import { createArtifactCompiler } from "../../storage/artifacts/compiler.js";
+import { whoAmI } from "../../storage/placement/who.js";
+import { clipText, fitList, loadFor, TEXT_WIDTH, transitionLine } from "./status.js";
+import type { StateFlowHost } from "../runtime.js";
 
 /** A transition id as listed: its first 8 characters, spelled (`spellId`): a stored id never ends a line. */
 const short = (id: string): string => spellId(id.slice(0, 8));

@@ -11,9 +11,9 @@
 import type { ExtensionAPI, ExtensionContext, MessageRenderer } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
 import type { Component } from "@mariozechner/pi-tui";
-import { printable } from "../core/printable.js";
-import type { RenderTheme } from "./tools/render.js";
-import { ScreenText, WIDEST, cutText } from "./screen-text.js";
+import { printable } from "../../core/printable.js";
+import type { RenderTheme } from "../tools/render.js";
+import { ScreenText, WIDEST, cutText } from "../screen-text.js";
 
 /** How a one-line message starts; its renderer shows it as the label. */
 const LINE_LEAD = "State Flow: ";

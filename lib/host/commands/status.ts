@@ -6,21 +6,21 @@
  * the revert is exact.
  */
 import { visibleWidth } from "@mariozechner/pi-tui";
-import { isStateError, messageOf } from "../core/errors.js";
-import type { Owner, OwnerHistory, Result } from "../core/types.js";
-import { DEFAULT_RETENTION, OWNERS } from "../core/types.js";
-import { formatSize } from "../model/head.js";
-import { configPath, readConfig } from "../storage/placement/config.js";
-import type { Stores } from "../storage/stores.js";
-import { DATABASE_ENV, foreignLinkLine } from "../storage/placement/placement.js";
-import { locationLines, readSuggestion } from "./link.js";
-import { formatWho, whoAmI } from "../storage/placement/who.js";
-import { projectLine, projectNote } from "../storage/project/project.js";
-import { apartLine, storesApart } from "../storage/project/stores-apart.js";
-import { movedLine } from "../storage/project/moved-marker.js";
-import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../ops/history-text.js";
-import type { StateFlowHost } from "./runtime.js";
-import { describeSelection, shapeOf } from "./session/selection.js";
+import { isStateError, messageOf } from "../../core/errors.js";
+import type { Owner, OwnerHistory, Result } from "../../core/types.js";
+import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
+import { formatSize } from "../../model/head.js";
+import { configPath, readConfig } from "../../storage/placement/config.js";
+import type { Stores } from "../../storage/stores.js";
+import { DATABASE_ENV, foreignLinkLine } from "../../storage/placement/placement.js";
+import { locationLines, readSuggestion } from "./link-text.js";
+import { formatWho, whoAmI } from "../../storage/placement/who.js";
+import { projectLine, projectNote } from "../../storage/project/project.js";
+import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
+import { movedLine } from "../../storage/project/moved-marker.js";
+import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../../ops/history-text.js";
+import type { StateFlowHost } from "../runtime.js";
+import { describeSelection, shapeOf } from "../session/selection.js";
 
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;

@@ -10,18 +10,18 @@
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
-import { messageOf } from "../core/errors.js";
-import { didYouMean } from "../core/suggest.js";
-import { OWNERS, type Owner, isOwner } from "../core/types.js";
-import { configPath, isMode, MODES, parseOwners, updateConfig } from "../storage/placement/config.js";
-import { openBrowser } from "./browser/open.js";
-import { describeHistory, describeState, describeStatus } from "./command-text.js";
-import { link, unlink } from "./link-command.js";
-import { commitPlan, runUndoCommand } from "./undo-command.js";
-import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit-command.js";
+import { messageOf } from "../../core/errors.js";
+import { didYouMean } from "../../core/suggest.js";
+import { OWNERS, type Owner, isOwner } from "../../core/types.js";
+import { configPath, isMode, MODES, parseOwners, updateConfig } from "../../storage/placement/config.js";
+import { openBrowser } from "../browser/open.js";
+import { describeHistory, describeState, describeStatus } from "./status.js";
+import { link, unlink } from "./link.js";
+import { commitPlan, runUndoCommand } from "./undo.js";
+import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit.js";
 import type { CommandOutput, Level } from "./output.js";
-import type { StateFlowHost } from "./runtime.js";
-import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "./session/selection.js";
+import type { StateFlowHost } from "../runtime.js";
+import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "../session/selection.js";
 
 export const USAGE = [
 	"Usage:",

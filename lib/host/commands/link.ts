@@ -6,13 +6,13 @@
  * repository's suggestion is what is asked about, named in the question.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
-import { printable, shellWord } from "../core/printable.js";
-import { DATABASE_ENV, type Placement, linkKey, linkPathProblem, linkedProject, placementFor } from "../storage/placement/placement.js";
-import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../storage/placement/config.js";
-import { repositoryLinkOf, repositoryWords } from "../storage/project/repository.js";
-import { whoAmI } from "../storage/placement/who.js";
-import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link.js";
-import type { StateFlowHost } from "./runtime.js";
+import { printable, shellWord } from "../../core/printable.js";
+import { DATABASE_ENV, type Placement, linkKey, linkPathProblem, linkedProject, placementFor } from "../../storage/placement/placement.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../../storage/placement/config.js";
+import { repositoryLinkOf, repositoryWords } from "../../storage/project/repository.js";
+import { whoAmI } from "../../storage/placement/who.js";
+import { SUGGESTION_FILE, cwdFolder, databaseWords, readSuggestion, recordLink } from "./link-text.js";
+import type { StateFlowHost } from "../runtime.js";
 
 /**
  * Why a link has no database: a bad `STATE_FLOW_DATABASE_URL` as `placementFor` words it, or
