@@ -11,7 +11,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { planSalvage } from "../../lib/cli/salvage.js";
+import { planSalvage } from "../../lib/cli/doctor/salvage.js";
 import { replay } from "../../lib/core/history.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";

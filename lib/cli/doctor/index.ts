@@ -20,7 +20,7 @@ import { Stores } from "../../storage/stores.js";
 import { whoAmI } from "../../storage/placement/who.js";
 import { type Parsed, UsageError } from "../args.js";
 import { checkCwd, type Outcome } from "../commands.js";
-import { salvageStore } from "../salvage.js";
+import { salvageStore } from "./salvage.js";
 import { FILE_OWNERS, type FileOwner, isFileOwner } from "../transfer.js";
 import { reviewJournals, rollForward } from "./journals.js";
 import { acceptStore, moveAside, repairStore } from "./file-repair.js";

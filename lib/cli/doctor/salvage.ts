@@ -11,16 +11,16 @@
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import { messageOf } from "../core/errors.js";
-import { jsonEqual } from "../core/json.js";
-import { replay } from "../core/history.js";
-import { emptyState } from "../core/state.js";
-import type { OwnerState, TransitionRecord } from "../core/types.js";
-import { CHECKPOINT_FILE, FileOwnerStore, LOG_FILE } from "../storage/file/owner-store.js";
-import { checkpointText, parseCheckpoint, parseLogLine, recordLine } from "../storage/format.js";
-import { DIR_MODE, FILE_MODE, fsyncDir, readRegular } from "../storage/fs-util.js";
-import { readLockHolder } from "../storage/file/lock.js";
-import type { SeenMarks } from "../storage/file/seen.js";
+import { messageOf } from "../../core/errors.js";
+import { jsonEqual } from "../../core/json.js";
+import { replay } from "../../core/history.js";
+import { emptyState } from "../../core/state.js";
+import type { OwnerState, TransitionRecord } from "../../core/types.js";
+import { CHECKPOINT_FILE, FileOwnerStore, LOG_FILE } from "../../storage/file/owner-store.js";
+import { checkpointText, parseCheckpoint, parseLogLine, recordLine } from "../../storage/format.js";
+import { DIR_MODE, FILE_MODE, fsyncDir, readRegular } from "../../storage/fs-util.js";
+import { readLockHolder } from "../../storage/file/lock.js";
+import type { SeenMarks } from "../../storage/file/seen.js";
 
 /** A damaged stretch is searched for a one-byte repair only up to this size (each try is a parse and a SHA-256). */
 export const MAX_REPAIR_BYTES = 8 * 1024;
