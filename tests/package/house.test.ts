@@ -47,7 +47,7 @@ const LONG_FILES: Record<string, string> = {
 const KNOWN_CYCLES: string[][] = [
 	["storage/pg/database.ts", "storage/pg/owner-store.ts"],
 	["cli/doctor/checks.ts", "cli/doctor/file-repair.ts", "cli/doctor/index.ts", "cli/doctor/journals.ts"],
-	["host/roots-host.ts", "host/roots.ts", "host/runtime.ts"],
+	["host/roots/host-port.ts", "host/roots/registry.ts", "host/runtime.ts"],
 ];
 const MAX_LINES = 400;
 
