@@ -68,7 +68,7 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 /** Terminal columns as the CLI counts them: code points (it loads no pi; pi's width rules live in the host). */
 const columns = (text: string): number => [...text].length;
 
-/** The shared history vocabulary (`storage/history-text.ts`), so `state-flow history` and `/state history` read alike. */
+/** The shared history vocabulary (`ops/history-text.ts`), so `state-flow history` and `/state history` read alike. */
 export const { labelledList, transitionLine } = historyText(columns);
 
 /** One owner's retained transitions, newest first (as `/state history`), with where the folded history ends; `short` ids are unique across the owners listed. */

@@ -1,5 +1,5 @@
 /**
- * Whether git tracks a folder, read from the index file (`lib/storage/git-index.ts`), checked
+ * Whether git tracks a folder, read from the index file (`lib/storage/project/git-index.ts`), checked
  * against real git's own list (`git ls-files`, in any spelling a case-insensitive file system
  * takes for `.pi/state-flow`, or above it) over random trees, in every index format git
  * writes (2, 3 with an intent-to-add entry, 4 with its compressed paths), split and not, SHA-1

@@ -25,7 +25,7 @@ import { describeSelection, shapeOf } from "../session/selection.js";
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;
 
-/** The shared history vocabulary (`storage/history-text.ts`) measured as pi draws it. */
+/** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it. */
 export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine } = historyText(columns);
 export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
 

@@ -1,7 +1,7 @@
 /**
  * Compiled Skills of the loaded owners, in this checkout and in pi's Skill list. At session
  * start (pi's `resources_discover`) and before each prompt, compiled Skills the state names
- * but this checkout lacks are written (`storage/compiled-skills.ts`); the ones written at start
+ * but this checkout lacks are written (`storage/artifacts/compiled-skills.ts`); the ones written at start
  * are handed to pi as Skill paths, so pi loads them like any other, and so are the project's
  * compiled Skills in the checkout root's `.pi/skills/` when pi runs in a subfolder (pi reads
  * `.pi/skills/` only in the folder it starts in, `.agents/skills/` up to the git root itself).

@@ -44,7 +44,7 @@ async function readSmall(path: string, max = SMALL_FILE): Promise<string | undef
 	}
 }
 
-/** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project.ts`): the branch is the store's checkout's. */
+/** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project/project.ts`): the branch is the store's checkout's. */
 export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
 	return gitDirsOf(cwd);
 }
