@@ -84,8 +84,8 @@ describe("whoAmI", () => {
 		const dir = tempDir(t);
 		chmodSync(dir, 0o755);
 		cpSync(fileURLToPath(new URL("../../lib/core/", import.meta.url)), join(dir, "core"), { recursive: true });
-		mkdirSync(join(dir, "storage"));
-		const module = join(dir, "storage", "who.js");
+		mkdirSync(join(dir, "storage", "placement"), { recursive: true });
+		const module = join(dir, "storage", "placement", "who.js");
 		copyFileSync(fileURLToPath(new URL("../../lib/storage/placement/who.js", import.meta.url)), module);
 		writeFileSync(join(dir, "package.json"), '{"type":"module"}');
 		const script = `import { userInfo } from "node:os"; import { whoAmI } from ${JSON.stringify(module)};
