@@ -13,8 +13,7 @@ import type { Stores } from "../../storage/stores.js";
 import type { Parsed } from "../args.js";
 import { describeLocation } from "../format.js";
 import { FILE_OWNERS, type FileOwner } from "../transfer.js";
-import type { Report } from "./index.js";
-import { present } from "./file-repair.js";
+import { present, type Report } from "./report.js";
 
 /**
  * Compiled Skills that State Flow wrote (its marker line names the owner and key) but that no

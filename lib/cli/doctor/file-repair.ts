@@ -7,7 +7,7 @@ import { fsyncDir, kindOf, lstatOrUndefined, openFile } from "../../storage/fs-u
 import { acquireLock, crashEvidence, crashMarkerPath, readLockHolder } from "../../storage/file/lock.js";
 import { holdersDir } from "../../storage/file/lock-holder.js";
 import type { SeenMarks } from "../../storage/file/seen.js";
-import type { Report } from "./index.js";
+import { present, type Report } from "./report.js";
 
 /** Bytes after the last newline of a log that are not one complete JSON value (0 when whole; -1: over 1 MiB). */
 function tornBytes(logPath: string): number {
@@ -30,11 +30,6 @@ function tornBytes(logPath: string): number {
 	} finally {
 		closeSync(fd);
 	}
-}
-
-/** True when something (anything, also a dangling link) is at `path`. */
-export function present(path: string): boolean {
-	return lstatOrUndefined(path) !== undefined;
 }
 
 /** Lines for each lock path that holds something State Flow never makes there, with how to clear it. */

@@ -25,18 +25,13 @@ import { FILE_OWNERS, type FileOwner, isFileOwner } from "../transfer.js";
 import { reviewJournals, rollForward } from "./journals.js";
 import { acceptStore, moveAside, repairStore } from "./file-repair.js";
 import { unrecordedSkills, verifyDatabaseOwner, verifyStore } from "./checks.js";
+import type { Report } from "./report.js";
 
 /** A file owner named by a doctor flag; anything else is a usage error. */
 function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
 	if (value === undefined) return undefined;
 	if (isFileOwner(value)) return value;
 	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
-}
-
-/** What doctor says, line by line, and whether every store is healthy. */
-export interface Report {
-	lines: string[];
-	healthy: boolean;
 }
 
 /** `state-flow doctor [--dry-run] [--drop-journal <id>]`: exit 0 when every store is healthy after the repairs. */

@@ -16,8 +16,7 @@ import { locationKey } from "../../storage/port.js";
 import type { Stores } from "../../storage/stores.js";
 import { type Parsed, UsageError } from "../args.js";
 import { FILE_OWNERS, type FileOwner } from "../transfer.js";
-import type { Report } from "./index.js";
-import { present } from "./file-repair.js";
+import { present, type Report } from "./report.js";
 
 /** A journal file as doctor lists it: parsed, or the reason it cannot be. */
 interface ListedJournal {
