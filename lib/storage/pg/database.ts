@@ -14,10 +14,10 @@ import { fail, isStateError } from "../../core/errors.js";
 import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
 import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { fault } from "../fault.js";
-import type { LockedStage, LoadAnswer, OwnerBackend, OwnerStore, StageStep } from "../port.js";
+import type { LockedStage, LoadAnswer, OwnerStore, StageStep } from "../port.js";
 import { PgOwnerStore } from "./owner-store.js";
 import { connectionLost } from "./rows.js";
-import type { HeadRow } from "./rows.js";
+import type { HeadRow, PgSession } from "./rows.js";
 import { checkSchemaName, ensureSchema } from "./schema.js";
 import { redactUrl, scrubber } from "./url.js";
 import { driverError } from "./errors.js";
@@ -45,7 +45,7 @@ function socketOf(c: pg.Client): { ref?: () => void; unref?: () => void } | unde
 /** A transaction phase, to tell a failure before COMMIT (nothing written) from one during it (unknown). */
 type Phase = "before-commit" | "commit";
 
-export class PgDatabase implements OwnerBackend {
+export class PgDatabase implements PgSession {
 	readonly schema: string;
 	/** The URL without its password: what every message shows. */
 	readonly shownUrl: string;

@@ -6,13 +6,12 @@ import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/typ
 import { recordLine, sameHistoryText } from "../format.js";
 import { applyDurable, checkCommitSeq, commitDecision, compactionDue, expectNext } from "../owner-log.js";
 import type { CommitOutcome, OwnerLocation, OwnerStore, OwnerStoreStatus } from "../port.js";
-import type { PgDatabase } from "./database.js";
 import { CHECKPOINT_SEQ_TAG, UNIQUE_VIOLATION, checksum, connectionLost, sqlStateOf, stateText, verifyCheckpoint, verifyRow } from "./rows.js";
-import type { HeadRow, Row } from "./rows.js";
+import type { HeadRow, PgSession, Row } from "./rows.js";
 
 export class PgOwnerStore implements OwnerStore {
 	readonly owner: SharedOwner;
-	readonly backend: PgDatabase;
+	readonly backend: PgSession;
 	/** Row id of the owner once known (it exists only after the first commit). */
 	private ownerId: number | undefined;
 	/** `ownerId` came from a row this open transaction created: not real until it commits. */
@@ -22,7 +21,7 @@ export class PgOwnerStore implements OwnerStore {
 	private storedCheckpointSeq = 0;
 
 	constructor(
-		readonly db: PgDatabase,
+		readonly db: PgSession,
 		readonly kind: SharedOwner,
 		readonly key: string,
 		private retention: number,

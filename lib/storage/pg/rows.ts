@@ -3,8 +3,10 @@
  * checksum every row carries, and the text of a checkpoint row. Pure; the stores use it.
  */
 import { createHash } from "node:crypto";
+import type pg from "pg";
 import { isStateError, messageOf } from "../../core/errors.js";
 import type { OwnerState, SharedOwner, TransitionRecord } from "../../core/types.js";
+import type { OwnerBackend } from "../port.js";
 import { spellId } from "../../core/printable.js";
 import { checkRecord } from "../format.js";
 import { checkpointState } from "../owner-log.js";
@@ -96,4 +98,21 @@ export function verifyCheckpoint(text: string, sum: string, seq: number, who: Ro
 	}
 	// The planes, and the registered roots' namespace once one was written (docs/spec.md §12): the files' schema.
 	return checkpointState(value, damaged);
+}
+
+/**
+ * What an owner store asks of its database: one connection's queries, the tables, the one
+ * transaction several owners commit in, and how owners and damage are named. `PgDatabase`
+ * implements it; the owner store depends on this port, not on the class (no import cycle).
+ */
+export interface PgSession extends OwnerBackend {
+	readonly schema: string;
+	/** The URL without its password, for messages. */
+	readonly shownUrl: string;
+	readonly tables: { owners: string; transitions: string };
+	run<T>(owner: string, fn: (c: pg.Client) => Promise<T>, mayRetry?: () => boolean): Promise<T>;
+	commitAndNotify(c: pg.Client): Promise<void>;
+	describeOwner(kind: SharedOwner, key: string): string;
+	damaged(kind: SharedOwner, key: string, what: string): never;
+	close(): Promise<void>;
 }
