@@ -82,7 +82,15 @@ export class StateFlowHost {
 		readonly pi: ExtensionAPI,
 		readonly options: StateFlowOptions,
 	) {
-		this.roots.attach(rootsHostOf(this, this.#open));
+		this.roots.attach(
+			rootsHostOf({
+				open: this.#open,
+				newId: () => this.options.newId(),
+				now: () => this.options.now(),
+				say: (message, level) => this.say(message, level),
+				gate: this.roots.gate,
+			}),
+		);
 	}
 
 	/** Names of the roots the model was told about. */

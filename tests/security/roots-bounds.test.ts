@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootSpec, type RootStatus, registerRoot } from "../../lib/api.js";
-import { MAX_ROOTS, MAX_ROOTS_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH } from "../../lib/host/roots/registry.js";
+import { MAX_ROOTS, MAX_ROOTS_BYTES, MAX_SCHEMA_BYTES, MAX_SCHEMA_DEPTH } from "../../lib/host/roots/spec.js";
 import { withFlow } from "../host/fixture.js";
 
 const spec = (name: string, schema: Record<string, unknown> = { type: "object" }): RootSpec => ({

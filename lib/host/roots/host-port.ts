@@ -1,30 +1,25 @@
 /**
- * What the roots registry may do through the host (`RootsHost`, kept small so the registry reads
- * on its own): read and commit through the session's stores, tell the user, and watch the
- * stores for other processes' commits while they are open.
+ * The host's side of what the roots registry may do (`RootsHost`, declared by the registry):
+ * read and commit through the session's open stores, tell the user, and watch the stores for
+ * other processes' commits while they are open. It is handed narrow functions, not the host.
  */
 import { SHARED_OWNERS } from "../../core/types.js";
-import type { JsonObject, Owner, OwnerHistory } from "../../core/types.js";
+import type { RootGate } from "../../core/types.js";
 import type { OpenStores } from "../session/open-stores.js";
-import type { StateFlowHost } from "../runtime.js";
 import { historiesOf } from "../session/available.js";
+import type { RootsHost } from "./registry.js";
 
-/** What the registry needs from the host; kept small so the registry can be read on its own. */
-export interface RootsHost {
-	/** Histories of `owners` now, or undefined when no stores are open. */
-	histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>> | undefined>;
-	/** Commit a canonical patch through the stores, recorded as the extension's. */
-	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
-	/** Tell the user (notify). */
+/** What the host lends the registry's port: its open stores, ids and clock, notices and the roots' gate. */
+export interface RootsHostDeps {
+	open: OpenStores;
+	newId(): string;
+	now(): Date;
 	say(message: string, level: "info" | "warning" | "error"): void;
-	/** The folders of the owners kept in files here (a database owner has none to watch). */
-	storeFolders(): string[];
-	/** Call `changed` after each commit to an owner kept in a database; returns the way to stop (none without stores). */
-	watchDatabases(changed: () => void): (() => void) | undefined;
+	gate: RootGate;
 }
 
 /** The host's side of `RootsHost`: its open stores, its ids and clock, its notices. */
-export function rootsHostOf(host: StateFlowHost, open: OpenStores): RootsHost {
+export function rootsHostOf({ open, newId, now, say, gate }: RootsHostDeps): RootsHost {
 	return {
 		histories: async (owners) => {
 			const stores = open.current;
@@ -33,15 +28,15 @@ export function rootsHostOf(host: StateFlowHost, open: OpenStores): RootsHost {
 			return historiesOf(owners, await stores.loadEach(owners), true);
 		},
 		commit: async (patch, extension) => {
-			const outcome = await host.requireStores().commit(patch, {
+			const outcome = await open.require().commit(patch, {
 				by: { kind: "extension", extension },
-				id: host.options.newId(),
-				at: host.options.now().toISOString(),
-				roots: host.roots.gate,
+				id: newId(),
+				at: now().toISOString(),
+				roots: gate,
 			});
 			return outcome.noop ? null : outcome.transitionId;
 		},
-		say: (message, level) => host.say(message, level),
+		say,
 		watchDatabases: (changed) => open.watched?.watchDatabases(changed),
 		storeFolders: () => {
 			const stores = open.watched;

@@ -9,65 +9,29 @@
  * validating a value under a store's lock is linear in the value.
  */
 import AjvModule from "ajv";
-import type { Options, ValidateFunction } from "ajv";
-import { RE2JS } from "re2js";
+import type { ValidateFunction } from "ajv";
 import type { RootChange, RootHandle, RootListener, RootOwner, RootSpec, RootStatus, StateFlowBus } from "../../api.js";
 import { fail, formatPath, messageOf } from "../../core/errors.js";
-import { cloneJson, detach, isPlainObject } from "../../core/json.js";
-import { OWNERS, PLANES, ROOTS, isOwner, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../../core/types.js";
+import { cloneJson, detach } from "../../core/json.js";
+import { OWNERS, ROOTS, type Json, type JsonObject, type Owner, type OwnerHistory, type RootGate } from "../../core/types.js";
 import type { RootDeclaration } from "../../model/schemas.js";
 import { FolderWatch } from "./folder-watch.js";
-import type { RootsHost } from "./host-port.js";
+import { checkRootSpec, re2 } from "./spec.js";
 
 const Ajv = AjvModule.default;
 
-/** Words a root name can never be: they already mean something in the grammar. */
-const RESERVED: readonly string[] = [...PLANES, ...OWNERS, "response", ROOTS, "patches", "effective"];
-const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
-const MAX_DESCRIPTION = 300;
-/** Roots registered at once, at most: each is declared on every request. */
-export const MAX_ROOTS = 16;
-/** UTF-8 bytes of one root's schema as JSON, at most (it is sent on every request). */
-export const MAX_SCHEMA_BYTES = 4096;
-/** Nesting of a root's schema, at most (pi's own validator walks it recursively). */
-export const MAX_SCHEMA_DEPTH = 32;
-/** UTF-8 bytes all registered roots add to the declarations (descriptions and schemas), at most. */
-export const MAX_ROOTS_BYTES = 16384;
-
-/** Names a plain object already answers (`constructor`, `toString`, `__proto__`, …): a root of that name would be one. */
-const INHERITED: readonly string[] = Object.getOwnPropertyNames(Object.prototype);
-
-/**
- * The pattern engine of root schemas (`pattern`, `patternProperties`, `propertyNames`): RE2,
- * linear in the text whatever the pattern, so no schema can make a commit backtrack for ever
- * under a store's lock. A pattern RE2 cannot run (lookaround, backreferences) is refused at
- * registration, naming it.
- */
-const re2: NonNullable<NonNullable<Options["code"]>["regExp"]> = Object.assign(
-	(pattern: string, flags: string) => {
-		let re: RE2JS;
-		try {
-			re = RE2JS.compile(pattern);
-		} catch (e) {
-			throw new Error(
-				`pattern ${JSON.stringify(pattern)} cannot be used: State Flow runs schema patterns in linear time (RE2 syntax: no lookahead, lookbehind or backreferences); ${messageOf(e)}`,
-			);
-		}
-		// `toString` is ajv's cache key of a compiled pattern.
-		return { test: (s: string) => re.test(s), toString: () => `/${pattern}/${flags}` };
-	},
-	{ code: "re2" },
-);
-
-/** UTF-8 bytes of a value as JSON text. */
-const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
-
-/** Nesting depth of a JSON value (objects and arrays), stopping once past `max`. */
-function depthOf(v: unknown, max: number, at = 0): number {
-	if (at > max || v === null || typeof v !== "object") return at;
-	let deepest = at + 1;
-	for (const x of Object.values(v)) deepest = Math.max(deepest, depthOf(x, max, at + 1));
-	return deepest;
+/** What the registry needs from the host; kept small so the registry can be read on its own. */
+export interface RootsHost {
+	/** Histories of `owners` now, or undefined when no stores are open. */
+	histories(owners: readonly Owner[]): Promise<Partial<Record<Owner, OwnerHistory>> | undefined>;
+	/** Commit a canonical patch through the stores, recorded as the extension's. */
+	commit(patch: Partial<Record<Owner, JsonObject>>, extension: string): Promise<string | null>;
+	/** Tell the user (notify). */
+	say(message: string, level: "info" | "warning" | "error"): void;
+	/** The folders of the owners kept in files here (a database owner has none to watch). */
+	storeFolders(): string[];
+	/** Call `changed` after each commit to an owner kept in a database; returns the way to stop (none without stores). */
+	watchDatabases(changed: () => void): (() => void) | undefined;
 }
 
 interface Entry {
@@ -210,45 +174,11 @@ export class RootRegistry {
 	}
 
 	#admit(raw: RootSpec, listener: RootListener): Entry {
-		const spec = detach(raw, ["spec"]) as unknown as RootSpec;
-		if (!isPlainObject(spec as unknown as Json)) fail("invalid_input", "the root spec must be an object { name, extension, description, schema, owners }");
+		const spec = checkRootSpec(
+			raw,
+			[...this.#entries.values()].map((e) => e.spec),
+		);
 		const { name, extension, description, schema, owners } = spec;
-		if (typeof extension !== "string" || extension.trim() === "") fail("invalid_input", "`extension` must name the registering extension", ["extension"]);
-		if (typeof name !== "string" || !NAME.test(name))
-			fail("invalid_input", `\`name\` must be an identifier of letters, digits and _ (at most 64), got ${JSON.stringify(name)}`, ["name"]);
-		if (RESERVED.includes(name)) fail("invalid_input", `root name \`${name}\` collides with State Flow's own \`${name}\`; choose another name`, ["name"]);
-		if (INHERITED.includes(name))
-			fail("invalid_input", `root name \`${name}\` is a member every JavaScript object has (Object.prototype); choose another name`, ["name"]);
-		if (this.#entries.size >= MAX_ROOTS)
-			fail("invalid_input", `${MAX_ROOTS} roots are registered already, the most State Flow declares (each is sent on every request); dispose one first`, [
-				"name",
-			]);
-		const other = this.#entries.get(name);
-		if (other !== undefined)
-			fail("invalid_input", `root name \`${name}\` is already registered by extension ${other.spec.extension}; choose another name`, ["name"]);
-		if (typeof description !== "string" || description.trim() === "" || /[\r\n]/.test(description) || description.length > MAX_DESCRIPTION) {
-			fail("invalid_input", `\`description\` must be one non-empty line of at most ${MAX_DESCRIPTION} characters`, ["description"]);
-		}
-		if (!Array.isArray(owners) || owners.length === 0 || owners.some((o) => !isOwner(o)) || new Set(owners).size !== owners.length) {
-			fail("invalid_input", `\`owners\` must be a non-empty list of distinct owners of ${OWNERS.join(", ")}`, ["owners"]);
-		}
-		if (!isPlainObject(schema as Json) || schema.type !== "object")
-			fail("invalid_input", '`schema` must be a JSON Schema object with `"type": "object"` (a root holds an object, merged like a plane)', ["schema"]);
-		const schemaBytes = bytesOf(schema);
-		if (schemaBytes > MAX_SCHEMA_BYTES)
-			fail("invalid_input", `\`schema\` is ${schemaBytes} B as JSON; at most ${MAX_SCHEMA_BYTES} B (it is sent on every request): describe less in it`, [
-				"schema",
-			]);
-		if (depthOf(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH)
-			fail("invalid_input", `\`schema\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten it`, ["schema"]);
-		const added = schemaBytes + bytesOf(description);
-		const declared = [...this.#entries.values()].reduce((n, e) => n + bytesOf(e.spec.schema) + bytesOf(e.spec.description), 0);
-		if (declared + added > MAX_ROOTS_BYTES)
-			fail(
-				"invalid_input",
-				`the registered roots would add ${declared + added} B to every request; at most ${MAX_ROOTS_BYTES} B for all roots together (${declared} B taken): make the schema or description shorter`,
-				["schema"],
-			);
 		let validate: ValidateFunction;
 		try {
 			validate = this.#ajv.compile(schema);
