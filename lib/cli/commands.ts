@@ -8,7 +8,8 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import type { CanonicalPatch, OwnerHistory, OwnerState } from "../core/types.js";
+import type { CanonicalPatch, OwnerHistory, OwnerState, SharedOwner } from "../core/types.js";
+import { SHARED_OWNERS, isSharedOwner } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { foreignLinkLine, type Placement, placementFor, userOf } from "../storage/placement/placement.js";
@@ -22,7 +23,7 @@ import { movedLine } from "../storage/project/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
 import { uniquePrefixes } from "../ops/history-text.js";
 import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
-import { exportDoc, FILE_OWNERS, type FileOwner, IMPORT_ROOTS, importPatch, isFileOwner, parseImport } from "./transfer.js";
+import { exportDoc, IMPORT_ROOTS, importPatch, parseImport } from "./transfer.js";
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
 export interface Outcome {
@@ -35,12 +36,12 @@ export interface Outcome {
 export const ok = (stdout: string, stderr = ""): Outcome => ({ stdout, stderr, code: 0 });
 
 /** The owner argument of show/history/export, or every file owner. */
-function ownersFrom(p: Parsed, value: string | undefined): FileOwner[] {
-	if (value === undefined) return [...FILE_OWNERS];
+function ownersFrom(p: Parsed, value: string | undefined): SharedOwner[] {
+	if (value === undefined) return [...SHARED_OWNERS];
 	if (value === "session") {
 		throw new UsageError("Session state lives in pi's session file: use `/state show session` inside pi.", p.command);
 	}
-	if (!isFileOwner(value)) throw new UsageError(`unknown owner \`${value}\`: use \`global\` or \`cwd\`.`, p.command);
+	if (!isSharedOwner(value)) throw new UsageError(`unknown owner \`${value}\`: use \`global\` or \`cwd\`.`, p.command);
 	return [value];
 }
 
@@ -77,7 +78,7 @@ export function openStores(p: Parsed): Opened {
 
 /** One owner a command read: its history, or why it cannot be reached now. */
 interface Read {
-	owner: FileOwner;
+	owner: SharedOwner;
 	where: string;
 	history?: OwnerHistory;
 	error?: string;
@@ -202,8 +203,8 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	}
 	const targets = parseImport(raw, only);
 	const { stores, warnings } = openStores(p);
-	const current: Partial<Record<FileOwner, OwnerState>> = {};
-	for (const o of FILE_OWNERS) if (targets[o]) current[o] = (await stores.load(o)).state;
+	const current: Partial<Record<SharedOwner, OwnerState>> = {};
+	for (const o of SHARED_OWNERS) if (targets[o]) current[o] = (await stores.load(o)).state;
 	const patch = importPatch(current, targets);
 	const names = Object.keys(targets).join(" and ");
 	if (Object.keys(patch).length === 0) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));

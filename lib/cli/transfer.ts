@@ -7,16 +7,11 @@
 import { fail, formatPath } from "../core/errors.js";
 import { cloneJson, detach, isPlainObject, setOwn } from "../core/json.js";
 import { mergeDiff } from "../core/merge.js";
-import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch, RootGate } from "../core/types.js";
-import { OWNABLE_PLANES, PLANES, ROOTS, isPlane, isSharedOwner } from "../core/types.js";
+import type { CanonicalPatch, Json, Owner, OwnerState, PlanePatch, RootGate, SharedOwner } from "../core/types.js";
+import { OWNABLE_PLANES, PLANES, ROOTS, SHARED_OWNERS, isPlane, isSharedOwner } from "../core/types.js";
 import { checkScopedRefs } from "../core/refs.js";
 
-import { FILE_OWNERS } from "../storage/project/paths.js";
-import type { FileOwner } from "../storage/project/paths.js";
-
 /** Owners that live in files the CLI can reach (Session lives in pi's session file). */
-export { FILE_OWNERS };
-export type { FileOwner };
 
 /** The `format` tag and version of export documents; import refuses other versions. */
 export const EXPORT_FORMAT = "state-flow/export";
@@ -26,16 +21,13 @@ export const EXPORT_VERSION = 1;
 export interface ExportDoc {
 	format: typeof EXPORT_FORMAT;
 	v: typeof EXPORT_VERSION;
-	owners: Partial<Record<FileOwner, { seq: number; state: OwnerState }>>;
+	owners: Partial<Record<SharedOwner, { seq: number; state: OwnerState }>>;
 }
 
-/** Is `v` an owner the CLI can read and write? */
-export const isFileOwner = isSharedOwner;
-
 /** Build an export document; states are copied so later writes cannot change it. */
-export function exportDoc(owners: Partial<Record<FileOwner, { seq: number; state: OwnerState }>>): ExportDoc {
+export function exportDoc(owners: Partial<Record<SharedOwner, { seq: number; state: OwnerState }>>): ExportDoc {
 	const out: ExportDoc = { format: EXPORT_FORMAT, v: EXPORT_VERSION, owners: {} };
-	for (const o of FILE_OWNERS) {
+	for (const o of SHARED_OWNERS) {
 		const h = owners[o];
 		if (h) out.owners[o] = { seq: h.seq, state: cloneJson(h.state) as OwnerState };
 	}
@@ -47,7 +39,7 @@ export function exportDoc(owners: Partial<Record<FileOwner, { seq: number; state
  * narrowed to `only`) or one owner's state object, which needs `only`. Throws `invalid_input`
  * naming the offending field.
  */
-export function parseImport(raw: unknown, only: FileOwner | undefined): Partial<Record<FileOwner, OwnerState>> {
+export function parseImport(raw: unknown, only: SharedOwner | undefined): Partial<Record<SharedOwner, OwnerState>> {
 	const doc = detach(raw);
 	if (!isPlainObject(doc)) fail("invalid_input", "the import file must hold a JSON object: an export document or one owner's state.");
 	if (doc.format !== undefined) {
@@ -55,9 +47,9 @@ export function parseImport(raw: unknown, only: FileOwner | undefined): Partial<
 		if (doc.v !== EXPORT_VERSION) fail("invalid_input", `\`v\` is ${JSON.stringify(doc.v)}; this version reads ${EXPORT_VERSION}.`, ["v"]);
 		const owners = doc.owners;
 		if (!isPlainObject(owners)) fail("invalid_input", '`owners` must be an object such as {"cwd": {"state": {...}}}.', ["owners"]);
-		const out: Partial<Record<FileOwner, OwnerState>> = {};
+		const out: Partial<Record<SharedOwner, OwnerState>> = {};
 		for (const key of Object.keys(owners)) {
-			if (!isFileOwner(key)) {
+			if (!isSharedOwner(key)) {
 				fail("invalid_input", `\`owners.${key}\` cannot be imported: use \`global\` or \`cwd\` (Session state lives in pi's session file).`, ["owners", key]);
 			}
 			if (only !== undefined && key !== only) continue;
@@ -90,7 +82,7 @@ function checkState(value: Json | undefined, path: (string | number)[]): OwnerSt
 		if (!isPlainObject(p)) fail("invalid_input", `\`${formatPath([...path, plane])}\` must be an object.`, [...path, plane]);
 		noNullMembers(p, [...path, plane]);
 		// Stored references are owner-qualified (`cwd.tactics.t1`); a bare `tactics.t1` is ambiguous here.
-		checkScopedRefs(p, [...path, plane], FILE_OWNERS);
+		checkScopedRefs(p, [...path, plane], SHARED_OWNERS);
 		state[plane] = p;
 	}
 	const roots = value[ROOTS];
@@ -128,9 +120,9 @@ function noNullMembers(v: Json, path: (string | number)[]): void {
 }
 
 /** The canonical patch that makes each owner's state equal its target (owners with no change omitted). */
-export function importPatch(current: Partial<Record<FileOwner, OwnerState>>, targets: Partial<Record<FileOwner, OwnerState>>): CanonicalPatch {
+export function importPatch(current: Partial<Record<SharedOwner, OwnerState>>, targets: Partial<Record<SharedOwner, OwnerState>>): CanonicalPatch {
 	const patch: CanonicalPatch = {};
-	for (const owner of FILE_OWNERS) {
+	for (const owner of SHARED_OWNERS) {
 		const target = targets[owner];
 		if (!target) continue;
 		const from = current[owner];

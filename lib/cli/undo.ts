@@ -28,7 +28,8 @@ import { type Parsed, UsageError } from "./args.js";
 import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";
 import { transitionLine } from "./format.js";
 import { uniquePrefixes } from "../ops/history-text.js";
-import { FILE_OWNERS, IMPORT_ROOTS, isFileOwner } from "./transfer.js";
+import { IMPORT_ROOTS } from "./transfer.js";
+import { SHARED_OWNERS, isSharedOwner } from "../core/types.js";
 
 /** Transitions printed before the rest is counted. */
 const MAX_LISTED = 8;
@@ -42,7 +43,7 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 		let scope: RestoreScope | undefined;
 		if (p.path !== undefined) {
 			const loc = tryParseLocator(p.path, "canonical");
-			if (loc === undefined || loc.kind !== "state" || loc.scope === null || loc.scope === "effective" || loc.offset !== 0 || !isFileOwner(loc.scope)) {
+			if (loc === undefined || loc.kind !== "state" || loc.scope === null || loc.scope === "effective" || loc.offset !== 0 || !isSharedOwner(loc.scope)) {
 				throw new UsageError(
 					`\`--path ${p.path}\` is no owner or locator to restore; write \`global\`, \`cwd\` or a path in one (\`cwd.tactics.next\`).`,
 					"restore",
@@ -52,8 +53,8 @@ function planOf(p: Parsed, histories: LoadedHistories): ReturnType<typeof latest
 		}
 		return restorePlan(histories, found.value.id, scope);
 	}
-	if (asked === undefined) return p.command === "redo" ? latestRedoPlan(histories, FILE_OWNERS, false) : latestUndoPlan(histories, FILE_OWNERS, false);
-	if (isFileOwner(asked)) return p.command === "redo" ? latestRedoPlan(histories, [asked], true) : latestUndoPlan(histories, [asked], true);
+	if (asked === undefined) return p.command === "redo" ? latestRedoPlan(histories, SHARED_OWNERS, false) : latestUndoPlan(histories, SHARED_OWNERS, false);
+	if (isSharedOwner(asked)) return p.command === "redo" ? latestRedoPlan(histories, [asked], true) : latestUndoPlan(histories, [asked], true);
 	if (p.command === "redo")
 		throw new UsageError(`unknown owner \`${asked}\`: use \`global\` or \`cwd\` (an undo is redone by undoing it: \`state-flow undo <id>\`).`, "redo");
 	return idUndoPlan(histories, asked, "global, cwd", "`state-flow history`");
@@ -89,8 +90,8 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 	const { stores, warnings, config } = openStores(p);
 	// An unreachable or damaged owner is planned around (a plan that needs it is refused, naming why).
 	const histories: LoadedHistories = {};
-	const loaded = await stores.loadEach(FILE_OWNERS);
-	FILE_OWNERS.forEach((o, i) => {
+	const loaded = await stores.loadEach(SHARED_OWNERS);
+	SHARED_OWNERS.forEach((o, i) => {
 		const got = loaded[i] as (typeof loaded)[number];
 		if ("history" in got) histories[o] = { ok: true, value: got.history };
 		else if (isStateError(got.error) && (got.error.code === "unavailable" || got.error.code === "corrupt"))

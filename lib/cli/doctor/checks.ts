@@ -1,7 +1,7 @@
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError, messageOf } from "../../core/errors.js";
-import type { OwnerHistory } from "../../core/types.js";
+import { SHARED_OWNERS, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import type { Placement } from "../../storage/placement/placement.js";
 import type { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { inside, lstatOrUndefined, realOrSelf } from "../../storage/fs-util.js";
@@ -12,7 +12,6 @@ import { PgDatabase } from "../../storage/pg/database.js";
 import type { Stores } from "../../storage/stores.js";
 import type { Parsed } from "../args.js";
 import { describeLocation } from "../format.js";
-import { FILE_OWNERS, type FileOwner } from "../transfer.js";
 import { present, type Report } from "./report.js";
 
 /**
@@ -21,8 +20,8 @@ import { present, type Report } from "./report.js";
  * restored from before it. Listed with the way out, never removed (the file may be someone's
  * now); not store damage, so the exit code stays as the stores make it.
  */
-export function unrecordedSkills(report: Report, verified: Partial<Record<FileOwner, OwnerHistory | "none">>, p: Parsed): void {
-	for (const owner of FILE_OWNERS) {
+export function unrecordedSkills(report: Report, verified: Partial<Record<SharedOwner, OwnerHistory | "none">>, p: Parsed): void {
+	for (const owner of SHARED_OWNERS) {
 		const h = verified[owner];
 		// A store that could not be read is reported above; one that does not exist records nothing.
 		if (h === undefined) continue;
@@ -34,7 +33,7 @@ export function unrecordedSkills(report: Report, verified: Partial<Record<FileOw
 }
 
 /** The unrecorded compiled Skills in one Skill folder of an owner: one level of folders, each file bounded. */
-function unrecordedIn(report: Report, owner: FileOwner, root: string, folder: string, artifacts: Record<string, unknown>): void {
+function unrecordedIn(report: Report, owner: SharedOwner, root: string, folder: string, artifacts: Record<string, unknown>): void {
 	const dir = join(root, folder);
 	// A Skill folder that leads out of the owner's folder (a link in a repository) is not read.
 	if (!inside(realOrSelf(dir), realOrSelf(root))) return;
@@ -64,7 +63,7 @@ export async function verifyDatabaseOwner(
 	report: Report,
 	stores: Stores,
 	placement: Placement,
-	o: FileOwner,
+	o: SharedOwner,
 	retention: number,
 	files: FileOwnerStore,
 ): Promise<OwnerHistory | undefined> {

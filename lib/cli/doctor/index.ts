@@ -6,7 +6,7 @@
 import { fail } from "../../core/errors.js";
 import { inline, shellWord } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
-import { DEFAULT_RETENTION, type OwnerHistory } from "../../core/types.js";
+import { DEFAULT_RETENTION, SHARED_OWNERS, isSharedOwner, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import { placementFor } from "../../storage/placement/placement.js";
 import { readConfig } from "../../storage/placement/config.js";
 import { FileOwnerStore } from "../../storage/file/owner-store.js";
@@ -21,16 +21,15 @@ import { whoAmI } from "../../storage/placement/who.js";
 import { type Parsed, UsageError } from "../args.js";
 import { checkCwd, type Outcome } from "../commands.js";
 import { salvageStore } from "./salvage.js";
-import { FILE_OWNERS, type FileOwner, isFileOwner } from "../transfer.js";
 import { reviewJournals, rollForward } from "./journals.js";
 import { acceptStore, moveAside, repairStore } from "./file-repair.js";
 import { unrecordedSkills, verifyDatabaseOwner, verifyStore } from "./checks.js";
 import type { Report } from "./report.js";
 
 /** A file owner named by a doctor flag; anything else is a usage error. */
-function flagOwner(flag: string, value: string | undefined): FileOwner | undefined {
+function flagOwner(flag: string, value: string | undefined): SharedOwner | undefined {
 	if (value === undefined) return undefined;
-	if (isFileOwner(value)) return value;
+	if (isSharedOwner(value)) return value;
 	throw new UsageError(`\`${flag}\` takes \`global\` or \`cwd\`, got \`${value}\` (the Session owner lives in the pi session file).`, "doctor");
 }
 
@@ -52,7 +51,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const seen = seenMarksOf(paths);
-	const fileStore = (o: FileOwner, marks?: SeenMarks) =>
+	const fileStore = (o: SharedOwner, marks?: SeenMarks) =>
 		new FileOwnerStore({
 			owner: o,
 			root: rootOf(paths, o),
@@ -67,7 +66,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	// Owners placed in the database are verified there; their local folders are not in use. A
 	// refused CWD folder (`Project.refused`) is neither read, repaired, moved nor verified: said once.
 	const refused = paths.project.refused;
-	const local = FILE_OWNERS.filter((o) => stores.location(o).backend === "file" && !(o === "cwd" && refused !== undefined));
+	const local = SHARED_OWNERS.filter((o) => stores.location(o).backend === "file" && !(o === "cwd" && refused !== undefined));
 
 	await reviewJournals(report, journalDir, retention, p, stores, placement);
 	const aside = flagOwner("--move-aside", p.moveAside);
@@ -80,8 +79,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
-	const verified: Partial<Record<FileOwner, OwnerHistory | "none">> = {};
-	for (const o of FILE_OWNERS) {
+	const verified: Partial<Record<SharedOwner, OwnerHistory | "none">> = {};
+	for (const o of SHARED_OWNERS) {
 		if (o === "cwd" && refused !== undefined && stores.location(o).backend === "file") {
 			report.lines.push(`cwd: ${refused}.`);
 			report.healthy = false;
@@ -103,7 +102,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	for (const one of storesApart(paths.project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
 	const token = tokenProblemOf(paths.project);
 	if (token !== undefined) report.lines.push(`cwd: ${token}.`);
-	for (const o of FILE_OWNERS) {
+	for (const o of SHARED_OWNERS) {
 		const h = verified[o];
 		if (h === undefined || h === "none") continue;
 		for (const why of storedRefProblems(o, h.state)) {

@@ -1,7 +1,7 @@
 import { readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../../core/errors.js";
-import type { OwnerHistory } from "../../core/types.js";
+import { SHARED_OWNERS, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import type { Placement } from "../../storage/placement/placement.js";
 import { databaseFor } from "../../storage/pg/placed.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../../storage/file/owner-store.js";
@@ -15,7 +15,6 @@ import type { StorePaths } from "../../storage/project/paths.js";
 import { locationKey } from "../../storage/port.js";
 import type { Stores } from "../../storage/stores.js";
 import { type Parsed, UsageError } from "../args.js";
-import { FILE_OWNERS, type FileOwner } from "../transfer.js";
 import { present, type Report } from "./report.js";
 
 /** A journal file as doctor lists it: parsed, or the reason it cannot be. */
@@ -89,7 +88,7 @@ function partStatus(part: JournalPart, id: string, retention: number, answers: D
 	if (!present(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
 	let h: OwnerHistory;
 	try {
-		h = new FileOwnerStore({ owner: part.owner as FileOwner, root, retention, gitignore: false }).read();
+		h = new FileOwnerStore({ owner: part.owner as SharedOwner, root, retention, gitignore: false }).read();
 	} catch (e) {
 		return { text: `${where} (BLOCKED: the store is damaged: ${messageOf(e)})`, blocks: true, missing: true };
 	}
@@ -187,7 +186,7 @@ async function dropJournal(
 		// In the order every writer takes the locks; a store folder that is gone has no writer.
 		for (const part of target.journal === undefined ? [] : lockedParts(target.journal)) {
 			// The lock is taken inside the store folder: like every writer, only while that folder leads inside its owner's.
-			const store = new FileOwnerStore({ owner: part.owner as FileOwner, root: part.root as string, retention, gitignore: false });
+			const store = new FileOwnerStore({ owner: part.owner as SharedOwner, root: part.root as string, retention, gitignore: false });
 			store.checkRoot();
 			locks.push(await acquireLock(store.lockPath, DEFAULT_LOCK_TIMEOUT_MS));
 		}
@@ -212,7 +211,7 @@ async function askDatabases(listed: readonly ListedJournal[], stores: Stores, pl
 	for (const l of listed) {
 		const part = l.journal?.parts.find((x) => x.database !== undefined);
 		if (part === undefined) continue;
-		const owner = FILE_OWNERS.find((o) => locationKey(stores.location(o)) === part.database);
+		const owner = SHARED_OWNERS.find((o) => locationKey(stores.location(o)) === part.database);
 		const where = owner === undefined ? undefined : stores.location(owner);
 		if (db === undefined || owner === undefined || where?.backend !== "postgres") {
 			answers.set(l.id, { configured: false });
@@ -243,7 +242,7 @@ export async function reviewJournals(report: Report, journalDir: string, retenti
 
 /** Loading rolls pending journals forward under the locks (Stores' own recovery path); what still waits is listed. */
 export async function rollForward(report: Report, stores: Stores, paths: StorePaths, journal: JournalDir): Promise<void> {
-	for (const o of FILE_OWNERS) {
+	for (const o of SHARED_OWNERS) {
 		try {
 			await stores.load(o);
 		} catch {

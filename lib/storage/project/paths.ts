@@ -9,14 +9,11 @@
  *                                   `<git common dir>/state-flow/` for some repositories)
  */
 import { join } from "node:path";
-import { SHARED_OWNERS } from "../../core/types.js";
 import type { SharedOwner } from "../../core/types.js";
 import { realOrSelf } from "../fs-util.js";
 import { type Project, projectOf } from "./project.js";
 
 /** The owners kept in files (Global, CWD), in lock order; Session lives in pi's session file. */
-export const FILE_OWNERS = SHARED_OWNERS;
-export type FileOwner = SharedOwner;
 
 export interface StorePaths {
 	/** `<agentDir>/state-flow` (real path): Global store and journals. */
@@ -42,6 +39,6 @@ export function storePaths(agentDir: string, cwd: string, project: Project = pro
 }
 
 /** A file owner's store folder. */
-export function rootOf(paths: StorePaths, owner: FileOwner): string {
+export function rootOf(paths: StorePaths, owner: SharedOwner): string {
 	return owner === "global" ? paths.globalRoot : paths.cwdRoot;
 }
