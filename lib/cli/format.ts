@@ -2,6 +2,7 @@
  * Human-readable text of `state-flow show` and `history`: deterministic, plain (no colour),
  * lazy bodies as a catalog unless asked for. Pure functions of histories.
  */
+import { jsonTextBytes } from "../core/size.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
 import { DATABASE_ENV, type Placement } from "../storage/placement/placement.js";
@@ -34,10 +35,6 @@ function indent(text: string, by = "  "): string {
 		.join("\n");
 }
 
-function bytesOf(v: Json): number {
-	return Buffer.byteLength(JSON.stringify(v), "utf8");
-}
-
 /** One owner's state: a header line, then each plane as indented JSON. */
 export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: boolean): string {
 	const lines = [`${TITLES[owner]}  ${root}  (seq ${h.seq}, ${h.bytes} bytes)`];
@@ -54,7 +51,7 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 		}
 		if (plane === "lazy" && !full) {
 			lines.push(`${plane}: (catalog; --full prints bodies)`);
-			for (const key of keys) lines.push(`  ${JSON.stringify(key)}  ${bytesOf(value[key] as Json)} bytes`);
+			for (const key of keys) lines.push(`  ${JSON.stringify(key)}  ${jsonTextBytes(value[key] as Json)} bytes`);
 			continue;
 		}
 		lines.push(`${plane}:`, indent(JSON.stringify(value, null, 2)));

@@ -4,6 +4,7 @@
  * such as `__proto__` stay ordinary data and no object prototype is ever touched.
  */
 
+import { utf8Bytes } from "./size.js";
 import { fail, formatPath, isStateError, messageOf } from "./errors.js";
 import type { Json, JsonObject, Limits } from "./types.js";
 
@@ -245,7 +246,7 @@ export function jsonUtf8Bytes(v: Json): number {
 	if (typeof v === "string" && v.length >= LONG_STRING) {
 		const known = longStrings.get(v);
 		if (known !== undefined) return known;
-		const n = Buffer.byteLength(JSON.stringify(v), "utf8");
+		const n = utf8Bytes(JSON.stringify(v));
 		if (v.length > LONG_STRINGS_CHARS) return n;
 		if (longStringsChars + v.length > LONG_STRINGS_CHARS) {
 			longStrings.clear();
@@ -255,7 +256,7 @@ export function jsonUtf8Bytes(v: Json): number {
 		longStringsChars += v.length;
 		return n;
 	}
-	if (v === null || typeof v !== "object") return Buffer.byteLength(JSON.stringify(v), "utf8");
+	if (v === null || typeof v !== "object") return utf8Bytes(JSON.stringify(v));
 	const known = utf8Sizes.get(v);
 	if (known !== undefined) return known;
 	let n: number;
@@ -266,7 +267,7 @@ export function jsonUtf8Bytes(v: Json): number {
 		// Not `ownKeys`: measuring a whole state would keep a key list per object; sizes suffice here.
 		const keys = Object.keys(v);
 		n = 2 + Math.max(0, keys.length - 1);
-		for (const key of keys) n += Buffer.byteLength(JSON.stringify(key), "utf8") + 1 + jsonUtf8Bytes(v[key] as Json);
+		for (const key of keys) n += utf8Bytes(JSON.stringify(key)) + 1 + jsonUtf8Bytes(v[key] as Json);
 	}
 	utf8Sizes.set(v, n);
 	return n;

@@ -16,20 +16,16 @@ import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
 import { ownKeys } from "../core/json.js";
 import type { Json, JsonObject, Owner, Section } from "../core/types.js";
-import { headJson, memberNameBytes, storedBytes, utf8Bytes } from "./plane-index.js";
+import { formatSize, utf8Bytes } from "../core/size.js";
+import { headJson, memberNameBytes, storedBytes } from "./plane-index.js";
 
-export { planeIndex, type SectionRef, shownMember, utf8Bytes } from "./plane-index.js";
+export { planeIndex, type SectionRef, shownMember } from "./plane-index.js";
 
 /** The most a value's preview takes while names are placed. */
 export const PREVIEW_BYTES = 48;
 
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
-
-/** Human byte size, for the model and the user alike: `812 B`, `1.2 KB`, `3.4 MB`. */
-export function formatSize(bytes: number): string {
-	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
 
 /** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */
 export function modelLocator(owner: Owner | undefined, plane: Section, path: readonly (string | number)[]): string {

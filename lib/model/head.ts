@@ -13,13 +13,14 @@ import { OWNERS, PLANES, ROOTS, SECTIONS } from "../core/types.js";
 import type { Owner, OwnerHistory, Plane, Section, StaleArtifact, TransitionRecord } from "../core/types.js";
 import { soleOwner } from "./interface.js";
 import { staleMention } from "./results.js";
-import { type Box, MARKER_KEY, PREVIEW_BYTES, formatSize, modelLocator, planeIndex, utf8Bytes } from "./head-elide.js";
+import { formatSize, utf8Bytes } from "../core/size.js";
+import { type Box, MARKER_KEY, PREVIEW_BYTES, modelLocator, planeIndex } from "./head-elide.js";
 import { type PlaneOrder, type PlaneView, planeView } from "./plane-view.js";
 import { branchLines, foldLines } from "./head-folds.js";
 import type { GitView } from "../core/intent-branch.js";
 import { type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
 
-export { MARKER_KEY, formatSize, modelLocator, utf8Bytes } from "./head-elide.js";
+export { MARKER_KEY, modelLocator } from "./head-elide.js";
 export { naturalCompare } from "../core/order.js";
 
 /** Delimiters of the head block; tests and the host find the head by them. */

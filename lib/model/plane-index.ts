@@ -4,28 +4,11 @@
  * forward from the retained transitions, so a render's cost follows the budget, not the state.
  */
 import { naturalCompare } from "../core/order.js";
+import { utf8Bytes } from "../core/size.js";
 import { jsonUtf8Bytes, setOwn } from "../core/json.js";
 import { modelJson } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
 import type { Json, JsonObject, OwnerHistory, PlanePatch, Section } from "../core/types.js";
-
-/** UTF-8 length of a string without allocating (what providers bill). */
-export function utf8Bytes(s: string): number {
-	let n = 0;
-	for (let i = 0; i < s.length; i++) {
-		const c = s.charCodeAt(i);
-		if (c < 0x80) n += 1;
-		else if (c < 0x800) n += 2;
-		else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
-			const d = s.charCodeAt(i + 1);
-			if (d >= 0xdc00 && d <= 0xdfff) {
-				n += 4;
-				i++;
-			} else n += 3;
-		} else n += 3;
-	}
-	return n;
-}
 
 /** A section the head shows: a plane, or one registered root (`roots` + its name). */
 export interface SectionRef {

@@ -7,7 +7,8 @@ import { type KeyLens, SAME_KEYS, recordsToModel, reportToModel } from "../core/
 import { inline } from "../core/printable.js";
 import { getOwn, isPlainObject, jsonUtf8Bytes, parsePointer, setOwn } from "../core/json.js";
 import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact, TransitionRecord } from "../core/types.js";
-import { MARKER_KEY, formatSize, modelLocator } from "./head-elide.js";
+import { formatSize } from "../core/size.js";
+import { MARKER_KEY, modelLocator } from "./head-elide.js";
 import { presentCanonical, presentLocator, presentPointer, presentValue, soleOwner } from "./interface.js";
 
 /** `details` of a `patch_state` result: canonical forms only. */

@@ -6,7 +6,8 @@
 import type { Json, JsonObject, OwnerHistory } from "../../lib/core/types.js";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
-import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { DEFAULT_HEAD_BUDGET, renderHead } from "../../lib/model/head.js";
+import { utf8Bytes } from "../../lib/core/size.js";
 import { activeWorkShown, longProject } from "../../tests/helpers/long-project.js";
 import { BY, ms, p50 } from "./shared.js";
 

@@ -9,7 +9,8 @@ import { describe, it } from "node:test";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
-import { DEFAULT_HEAD_BUDGET, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { DEFAULT_HEAD_BUDGET, renderHead } from "../../lib/model/head.js";
+import { utf8Bytes } from "../../lib/core/size.js";
 import { activeWorkShown, longProject } from "../helpers/long-project.js";
 
 describe("head relevance", () => {

@@ -6,7 +6,8 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { CanonicalPatch } from "../../lib/core/types.js";
-import { HEAD_CLOSE, HEAD_OPEN, isBootstrap, renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { HEAD_CLOSE, HEAD_OPEN, isBootstrap, renderHead } from "../../lib/model/head.js";
+import { utf8Bytes } from "../../lib/core/size.js";
 import { build } from "./head-fixture.js";
 
 const BODY = "the full plan body, never shown in the head ".repeat(4);

@@ -14,8 +14,10 @@ import { evaluate } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } from "../../lib/core/types.js";
-import { MARKER_KEY, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
-import { formatSize, shownMember } from "../../lib/model/head-elide.js";
+import { MARKER_KEY, modelLocator, naturalCompare, renderHead } from "../../lib/model/head.js";
+import { utf8Bytes } from "../../lib/core/size.js";
+import { shownMember } from "../../lib/model/head-elide.js";
+import { formatSize } from "../../lib/core/size.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
 import { build } from "./head-fixture.js";
 

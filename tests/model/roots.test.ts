@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
-import { renderHead, utf8Bytes } from "../../lib/model/head.js";
+import { renderHead } from "../../lib/model/head.js";
+import { utf8Bytes } from "../../lib/core/size.js";
 import { concurrentNotice } from "../../lib/model/notices.js";
 
 describe("notices name registered roots only", () => {

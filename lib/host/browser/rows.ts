@@ -11,7 +11,7 @@ import { patchLeaves } from "../../core/merge.js";
 import { printable, spellId } from "../../core/printable.js";
 import type { Json, Owner, OwnerHistory, OwnerState, PlanePatch, Result, TransitionRecord } from "../../core/types.js";
 import { ROOTS, SECTIONS } from "../../core/types.js";
-import { formatSize } from "../../model/head.js";
+import { formatSize } from "../../core/size.js";
 import { clipText, columns, madeBy } from "../commands/status.js";
 
 /** One owner as the browser sees it. */

@@ -7,7 +7,7 @@ import { type Component, truncateToWidth, wrapTextWithAnsi } from "@mariozechner
 import type { Owner, Result, TransitionRecord } from "../../core/types.js";
 import { printable, spellId } from "../../core/printable.js";
 import type { UndoPlan } from "../../core/undo.js";
-import { formatSize } from "../../model/head.js";
+import { formatSize } from "../../core/size.js";
 import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
 import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
 import { type BrowserEdits, editQuestion, type PendingEdit } from "../commands/edit.js";

@@ -4,6 +4,7 @@
  * enough to send on every request, with patterns in RE2 (linear time). A co-installed extension
  * is not trusted to be small or fast; each refusal names the field and what to do.
  */
+import { jsonTextBytes } from "../../core/size.js";
 import type { Options } from "ajv";
 import { RE2JS } from "re2js";
 import type { RootSpec } from "../../api.js";
@@ -49,9 +50,6 @@ export const re2: NonNullable<NonNullable<Options["code"]>["regExp"]> = Object.a
 	{ code: "re2" },
 );
 
-/** UTF-8 bytes of a value as JSON text. */
-const bytesOf = (v: unknown): number => Buffer.byteLength(JSON.stringify(v) ?? "", "utf8");
-
 /** Nesting depth of a JSON value (objects and arrays), stopping once past `max`. */
 function depthOf(v: unknown, max: number, at = 0): number {
 	if (at > max || v === null || typeof v !== "object") return at;
@@ -85,15 +83,15 @@ export function checkRootSpec(raw: RootSpec, registered: readonly RootSpec[]): R
 	}
 	if (!isPlainObject(schema as Json) || schema.type !== "object")
 		fail("invalid_input", '`schema` must be a JSON Schema object with `"type": "object"` (a root holds an object, merged like a plane)', ["schema"]);
-	const schemaBytes = bytesOf(schema);
+	const schemaBytes = jsonTextBytes(schema);
 	if (schemaBytes > MAX_SCHEMA_BYTES)
 		fail("invalid_input", `\`schema\` is ${schemaBytes} B as JSON; at most ${MAX_SCHEMA_BYTES} B (it is sent on every request): describe less in it`, [
 			"schema",
 		]);
 	if (depthOf(schema, MAX_SCHEMA_DEPTH) > MAX_SCHEMA_DEPTH)
 		fail("invalid_input", `\`schema\` nests deeper than ${MAX_SCHEMA_DEPTH} levels; flatten it`, ["schema"]);
-	const added = schemaBytes + bytesOf(description);
-	const declared = registered.reduce((n, r) => n + bytesOf(r.schema) + bytesOf(r.description), 0);
+	const added = schemaBytes + jsonTextBytes(description);
+	const declared = registered.reduce((n, r) => n + jsonTextBytes(r.schema) + jsonTextBytes(r.description), 0);
 	if (declared + added > MAX_ROOTS_BYTES)
 		fail(
 			"invalid_input",

@@ -8,6 +8,7 @@
  * Every view is a `ScreenText`: what it hands pi-tui is bounded by the screen, not by the value
  * (`COLLAPSED_ROWS`, `EXPANDED_ROWS`; a marker says what was left out).
  */
+import { utf8Bytes } from "../../core/size.js";
 import type { Theme, ToolRenderResultOptions } from "@mariozechner/pi-coding-agent";
 import { type Component, Text } from "@mariozechner/pi-tui";
 import { ScreenText, WIDEST, clipDeep } from "../screen-text.js";
@@ -256,7 +257,7 @@ export function renderReadResult(raw: RenderableResult, options: ToolRenderResul
 	const lines = text.split("\n", COMPACT_READ_LINES);
 	const total = lineCount(whole);
 	const d = isRec(result.details) ? result.details : {};
-	const head = [theme.fg("success", "✓"), theme.fg("muted", `${Buffer.byteLength(whole, "utf8")} bytes`)];
+	const head = [theme.fg("success", "✓"), theme.fg("muted", `${utf8Bytes(whole)} bytes`)];
 	if (typeof d.transitionId === "string") head.push(theme.fg("dim", options.expanded ? d.transitionId : d.transitionId.slice(0, 8)));
 	const out = [head.join(" · "), ...noticeLines(d.notices, theme)];
 	if (options.expanded) {
