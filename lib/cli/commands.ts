@@ -3,6 +3,8 @@
  * reads and the one commit path). Each returns its output and exit code; nothing here writes
  * to the terminal or exits the process.
  */
+import { openStores as openStoresOf } from "../storage/open.js";
+import type { Stores } from "../storage/stores.js";
 import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
@@ -13,10 +15,8 @@ import { SHARED_OWNERS, isSharedOwner } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { foreignLinkLine, type Placement, placementFor, userOf } from "../storage/placement/placement.js";
-import { limitsOf, readConfig, type StateFlowConfig } from "../storage/placement/config.js";
+import { readConfig, type StateFlowConfig } from "../storage/placement/config.js";
 import { type FrontmatterParser, simpleFrontmatter } from "../storage/artifacts/skill-format.js";
-import { Stores } from "../storage/stores.js";
-import { whoAmI } from "../storage/placement/who.js";
 import { projectLine, projectNote, projectOf } from "../storage/project/project.js";
 import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
@@ -64,15 +64,7 @@ export function openStores(p: Parsed): Opened {
 	checkCwd(p);
 	const { config, problems } = readConfig(p.agentDir);
 	const placement = placementFor(config, p.cwd);
-	const stores = new Stores({
-		agentDir: p.agentDir,
-		cwd: p.cwd,
-		limits: limitsOf(config),
-		allowSecrets: config.allowSecrets ?? [],
-		placement,
-		who: whoAmI(config.user),
-		...(config.retention !== undefined ? { retention: config.retention } : {}),
-	});
+	const stores = openStoresOf(config, { agentDir: p.agentDir, cwd: p.cwd, placement });
 	return { stores, placement, config, warnings: problems.map((w) => `warning: ${w}`) };
 }
 

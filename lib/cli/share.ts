@@ -6,6 +6,7 @@
  * transaction (`PgOwnerStore.adopt`), verifies it, and only then links, so a failure at any
  * step leaves the checkout using its files as before. The files themselves are never touched.
  */
+import { openFileStore, openStores } from "../storage/open.js";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
 import {
@@ -33,13 +34,12 @@ import {
 	writtenConfig,
 	type StateFlowConfig,
 } from "../storage/placement/config.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../storage/file/owner-store.js";
+import { DEFAULT_LOCK_TIMEOUT_MS, type FileOwnerStore } from "../storage/file/owner-store.js";
 import { acquireLock } from "../storage/file/lock.js";
-import { rootOf, storePaths } from "../storage/project/paths.js";
+import { storePaths } from "../storage/project/paths.js";
 import { seenMarksOf } from "../storage/file/seen.js";
 import { PgDatabase } from "../storage/pg/database.js";
 import { sameHistoryText } from "../storage/format.js";
-import { Stores } from "../storage/stores.js";
 import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { shellWord, spellId } from "../core/printable.js";
 import type { Parsed } from "./args.js";
@@ -64,8 +64,7 @@ function writtenLinks(agentDir: string): Record<string, string> {
 /** The local file store of a shared-capable owner, as the stores open it. */
 function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
 	const paths = storePaths(p.agentDir, p.cwd);
-	const { refused, supersededBy } = owner === "cwd" ? paths.project : {};
-	return new FileOwnerStore({ owner, root: rootOf(paths, owner), retention, gitignore: owner === "cwd", seen: seenMarksOf(paths), refused, supersededBy });
+	return openFileStore(paths, owner, { retention, seen: seenMarksOf(paths) });
 }
 
 /** What the local store holds: its seq, or why it cannot be read (a folder without its log included). */
@@ -166,7 +165,7 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 
 /** What the linked project holds now (read through the stores, so an unreachable database is said, not fatal). */
 async function projectLine(p: Parsed, config: StateFlowConfig, placement: Placement): Promise<string> {
-	const stores = new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, ...(config.retention !== undefined ? { retention: config.retention } : {}) });
+	const stores = openStores(config, { agentDir: p.agentDir, cwd: p.cwd, placement });
 	const s = await stores.status("cwd");
 	if (s.error !== undefined) return `warning: ${s.error}`;
 	return s.seq === 0 ? `The project holds nothing yet (seq 0).` : `The project holds seq ${s.seq} (${s.retained} retained transition(s), ${s.bytes} bytes).`;
@@ -229,7 +228,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	const retention = config.retention ?? DEFAULT_RETENTION;
 	// Complete what a crashed writer left (a pending journal) through the stores' own recovery; a damaged store is refused.
 	try {
-		await new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, retention }).load(owner);
+		await openStores(config, { agentDir: p.agentDir, cwd: p.cwd, placement }).load(owner);
 	} catch (e) {
 		const msg = messageOf(e);
 		fail(isStateError(e) ? e.code : "io", `The local ${owner} store cannot be migrated: ${msg} Nothing was changed; run \`state-flow doctor\` first.`);
@@ -316,7 +315,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	// Through the stores: a journal a crashed mixed transition left is completed first, as a pi session would.
 	let source: OwnerHistory;
 	try {
-		source = await new Stores({ agentDir: p.agentDir, cwd: p.cwd, placement, retention }).load(owner);
+		source = await openStores(config, { agentDir: p.agentDir, cwd: p.cwd, placement }).load(owner);
 	} catch (e) {
 		fail(isStateError(e) ? e.code : "io", `The shared ${owner} owner cannot be read: ${messageOf(e)} Nothing was changed.`);
 	}

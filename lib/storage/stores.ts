@@ -4,7 +4,8 @@
  * completed what a crashed writer left) and commits a canonical patch through the backend's
  * atomic multi-owner commit, staging on the fresh state under its locks. It never touches
  * files, locks or journals itself, and never a store's class: it is handed its backends
- * (`openBackend`), routes by each store's backend (`router.ts`), and another plugs in there.
+ * (`open.ts` opens it, the one place naming concrete stores), routes by each store's backend
+ * (`router.ts`), and another plugs in there.
  */
 import { fail } from "../core/errors.js";
 import { stage } from "../core/stage.js";
@@ -24,14 +25,19 @@ import type {
 } from "../core/types.js";
 import type { Placement } from "./placement/placement.js";
 import { type AllowList, refuseCredentials } from "./credentials.js";
-import { openBackend } from "./open.js";
-import type { OpenedBackend } from "./open.js";
 import { locationKey } from "./port.js";
 import type { LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import type { PlacedBackend } from "./router.js";
 import type { SessionLog, SessionStore } from "./session/store.js";
 
 export type { SessionLog } from "./session/store.js";
+
+/** What a `Stores` runs on: the Global and CWD stores wherever they live, the router over their backends, and Session stores. */
+export interface OpenedBackend {
+	shared: Record<SharedOwner, OwnerStore>;
+	router: PlacedBackend;
+	openSession(log: SessionLog): SessionStore;
+}
 
 export interface StoresOptions {
 	/** Global root = `<agentDir>/state-flow/global/`; journals under `<agentDir>/state-flow/journal/` (see `paths.ts`). */
@@ -114,8 +120,8 @@ export class Stores {
 	private readonly allowSecrets: AllowList;
 	private queue: Promise<unknown> = Promise.resolve();
 
-	/** `backend`: what the stores run on (tests hand their own); absent, `openBackend` wires the placement's. */
-	constructor(opts: StoresOptions, backend?: (session: () => SessionStore | undefined) => OpenedBackend) {
+	/** `backend`: what the stores run on, built for the session getter it is handed (`open.ts`; tests may hand their own). */
+	constructor(opts: StoresOptions, backend: (session: () => SessionStore | undefined, retention: number) => OpenedBackend) {
 		const retention = opts.retention ?? DEFAULT_RETENTION;
 		if (!Number.isInteger(retention) || retention < 0 || retention > MAX_RETENTION) {
 			fail("invalid_input", `\`retention\` must be a whole number from 0 to ${MAX_RETENTION}, got ${String(retention)}; fix the config file.`, ["retention"]);
@@ -124,16 +130,7 @@ export class Stores {
 		this.who = opts.who;
 		this.allowSecrets = opts.allowSecrets ?? [];
 		const session = () => this.session;
-		const opened =
-			backend?.(session) ??
-			openBackend({
-				agentDir: opts.agentDir,
-				cwd: opts.cwd,
-				retention,
-				session,
-				...(opts.lockTimeoutMs !== undefined ? { lockTimeoutMs: opts.lockTimeoutMs } : {}),
-				...(opts.placement !== undefined ? { placement: opts.placement } : {}),
-			});
+		const opened = backend(session, retention);
 		this.shared = opened.shared;
 		this.router = opened.router;
 		this.openSession = opened.openSession;

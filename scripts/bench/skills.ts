@@ -1,8 +1,8 @@
 /** The Skill part: the compiled-Skill check every prompt runs, over an owner with 50 Skills. */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { JsonObject } from "../../lib/core/types.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { CompiledSkills } from "../../lib/storage/artifacts/compiled-skills.js";
 import { BY, ITER, ms, newId, p50, value } from "./shared.js";
@@ -15,7 +15,7 @@ import { BY, ITER, ms, newId, p50, value } from "./shared.js";
 export async function skillSync(dir: string): Promise<{ full: number; unchanged: number }> {
 	const roots = { cwd: join(dir, "proj"), agentDir: join(dir, "agent") };
 	mkdirSync(roots.cwd, { recursive: true });
-	const stores = new Stores(roots);
+	const stores = openStoresAt(roots);
 	const artifacts: JsonObject = {};
 	for (let i = 0; i < 50; i++)
 		artifacts[`.pi/skills/s-${i}/SKILL.md`] = { kind: "skill", name: `s-${i}`, description: "A bench Skill.", body: value(i).repeat(11) };

@@ -3,6 +3,7 @@
  * fsync of a record line of the same size), the share of a commit outside fsync, warm reads, and
  * 8 writer processes committing to one store at once.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { spawn } from "node:child_process";
 import fs, { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
@@ -20,7 +21,7 @@ const CONC_COMMITS = 100;
 
 /** A CWD store holding `entries` entries of ~200 B, retention 100. */
 export async function seeded(dir: string, entries: number): Promise<Stores> {
-	const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	for (let i = 0; i < entries; i += 500) {
 		const tactics: JsonObject = {};
 		for (let k = i; k < Math.min(entries, i + 500); k++) tactics[`k${k}`] = value(k);
@@ -135,7 +136,7 @@ export async function readP50(stores: Stores, entries: number): Promise<number> 
 }
 
 export async function child(dir: string, tag: string, n: number): Promise<void> {
-	const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	const start = performance.timeOrigin + performance.now();
 	for (let i = 0; i < n; i++) {
 		await stores.commit({ cwd: { tactics: { [`${tag}-${i}`]: i, shared: `${tag}-${i}` } } }, { by: BY, id: `${tag}-${i}`, at: new Date().toISOString() });
@@ -159,13 +160,13 @@ function run(args: string[]): Promise<{ start: number; end: number }> {
 
 export async function concurrent(dir: string): Promise<{ perSec: number; lost: number }> {
 	// Create the store first so that child start-up is not part of the measurement window.
-	const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	await stores.commit({ cwd: { tactics: { shared: "start" } } }, { by: BY, id: "start", at: "2026-01-01T00:00:00.000Z" });
 	// From the first writer's first commit to the last writer's last one, as the PostgreSQL section
 	// measures it: loading node and the modules in 8 processes on 2 cores is not commit throughput.
 	const windows = await Promise.all(Array.from({ length: CONC_PROCS }, (_, p) => run(["--child", dir, `p${p}`, String(CONC_COMMITS)])));
 	const secs = (Math.max(...windows.map((w) => w.end)) - Math.min(...windows.map((w) => w.start))) / 1000;
-	const fresh = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+	const fresh = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	const h = await fresh.load("cwd");
 	let lost = 0;
 	for (let p = 0; p < CONC_PROCS; p++) for (let i = 0; i < CONC_COMMITS; i++) if (h.state.tactics[`p${p}-${i}`] !== i) lost++;

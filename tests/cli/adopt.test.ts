@@ -5,6 +5,7 @@
  * project's store holds state (refused over a key both hold, nothing written), or keeps it
  * apart on purpose; the store apart is never deleted. `show` names the project in one line.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,6 @@ import { describe, it } from "node:test";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { runCli } from "./run.js";
 
@@ -184,7 +184,7 @@ describe("state-flow adopt", () => {
 			/this project's memory is in \S*proj\/\.pi\/state-flow, inside the work tree, .* `state-flow adopt \S*proj` moves it, with its history, into \S*proj\/\.git\/state-flow/,
 		);
 		// A process that opened the root store before the move (a running session, a long command).
-		const before = new Stores({ agentDir, cwd: dir });
+		const before = openStoresAt({ agentDir, cwd: dir });
 		assert.deepEqual((await before.load("cwd")).state.tactics, { a: 1, b: 2 });
 		const moved = runCli(["adopt", dir], { cwd: join(dir, "src"), env });
 		assert.equal(moved.code, 0, moved.stderr);

@@ -7,6 +7,7 @@
  * carried store with the command that takes it in, and `adopt` does, with its history, only
  * when the user asks. Once there the memory stays there, whatever branch is checked out.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -15,7 +16,6 @@ import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
 import { storesApart } from "../../lib/storage/project/stores-apart.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";
 import { runCli } from "./run.js";
@@ -48,7 +48,7 @@ describe("a store the repository carries", () => {
 		assert.ok(existsSync(join(clone, ".pi", "state-flow", "log.jsonl")), "the clone has the committed store");
 		const p = projectOf(join(clone, "src"));
 		assert.deepEqual([p.store, p.carried, p.root], [join(clone, ".git", "state-flow"), storeInRoot(clone), clone]);
-		const stores = new Stores({ agentDir, cwd: join(clone, "src") });
+		const stores = openStoresAt({ agentDir, cwd: join(clone, "src") });
 		const read = await stores.load("cwd");
 		assert.deepEqual([read.seq, read.state.strategy], [0, {}]);
 		await stores.commit({ cwd: { tactics: { mine: "mine" } } }, { by, id: "mine-1", at });
@@ -83,10 +83,10 @@ describe("a store the repository carries", () => {
 		const wt = join(base, "wt2");
 		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
 		assert.equal(projectOf(join(wt, "src")).store, join(dir, ".git", "state-flow"));
-		const a = new Stores({ agentDir, cwd: join(wt, "src") });
+		const a = openStoresAt({ agentDir, cwd: join(wt, "src") });
 		await a.commit({ cwd: { tactics: { fromWt: 1 } } }, { by, id: "wt-1", at });
 		await a.close();
-		const b = new Stores({ agentDir, cwd: dir });
+		const b = openStoresAt({ agentDir, cwd: dir });
 		assert.deepEqual((await b.load("cwd")).state.tactics, { fromWt: 1 });
 		await b.close();
 	});
@@ -201,7 +201,7 @@ describe("a store the repository carries", () => {
 
 	it("once the memory is in the common dir it stays there: a branch without the carried store, or an untracked one, never switches it", async (t) => {
 		const { dir, agentDir } = await carrying(t);
-		const s = new Stores({ agentDir, cwd: dir });
+		const s = openStoresAt({ agentDir, cwd: dir });
 		await s.commit({ cwd: { tactics: { kept: 1 } } }, { by, id: "k-1", at });
 		await s.close();
 		// A branch from before the store was committed: checking it out removes the carried files.
@@ -209,7 +209,7 @@ describe("a store the repository carries", () => {
 		assert.equal(existsSync(storeInRoot(dir)), false);
 		const p = projectOf(dir);
 		assert.deepEqual([p.store, p.carried], [join(dir, ".git", "state-flow"), undefined]);
-		const again = new Stores({ agentDir, cwd: dir });
+		const again = openStoresAt({ agentDir, cwd: dir });
 		assert.deepEqual((await again.load("cwd")).state.tactics, { kept: 1 });
 		await again.close();
 		// An untracked store at the root (an older build writing there) is reported, not read.

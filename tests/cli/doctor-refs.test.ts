@@ -3,11 +3,11 @@
  * write would refuse is listed with the refusal's words (the spelling to send), a real reference
  * is not, the exit code stays healthy (the data is not damaged), and the line goes once fixed.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { parseArgs } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 
 const by = { kind: "system", reason: "test" } as const;
@@ -15,7 +15,7 @@ const by = { kind: "system", reason: "test" } as const;
 describe("state-flow doctor and stored `$ref` objects that are not references", () => {
 	it("lists each with the spelling to send, leaves real references alone, and is quiet once they are fixed", async (t) => {
 		const { cwd, agentDir } = projectDirs(t, "state-flow-doctor-refs-");
-		const stores = new Stores({ agentDir, cwd });
+		const stores = openStoresAt({ agentDir, cwd });
 		await stores.commit({ cwd: { lazy: { "plans/a.md": "the plan" }, tactics: { a: "step" } } }, { by, id: "one", at: "2026-12-01T00:00:00.000Z" });
 		// As a build before references were checked could store them: an exact delta skips the checks.
 		await stores.commit(

@@ -5,6 +5,7 @@
  * and the line goes once the artifact adopts the file. A project's `.agents/skills/` at the
  * checkout root is looked into as well, from any subfolder.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -14,7 +15,6 @@ import { parseArgs } from "../../lib/cli/args.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { renderSkill } from "../../lib/storage/artifacts/skill-format.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { repo } from "../helpers/git-repo.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 
@@ -43,7 +43,7 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		const { base: root, cwd, agentDir } = projectDirs(t, "state-flow-doctor-skills-");
 		// What a writer that died after writing the compiled file, before its commit, leaves behind.
 		plantSkills(cwd, root, ".pi/skills", "deploy", "Deploy the app.");
-		const stores = new Stores({ agentDir, cwd });
+		const stores = openStoresAt({ agentDir, cwd });
 		await stores.commit({ cwd: { tactics: { t: 1 } } }, { by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" });
 		const doctor = () => runDoctor(parseArgs(["doctor", "--agent-dir", agentDir, "--cwd", cwd]));
 		const first = await doctor();
@@ -73,7 +73,7 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		const key = ".agents/skills/notes/SKILL.md";
 		plantSkills(dir, base, ".agents/skills", "notes", "Take notes.");
 		const sub = join(dir, "src");
-		await new Stores({ agentDir, cwd: sub }).commit(
+		await openStoresAt({ agentDir, cwd: sub }).commit(
 			{ cwd: { tactics: { t: 1 } } },
 			{ by: { kind: "system", reason: "test" }, id: "one", at: "2026-12-01T00:00:00.000Z" },
 		);

@@ -3,6 +3,7 @@
  * restored to an older copy): doctor lists it with what blocks it, and `--drop-journal`
  * moves it aside (never deletes it) after saying what is given up; unknown ids are refused.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -12,7 +13,6 @@ import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { acquireLock } from "../../lib/storage/file/lock.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
@@ -26,7 +26,7 @@ async function blockedJournal(t: { after(fn: () => void): void }) {
 	const agent = join(root, "agent");
 	mkdirSync(cwd);
 	const journalDir = join(agent, "state-flow", "journal");
-	const stores = new Stores({ agentDir: agent, cwd });
+	const stores = openStoresAt({ agentDir: agent, cwd });
 	await stores.commit({ global: { tactics: { g: 1 } }, cwd: { tactics: { c: 1 } } }, { by, id: "first", at: "x" });
 	const cwdStore = join(cwd, ".pi", "state-flow");
 	cpSync(cwdStore, join(root, "backup"), { recursive: true });
@@ -48,7 +48,7 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 	it("lists the pending journal with what blocks it and how to drop it; changes nothing", async (t) => {
 		const e = await blockedJournal(t);
 		// Loading Global completes the Global part, then stops at the CWD part: the journal blocks that owner too.
-		await assert.rejects(new Stores({ agentDir: e.agent, cwd: e.cwd }).load("global"), /journal/i);
+		await assert.rejects(openStoresAt({ agentDir: e.agent, cwd: e.cwd }).load("global"), /journal/i);
 		const before = readFileSync(join(e.journalDir, "third.json"), "utf8");
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 1, r.stderr);
@@ -74,7 +74,7 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		assert.equal(out.code, 0, out.stdout);
 		assert.deepEqual(jsonFiles(e.journalDir), []);
 		assert.equal(readFileSync(join(e.dropped, "third.json"), "utf8"), text, "the journal is kept, unchanged, in journal-dropped/");
-		const stores = new Stores({ agentDir: e.agent, cwd: e.cwd });
+		const stores = openStoresAt({ agentDir: e.agent, cwd: e.cwd });
 		assert.deepEqual((await stores.load("global")).state.tactics, { g: 1 });
 		assert.deepEqual((await stores.load("cwd")).state.tactics, { c: 1 });
 		const again = e.run(["doctor"]);
@@ -135,7 +135,7 @@ describe("doctor on odd and damaged stores", () => {
 		const cwd = join(root, "project");
 		const agent = join(root, "agent");
 		mkdirSync(cwd);
-		const stores = new Stores({ agentDir: agent, cwd });
+		const stores = openStoresAt({ agentDir: agent, cwd });
 		await stores.commit({ cwd: { tactics: { a: 1 } } }, { by, id: "a1", at: "2026-11-30T00:00:00.000Z" });
 		const store = stores.identity().cwdRoot;
 		const dry = runCli(["doctor", "--dry-run", "--move-aside", "cwd"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
@@ -156,7 +156,7 @@ describe("doctor on odd and damaged stores", () => {
 		const cwd = join(root, "project");
 		const agent = join(root, "agent");
 		mkdirSync(cwd);
-		const stores = new Stores({ agentDir: agent, cwd });
+		const stores = openStoresAt({ agentDir: agent, cwd });
 		await stores.commit({ cwd: { tactics: { a: 1 } } }, { by, id: "o1", at: "2026-11-30T00:00:00.000Z" });
 		const lock = join(stores.identity().cwdRoot, "lock");
 		mkdirSync(lock);

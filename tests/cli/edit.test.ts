@@ -5,11 +5,11 @@
  * with the command that applies it, and refuses (writing nothing) when another process changed
  * the value while the editor was open.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs, tempDir } from "../helpers/temp-dir.js";
 import { CLI, runCli } from "./run.js";
 
@@ -17,7 +17,7 @@ const by = { kind: "system", reason: "test" } as const;
 
 async function setup(t: { after(fn: () => void): void }) {
 	const { cwd, agentDir } = projectDirs(t, "state-flow-edit-");
-	const stores = () => new Stores({ agentDir, cwd });
+	const stores = () => openStoresAt({ agentDir, cwd });
 	await stores().commit(
 		{
 			cwd: {

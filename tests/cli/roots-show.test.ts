@@ -4,6 +4,7 @@
  * loaded or not; an owner without root data shows no such section. Export and import carry
  * root data as stored (backup and restore).
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -13,7 +14,6 @@ import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { formatShow } from "../../lib/cli/format.js";
 import { treeRows } from "../../lib/host/browser/rows.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "./run.js";
 
 function withTodos() {
@@ -53,7 +53,7 @@ describe("root data through state-flow export and import", () => {
 		const agent = join(base, "agent");
 		const proj = join(base, "proj");
 		mkdirSync(proj);
-		const stores = new Stores({ agentDir: agent, cwd: proj });
+		const stores = openStoresAt({ agentDir: agent, cwd: proj });
 		await stores.commit(
 			{ cwd: { tactics: { t: 1 }, roots: { todos: { a: { text: "kept" } } } } },
 			{ by: { kind: "extension", extension: "todo" }, id: "x1", at: "2026-11-30T00:00:00.000Z", roots: () => undefined },
@@ -69,12 +69,12 @@ describe("root data through state-flow export and import", () => {
 		);
 		const restored = cli(["import", "-"], exported.stdout);
 		assert.equal(restored.code, 0, restored.stderr);
-		const again = (await new Stores({ agentDir: agent, cwd: proj }).load("cwd")).state;
+		const again = (await openStoresAt({ agentDir: agent, cwd: proj }).load("cwd")).state;
 		assert.deepEqual([again.tactics, again.roots], [{ t: 1 }, { todos: { a: { text: "kept" } } }]);
 		// A plain state without a roots section changes the planes only.
 		const plain = cli(["import", "-", "--owner", "cwd"], JSON.stringify({ tactics: { t: 3 } }));
 		assert.equal(plain.code, 0, plain.stderr);
-		assert.deepEqual((await new Stores({ agentDir: agent, cwd: proj }).load("cwd")).state.roots, { todos: { a: { text: "kept" } } });
+		assert.deepEqual((await openStoresAt({ agentDir: agent, cwd: proj }).load("cwd")).state.roots, { todos: { a: { text: "kept" } } });
 		const bad = cli(["import", "-", "--owner", "cwd"], JSON.stringify({ roots: { todos: [1] } }));
 		assert.notEqual(bad.code, 0);
 		assert.match(bad.stderr, /`roots\.todos` must be an object/);

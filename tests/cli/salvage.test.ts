@@ -6,6 +6,7 @@
  * without it are reported and left out, the intact ones before it kept, the old folder moved aside
  * as it was, the new store readable.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -16,7 +17,6 @@ import { replay } from "../../lib/core/history.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { checkpointText, parseLogLine } from "../../lib/storage/format.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 
@@ -25,7 +25,7 @@ const by = { kind: "system", reason: "t" } as const;
 /** A store of three transitions: a checkpoint after the first, the log holding the second and third. */
 async function smallStore(t: { after(fn: () => void): void }) {
 	const { cwd, agentDir } = projectDirs(t, "state-flow-salvage-");
-	const stores = new Stores({ agentDir, cwd });
+	const stores = openStoresAt({ agentDir, cwd });
 	await stores.commit({ cwd: { tactics: { a: "one" } } }, { by, id: "a1", at: "2026-12-01T10:00:00.000Z" });
 	await stores.commit({ cwd: { tactics: { b: "two" } } }, { by, id: "b2", at: "2026-12-01T10:00:01.000Z" });
 	await stores.commit({ cwd: { tactics: { a: null, c: [3] } } }, { by, id: "c3", at: "2026-12-01T10:00:02.000Z" });

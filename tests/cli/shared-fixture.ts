@@ -4,6 +4,7 @@
  * naming its own schema, and a checkout) whose every command is checked never to print the
  * password, and commits through the stores as pi would open them.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -75,7 +76,7 @@ export function setup(t: { after(fn: () => void): void }, schema = server.schema
 		config: () => JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>,
 		stores(url = server.url) {
 			const { config } = readConfig(agent);
-			return new Stores({
+			return openStoresAt({
 				agentDir: agent,
 				cwd,
 				placement: placementFor(config, cwd, { STATE_FLOW_DATABASE_URL: url }),

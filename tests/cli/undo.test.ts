@@ -4,11 +4,11 @@
  * command; refusals (nothing to undo, unknown or ambiguous id, a later change of the same keys,
  * the Session owner) write nothing.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 
@@ -16,7 +16,7 @@ const by = { kind: "system", reason: "test" } as const;
 
 async function setup(t: { after(fn: () => void): void }) {
 	const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-");
-	const stores = () => new Stores({ agentDir: agent, cwd });
+	const stores = () => openStoresAt({ agentDir: agent, cwd });
 	const s = stores();
 	// aaa1: both owners; bbb2: cwd tactics.t again; ccc3: global only.
 	await s.commit({ global: { tactics: { g: 1 } }, cwd: { tactics: { t: "step", keep: 1 } } }, { by, id: "aaa1-0000", at: "2026-12-01T10:00:00.000Z" });
@@ -103,7 +103,7 @@ describe("state-flow undo", () => {
 describe("state-flow undo, redo and restore: whose, and --yes", () => {
 	it("refuses to revert another user's transition without --yes, naming them; --yes reverts it", async (t) => {
 		const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-team-");
-		const bob = new Stores({ agentDir: agent, cwd, who: { user: "bob", host: "desk" } });
+		const bob = openStoresAt({ agentDir: agent, cwd, who: { user: "bob", host: "desk" } });
 		await bob.commit({ cwd: { tactics: { b: 1 } } }, { by, id: "bob1-0000", at: "2026-12-01T10:00:00.000Z" });
 		const run = (...args: string[]) => runCli([...args, "--agent-dir", agent], { cwd });
 		const log = join(cwd, ".pi", "state-flow", "log.jsonl");

@@ -5,6 +5,7 @@
  * by resuming the killed session from its session file in a fresh pi process (which completes
  * or drops the journal by asking the database), and from the stores in this process.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
@@ -25,7 +26,7 @@ const ALL: Owner[] = ["global", "cwd", "session"];
 /** The machine's stores as a fresh process sees them, the Session read from the session file. */
 function storesOf(m: Machine, sessionFile: string): Stores {
 	const sm = SessionManager.open(sessionFile, m.sessionDir);
-	return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}), session: hostSessionLog(sm) });
+	return openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}), session: hostSessionLog(sm) });
 }
 
 /** How many retained transitions of an owner set this tactic (a roll-forward applied twice shows as 2). */
@@ -38,7 +39,7 @@ async function sessionWithHistory(m: Machine, owners: readonly Owner[]): Promise
 	const sm = SessionManager.create(m.cwd, m.sessionDir);
 	withAssistant(sm);
 	const file = sm.getSessionFile() as string;
-	const stores = new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}), session: hostSessionLog(sm) });
+	const stores = openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}), session: hostSessionLog(sm) });
 	const entry = { tactics: { before: "kept" } };
 	await stores.commit(Object.fromEntries(owners.map((o) => [o, entry])), {
 		id: "setup-1",

@@ -6,12 +6,12 @@
  * process. The head and `/state` during the outage say which owner is unavailable and where
  * each one lives. A wrong password is refused the same way and shown nowhere. Always an embedded server (a system PostgreSQL cannot be stopped by a test).
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, startEmbeddedPostgres } from "../helpers/pg-server.js";
 import { type Machine, PROJECT, type Pi, type ToolOutcome, headOf, machine, ok, startPi } from "./fleet.js";
 
@@ -86,7 +86,7 @@ describe("the database stopped and restarted under a running pi session", () => 
 		await pi.exit();
 		assert.ok(!pi.output.includes(password), "the password appears nowhere in what pi showed or logged");
 
-		const stores = new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}) });
+		const stores = openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(m.config, m.cwd, {}) });
 		const h = await stores.load("cwd");
 		assert.deepEqual(h.state.tactics, { before: 1, after: 1 });
 		assert.equal(h.seq, 2);

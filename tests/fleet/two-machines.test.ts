@@ -5,11 +5,11 @@
  * the other's run is going, that run's concurrent-change notice; several pi processes writing
  * one shared owner at once lose nothing.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Owner } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { type DriverStep, headOf, machine, ok, startPi } from "./fleet.js";
 
@@ -97,7 +97,7 @@ describe("two machines on one shared project", () => {
 		await Promise.all(pis.map(({ pi }) => pi.exit()));
 		// A fresh reader on another machine: every write, one transition each, no gaps.
 		const reader = machine(t, server.url, schema);
-		const stores = new Stores({ agentDir: reader.agentDir, cwd: reader.cwd, placement: placementFor(reader.config, reader.cwd, {}) });
+		const stores = openStoresAt({ agentDir: reader.agentDir, cwd: reader.cwd, placement: placementFor(reader.config, reader.cwd, {}) });
 		const h = await stores.load("cwd");
 		const want: Record<string, number> = {};
 		for (let p = 0; p < procs; p++) for (let i = 0; i < calls; i++) want[`w${p}-${i}`] = i;

@@ -3,6 +3,7 @@
  * path, the config defaults (the only config writer), a broken config reported and kept, and
  * bad arguments answered with usage while nothing changes.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
@@ -16,7 +17,6 @@ import { literal, ME, ME_FULL } from "../helpers/who.js";
 import { shortWho } from "../../lib/host/commands/status.js";
 import { whoAmI } from "../../lib/storage/placement/who.js";
 import { agentDirWithConfig, type Flow, flowDirs, userTexts, withFlow } from "./fixture.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { commitMeta } from "../helpers/meta.js";
 
 function selectionEntries(flow: Flow): number {
@@ -262,7 +262,7 @@ describe("/state in the user's words (issue 27)", () => {
 describe("/state of a damaged store (issue 27)", () => {
 	it("keeps every line within 80 columns, continuation lines indented under their owner", async (t) => {
 		const dirs = flowDirs(t);
-		const stores = new Stores({ agentDir: dirs.agentDir, cwd: dirs.cwd });
+		const stores = openStoresAt({ agentDir: dirs.agentDir, cwd: dirs.cwd });
 		await stores.commit({ cwd: { tactics: { t: "value one" } } }, commitMeta("d", "2026-12-01T00:00:00.000Z")());
 		const file = join(stores.identity().cwdRoot, "log.jsonl");
 		writeFileSync(file, readFileSync(file, "utf8").replace("value one", "value 0ne"));

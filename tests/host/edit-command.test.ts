@@ -5,6 +5,7 @@
  * (refused text kept for the next `e`) and `d` asking first, and `/state tidy` as one model turn
  * whose transitions are listed and undone as one.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { chmodSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +15,6 @@ import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
 import { tidyPrompt } from "../../lib/host/commands/edit.js";
 import { createStateFlow } from "../../lib/index.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";
 import { draw, theme } from "../helpers/render-theme.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -71,7 +71,7 @@ async function editing(t: Parameters<typeof tempDir>[0], ui: { answer: boolean }
 	]);
 	await session.prompt("plan");
 	await session.agent.waitForIdle();
-	const stores = () => new Stores({ agentDir, cwd });
+	const stores = () => openStoresAt({ agentDir, cwd });
 	const cwdHistory = async () => stores().load("cwd");
 	const outputs = () => shownOutput(session.messages);
 	const lastOutput = () => outputs().at(-1)?.text ?? "";

@@ -6,6 +6,7 @@
  * Flow adds exactly its protocol block and nothing else (no tool snippets); and an interactive UI
  * (pi's `hasUI`), where the status line follows the selection and no command opens a dialog.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { readFileSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +15,6 @@ import { type AssistantMessage, type Context, fauxAssistantMessage, fauxText } f
 import type { ExtensionFactory, ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import { createStateFlow } from "../../lib/index.js";
 import { configPath } from "../../lib/storage/placement/config.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { commitMeta } from "../helpers/meta.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -180,7 +180,7 @@ describe("with an interactive UI", () => {
 	it("shows a damaged owner in the footer, and clears it when the store reads again (issue 27)", async (t) => {
 		const log: UiLog = { status: [], notes: [], dialogs: [] };
 		const s = await hostSession(t, undefined, [], recordingUi(log));
-		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const stores = openStoresAt({ agentDir: s.agentDir, cwd: s.cwd });
 		await stores.commit({ cwd: { tactics: { t: "value one" } } }, commitMeta("d", "2026-12-01T00:00:00.000Z", { kind: "system", reason: "test" })());
 		const file = join(stores.identity().cwdRoot, "log.jsonl");
 		const intact = readFileSync(file, "utf8");

@@ -191,9 +191,9 @@ describe("registered roots: the todo example next to State Flow", () => {
 		const probe = todoProbe();
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [probe.factory] }, async (flow) => {
 			// A real second process writes the root through its own stores (as another pi with the extension would).
-			const stores = new URL("../../lib/storage/stores.js", import.meta.url).href;
-			const script = `import { Stores } from ${JSON.stringify(stores)};
-				const s = new Stores({ agentDir: process.argv[1], cwd: process.argv[2] });
+			const stores = new URL("../../lib/storage/open.js", import.meta.url).href;
+			const script = `import { openStoresAt } from ${JSON.stringify(stores)};
+				const s = openStoresAt({ agentDir: process.argv[1], cwd: process.argv[2] });
 				await s.commit({ cwd: { roots: { todos: { far: { text: "from elsewhere" } } } } }, { by: { kind: "extension", extension: "todo" }, id: "other-1", at: new Date().toISOString(), roots: () => undefined });`;
 			execFileSync(process.execPath, ["--input-type=module", "-e", script, d.agentDir, d.cwd]);
 			assert.deepEqual(probe.changes, []);
@@ -215,13 +215,13 @@ describe("registered roots: the todo example next to State Flow", () => {
 			},
 		});
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir, extraFactories: [factory] }, async (flow) => {
-			const stores = new URL("../../lib/storage/stores.js", import.meta.url).href;
+			const stores = new URL("../../lib/storage/open.js", import.meta.url).href;
 			const commitElsewhere = (key: string, id: string) =>
 				execFileSync(process.execPath, [
 					"--input-type=module",
 					"-e",
-					`import { Stores } from ${JSON.stringify(stores)};
-					const s = new Stores({ agentDir: process.argv[1], cwd: process.argv[2] });
+					`import { openStoresAt } from ${JSON.stringify(stores)};
+					const s = openStoresAt({ agentDir: process.argv[1], cwd: process.argv[2] });
 					await s.commit({ cwd: { roots: { todos: { [process.argv[3]]: { text: "from elsewhere" } } } } }, { by: { kind: "extension", extension: "todo" }, id: process.argv[4], at: new Date().toISOString(), roots: () => undefined });`,
 					d.agentDir,
 					d.cwd,

@@ -4,6 +4,7 @@
  * database, and a real pi session (SDK + faux model) with an interactive UI whose
  * confirmations answer as told.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { AssistantMessage, Context } from "@mariozechner/pi-ai";
@@ -49,7 +50,7 @@ export function links(m: Machine): Record<string, string> | undefined {
 export function otherMachine(t: T, url: string, schema: string, project: string): Stores {
 	const m = machine(t, {});
 	const config = { database: url, databaseSchema: schema, links: { [realOrSelf(m.cwd)]: project } };
-	return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}) });
+	return openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}) });
 }
 
 /** Machine A with its checkout linked to project `acme/api` in the database, and machine B's stores on that project. */

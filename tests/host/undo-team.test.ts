@@ -4,6 +4,7 @@
  * dialog); a no writes nothing, a yes reverts it; without a UI it is refused until `--yes`.
  * Her own transitions are undone without a question.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { placementFor } from "../../lib/storage/placement/placement.js";
@@ -22,7 +23,7 @@ async function team(t: T) {
 	await updateConfig(alice.agentDir, { links: { [realOrSelf(alice.cwd)]: "acme/api" } });
 	const b = machine(t, {});
 	const config = { database: server.url, databaseSchema: schema, links: { [realOrSelf(b.cwd)]: "acme/api" } };
-	const bob = new Stores({ agentDir: b.agentDir, cwd: b.cwd, placement: placementFor(config, b.cwd, {}), who: { user: "bob", host: "desk" } });
+	const bob = openStoresAt({ agentDir: b.agentDir, cwd: b.cwd, placement: placementFor(config, b.cwd, {}), who: { user: "bob", host: "desk" } });
 	return { alice, bob };
 }
 

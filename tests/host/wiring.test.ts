@@ -3,12 +3,12 @@
  * path (a Skill lands where pi discovers it), concurrent changes by another process are
  * noticed in tool results, and pi's own `read` of an untracked Skill gets the acquisition hint.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { Stores } from "../../lib/storage/stores.js";
 import { withFlow } from "./fixture.js";
 
 describe("host wiring", () => {
@@ -42,7 +42,7 @@ describe("host wiring", () => {
 
 	it("notices a change another process made to a shared owner during the run", async () => {
 		await withFlow({}, async (flow) => {
-			const other = () => new Stores({ agentDir: join(flow.harness.agentDir), cwd: flow.harness.cwd });
+			const other = () => openStoresAt({ agentDir: join(flow.harness.agentDir), cwd: flow.harness.cwd });
 			await flow.prompt("go", [
 				{
 					calls: [{ id: "r", name: "read_state", args: { path: "cwd.tactics" } }],

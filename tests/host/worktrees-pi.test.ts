@@ -7,6 +7,7 @@
  * write lands in the one project store (the repository's `.git/state-flow`), its log reads
  * whole, and `state-flow undo` from the linked worktree reverts the last write afterwards.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -15,7 +16,6 @@ import type { TransitionRecord } from "../../lib/core/types.js";
 import { configPath } from "../../lib/storage/placement/config.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
 import { projectOf } from "../../lib/storage/project/project.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";
 import { type DriverStep, type Machine, ok, startPi } from "../fleet/fleet.js";
 import { git, repo } from "../helpers/git-repo.js";
@@ -88,7 +88,7 @@ describe("two pi processes in two worktrees", () => {
 		const keys: Record<string, number> = {};
 		for (const tag of tags) for (let i = 0; i < CALLS; i++) keys[`${tag}-${i}`] = i;
 		const last = Object.fromEntries(tags.map((tag) => [tag, CALLS - 1]));
-		const stores = () => new Stores({ agentDir, cwd: wt });
+		const stores = () => openStoresAt({ agentDir, cwd: wt });
 		const reader = stores();
 		const cwd = await reader.load("cwd");
 		const global = await reader.load("global");

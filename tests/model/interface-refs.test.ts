@@ -5,6 +5,7 @@
  * intent cascades to exactly its target; any other spelling is refused (nothing written) or
  * resolves to the same target, never stored as plain data.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +20,6 @@ import type { Json, JsonObject, Owner } from "../../lib/core/types.js";
 import { renderHead } from "../../lib/model/head.js";
 import { patchResult } from "../../lib/model/results.js";
 import { presentValue, toCanonicalLocator, toCanonicalPatch } from "../../lib/model/interface.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const SPECIAL = [
@@ -71,7 +71,7 @@ describe("a reference is a reference, for arbitrary keys", () => {
 					const dir = join(base, `r${run++}`);
 					mkdirSync(join(dir, "agent"), { recursive: true });
 					mkdirSync(join(dir, "proj"));
-					const open = () => new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj") });
+					const open = () => openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj") });
 					let stores = open();
 					let n = 0;
 					const commit = async (input: JsonObject) => {

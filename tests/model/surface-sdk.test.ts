@@ -4,13 +4,13 @@
  * right protocol variant, with bootstrap only while every wanted owner is empty.
  */
 
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { allOwnerSelections } from "../../lib/host/session/selection.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { HEAD_CLOSE, HEAD_OPEN } from "../../lib/model/head.js";
 import { renderProtocol } from "../../lib/model/protocol.js";
 import { withFlow, userTexts } from "../host/fixture.js";
@@ -105,7 +105,7 @@ describe("model surface through the SDK", () => {
 		mkdirSync(join(agentDir, "state-flow"));
 		writeFileSync(join(agentDir, "state-flow", "config.json"), JSON.stringify({ retention: 0 }));
 		await withFlow({ agentDir }, async (flow) => {
-			const other = new Stores({ agentDir, cwd: flow.harness.cwd, retention: 0 });
+			const other = openStoresAt({ agentDir, cwd: flow.harness.cwd, retention: 0 });
 			await flow.prompt("work", [
 				{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { tactics: { a: 1 } } } }] },
 				{ calls: [{ id: "p2", name: "patch_state", args: { cwd: { tactics: { b: 2 } } } }] },
@@ -128,7 +128,7 @@ describe("model surface through the SDK", () => {
 	it("tells the model in tool results which shared paths another writer changed since the head", async () => {
 		await withFlow({}, async (flow) => {
 			// A second, independent writer on the same files, as another pi process would be.
-			const other = new Stores({ agentDir: flow.harness.agentDir, cwd: flow.harness.cwd });
+			const other = openStoresAt({ agentDir: flow.harness.agentDir, cwd: flow.harness.cwd });
 			await flow.prompt("work", [
 				{ calls: [{ id: "p1", name: "patch_state", args: { cwd: { tactics: { mine: "step" } } } }] },
 				{

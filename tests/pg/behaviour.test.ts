@@ -7,6 +7,7 @@
  * `effective[N]`, `patches[N]`, undo, cascades and provenance survive a reload; the stored JSON
  * text comes back byte-identical; refusals and no-ops write nothing.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -53,7 +54,7 @@ const backends: Backend[] = [
 		place() {
 			const dir = makeTempDir();
 			return {
-				open: (opts = {}) => new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...opts }),
+				open: (opts = {}) => openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...opts }),
 				dispose: () => removeTempDir(dir),
 			};
 		},
@@ -71,7 +72,7 @@ const backends: Backend[] = [
 					// Another URL spelling is another database object: its own connection and caches, like another process.
 					const url = `${server.url}${server.url.includes("?") ? "&" : "?"}application_name=view${++views}`;
 					const config = { database: url, databaseSchema: schema, shareGlobal: true, user: "alice", links: { [realOrSelf(cwd)]: "acme/api" } };
-					return new Stores({ agentDir: join(dir, "agent"), cwd, placement: placementFor(config, cwd, {}), ...opts });
+					return openStoresAt({ agentDir: join(dir, "agent"), cwd, placement: placementFor(config, cwd, {}), ...opts });
 				},
 				dispose: () => removeTempDir(dir),
 			};

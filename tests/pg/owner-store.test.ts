@@ -4,6 +4,7 @@
  * core, the exact JSON text, first-use migration, several owners in one SQL transaction, and
  * who made each transition. Damage, timeouts and the password are in owner-store-faults.test.ts.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -16,7 +17,6 @@ import { SCHEMA_VERSION } from "../../lib/storage/pg/schema.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { whoAmI } from "../../lib/storage/placement/who.js";
 import { portContract } from "../helpers/port-contract.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -227,7 +227,7 @@ describe("PostgreSQL owner store: who made each transition", () => {
 			const m = { agentDir: join(root, "agent"), cwd: join(root, "checkout") };
 			mkdirSync(m.cwd, { recursive: true });
 			const config = { database: server.url, databaseSchema: schema, links: { [realOrSelf(m.cwd)]: "acme/who" }, user };
-			return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}), who: whoAmI(config.user) });
+			return openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}), who: whoAmI(config.user) });
 		};
 		const onA = machine("alice");
 		const onB = machine("bob");

@@ -6,6 +6,7 @@
  * it), crashes at every fault point of that path leaving each transition whole or absent, and
  * an owner that cannot be reached reported as unavailable while the others keep working.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -47,7 +48,7 @@ function configFor(m: Machine, schema: string, extra: StateFlowConfig = {}): Sta
 }
 
 function storesOn(m: Machine, config: StateFlowConfig, sm?: SessionManager): Stores {
-	return new Stores({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}), ...(sm ? { session: hostSessionLog(sm) } : {}) });
+	return openStoresAt({ agentDir: m.agentDir, cwd: m.cwd, placement: placementFor(config, m.cwd, {}), ...(sm ? { session: hostSessionLog(sm) } : {}) });
 }
 
 const by = { kind: "system", reason: "placed-test" } as const;

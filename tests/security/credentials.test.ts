@@ -5,6 +5,7 @@
  * while ordinary text (hashes, ids, data, prose about passwords) passes, and the user's
  * `allowSecrets` lets a false positive through.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -17,7 +18,6 @@ import { isStateError } from "../../lib/core/errors.js";
 import { TODO_SPEC } from "../../examples/todo/index.js";
 import { configPath, validateConfig } from "../../lib/storage/placement/config.js";
 import { findCredentials, refuseCredentials } from "../../lib/storage/credentials.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";
 import { flowDirs, withFlow } from "../host/fixture.js";
 import { projectDirs } from "../helpers/temp-dir.js";
@@ -148,7 +148,7 @@ describe("credentials: every writer", () => {
 			assert.ok(!(r.w?.text ?? "").includes(token), "the key is not echoed");
 		});
 		// Not even the harmless half of the patch was written.
-		assert.equal((await new Stores({ agentDir: d.agentDir, cwd: d.cwd }).load("cwd")).seq, 0);
+		assert.equal((await openStoresAt({ agentDir: d.agentDir, cwd: d.cwd }).load("cwd")).seq, 0);
 		writeConfig(d.agentDir, { allowSecrets: [token] });
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir }, async (flow) => {
 			await flow.prompt("it is a test fixture", [
@@ -180,7 +180,7 @@ describe("credentials: every writer", () => {
 			const said = (await flow.command(`/state set cwd.tactics.aws ${JSON.stringify(samples["AWS secret in an env assignment"])}`)).join("\n");
 			assert.match(said, /`cwd\.tactics\.aws` holds what looks like an AWS access key/);
 		});
-		assert.equal((await new Stores({ agentDir: d.agentDir, cwd: d.cwd }).load("cwd")).seq, 0);
+		assert.equal((await openStoresAt({ agentDir: d.agentDir, cwd: d.cwd }).load("cwd")).seq, 0);
 	});
 
 	it("state-flow import and set are refused with exit 1, nothing written; allowSecrets lets set through", async (t) => {
@@ -196,20 +196,20 @@ describe("credentials: every writer", () => {
 		const set = run(["set", "cwd.tactics.db", JSON.stringify(pw)]);
 		assert.equal(set.code, 1, set.stdout);
 		assert.match(set.stderr, /`cwd\.tactics\.db` holds what looks like a password/);
-		assert.equal((await new Stores({ agentDir, cwd }).load("cwd")).seq, 0);
+		assert.equal((await openStoresAt({ agentDir, cwd }).load("cwd")).seq, 0);
 		// Refused before any lock: the store's folder (where its lock lives) was never even created.
 		assert.equal(existsSync(join(cwd, ".pi", "state-flow")), false);
 		writeConfig(agentDir, { allowSecrets: [pw] });
 		const allowed = run(["set", "cwd.tactics.db", JSON.stringify(pw)]);
 		assert.equal(allowed.code, 0, allowed.stderr);
-		assert.equal((await new Stores({ agentDir, cwd }).load("cwd")).state.tactics.db, pw);
+		assert.equal((await openStoresAt({ agentDir, cwd }).load("cwd")).state.tactics.db, pw);
 	});
 
 	it("undo and restore: bringing back a credential written before this check is refused; undoing its write (deleting it) is not", async (t) => {
 		const { cwd, agentDir } = projectDirs(t, "state-flow-cred-undo-");
 		const token = samples["OpenAI key"] as string;
 		// Written as an older build would have: the store holds the key (here through the allow list).
-		const old = new Stores({ agentDir, cwd, allowSecrets: [token] });
+		const old = openStoresAt({ agentDir, cwd, allowSecrets: [token] });
 		await old.commit({ cwd: { tactics: { ai: `key ${token}` } } }, { by: BY, id: "aaaa0001-0000", at: AT });
 		await old.commit({ cwd: { tactics: { ai: null } } }, { by: BY, id: "aaaa0002-0000", at: AT });
 		const run = (args: string[]) => runCli([...args, "--yes", "--agent-dir", agentDir], { cwd });
@@ -219,7 +219,7 @@ describe("credentials: every writer", () => {
 		const restored = run(["restore", "aaaa0001-0000"]);
 		assert.equal(restored.code, 1, restored.stdout);
 		assert.match(restored.stderr, /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
-		const stores = new Stores({ agentDir, cwd });
+		const stores = openStoresAt({ agentDir, cwd });
 		assert.equal((await stores.load("cwd")).seq, 2);
 		// Undoing the write itself only deletes: a patch that writes no string holds no credential.
 		await old.commit({ cwd: { tactics: { ai: `key ${token}` } } }, { by: BY, id: "aaaa0003-0000", at: AT });

@@ -7,6 +7,7 @@
  * 0.1.0. The damaged owner refuses reads and writes with a message naming the store and
  * `state-flow doctor`; other owners keep working.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
@@ -34,13 +35,13 @@ interface Store {
 	starts: number[];
 }
 
-const open = (s: Pick<Store, "agent" | "proj">) => new Stores({ agentDir: s.agent, cwd: s.proj });
+const open = (s: Pick<Store, "agent" | "proj">) => openStoresAt({ agentDir: s.agent, cwd: s.proj });
 
 async function seeded(t: { after(fn: () => void): void }, count = 5, retention = 20): Promise<Store> {
 	const dir = tempDir(t, "state-flow-damage-");
 	const agent = join(dir, "agent");
 	const proj = join(dir, "proj");
-	const stores = new Stores({ agentDir: agent, cwd: proj, retention });
+	const stores = openStoresAt({ agentDir: agent, cwd: proj, retention });
 	for (let i = 0; i < count; i++) await stores.commit({ cwd: { tactics: { [`k${i}`]: { n: i, text: `value ${i}` } } } }, meta());
 	const root = stores.identity().cwdRoot;
 	const log = join(root, "log.jsonl");
@@ -329,7 +330,7 @@ describe("stores written by 0.1.0", () => {
 				state: { intents: {}, strategy: {}, tactics: {}, artifacts: {}, lazy: {} },
 			}),
 		);
-		const stores = new Stores({ agentDir: agent, cwd: proj });
+		const stores = openStoresAt({ agentDir: agent, cwd: proj });
 		const h = await stores.load("cwd");
 		assert.equal(h.seq, 3);
 		assert.deepEqual(h.state.tactics, { t1: 1, t2: 2, t3: 3 });
@@ -344,7 +345,7 @@ describe("stores written by 0.1.0", () => {
 			"rewritten in the current format",
 		);
 		assert.equal((JSON.parse(readFileSync(join(root, "checkpoint.json"), "utf8")) as { v: number }).v, 2);
-		const fresh = await new Stores({ agentDir: agent, cwd: proj }).load("cwd");
+		const fresh = await openStoresAt({ agentDir: agent, cwd: proj }).load("cwd");
 		assert.equal(fresh.seq, 4);
 		assert.deepEqual(
 			fresh.tail.map((r) => r.id),

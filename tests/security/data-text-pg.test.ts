@@ -4,6 +4,7 @@
  * block; an export prints stored text byte for byte whatever database URL is configured, while
  * the URL's password is still never printed as configuration.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -19,7 +20,6 @@ import { sumOf } from "../../lib/storage/format.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { checksum } from "../../lib/storage/pg/rows.js";
 import { PgDatabase } from "../../lib/storage/pg/database.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { runCli } from "../cli/run.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
 import { projectDirs } from "../helpers/temp-dir.js";
@@ -44,7 +44,7 @@ function linked(t: { after(fn: () => void): void }) {
 	const config = { databaseSchema: schema, links: { [realOrSelf(d.cwd)]: "acme/api" } };
 	writeFileSync(join(d.agentDir, "state-flow", "config.json"), JSON.stringify(config));
 	const stores = () =>
-		new Stores({ agentDir: d.agentDir, cwd: d.cwd, placement: placementFor(readConfig(d.agentDir).config, d.cwd, { STATE_FLOW_DATABASE_URL: server.url }) });
+		openStoresAt({ agentDir: d.agentDir, cwd: d.cwd, placement: placementFor(readConfig(d.agentDir).config, d.cwd, { STATE_FLOW_DATABASE_URL: server.url }) });
 	return { ...d, schema, stores };
 }
 
@@ -114,7 +114,7 @@ describe("stored text is data on PostgreSQL and in exports (issue 24)", () => {
 			env: { STATE_FLOW_DATABASE_URL: "postgres://postgres:postgres@127.0.0.1:9/x" },
 		});
 		assert.equal(imported.code, 0, imported.stderr);
-		const back = new Stores({ agentDir: other.agentDir, cwd: other.cwd });
+		const back = openStoresAt({ agentDir: other.agentDir, cwd: other.cwd });
 		assert.equal((await back.load("cwd")).state.tactics.cmd, value);
 		await back.close();
 		// Configuration — where the owner lives, a database status, an error — never shows the password.

@@ -5,6 +5,7 @@
  * works or is refused with a StateError that names the path and says what to do. Nothing
  * blocks: a FIFO is never opened for reading or writing.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
@@ -13,7 +14,6 @@ import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
@@ -39,7 +39,7 @@ function world(t: { after(fn: () => void): void }): World {
 	return w;
 }
 
-const open = (w: World) => new Stores({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000 });
+const open = (w: World) => openStoresAt({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000 });
 
 /** Stores that already wrote both owners, so every file exists before something is planted over it. */
 async function seed(w: World): Promise<void> {

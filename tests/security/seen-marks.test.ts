@@ -6,6 +6,7 @@
  * agent directory. A removed folder stays a deliberate fresh start; `doctor --accept-store`
  * is the explicit way on. Marks never follow a link and never fail a commit.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -14,7 +15,6 @@ import fc from "fast-check";
 import { isStateError } from "../../lib/core/errors.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { makeSentinel, snapshot } from "./hostile.js";
@@ -48,7 +48,7 @@ async function world(t: { after(fn: () => void): void }, count: number, prefix =
 	return { base, agent, proj, root, log, bytes, starts };
 }
 
-const open = (w: Pick<World, "agent" | "proj">) => new Stores({ agentDir: w.agent, cwd: w.proj });
+const open = (w: Pick<World, "agent" | "proj">) => openStoresAt({ agentDir: w.agent, cwd: w.proj });
 const cli = (w: World, args: string[]) => runCli(args, { cwd: w.proj, env: { PI_CODING_AGENT_DIR: w.agent } });
 
 /** Refused as damage: names the log, what went missing, and both ways on. */

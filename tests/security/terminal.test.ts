@@ -4,6 +4,7 @@
  * overrides reach the CLI's output, the browser, `/state` output messages, the tool renderers
  * only as `\uXXXX` escapes — which in JSON text mean the same characters.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
@@ -13,7 +14,6 @@ import type { Owner } from "../../lib/core/types.js";
 import { StateBrowser } from "../../lib/host/browser/state-browser.js";
 import { renderOutput } from "../../lib/host/commands/output.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { theme } from "../helpers/render-theme.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
@@ -43,7 +43,7 @@ const rendered = (c: Component, width = 120) => c.render(width).join("\n");
 /** A store written with the payload in a key, a value, a lazy note, the transition id and its provenance. */
 async function planted(t: { after(fn: () => void): void }) {
 	const { cwd: proj, agentDir: agent } = projectDirs(t, "state-flow-terminal-");
-	const stores = new Stores({ agentDir: agent, cwd: proj });
+	const stores = openStoresAt({ agentDir: agent, cwd: proj });
 	await stores.commit(
 		{ cwd: { tactics: { [`k${PAYLOAD}`]: `v${PAYLOAD}`, plain: "ok" }, lazy: { "note.md": `line one\n${PAYLOAD}` } } },
 		{ by: { kind: "command", command: `/state ${PAYLOAD}` }, id: `id${CLEAR}`, at: "2026-12-01T00:00:00.000Z" },

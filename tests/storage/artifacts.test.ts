@@ -3,6 +3,7 @@
  * hints, keys kept exactly, territory refusals, the per-artifact report, Session artifacts,
  * the merge-patch diff law, and commits through the real `Stores.commit`.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -14,7 +15,6 @@ import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
 import { MAX_HASHED_FILE_BYTES, createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 
 describe("file artifacts", () => {
@@ -171,12 +171,12 @@ describe("through the real Stores.commit", () => {
 
 	it("stores the compiled artifact durably and a reopened store sees the compiler's fields", async (t) => {
 		const s = setup(t);
-		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const stores = openStoresAt({ agentDir: s.agentDir, cwd: s.cwd });
 		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
 		const key = ".pi/skills/release-notes/SKILL.md";
 		const r = await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
 		assert.equal(r.noop, false);
-		const reopened = await new Stores({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd");
+		const reopened = await openStoresAt({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd");
 		assert.equal((reopened.state.artifacts[key] as JsonObject).compiledTo, key);
 		assert.equal(existsSync(join(s.cwd, key)), true);
 		await stores.commit({ cwd: { artifacts: { [key]: null } } }, { by, at, id: "t2", prepare });
@@ -185,7 +185,7 @@ describe("through the real Stores.commit", () => {
 
 	it("re-patching an unchanged Skill whose compiled file was deleted by hand restores the file without a transition", async (t) => {
 		const s = setup(t);
-		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const stores = openStoresAt({ agentDir: s.agentDir, cwd: s.cwd });
 		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
 		const key = ".pi/skills/release-notes/SKILL.md";
 		await stores.commit({ cwd: { artifacts: { [key]: skill("release-notes") } } }, { by, at, id: "t1", prepare });
@@ -199,7 +199,7 @@ describe("through the real Stores.commit", () => {
 
 	it("an invalid Skill leaves the store and the disk unchanged, and the corrected retry commits", async (t) => {
 		const s = setup(t);
-		const stores = new Stores({ agentDir: s.agentDir, cwd: s.cwd });
+		const stores = openStoresAt({ agentDir: s.agentDir, cwd: s.cwd });
 		const prepare = createArtifactCompiler(s.roots, { parseFrontmatter });
 		await stores.commit({ cwd: { tactics: { t: "x" } } }, { by, at, id: "t0", prepare });
 		const before = tree(s.base);

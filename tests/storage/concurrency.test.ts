@@ -4,6 +4,7 @@
  * log exactly once, seqs must continue, and the final state must equal a sequential replay
  * of the log; a second run with a small retention also compacts under contention.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -11,7 +12,6 @@ import { join } from "node:path";
 import { applyPatch } from "../../lib/core/merge.js";
 import { emptyState } from "../../lib/core/state.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./children/spawn.js";
 
@@ -33,7 +33,7 @@ describe("concurrent writers", () => {
 		const dir = tempDir(t);
 		// Retention above the total, so the log keeps every record for the exactly-once check.
 		await runWriters(dir, 1000);
-		const stores = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1000 });
+		const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1000 });
 		const log = join(stores.identity().cwdRoot, "log.jsonl");
 		const records = readFileSync(log, "utf8")
 			.split("\n")
@@ -58,7 +58,7 @@ describe("concurrent writers", () => {
 	it("keeps every commit while compacting under contention (retention 5)", async (t) => {
 		const dir = tempDir(t);
 		await runWriters(dir, 5);
-		const h = await new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 5 }).load("cwd");
+		const h = await openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 5 }).load("cwd");
 		assert.equal(h.seq, PROCS * COMMITS);
 		for (let p = 0; p < PROCS; p++) for (let i = 0; i < COMMITS; i++) assert.equal(h.state.tactics[`p${p}-${i}`], i, `commit p${p}-${i} is lost`);
 		assert.equal(h.tail.length, 5);

@@ -3,6 +3,7 @@
  * last line, and unreadable files. Each gets a "corrupt"/"io" error naming the file and
  * what to do; no damaged byte is ever overwritten; a torn trailing record is recovered.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from "node:fs";
@@ -19,7 +20,7 @@ const by = { kind: "system", reason: "test" } as const;
 const meta = commitMeta("c", "2026-11-30T00:00:00.000Z", by);
 
 function open(dir: string, extra: Partial<StoresOptions> = {}): Stores {
-	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });
+	return openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });
 }
 
 /** A CWD store with `count` commits; returns its log and checkpoint paths. */

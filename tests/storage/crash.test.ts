@@ -4,6 +4,7 @@
  * moments; after each kill the next access must show every transition whole in all of
  * its owners or absent from all of them, and replay must equal the current state.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync, existsSync } from "node:fs";
@@ -15,7 +16,6 @@ import type { Owner, OwnerHistory, OwnerState } from "../../lib/core/types.js";
 import { FAULT_POINTS } from "../../lib/storage/fault.js";
 import type { FaultPoint } from "../../lib/storage/fault.js";
 import { parseCheckpoint, parseRecordLine } from "../../lib/storage/format.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { jsonlSession } from "./children/jsonl-session.js";
 import { runChild } from "./children/spawn.js";
@@ -51,7 +51,7 @@ function diskReplay(root: string, owner: Owner): OwnerState {
 }
 
 async function checkLane(lane: Lane, label: string): Promise<void> {
-	const stores = new Stores({ agentDir: lane.agentDir, cwd: lane.cwd, session: jsonlSession(lane.sessionFile), retention: RETENTION });
+	const stores = openStoresAt({ agentDir: lane.agentDir, cwd: lane.cwd, session: jsonlSession(lane.sessionFile), retention: RETENTION });
 	const hs: Record<Owner, OwnerHistory> = { global: await stores.load("global"), cwd: await stores.load("cwd"), session: await stores.load("session") };
 	for (const [id, owners] of lane.attempted) {
 		const present = owners.filter((o) => hs[o].state.tactics[id] !== undefined);

@@ -3,6 +3,7 @@
  * modes, that reads create nothing, the fstat-validated cache, restaging on another
  * writer's commits, compaction, limits and refusals that write nothing.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, rmSync, statSync } from "node:fs";
@@ -22,7 +23,7 @@ const by = { kind: "system", reason: "test" } as const;
 const meta = commitMeta("t", "2026-11-30T00:00:00.000Z", by);
 
 function open(dir: string, extra: Partial<StoresOptions> = {}): Stores {
-	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });
+	return openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), ...extra });
 }
 
 function logRecords(path: string) {

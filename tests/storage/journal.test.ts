@@ -4,6 +4,7 @@
  * project's CWD store), the Session part when that session is loaded, and a damaged
  * journal is reported rather than guessed at.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
@@ -12,7 +13,6 @@ import { isStateError } from "../../lib/core/errors.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { JournalDir } from "../../lib/storage/file/journal.js";
 import type { SessionLog } from "../../lib/storage/session/store.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -32,7 +32,7 @@ function memorySession(id: string, persistent = true): SessionLog & { entries: A
 /** A Global + CWD store (CWD at `dir/<project>`) with one commit, and a second transition left as a journal only. */
 async function journaledPair(dir: string, project: string): Promise<string> {
 	const agentDir = join(dir, "agent");
-	const writer = new Stores({ agentDir, cwd: join(dir, project) });
+	const writer = openStoresAt({ agentDir, cwd: join(dir, project) });
 	await writer.commit({ global: { tactics: { g0: 0 } }, cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
 	await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { global: { tactics: { g1: 1 } }, cwd: { tactics: { c1: 1 } } }, "second");
 	return agentDir;
@@ -42,9 +42,9 @@ describe("journal roll-forward", () => {
 	it("completes a journaled Global + CWD transition at the next load of either owner and removes the journal", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "proj");
-		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
+		const reader = openStoresAt({ agentDir, cwd: join(dir, "proj") });
 		assert.equal((await reader.load("global")).state.tactics.g1, 1);
-		assert.equal((await new Stores({ agentDir, cwd: join(dir, "proj") }).load("cwd")).state.tactics.c1, 1, "the CWD part was completed with the Global load");
+		assert.equal((await openStoresAt({ agentDir, cwd: join(dir, "proj") }).load("cwd")).state.tactics.c1, 1, "the CWD part was completed with the Global load");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 		assert.equal((await reader.load("cwd")).seq, 2);
 		await reader.commit({ cwd: { tactics: { c2: 2 } } }, { by, id: "third", at: "x" });
@@ -54,7 +54,7 @@ describe("journal roll-forward", () => {
 	it("a read of several owners at once completes the pending journal before answering any of them, and answers from one look once none is left", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "proj");
-		const reader = new Stores({ agentDir, cwd: join(dir, "proj") });
+		const reader = openStoresAt({ agentDir, cwd: join(dir, "proj") });
 		const first = await reader.loadEach(["cwd", "global"]);
 		const states = first.map((r) => ("history" in r ? [r.history.seq, r.history.state.tactics] : r.error));
 		assert.deepEqual(states, [
@@ -63,7 +63,7 @@ describe("journal roll-forward", () => {
 		]);
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
 		// Another process's journal left after that: the next combined read completes it as well.
-		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
+		const writer = openStoresAt({ agentDir, cwd: join(dir, "proj") });
 		await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { global: { tactics: { g2: 2 } }, cwd: { tactics: { c2: 2 } } }, "third");
 		const again = await reader.loadEach(["global", "cwd"]);
 		assert.deepEqual(
@@ -75,7 +75,7 @@ describe("journal roll-forward", () => {
 	it("two Stores of one process reading at once both see the journaled transition", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "proj");
-		const open = () => new Stores({ agentDir, cwd: join(dir, "proj") });
+		const open = () => openStoresAt({ agentDir, cwd: join(dir, "proj") });
 		const [a, b] = [open(), open()];
 		const [ha, hb] = await Promise.all([a.load("cwd"), b.load("cwd")]);
 		assert.deepEqual([ha.seq, ha.state.tactics.c1, hb.seq, hb.state.tactics.c1], [2, 1, 2, 1]);
@@ -84,10 +84,10 @@ describe("journal roll-forward", () => {
 	it("completes the CWD part of another project when a Global-only process loads Global", async (t) => {
 		const dir = tempDir(t);
 		const agentDir = await journaledPair(dir, "other-project");
-		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
+		const here = openStoresAt({ agentDir, cwd: join(dir, "this-project") });
 		assert.equal((await here.load("global")).state.tactics.g1, 1);
 		assert.equal(existsSync(join(dir, "this-project", ".pi")), false, "nothing is created for this project");
-		const otherAgain = new Stores({ agentDir, cwd: join(dir, "other-project") });
+		const otherAgain = openStoresAt({ agentDir, cwd: join(dir, "other-project") });
 		assert.deepEqual((await otherAgain.load("cwd")).state.tactics, { c0: 0, c1: 1 });
 	});
 
@@ -95,14 +95,14 @@ describe("journal roll-forward", () => {
 		const dir = tempDir(t);
 		const agentDir = join(dir, "agent");
 		const session = memorySession("sess-1");
-		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const writer = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		await writer.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
 		await leaveJournal(writer, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
-		const stranger = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-2") });
+		const stranger = openStoresAt({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-2") });
 		assert.equal((await stranger.load("cwd")).state.tactics.c, 1);
 		assert.equal((await stranger.load("session")).state.tactics.s, undefined, "another session never receives the part");
 		assert.equal(readdirSync(join(agentDir, "state-flow", "journal")).length, 1, "the journal waits for its session");
-		const resumed = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const resumed = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		assert.equal((await resumed.load("session")).state.tactics.s, 1);
 		assert.equal(session.entries.length, 1);
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);
@@ -162,7 +162,7 @@ describe("journal roll-forward", () => {
 		const jdir = join(agentDir, "state-flow", "journal");
 		mkdirSync(jdir, { recursive: true });
 		writeFileSync(join(jdir, "bad.json"), "{not json");
-		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-1") });
+		const s = openStoresAt({ agentDir, cwd: join(dir, "proj"), session: memorySession("sess-1") });
 		const isJournalDamage = (e: unknown) =>
 			isStateError(e) &&
 			e.code === "corrupt" &&
@@ -183,7 +183,7 @@ describe("journal roll-forward", () => {
 		const dir = tempDir(t);
 		const agentDir = join(dir, "agent");
 		const session = memorySession("sess-1");
-		const s = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const s = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		await s.commit({ cwd: { tactics: { c0: 0 } } }, { by, id: "first", at: "x" });
 		// This process's own commit failed after its commit point (e.g. pi could not append the entry).
 		await leaveJournal(s, join(agentDir, "state-flow", "journal"), { cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, "tx", "sess-1");
@@ -205,7 +205,7 @@ describe("journal roll-forward", () => {
 		const agentDir = await journaledPair(dir, "deleted-project");
 		const gone = join(dir, "deleted-project");
 		rmSync(gone, { recursive: true });
-		const here = new Stores({ agentDir, cwd: join(dir, "this-project") });
+		const here = openStoresAt({ agentDir, cwd: join(dir, "this-project") });
 		assert.equal((await here.load("global")).state.tactics.g1, 1);
 		assert.equal(existsSync(gone), false, "the deleted store is not recreated");
 		assert.deepEqual(readdirSync(join(agentDir, "state-flow", "journal")), []);

@@ -3,13 +3,13 @@
  * after the commit point (the journal) has its transition completed in Global, CWD and the
  * session file when that session is next loaded; killed before it, the transition is absent.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { hostSessionLog } from "../helpers/session-log.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
 import { runChild } from "./children/spawn.js";
@@ -38,7 +38,7 @@ describe("crash roll-forward with pi's file-backed session", () => {
 			const file = newSessionFile(cwd, sessionDir);
 			const res = await runChild("pi-session-child", [agentDir, cwd, file, sessionDir, "t", "3"], { STATE_FLOW_FAULT: fault }).done;
 			assert.equal(res.signal, "SIGKILL", `the child was not killed: ${res.stderr}`);
-			const open = () => new Stores({ agentDir, cwd, session: hostSessionLog(SessionManager.open(file, sessionDir)) });
+			const open = () => openStoresAt({ agentDir, cwd, session: hostSessionLog(SessionManager.open(file, sessionDir)) });
 			const s = open();
 			for (const o of ["global", "cwd", "session"] as const) {
 				const tactics = (await s.load(o)).state.tactics;

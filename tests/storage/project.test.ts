@@ -6,13 +6,13 @@
  * adopted, and a planted `.git` file never leads into another repository's memory. Two whole pi
  * sessions in two worktrees writing at once: tests/host/worktrees-pi.test.ts.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync, realpathSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -81,12 +81,12 @@ describe("the project of a folder", () => {
 		const { base, dir } = repo(t);
 		git(dir, "worktree", "add", "-q", "-b", "feat", join(base, "wt2"));
 		const agentDir = join(base, "agent");
-		const first = new Stores({ agentDir, cwd: join(dir, "src") });
+		const first = openStoresAt({ agentDir, cwd: join(dir, "src") });
 		await first.commit({ cwd: { tactics: { kept: 1 } } }, { by, id: "t1", at });
 		await first.close();
 		const moved = join(base, "renamed");
 		renameSync(dir, moved);
-		const after = new Stores({ agentDir, cwd: join(moved, "src") });
+		const after = openStoresAt({ agentDir, cwd: join(moved, "src") });
 		assert.deepEqual((await after.load("cwd")).state.tactics, { kept: 1 });
 		await after.close();
 		git(moved, "worktree", "repair", join(base, "wt2"));
@@ -106,11 +106,11 @@ describe("the project of a folder", () => {
 	it("a store planted above the repository root is never used", async (t) => {
 		const { base, dir } = repo(t);
 		const agentDir = join(base, "agent");
-		const planted = new Stores({ agentDir, cwd: base });
+		const planted = openStoresAt({ agentDir, cwd: base });
 		await planted.commit({ cwd: { tactics: { planted: true } } }, { by, id: "p1", at });
 		await planted.close();
 		assert.equal(projectOf(base).store, join(base, ".pi", "state-flow"));
-		const inside = new Stores({ agentDir, cwd: join(dir, "src") });
+		const inside = openStoresAt({ agentDir, cwd: join(dir, "src") });
 		assert.deepEqual((await inside.load("cwd")).state.tactics, {});
 		await inside.close();
 	});

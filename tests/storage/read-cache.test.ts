@@ -3,11 +3,11 @@
  * log is still the very file this process last read, unchanged, answers without resolving its
  * folder again; anything that changes the log, and every write, goes through the full checks.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { appendFileSync, mkdirSync, renameSync, rmSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { makeSentinel, snapshot } from "../security/hostile.js";
 import { commitMeta } from "../helpers/meta.js";
@@ -24,7 +24,7 @@ function world(t: { after(fn: () => void): void }) {
 }
 
 const open = (w: { proj: string; agent: string }, retention?: number) =>
-	new Stores({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000, ...(retention === undefined ? {} : { retention }) });
+	openStoresAt({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000, ...(retention === undefined ? {} : { retention }) });
 
 describe("reads served from memory", () => {
 	it("a store folder moved out of the project and linked back: reads answer what was read inside it; a change to its log and any write are refused", async (t) => {

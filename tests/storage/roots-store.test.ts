@@ -4,11 +4,11 @@
  * reload by a process that has no gate (a State Flow without the extension: dormant), and
  * are never rewritten by writes to the planes.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import type { RootGate } from "../../lib/core/types.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const at = "2026-11-30T00:00:00.000Z";
@@ -17,7 +17,7 @@ const gate: RootGate = () => undefined;
 describe("root data in the file stores", () => {
 	it("round-trips through records, compaction and reload; plane writes without a gate leave it untouched", async (t) => {
 		const dir = tempDir(t);
-		const open = () => new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1 });
+		const open = () => openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1 });
 		const s = open();
 		for (let i = 0; i < 4; i++) {
 			await s.commit(

@@ -3,6 +3,7 @@
  * are custom entries on the current branch, so forks, branched session files and tree
  * navigation each see their own Session state; the response plane is not a transition.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -22,7 +23,7 @@ const by = { kind: "system", reason: "test" } as const;
 const meta = commitMeta("s", "2026-11-30T00:00:00.000Z", by);
 
 function storesFor(dir: string, sm: SessionManager, retention?: number): Stores {
-	return new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: hostSessionLog(sm), ...(retention === undefined ? {} : { retention }) });
+	return openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), session: hostSessionLog(sm), ...(retention === undefined ? {} : { retention }) });
 }
 
 describe("session store on pi's SessionManager", () => {

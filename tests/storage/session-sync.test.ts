@@ -2,6 +2,7 @@
  * The Session part of a multi-owner transition is fsynced (SessionLog.sync) after it is
  * appended and before the journal is deleted; single-owner commits do not sync.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
@@ -12,7 +13,6 @@ import { createSessionLog } from "../../lib/host/session/session-log.js";
 import { JournalDir } from "../../lib/storage/file/journal.js";
 import { TRANSITION_ENTRY } from "../../lib/storage/session/store.js";
 import type { SessionLog } from "../../lib/storage/session/store.js";
-import { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
 
@@ -49,7 +49,7 @@ describe("Session fsync before the journal is deleted", () => {
 		const agentDir = join(dir, "agent");
 		const journalDir = join(agentDir, "state-flow", "journal");
 		const session = recordingSession(journalDir);
-		const stores = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const stores = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		await stores.commit({ session: { tactics: { a: 1 } } }, { by, id: "solo", at: "x" });
 		assert.deepEqual(session.calls, [`append ${TRANSITION_ENTRY} (journals: 0)`], "a single-owner Session commit does not sync");
 		session.calls.length = 0;
@@ -68,7 +68,7 @@ describe("Session fsync before the journal is deleted", () => {
 		const dir = tempDir(t);
 		const agentDir = join(dir, "agent");
 		const journalDir = join(agentDir, "state-flow", "journal");
-		const writer = new Stores({ agentDir, cwd: join(dir, "proj") });
+		const writer = openStoresAt({ agentDir, cwd: join(dir, "proj") });
 		await writer.commit({ cwd: { tactics: { c: 0 } } }, { by, id: "first", at: "x" });
 		const record = (seq: number, key: string) =>
 			({
@@ -90,7 +90,7 @@ describe("Session fsync before the journal is deleted", () => {
 			],
 		});
 		const session = recordingSession(journalDir);
-		const stores = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const stores = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		assert.equal((await stores.load("session")).state.tactics.s, 1);
 		assert.deepEqual(session.calls, [`append ${TRANSITION_ENTRY} (journals: 1)`, "sync (journals: 1)"]);
 		assert.equal(existsSync(join(journalDir, "left.json")), false);
@@ -101,7 +101,7 @@ describe("Session fsync before the journal is deleted", () => {
 		const agentDir = join(dir, "agent");
 		const journalDir = join(agentDir, "state-flow", "journal");
 		const session = recordingSession(journalDir);
-		const writer = new Stores({ agentDir, cwd: join(dir, "proj"), session });
+		const writer = openStoresAt({ agentDir, cwd: join(dir, "proj"), session });
 		await writer.commit({ cwd: { tactics: { c: 1 } }, session: { tactics: { s: 1 } } }, { by, id: "both", at: "x" });
 		// The writer died after both appends, before its sync and the journal's deletion.
 		const last = async (o: "cwd" | "session") => (await writer.load(o)).tail.at(-1) as never;
@@ -113,7 +113,7 @@ describe("Session fsync before the journal is deleted", () => {
 			],
 		});
 		session.calls.length = 0;
-		await new Stores({ agentDir, cwd: join(dir, "proj"), session }).load("cwd");
+		await openStoresAt({ agentDir, cwd: join(dir, "proj"), session }).load("cwd");
 		assert.deepEqual(session.calls, ["sync (journals: 1)"]);
 		assert.equal(existsSync(join(journalDir, "both.json")), false);
 	});
@@ -126,7 +126,7 @@ describe("Session fsync before the journal is deleted", () => {
 		early.sync?.(); // No assistant message yet: pi has not written the file.
 		assert.equal(existsSync(sm.getSessionFile() as string), false);
 		withAssistant(sm);
-		const stores = new Stores({ agentDir: join(dir, "agent"), cwd, session: piSessionLog(sm) });
+		const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd, session: piSessionLog(sm) });
 		await stores.commit({ global: { tactics: { g: 1 } }, session: { tactics: { s: 1 } } }, { by, id: "both", at: "x" });
 		const lines = readFileSync(sm.getSessionFile() as string, "utf8")
 			.trim()

@@ -3,6 +3,7 @@
  * Global and CWD at once is in both histories of a read or in neither, even when it lands
  * between the reads of the two owners.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
@@ -34,8 +35,8 @@ async function pair(stores: Stores): Promise<[unknown, unknown]> {
 describe("snapshot reads of several owners", () => {
 	it("a transition committed between the reads of Global and CWD is in both or neither", async (t) => {
 		const d = dirs(t);
-		const reader = new Stores(d);
-		const writer = new Stores(d);
+		const reader = openStoresAt(d);
+		const writer = openStoresAt(d);
 		await writer.commit({ global: { tactics: { n: 1 } }, cwd: { tactics: { n: 1 } } }, { by, id: "one", at: "2026-12-01T00:00:00.000Z" });
 		assert.deepEqual(await pair(reader), [1, 1]);
 		// Order the events exactly: the reader has read Global when the other writer commits transition 2,
@@ -54,7 +55,7 @@ describe("snapshot reads of several owners", () => {
 
 	it("a reader never sees half of another process's transitions while it commits hundreds of them", async (t) => {
 		const d = dirs(t);
-		const reader = new Stores(d);
+		const reader = openStoresAt(d);
 		const child = runChild("pair-child", [d.agentDir, d.cwd, "200"]);
 		await child.ready;
 		let reads = 0;

@@ -4,6 +4,7 @@
  * and it round-trips through the file stores and pi's session file, sealed by the record's
  * checksum and validated on read as untrusted input. Records without who stay valid.
  */
+import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -32,7 +33,7 @@ const meta = commitMeta("w", "2026-12-01T00:00:00.000Z", by);
 const alice: Who = { user: "alice", host: "laptop.example.com" };
 
 function storesFor(dir: string, opts: { who?: Who; sm?: SessionManager } = {}): Stores {
-	return new Stores({
+	return openStoresAt({
 		agentDir: join(dir, "agent"),
 		cwd: join(dir, "proj"),
 		...(opts.who ? { who: opts.who } : {}),
@@ -137,7 +138,7 @@ describe("who in stored records", () => {
 		);
 		assert.equal(Object.hasOwn(h.tail[0] as object, "who"), false, "no who is invented for an old record");
 		// Retention 1: once the log outgrows it by the compaction slack, the log is rewritten with the retained records.
-		const narrow = new Stores({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1, who: { user: "bob", host: "ci" } });
+		const narrow = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 1, who: { user: "bob", host: "ci" } });
 		const before = readFileSync(logOf(dir, "cwd"), "utf8");
 		for (let i = 0; i < 1 + compactionSlack(1); i++) await narrow.commit({ cwd: { tactics: { c: i } } }, meta());
 		const lines = readFileSync(logOf(dir, "cwd"), "utf8").trimEnd().split("\n");

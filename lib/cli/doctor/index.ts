@@ -3,21 +3,19 @@
  * through Storage's own repair and read paths (no link is followed). It never reports a damaged
  * store healthy and never deletes: damage is reported, kept aside or salvaged on request.
  */
+import { openFileStore, openStores } from "../../storage/open.js";
 import { fail } from "../../core/errors.js";
 import { inline, shellWord } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, SHARED_OWNERS, isSharedOwner, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import { placementFor } from "../../storage/placement/placement.js";
 import { readConfig } from "../../storage/placement/config.js";
-import { FileOwnerStore } from "../../storage/file/owner-store.js";
 import { JournalDir } from "../../storage/file/journal.js";
-import { rootOf, storePaths } from "../../storage/project/paths.js";
+import { storePaths } from "../../storage/project/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/file/seen.js";
 import { tokenProblemOf } from "../../storage/project/repo-token.js";
 import { projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
-import { Stores } from "../../storage/stores.js";
-import { whoAmI } from "../../storage/placement/who.js";
 import { type Parsed, UsageError } from "../args.js";
 import { checkCwd, type Outcome } from "../commands.js";
 import { salvageStore } from "./salvage.js";
@@ -41,25 +39,11 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	for (const w of problems) report.lines.push(`config: ${w}`);
 	const retention = config.retention ?? DEFAULT_RETENTION;
 	const placement = placementFor(config, p.cwd);
-	const stores = new Stores({
-		agentDir: p.agentDir,
-		cwd: p.cwd,
-		placement,
-		who: whoAmI(config.user),
-		...(config.retention !== undefined ? { retention } : {}),
-	});
+	const stores = openStores(config, { agentDir: p.agentDir, cwd: p.cwd, placement });
 	const paths = storePaths(p.agentDir, p.cwd);
 	const journalDir = paths.journalDir;
 	const seen = seenMarksOf(paths);
-	const fileStore = (o: SharedOwner, marks?: SeenMarks) =>
-		new FileOwnerStore({
-			owner: o,
-			root: rootOf(paths, o),
-			retention,
-			gitignore: false,
-			...(marks !== undefined ? { seen: marks } : {}),
-			...(o === "cwd" ? { refused: paths.project.refused } : {}),
-		});
+	const fileStore = (o: SharedOwner, marks?: SeenMarks) => openFileStore(paths, o, { retention, ...(marks !== undefined ? { seen: marks } : {}) });
 	// Crash repairs (a dead writer's lock, torn bytes) do not depend on this machine's marks: a
 	// store behind them is still repaired, then reported by the verification, which checks them.
 	const files = { global: fileStore("global"), cwd: fileStore("cwd") };

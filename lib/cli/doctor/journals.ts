@@ -4,7 +4,8 @@ import { messageOf } from "../../core/errors.js";
 import { SHARED_OWNERS, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import type { Placement } from "../../storage/placement/placement.js";
 import { databaseFor } from "../../storage/pg/placed.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, FileOwnerStore } from "../../storage/file/owner-store.js";
+import { DEFAULT_LOCK_TIMEOUT_MS } from "../../storage/file/owner-store.js";
+import { openFileStoreIn } from "../../storage/open.js";
 import { parseJournal } from "../../storage/format.js";
 import type { Journal, JournalPart } from "../../storage/format.js";
 import { ensureDirIn, errnoOf, fsyncDir, readRegular, realOrSelf } from "../../storage/fs-util.js";
@@ -88,7 +89,7 @@ function partStatus(part: JournalPart, id: string, retention: number, answers: D
 	if (!present(root)) return { text: `${where} (folder gone: nothing to complete there)`, blocks: false, missing: false };
 	let h: OwnerHistory;
 	try {
-		h = new FileOwnerStore({ owner: part.owner as SharedOwner, root, retention, gitignore: false }).read();
+		h = openFileStoreIn(part.owner as SharedOwner, root, { retention }).read();
 	} catch (e) {
 		return { text: `${where} (BLOCKED: the store is damaged: ${messageOf(e)})`, blocks: true, missing: true };
 	}
@@ -186,7 +187,7 @@ async function dropJournal(
 		// In the order every writer takes the locks; a store folder that is gone has no writer.
 		for (const part of target.journal === undefined ? [] : lockedParts(target.journal)) {
 			// The lock is taken inside the store folder: like every writer, only while that folder leads inside its owner's.
-			const store = new FileOwnerStore({ owner: part.owner as SharedOwner, root: part.root as string, retention, gitignore: false });
+			const store = openFileStoreIn(part.owner as SharedOwner, part.root as string, { retention });
 			store.checkRoot();
 			locks.push(await acquireLock(store.lockPath, DEFAULT_LOCK_TIMEOUT_MS));
 		}

@@ -2,12 +2,12 @@
  * The stores a session has open, where they put the shared owners, and why they could not be
  * opened: reopened whenever the placement moves, no longer watched once the session closed.
  */
+import { openStores } from "../../storage/open.js";
 import { fail, messageOf } from "../../core/errors.js";
 import { type Placement, placementFor, placementKey } from "../../storage/placement/placement.js";
-import { limitsOf, type StateFlowConfig } from "../../storage/placement/config.js";
+import type { StateFlowConfig } from "../../storage/placement/config.js";
 import type { SessionLog } from "../../storage/session/store.js";
-import { Stores } from "../../storage/stores.js";
-import { whoAmI } from "../../storage/placement/who.js";
+import type { Stores } from "../../storage/stores.js";
 
 export class OpenStores {
 	#stores: Stores | undefined;
@@ -40,11 +40,10 @@ export class OpenStores {
 	/** Open stores where `config` places the owners for `cwd` (the caller closed the old ones); returns what was thrown if opening failed. */
 	open(config: StateFlowConfig, agentDir: string, cwd: string, session: SessionLog): { cause: unknown } | undefined {
 		const placement = placementFor(config, cwd);
-		const options = { agentDir, cwd, retention: config.retention, limits: limitsOf(config), allowSecrets: config.allowSecrets ?? [] };
 		this.#stores = undefined;
 		this.#openError = undefined;
 		try {
-			this.#stores = new Stores({ ...options, placement, who: whoAmI(config.user), session });
+			this.#stores = openStores(config, { agentDir, cwd, placement, session });
 			this.#watch = true;
 		} catch (e) {
 			this.#openError = { cause: e };

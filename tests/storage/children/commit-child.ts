@@ -3,10 +3,10 @@
  * a distinct key and the shared keys `last` and `counts.<tag>` (overlapping writes).
  * argv: agentDir cwd tag count retention
  */
-import { Stores } from "../../../lib/storage/stores.js";
+import { openStoresAt } from "../../../lib/storage/open.js";
 
 const [agentDir, cwd, tag, countText, retentionText] = process.argv.slice(2) as [string, string, string, string, string];
-const stores = new Stores({ agentDir, cwd, retention: Number(retentionText) });
+const stores = openStoresAt({ agentDir, cwd, retention: Number(retentionText) });
 const by = { kind: "system", reason: "concurrency-test" } as const;
 for (let i = 0; i < Number(countText); i++) {
 	const id = `${tag}-${i}`;

@@ -4,11 +4,11 @@
  * die at a fault point, or SIGKILLs it at a random moment after "ready".
  * argv: agentDir cwd sessionFile tag count retention
  */
-import { Stores } from "../../../lib/storage/stores.js";
+import { openStoresAt } from "../../../lib/storage/open.js";
 import { jsonlSession } from "./jsonl-session.js";
 
 const [agentDir, cwd, sessionFile, tag, countText, retentionText] = process.argv.slice(2) as [string, string, string, string, string, string];
-const stores = new Stores({ agentDir, cwd, session: jsonlSession(sessionFile), retention: Number(retentionText) });
+const stores = openStoresAt({ agentDir, cwd, session: jsonlSession(sessionFile), retention: Number(retentionText) });
 process.stdout.write("ready\n");
 const by = { kind: "system", reason: "crash-test" } as const;
 for (let i = 0; i < Number(countText); i++) {
