@@ -1,3 +1,8 @@
+/**
+ * Doctor's read-only checks: a file store verified by reading it whole, an owner placed in
+ * PostgreSQL verified on a connection of its own, and compiled Skills on disk that no artifact
+ * records (named, never deleted).
+ */
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError, messageOf } from "../../core/errors.js";

@@ -1,3 +1,8 @@
+/**
+ * Doctor's repairs of a file store, each one a user asked for or a crash left: a dead writer's
+ * lock cleared, torn bytes at the log's end reported (cut only with `--cut-torn`), odd files where
+ * the lock lives named, a store moved aside or accepted against this machine's seen marks.
+ */
 import { closeSync, constants, fstatSync, readSync, renameSync } from "node:fs";
 import { dirname } from "node:path";
 import { messageOf } from "../../core/errors.js";

@@ -1,3 +1,8 @@
+/**
+ * Doctor's view of multi-owner journals: each pending journal listed with what every part needs
+ * (a file store's seq, a database owner's answer), completed through the stores' own roll-forward,
+ * or dropped on request into `journal/dropped/` under every part's lock.
+ */
 import { readdirSync, renameSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { messageOf } from "../../core/errors.js";

@@ -1,3 +1,9 @@
+/**
+ * The file adapter's owner store (docs/storage-format.md): an append-only log plus a checkpoint in
+ * one folder, committed under the folder's lock with one append and one fsync, compacted when
+ * due, and read through `FileLogReader` (a cache validated by `fstat`). A store no backend took
+ * in (doctor, a migration) commits alone; `LocalBackend` takes the ones a `Stores` uses.
+ */
 import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";

@@ -1,3 +1,7 @@
+/**
+ * The PostgreSQL owner store (docs/shared-memory.md): owner and transition rows, cached by seq, committed in the
+ * database's transaction (its COMMIT the commit point), every row checked; it asks its database only through `PgSession`.
+ */
 import type pg from "pg";
 import { fail, isStateError, messageOf } from "../../core/errors.js";
 import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
@@ -323,13 +327,11 @@ export class PgOwnerStore implements OwnerStore {
 	}
 
 	/**
-	 * Adopt a whole history (a file store moved into the database by `state-flow migrate`) in
-	 * ONE SQL transaction: create or lock the owner row, refuse an owner that already holds
-	 * transitions, store the checkpoint (the state at `checkpointSeq`) and the retained tail with
-	 * the checksums every read verifies, move the head, then read it all back on the same
-	 * transaction and compare it with `history` byte for byte before COMMIT. A refusal or a
-	 * mismatch rolls back: nothing is written. Ids of transitions folded before the checkpoint
-	 * are not known to a file store and are not stored.
+	 * Adopt a whole history (a file store moved into the database by `state-flow migrate`) in ONE SQL transaction:
+	 * create or lock the owner row, refuse an owner that already holds transitions, store the checkpoint (the state
+	 * at `checkpointSeq`) and the retained tail with the checksums every read verifies, move the head, read it back and
+	 * compare it with `history` byte for byte before COMMIT. A refusal or a mismatch rolls back: nothing is
+	 * written. Ids of transitions folded before the checkpoint are not known to a file store, nor stored.
 	 */
 	adopt(history: OwnerHistory): Promise<void> {
 		const t = this.db.tables;
