@@ -14,7 +14,7 @@ import { JournalDir } from "../../storage/file/journal.js";
 import { storePaths } from "../../storage/project/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/file/seen.js";
 import { tokenProblemOf } from "../../storage/project/repo-token.js";
-import { projectNote } from "../../storage/project/project.js";
+import { type Project, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { type Parsed, UsageError } from "../args.js";
 import { checkCwd, type Outcome } from "../commands.js";
@@ -74,27 +74,8 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 		if (h !== undefined) verified[o] = h;
 	}
 	unrecordedSkills(report, verified, p);
-	// Each store apart on its own line: doctor is where a user looks for all of them.
-	const note = projectNote(paths.project);
-	if (note !== undefined) report.lines.push(`cwd: ${note}`);
-	const { store, root, supersededBy } = paths.project;
-	if (supersededBy !== undefined && stores.location("cwd").backend === "file") {
-		report.lines.push(
-			`cwd: this project's memory is in ${inline(store)}, inside the work tree, where a git checkout or pull that brings files to that path overwrites it; \`state-flow adopt ${shellWord(inline(root))}\` moves it, with its history, into ${inline(supersededBy)}.`,
-		);
-	}
-	for (const one of storesApart(paths.project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
-	const token = tokenProblemOf(paths.project);
-	if (token !== undefined) report.lines.push(`cwd: ${token}.`);
-	for (const o of SHARED_OWNERS) {
-		const h = verified[o];
-		if (h === undefined || h === "none") continue;
-		for (const why of storedRefProblems(o, h.state)) {
-			report.lines.push(
-				`${o}: a stored \`$ref\` object is not a reference (kept as an older build wrote it; it refers to nothing, and a patch that touches it is refused until it is fixed): ${why}.`,
-			);
-		}
-	}
+	projectNotes(report, paths.project, stores.location("cwd").backend === "file");
+	storedRefNotes(report, verified);
 	report.lines.push(
 		report.healthy
 			? p.dryRun
@@ -104,4 +85,33 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	);
 	// One line each, whatever a line quotes (a planted id, a file name): stored text never prints a line of its own.
 	return { stdout: `${report.lines.map(inline).join("\n")}\n`, stderr: "", code: report.healthy ? 0 : 1 };
+}
+
+/** What doctor says of the project: its note, an older build's store in the work tree, stores apart, a garbled repository token. */
+function projectNotes(report: Report, project: Project, cwdInFiles: boolean): void {
+	const note = projectNote(project);
+	if (note !== undefined) report.lines.push(`cwd: ${note}`);
+	const { store, root, supersededBy } = project;
+	if (supersededBy !== undefined && cwdInFiles) {
+		report.lines.push(
+			`cwd: this project's memory is in ${inline(store)}, inside the work tree, where a git checkout or pull that brings files to that path overwrites it; \`state-flow adopt ${shellWord(inline(root))}\` moves it, with its history, into ${inline(supersededBy)}.`,
+		);
+	}
+	// Each store apart on its own line: doctor is where a user looks for all of them.
+	for (const one of storesApart(project, true)) report.lines.push(`cwd: ${apartLine([one])}.`);
+	const token = tokenProblemOf(project);
+	if (token !== undefined) report.lines.push(`cwd: ${token}.`);
+}
+
+/** Stored `$ref` objects that are not references (an older build wrote them), each named with what to send instead. */
+function storedRefNotes(report: Report, verified: Partial<Record<SharedOwner, OwnerHistory | "none">>): void {
+	for (const o of SHARED_OWNERS) {
+		const h = verified[o];
+		if (h === undefined || h === "none") continue;
+		for (const why of storedRefProblems(o, h.state)) {
+			report.lines.push(
+				`${o}: a stored \`$ref\` object is not a reference (kept as an older build wrote it; it refers to nothing, and a patch that touches it is refused until it is fixed): ${why}.`,
+			);
+		}
+	}
 }
