@@ -11,6 +11,7 @@
  * transitions, so a render walks only the keys it shows, however large the plane.
  */
 
+import { shownLocator } from "../core/elide.js";
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
@@ -31,10 +32,14 @@ export function formatSize(bytes: number): string {
 	return bytes < 1024 ? `${bytes} B` : bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */
+/**
+ * Locator text as the model is shown it: relative in flat (owner undefined), qualified in scoped;
+ * one made of long keys shows its start and end (`shownLocator`), so no line that names it grows
+ * with the keys.
+ */
 export function modelLocator(owner: Owner | undefined, plane: Section, path: readonly (string | number)[]): string {
 	const loc: Locator = { kind: "state", scope: owner ?? null, offset: 0, plane, path: [...path] };
-	return formatModelLocator(loc);
+	return shownLocator(formatModelLocator(loc));
 }
 
 /** How a value is spelled for the model: same-owner refs relative in flat form. */
