@@ -23,6 +23,7 @@ import type {
 	Who,
 } from "../core/types.js";
 import type { Placement } from "./backend.js";
+import { configPath } from "./config.js";
 import { type AllowList, refuseCredentials } from "./credentials.js";
 import { openBackend } from "./open.js";
 import type { OpenedBackend } from "./open.js";
@@ -67,6 +68,12 @@ export interface CommitOptions {
 	check?: () => void;
 	/** Artifact compiler hook: may rewrite the patch and carry file effects. */
 	prepare?: (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => Promise<CommitEffects> | CommitEffects;
+	/**
+	 * The user said, for this one command, that what it writes is no secret (`--allow-secret` of
+	 * `/state set` and `state-flow set|edit|import`): the credential check is skipped. Only those
+	 * commands set it; no tool or extension call can (docs/security.md §7).
+	 */
+	allowSecret?: boolean;
 }
 
 /** File effects of a commit: `apply()` after staging, before the durable write; `revert()` if that write fails. */
@@ -112,6 +119,8 @@ export class Stores {
 	readonly limits: Limits;
 	private readonly who: Who | undefined;
 	private readonly allowSecrets: AllowList;
+	/** Where `allowSecrets` goes: the credential refusal names it in full. */
+	private readonly configFile: string;
 	private queue: Promise<unknown> = Promise.resolve();
 
 	/** `backend`: what the stores run on (tests hand their own); absent, `openBackend` wires the placement's. */
@@ -123,6 +132,7 @@ export class Stores {
 		this.limits = opts.limits ?? DEFAULT_LIMITS;
 		this.who = opts.who;
 		this.allowSecrets = opts.allowSecrets ?? [];
+		this.configFile = configPath(opts.agentDir);
 		const session = () => this.session;
 		const opened =
 			backend?.(session) ??
@@ -318,7 +328,7 @@ export class Stores {
 		aborted(opts.signal);
 		// Every writer comes through here (model, extensions, import, hand edits, undo/redo/restore):
 		// what the patch writes is checked once, before any lock (docs/security.md, "Credentials").
-		await refuseCredentials(patch, this.allowSecrets);
+		if (opts.allowSecret !== true) await refuseCredentials(patch, this.allowSecrets, this.configFile);
 		aborted(opts.signal);
 		// Anything but an object is refused by `stage` with the usual message; it touches no owner.
 		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.hasOwn(patch, o)) : [];
