@@ -8,7 +8,7 @@ import { inline, shellWord } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, type OwnerHistory } from "../../core/types.js";
 import { placementFor } from "../../storage/backend.js";
-import { readConfig } from "../../storage/config.js";
+import { limitsOf, readConfig } from "../../storage/config.js";
 import { FileOwnerStore } from "../../storage/file-store.js";
 import { JournalDir } from "../../storage/journal.js";
 import { rootOf, storePaths } from "../../storage/paths.js";
@@ -81,7 +81,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const salvage = flagOwner("--salvage", p.salvage);
 	if (refused !== undefined && [aside, cut, accept, salvage].includes("cwd")) fail("unavailable", `${refused}, and doctor leaves it as it is.`);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
-	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun)).lines);
+	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun, new Date(), limitsOf(config))).lines);
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));
