@@ -78,6 +78,8 @@ export interface Parsed {
 	keep: boolean;
 	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
 	path?: string;
+	/** `set|edit|import --allow-secret`: store what looks like a credential, this once (the user says it is none). */
+	allowSecret: boolean;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -87,11 +89,11 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	undo: ["--yes"],
 	redo: ["--yes"],
 	restore: ["--path", "--yes"],
-	set: ["--yes"],
+	set: ["--yes", "--allow-secret"],
 	delete: ["--yes"],
-	edit: ["--yes"],
+	edit: ["--yes", "--allow-secret"],
 	export: ["--owner"],
-	import: ["--owner"],
+	import: ["--owner", "--allow-secret"],
 	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store", "--salvage"],
 	link: ["--force"],
 	unlink: [],
@@ -153,6 +155,7 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--global": { takesValue: false, set: (out) => (out.global = true) },
 	"--to-files": { takesValue: false, set: (out) => (out.toFiles = true) },
 	"--yes": { takesValue: false, set: (out) => (out.yes = true) },
+	"--allow-secret": { takesValue: false, set: (out) => (out.allowSecret = true) },
 	"--path": { takesValue: true, set: (out, value) => (out.path = value) },
 };
 
@@ -176,6 +179,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		global: false,
 		toFiles: false,
 		keep: false,
+		allowSecret: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;

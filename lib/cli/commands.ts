@@ -210,6 +210,7 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 		at: new Date().toISOString(),
 		roots: IMPORT_ROOTS,
 		prepare: (staged, histories) => compile(staged, histories),
+		...(p.allowSecret ? { allowSecret: true } : {}),
 	});
 	if (result.noop) return ok(`No change: ${names} already equal ${source}; nothing was written.\n`, lines(warnings));
 	const summary = [`Imported ${source} into ${result.report.scopes.join(" and ")} as transition ${result.transitionId}.`];

@@ -66,6 +66,7 @@ async function apply(p: Parsed, target: EditTarget, op: EditOp, command: string,
 		at: new Date().toISOString(),
 		roots: IMPORT_ROOTS,
 		prepare: (patch, histories) => compile(patch, histories),
+		...(p.allowSecret ? { allowSecret: true } : {}),
 	});
 	if (result.noop) return ok(`${lines(shown)}No change; nothing was written.\n`, lines(warnings));
 	return ok(`${lines(shown)}Committed as transition ${result.transitionId}.\n`, lines(warnings));

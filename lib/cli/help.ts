@@ -115,7 +115,7 @@ else's are reverted only with --yes. Exit code 1 when nothing would change.
   --yes              revert someone else's transitions too
 
 ${COMMON}`,
-	set: `Usage: state-flow set <locator> <json|@file> [--yes]
+	set: `Usage: state-flow set <locator> <json|@file> [--yes] [--allow-secret]
 
 Set the value at <locator> (cwd.tactics.next, global.intents.x.goal,
 cwd.artifacts) to a JSON value, replacing what is there whole, as ONE transition
@@ -123,9 +123,12 @@ signed by you (recorded as \`state-flow set <locator>\`). The value is JSON: a
 string needs its quotes ('"write the parser"'); @<file> reads it from a file.
 Validation, limits and artifacts are as for the model's patches. What changes
 is printed first; when it deletes more than the value named (tactics owned by a
-replaced intent), nothing is written unless --yes is given.
+replaced intent), nothing is written unless --yes is given. Text that looks
+like a credential (a key, a token, a password) is refused; --allow-secret stores
+it this once, when you know it is none (for good: allowSecrets in the config).
 
-  --yes   go ahead although more than the named value is deleted
+  --yes            go ahead although more than the named value is deleted
+  --allow-secret   store text that looks like a credential, this once
 
 ${COMMON}`,
 	delete: `Usage: state-flow delete <locator> [--yes]
@@ -138,7 +141,7 @@ written unless --yes is given. References left pointing at nothing are listed.
   --yes   go ahead although more than the named value is deleted
 
 ${COMMON}`,
-	edit: `Usage: state-flow edit <locator> [--yes]
+	edit: `Usage: state-flow edit <locator> [--yes] [--allow-secret]
 
 Open the value at <locator> as indented JSON in $VISUAL (else $EDITOR, else vi)
 and set what you save as ONE transition, as \`state-flow set\` would. An empty
@@ -146,7 +149,8 @@ or unchanged file changes nothing. Text that is refused (not JSON, over a
 limit, the value changed meanwhile) is kept in its temporary file, named with
 the \`state-flow set <locator> @<file>\` command that applies it once fixed.
 
-  --yes   go ahead although more than the named value is deleted
+  --yes            go ahead although more than the named value is deleted
+  --allow-secret   store text that looks like a credential, this once
 
 ${COMMON}`,
 	export: `Usage: state-flow export [global|cwd]
@@ -157,16 +161,18 @@ The output can be read back with \`state-flow import\`. Refused whole (nothing p
 exit code 1) when an owner cannot be reached: name the others to export them.
 
 ${COMMON}`,
-	import: `Usage: state-flow import <file|-> [--owner global|cwd]
+	import: `Usage: state-flow import <file|-> [--owner global|cwd] [--allow-secret]
 
 Make an owner's state equal to the file's content, as ONE transition (provenance
 "import"), atomically across owners. The file is either an export document
 (\`state-flow export\`) or one owner's state object {"intents":{},...,"lazy":{}},
 which needs --owner. Everything is validated first (planes, finite JSON, limits,
-references); a refused import writes nothing. \`-\` reads standard input.
+references, credentials); a refused import writes nothing. \`-\` reads standard
+input.
 
   --owner <owner>   the owner a plain state object is for; with an export document,
                     import only that owner
+  --allow-secret    store text that looks like a credential, this once
 
 ${COMMON}`,
 	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>] [--move-aside <owner>] [--cut-torn <owner>]

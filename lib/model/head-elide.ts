@@ -11,6 +11,7 @@
  * transitions, so a render walks only the keys it shows, however large the plane.
  */
 
+import { shownLocator } from "../core/elide.js";
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
 import { isRef, presentRefs } from "../core/refs.js";
@@ -27,10 +28,14 @@ export const PREVIEW_BYTES = 48;
 /** The key of every marker: a partial container's last entry, or a whole plane's only one. */
 export const MARKER_KEY = "…";
 
-/** Locator text as the model spells it: relative in flat (owner undefined), qualified in scoped. */
+/**
+ * Locator text as the model is shown it: relative in flat (owner undefined), qualified in scoped;
+ * one made of long keys shows its start and end (`shownLocator`), so no line that names it grows
+ * with the keys.
+ */
 export function modelLocator(owner: Owner | undefined, plane: Section, path: readonly (string | number)[]): string {
 	const loc: Locator = { kind: "state", scope: owner ?? null, offset: 0, plane, path: [...path] };
-	return formatModelLocator(loc);
+	return shownLocator(formatModelLocator(loc));
 }
 
 /** How a value is spelled for the model: same-owner refs relative in flat form. */

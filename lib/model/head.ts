@@ -6,6 +6,7 @@
  * counts the rest and carries its `read_state` locator (`head-elide.ts`).
  */
 
+import { shownLocator } from "../core/elide.js";
 import { findDanglingRefs } from "../core/ownership.js";
 import { HEAD_TAG, modelLine } from "../core/printable.js";
 import { presentRef } from "../core/refs.js";
@@ -188,7 +189,7 @@ function noticeLines(owner: Owner, h: OwnerHistory, sole: Owner | undefined, sta
 	const scope = sole === undefined ? owner : undefined;
 	const dangling = findDanglingRefs(owner, h.state);
 	for (const d of dangling.slice(0, MAX_NOTICES)) {
-		lines.push(`! dangling ref: ${modelLocator(scope, "intents", [d.intent])} -> ${presentRef(d.ref, sole)} (missing)`);
+		lines.push(`! dangling ref: ${modelLocator(scope, "intents", [d.intent])} -> ${shownLocator(presentRef(d.ref, sole))} (missing)`);
 	}
 	if (dangling.length > MAX_NOTICES) lines.push(`! ${dangling.length - MAX_NOTICES} more dangling refs`);
 	const mine = stale.filter((s) => s.owner === owner);

@@ -4,6 +4,7 @@
  * `details` with the canonical operator data for renderers, tests and the transcript.
  */
 import { type KeyLens, SAME_KEYS, recordsToModel, reportToModel } from "../core/artifact-keys.js";
+import { shownLocator } from "../core/elide.js";
 import { inline } from "../core/printable.js";
 import { getOwn, isPlainObject, jsonUtf8Bytes, parsePointer, setOwn } from "../core/json.js";
 import type { Cascade, DanglingRef, Json, JsonObject, Owner, Pointer, StageReport, StaleArtifact, TransitionRecord } from "../core/types.js";
@@ -68,7 +69,7 @@ function dropLine(dangling: readonly DanglingRef[], wanted: readonly Owner[]): s
 
 /** `intents.login` (flat) or `cwd.intents.login` (scoped): where an intent lives, as the model writes it. */
 function intentLocator(owner: Owner, intent: string, wanted: readonly Owner[]): string {
-	return presentLocator({ kind: "state", scope: owner, offset: 0, plane: "intents", path: [intent] }, wanted);
+	return shownLocator(presentLocator({ kind: "state", scope: owner, offset: 0, plane: "intents", path: [intent] }, wanted));
 }
 
 /** One line per list, omitted when empty; lists longer than `max` are counted, not spelled out. */
@@ -107,8 +108,9 @@ function changedLine(ptrs: readonly Pointer[], wanted: readonly Owner[]): string
 	const shown: string[] = [];
 	let used = 0;
 	for (const ptr of ptrs) {
-		const text = presentPointer(ptr, wanted);
-		if (shown.length > 0 && used + text.length > MAX_CHANGED_CHARS) break;
+		// A path of long keys shows its start and end: every one fits, the first too.
+		const text = shownLocator(presentPointer(ptr, wanted));
+		if (used + text.length > MAX_CHANGED_CHARS) break;
 		shown.push(text);
 		used += text.length + 2;
 	}
@@ -148,7 +150,7 @@ export function patchResult(input: {
 	const report = reportToModel(lens, input.report);
 	const records = input.records === undefined ? undefined : recordsToModel(lens, input.records);
 	const notices = input.notices ?? [];
-	const p = (ptr: Pointer) => presentPointer(ptr, wanted);
+	const p = (ptr: Pointer) => shownLocator(presentPointer(ptr, wanted));
 	const lines: string[] = [];
 	if (transitionId === null) {
 		lines.push("No change: the patch matches the current state, so nothing was committed.");
@@ -160,12 +162,14 @@ export function patchResult(input: {
 		deletedLine(report.changed, records, wanted),
 		listLine(
 			"cascaded",
-			report.cascades.map((c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => presentCanonical(t, wanted)).join(" + ")}`),
+			report.cascades.map(
+				(c) => `${intentLocator(c.owner, c.intent, wanted)} took ${c.targets.map((t) => shownLocator(presentCanonical(t, wanted))).join(" + ")}`,
+			),
 		),
 		listLine("already absent (null deleted nothing)", report.missingDeletions.map(p)),
 		listLine(
 			"dangling refs (target is gone; update or drop the ref)",
-			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${presentCanonical(d.ref, wanted)}`),
+			report.danglingRefs.map((d) => `${intentLocator(d.owner, d.intent, wanted)} -> ${shownLocator(presentCanonical(d.ref, wanted))}`),
 		),
 		dropLine(report.danglingRefs, wanted),
 	];

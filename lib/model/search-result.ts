@@ -1,9 +1,12 @@
 /**
  * The text of a `read_state` search (issue 26): one line per match, the locator that reads it
  * and a short JSON snippet, so "everything about X" is found without reading whole planes into
- * the context. Bounded twice: the engine keeps at most `MAX_SEARCH_MATCHES`, and the lines stop
- * at `MAX_SEARCH_TEXT` characters; whatever is left out is counted with the way to narrow it.
+ * the context. Bounded three times: the engine keeps at most `MAX_SEARCH_MATCHES`, each line is
+ * at most `MAX_SEARCH_LINE` characters however long the keys its locator is made of (issue 33:
+ * a locator shows its start and end, `shownLocator`), and the lines stop at `MAX_SEARCH_TEXT`
+ * characters; whatever is left out is counted with the way to narrow it.
  */
+import { elideMiddle, MAX_SHOWN_LOCATOR, shownLocator } from "../core/elide.js";
 import { printable } from "../core/printable.js";
 import type { SearchAnswer } from "../core/search.js";
 import type { Owner } from "../core/types.js";
@@ -13,6 +16,8 @@ import type { ReadDetails, ToolText } from "./results.js";
 export const MAX_SEARCH_MATCHES = 40;
 /** Characters of match lines per result (~1 K tokens). */
 export const MAX_SEARCH_TEXT = 4000;
+/** Characters of one match line: its locator (`MAX_SHOWN_LOCATOR`), `(key): ` and the snippet's share. */
+export const MAX_SEARCH_LINE = 600;
 
 /** `details` of a search: what was asked and where each shown match is. */
 export interface SearchDetails extends ReadDetails {
@@ -33,16 +38,21 @@ export function searchResult(input: {
 	const lines: string[] = [];
 	let used = 0;
 	let shown = 0;
+	const locators: string[] = [];
 	for (const m of answer.matches) {
 		// Stored text is shown JSON-escaped and made printable: it never ends a line or moves a cursor.
-		const line = printable(`${m.locator}${m.in === "key" ? " (key)" : ""}: ${m.snippet}`);
-		if (shown > 0 && used + line.length > MAX_SEARCH_TEXT) break;
+		// Each part is cut where it is too long (start and end kept), so every line, the first too, fits.
+		const locator = shownLocator(printable(m.locator));
+		const label = `${m.in === "key" ? " (key)" : ""}: `;
+		const line = `${locator}${label}${elideMiddle(printable(m.snippet), MAX_SEARCH_LINE - locator.length - label.length)}`;
+		if (used + line.length > MAX_SEARCH_TEXT) break;
 		lines.push(line);
+		locators.push(locator);
 		used += line.length + 1;
 		shown++;
 	}
 	const total = answer.matches.length + answer.omitted;
-	const where = input.under === undefined ? input.wanted.join(", ") : printable(JSON.stringify(input.under));
+	const where = input.under === undefined ? input.wanted.join(", ") : elideMiddle(printable(JSON.stringify(input.under)), MAX_SHOWN_LOCATOR + 2);
 	const head = `search ${printable(JSON.stringify(query))} in ${where} (case-insensitive, keys and text): ${total === 0 ? "no match" : `${total} match${total === 1 ? "" : "es"}`}`;
 	const left = total - shown;
 	const tail = left > 0 ? [`+ ${left} more not shown: search under a narrower path (e.g. one of the locators above), or read_state it`] : [];
@@ -55,7 +65,8 @@ export function searchResult(input: {
 			projection: "search",
 			transitionIds: [],
 			notices,
-			search: { query, matches: answer.matches.slice(0, shown).map((m) => m.locator), omitted: left },
+			// The locators as shown: a cut one is no locator, and details are kept in the session file.
+			search: { query, matches: locators, omitted: left },
 		},
 	};
 }

@@ -76,6 +76,8 @@ export function commitEdit(
 		at: string;
 		roots?: RootGate;
 		prepare?: (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => CommitEffects;
+		/** `--allow-secret`: the user said this edit's text is no secret (`CommitOptions.allowSecret`). */
+		allowSecret?: boolean;
 	},
 ): Promise<CommitResult> {
 	const { target } = preview;
@@ -84,6 +86,7 @@ export function commitEdit(
 		id: opts.id,
 		at: opts.at,
 		...(opts.roots ? { roots: opts.roots } : {}),
+		...(opts.allowSecret === true ? { allowSecret: true } : {}),
 		prepare: (patch, histories) => {
 			const h = histories[target.owner];
 			const again = h === undefined ? undefined : previewOf(h, target, op, stores, opts.roots);

@@ -2,15 +2,20 @@
  * Credentials are not stored (issue 24): memory reaches every later head, every export and, for
  * a linked project, every teammate, so a patch whose strings look like a credential is refused
  * before anything is locked, naming the field and saying to keep a reference to where the
- * secret lives. The patterns are secretlint's maintained recommended preset, plus the few
- * classes it leaves out (`OWN_PATTERNS`). Only what a patch writes is checked (its keys and
- * string values), never the stored state: the check costs what the patch costs.
+ * secret lives. The patterns are secretlint's maintained recommended preset, plus the classes
+ * it leaves out or knows only in one exact shape (`credential-patterns.ts`: provider prefixes,
+ * JWTs, bearer values, AWS secrets by their context, secret-named assignments by their entropy).
+ * Only what a patch writes is checked (its keys and string values), never the stored state: the
+ * check costs what the patch costs. The user lets a false positive through with `allowSecrets`
+ * in their config, or for one command with `--allow-secret` (`CommitOptions.allowSecret`).
  */
 import { lintSource } from "@secretlint/core";
 import { secretLintProfiler } from "@secretlint/profiler";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { elideMiddle } from "../core/elide.js";
 import { fail, formatPath } from "../core/errors.js";
 import { ROOTS } from "../core/types.js";
+import { ownFindings, type RawFinding, scanFields } from "./credential-patterns.js";
 
 /** One credential found: where in the patch, what it looks like, and where in that field's text. */
 export interface CredentialFinding {
@@ -39,7 +44,7 @@ const CONFIG: Parameters<typeof lintSource>[0]["options"]["config"] = {
 /** What each preset rule finds, in the refusal's words (a rule not named here is called by its id). */
 const KINDS: Record<string, string> = {
 	privatekey: "a private key",
-	aws: "an AWS access key",
+	aws: "an AWS access key or secret",
 	gcp: "a Google Cloud credential",
 	github: "a GitHub token",
 	gitlab: "a GitLab token",
@@ -52,46 +57,20 @@ const KINDS: Record<string, string> = {
 	sendgrid: "a SendGrid API key",
 	stripe: "a Stripe key",
 	shopify: "a Shopify token",
+	"1password": "a 1Password secret key or token",
+	cloudflare: "a Cloudflare token",
+	databricks: "a Databricks token",
+	docker: "a Docker Hub token",
+	figma: "a Figma token",
+	grafana: "a Grafana token",
+	groq: "a Groq API key",
+	"hashicorp-vault": "a HashiCorp Vault token",
+	huggingface: "a Hugging Face token",
+	linear: "a Linear API key",
+	notion: "a Notion token",
+	tailscale: "a Tailscale key",
+	vercel: "a Vercel token",
 };
-
-/**
- * Classes the issue names that the preset leaves out, measured in issue 24 (docs/security.md):
- * AWS access key ids on their own; PEM private key blocks too short for the preset's
- * 100-character floor (Ed25519) or with a body it does not recognise; Google API keys; Azure's storage and Service Bus account keys, SAS
- * signatures and Entra client secrets; `password=`-style assignments. Every quantifier is
- * bounded or over a class the following literal cannot extend, so none backtracks.
- */
-const OWN_PATTERNS: ReadonlyArray<{ kind: string; re: RegExp }> = [
-	{ kind: "a private key", re: /-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----[A-Za-z0-9+/=\s\\]{40,20000}-----END /g },
-	// Long-term (AKIA) and temporary (ASIA) access key ids; AWS's documented example is let through below.
-	{ kind: "an AWS access key", re: /\b(?:AKIA|ASIA)[A-Z2-7]{16}\b/g },
-	{ kind: "a Google API key", re: /\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])/g },
-	{ kind: "an Azure account key", re: /\b(?:AccountKey|SharedAccessKey)\s{0,4}=\s{0,4}[A-Za-z0-9+/]{40,200}={0,2}/g },
-	{ kind: "an Azure SAS signature", re: /[?&]sig=[A-Za-z0-9%+/=]{40,200}/g },
-	{ kind: "an Azure client secret", re: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g },
-	{ kind: "a password", re: /(?:password|passwd|passphrase|secret)["']?\s{0,4}[:=]\s{0,4}(["'`]?)([^\s"'`,;]{6,200})\1/gi },
-];
-
-/**
- * A `password=` value that reads as a reference or a placeholder, not a secret: an environment
- * variable or template (`$DB_PASSWORD`, `${…}`, `{{…}}`, `<…>`, `%…%`), a masked value, an
- * upper-case variable name (`DB_PASSWORD`), a lower-case word (`required`, `redacted`), a code
- * expression reading the environment, a 1Password item, a file path (`~/.pgpass`, `/run/secrets/db`),
- * or a URL (`op://…` references too).
- */
-function isReference(value: string): boolean {
-	return (
-		/^[$%<{*~./]/.test(value) ||
-		/^[A-Z][A-Z0-9_]*$/.test(value) ||
-		/^[a-z]+$/.test(value) ||
-		/^(?:process\.env|os\.environ|env|ENV|System\.getenv)\b/.test(value) ||
-		/^1Password\b/i.test(value) ||
-		/^[a-z][a-z0-9+.-]*:\/\//i.test(value)
-	);
-}
-
-/** The access key id of AWS's documentation, in countless READMEs (the preset lets it through too). */
-const AWS_EXAMPLE_ID = "AKIAIOSFODNN7EXAMPLE";
 
 /** One string the patch writes, placed in the text linted. */
 interface Field {
@@ -188,25 +167,25 @@ function allowed(text: string, start: number, end: number, matchers: readonly Re
 /**
  * Whether any rule of the preset could match `text`: each one needs a run of 16 or more token
  * characters, a `PRIVATE KEY` header, credentials in a URL (`…@`), or one of the few prefixes
- * whose tokens may be shorter (npm's `_authToken=`, Slack's `xox…`/`xapp-`, SendGrid's `SG.`,
- * GitHub's `ghs_`). Text with none of them is spared the preset's fixed cost (~50 µs a call,
- * most of a small patch's check). Checked against every sample the preset flags
- * (tests/security/credential-gate.test.ts), so a preset update that adds a shorter form is caught.
+ * whose tokens may be shorter (`scanFields`). Text with none of them is spared the preset's
+ * fixed cost (~25 µs a call, most of a small patch's check). Checked against every sample the
+ * preset flags (tests/security/credential-gate.test.ts), so a preset update that adds a shorter
+ * form is caught.
  */
-const PRESET_MAY_MATCH = /[A-Za-z0-9_+/=.~:-]{16}|@|PRIVATE KEY|_authToken|xox|xapp|SG\.|ghs_/i;
-
 export function presetMayMatch(text: string): boolean {
-	return PRESET_MAY_MATCH.test(text);
+	return scanFields(text).presetMay;
 }
 
 /** Every credential the strings of `patch` hold, in the order of the patch (allowed ones left out). */
 export async function findCredentials(patch: unknown, allow: AllowList = []): Promise<CredentialFinding[]> {
 	const { text, fields } = gather(patch);
 	if (text === "") return [];
+	// One pass says what the text may hold; the patterns that cannot match are not run.
+	const scan = scanFields(text);
 	// A field saying `secretlint-disable` must not switch the check off for the fields after it.
-	const content = text.replace(/secretlint/gi, (s) => `${s[0]}_${s.slice(2)}`);
-	const raw: Array<{ pos: number; end: number; kind: string }> = [];
-	if (presetMayMatch(content)) {
+	const content = scan.secretlint ? text.replace(/secretlint/gi, (s) => `${s[0]}_${s.slice(2)}`) : text;
+	const raw: RawFinding[] = [];
+	if (scan.presetMay) {
 		const linted = await lintSource({
 			source: { content, filePath: "state.txt", ext: ".txt", contentType: "text" },
 			options: { config: CONFIG, noPhysicFilePath: true, maskSecrets: true },
@@ -216,16 +195,11 @@ export async function findCredentials(patch: unknown, allow: AllowList = []): Pr
 			raw.push({ pos: m.range[0], end: m.range[1], kind: KINDS[rule] ?? `a credential (${rule})` });
 		}
 	}
-	for (const { kind, re } of OWN_PATTERNS) {
-		re.lastIndex = 0;
-		for (let m = re.exec(content); m !== null; m = re.exec(content)) {
-			if (kind === "a password" && isReference(m[2] as string)) continue;
-			if (m[0] === AWS_EXAMPLE_ID) continue;
-			raw.push({ pos: m.index, end: m.index + m[0].length, kind });
-		}
-	}
+	// The defused word only removes hints: the scan of `text` is a safe one for `content`.
+	raw.push(...ownFindings(content, scan));
 	const matchers = allowMatchers(allow);
 	const out: CredentialFinding[] = [];
+	let lastGeneric = false;
 	for (const r of raw.sort((a, b) => a.pos - b.pos)) {
 		const f = fieldAt(fields, r.pos);
 		if (f === undefined) continue;
@@ -233,26 +207,67 @@ export async function findCredentials(patch: unknown, allow: AllowList = []): Pr
 		const start = r.pos - f.start;
 		const end = Math.min(r.end, f.end) - f.start;
 		if (matchers.length > 0 && allowed(own, start, end, matchers)) continue;
+		// The preset and our own patterns (an assignment and the token it assigns) may find one
+		// credential twice: it is one finding, called by its shape where one pattern knows it.
+		const last = out.at(-1);
+		if (last !== undefined && last.path === f.path && start < last.end) {
+			if (lastGeneric && r.generic !== true) last.kind = r.kind;
+			lastGeneric &&= r.generic === true;
+			last.end = Math.max(last.end, end);
+			last.inKey = last.end <= f.keyLength;
+			continue;
+		}
 		out.push({ path: f.path, kind: r.kind, start, end, inKey: end <= f.keyLength });
+		lastGeneric = r.generic === true;
+	}
+	return out;
+}
+
+/** Columns of a refusal's lines: the CLI prints it after `state-flow: ` (12 columns) within 80. */
+const REFUSAL_WIDTH = 68;
+
+/** Phrases (each shorter than `width`) joined into lines of at most `width` characters, in order. */
+function fitPhrases(phrases: readonly string[], width: number): string[] {
+	const out: string[] = [];
+	for (const p of phrases) {
+		const last = out.at(-1);
+		if (last !== undefined && last.length + 1 + p.length <= width) out[out.length - 1] = `${last} ${p}`;
+		else out.push(p);
 	}
 	return out;
 }
 
 /**
  * Refuse a patch that writes a credential (`credential`, naming the first field and what it
- * looks like; the value itself is never repeated). Runs before any lock is taken.
+ * looks like; the value itself is never repeated). Runs before any lock is taken. The message
+ * is lines of at most `REFUSAL_WIDTH` characters, the config file's path (which cannot be
+ * broken) on a line of its own: where the secret belongs instead, and the two ways the user
+ * stores it anyway — `--allow-secret` for one command, `allowSecrets` in `configFile` for good.
  */
-export async function refuseCredentials(patch: unknown, allow: AllowList = []): Promise<void> {
+export async function refuseCredentials(patch: unknown, allow: AllowList = [], configFile = "State Flow's config.json"): Promise<void> {
 	const [first, ...more] = await findCredentials(patch, allow);
 	if (first === undefined) return;
 	const others = more.filter((f) => formatPath(f.path) !== formatPath(first.path)).length;
 	const at = first.inKey ? first.path.slice(0, -1) : first.path;
 	// A registered root is spelled `cwd.todos…`, as the model and the root's own refusals spell it.
 	const path = at[1] === ROOTS ? [at[0] as string, ...at.slice(2)] : at;
-	const where = first.inKey ? `a key of \`${formatPath(path)}\`` : `\`${formatPath(path)}\``;
-	fail(
-		"credential",
-		`${where} holds what looks like ${first.kind}${others > 0 ? `, and ${others} more field(s) do too` : ""}; nothing was written. State is shown to the model on every request and exported, so it never keeps a secret: keep a reference to where the secret lives instead (e.g. "the env var AWS_SECRET_ACCESS_KEY", "1Password item Prod DB"). If it is no secret, the user can list it under \`allowSecrets\` in State Flow's config.json.`,
-		path,
+	// A path of long keys shows its start and end (issue 33), so the refusal keeps its width.
+	const where = `${first.inKey ? "a key of " : ""}\`${elideMiddle(formatPath(path), REFUSAL_WIDTH - 12)}\``;
+	const lines = fitPhrases(
+		[
+			where,
+			`holds what looks like ${first.kind}${others > 0 ? "," : ";"}`,
+			...(others > 0 ? [`and ${others} more field${others === 1 ? " does" : "s do"} too;`] : []),
+			"nothing was written.",
+			"State is shown to the model on every request and exported,",
+			"so it never keeps a secret: keep a reference to where the secret",
+			'lives instead (e.g. "the env var AWS_SECRET_ACCESS_KEY",',
+			'"1Password item Prod DB"). If it is no secret, the user can store',
+			"it anyway: once with --allow-secret (`/state set … --allow-secret`,",
+			"`state-flow set|import … --allow-secret`), or for good by listing it",
+			"under `allowSecrets` in",
+		],
+		REFUSAL_WIDTH,
 	);
+	fail("credential", [...lines, configFile].join("\n"), path);
 }

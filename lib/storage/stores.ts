@@ -24,6 +24,7 @@ import type {
 	Who,
 } from "../core/types.js";
 import type { Placement } from "./placement/placement.js";
+import { configPath } from "./placement/config.js";
 import { type AllowList, refuseCredentials } from "./credentials.js";
 import { locationKey } from "./port.js";
 import type { LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
@@ -73,6 +74,12 @@ export interface CommitOptions {
 	check?: () => void;
 	/** Artifact compiler hook: may rewrite the patch and carry file effects. */
 	prepare?: (patch: CanonicalPatch, histories: Partial<Record<Owner, OwnerHistory>>) => Promise<CommitEffects> | CommitEffects;
+	/**
+	 * The user said, for this one command, that what it writes is no secret (`--allow-secret` of
+	 * `/state set` and `state-flow set|edit|import`): the credential check is skipped. Only those
+	 * commands set it; no tool or extension call can (docs/security.md §7).
+	 */
+	allowSecret?: boolean;
 }
 
 /** File effects of a commit: `apply()` after staging, before the durable write; `revert()` if that write fails. */
@@ -118,6 +125,8 @@ export class Stores {
 	readonly limits: Limits;
 	private readonly who: Who | undefined;
 	private readonly allowSecrets: AllowList;
+	/** Where `allowSecrets` goes: the credential refusal names it in full. */
+	private readonly configFile: string;
 	private queue: Promise<unknown> = Promise.resolve();
 
 	/** `backend`: what the stores run on, built for the session getter it is handed (`open.ts`; tests may hand their own). */
@@ -129,6 +138,7 @@ export class Stores {
 		this.limits = opts.limits ?? DEFAULT_LIMITS;
 		this.who = opts.who;
 		this.allowSecrets = opts.allowSecrets ?? [];
+		this.configFile = configPath(opts.agentDir);
 		const session = () => this.session;
 		const opened = backend(session, retention);
 		this.shared = opened.shared;
@@ -315,7 +325,7 @@ export class Stores {
 		aborted(opts.signal);
 		// Every writer comes through here (model, extensions, import, hand edits, undo/redo/restore):
 		// what the patch writes is checked once, before any lock (docs/security.md, "Credentials").
-		await refuseCredentials(patch, this.allowSecrets);
+		if (opts.allowSecret !== true) await refuseCredentials(patch, this.allowSecrets, this.configFile);
 		aborted(opts.signal);
 		// Anything but an object is refused by `stage` with the usual message; it touches no owner.
 		const touched = patch !== null && typeof patch === "object" ? OWNERS.filter((o) => Object.hasOwn(patch, o)) : [];

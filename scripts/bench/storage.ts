@@ -10,7 +10,7 @@ import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JsonObject } from "../../lib/core/types.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { recordLine } from "../../lib/storage/format.js";
 import { BY, ITER, WARMUP, ms, newId, p50, value } from "./shared.js";
 

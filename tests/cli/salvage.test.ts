@@ -2,9 +2,9 @@
  * `state-flow doctor --salvage`: a fast-check property over single-byte damage at every position of
  * a small store (checkpoint and log) — salvage gives back exactly the stored history, the damaged
  * byte proven by the records' own integrity checks, or finds the bytes still intact — and, through
- * the real binary, damage that no byte explains: the damaged record and what cannot be replayed
- * without it are reported and left out, the intact ones before it kept, the old folder moved aside
- * as it was, the new store readable.
+ * the real binary, damage that no byte explains: the damaged record is lost and named, the intact
+ * one after it replayed over what is left, the old folder moved aside as it was, the new store
+ * readable. (Issue 33's salvage of every intact transition: `salvage-replay.test.ts`.)
  */
 import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
@@ -66,7 +66,8 @@ describe("state-flow doctor --salvage", () => {
 					assert.equal(plan.base.seq, 1, where);
 					assert.deepEqual(plan.kept, [second, third], where);
 					assert.deepEqual(replay(plan.base.state, plan.kept), want, where);
-					assert.deepEqual(plan.unreplayed, [], where);
+					assert.deepEqual(plan.lost, [], where);
+					assert.deepEqual(plan.tail, [], where);
 					// Either the change was found and undone, proven by a sum, or the bytes still say the same.
 					for (const d of plan.damaged) assert.ok(d.repaired, `${where}: ${d.where} ${d.why}`);
 					const fixed = plan.damaged[0]?.repaired;
@@ -77,7 +78,7 @@ describe("state-flow doctor --salvage", () => {
 		);
 	});
 
-	it("damage no byte explains: the damaged record and what follows are reported and left out; the rest kept; the old store moved aside as it was", async (t) => {
+	it("damage no byte explains: the damaged record is lost and named, the one after it kept; the old store moved aside as it was", async (t) => {
 		const s = await smallStore(t);
 		// Two bytes changed in the second record's value (the log's first line).
 		const log = Buffer.from(s.log);
@@ -93,8 +94,10 @@ describe("state-flow doctor --salvage", () => {
 			dry.stdout,
 			/cwd: left out log\.jsonl bytes 0–\d+ \(line 1\): not intact records, and no one-byte repair makes them pass their integrity checks\./,
 		);
-		assert.match(dry.stdout, /cwd: left out #3 c3 \(2026-12-01T10:00:02\.000Z\): intact, but it cannot be replayed without the damaged part before it\./);
-		assert.match(dry.stdout, /cwd: keeps 0 transitions after the checkpoint at #1 \(the owner at #1\)\./);
+		// What its bytes still say: its id, time and the entry it wrote.
+		assert.match(dry.stdout, /cwd: lost #2 b2 \(2026-12-01T10:00:01\.000Z\): its record is damaged; it wrote tactics\.b\./);
+		assert.doesNotMatch(dry.stdout, /c3/, "the intact record after it is kept, not reported");
+		assert.match(dry.stdout, /cwd: keeps 1 of 2 transitions after the checkpoint at #1 \(the owner at #3\); each lost one keeps its seq/);
 		assert.match(dry.stdout, /would write them as a new store/);
 		assert.deepEqual(readFileSync(join(s.root, "log.jsonl")), log, "a dry run changes nothing");
 		const done = run("doctor", "--salvage", "cwd");
@@ -105,11 +108,17 @@ describe("state-flow doctor --salvage", () => {
 		assert.match(done.stdout, /All stores are healthy\./);
 		const shown = run("show", "cwd");
 		assert.equal(shown.code, 0, shown.stderr);
-		assert.match(shown.stdout, /\(seq 1,/);
-		assert.match(shown.stdout, /"a": "one"/);
+		assert.match(shown.stdout, /\(seq 3,/);
+		// #3 deleted `a` and wrote `c` over what is left: its effects are there, #2's are not.
+		assert.doesNotMatch(shown.stdout, /"a": "one"|"b":/);
+		assert.match(shown.stdout, /"c": \[/);
+		// The lost seq keeps its place, as an empty transition that names what was lost.
+		const history = run("history", "cwd", "--full");
+		assert.match(history.stdout, /#2 salvage-\S+-2\n\s+at 2026-12-01T10:00:01\.000Z by system salvage: lost #2 b2 \(damaged\); it wrote tactics\.b\n/);
 		// The salvaged store takes new transitions on from there.
 		const next = run("set", "cwd.tactics.b", '"two again"');
 		assert.equal(next.code, 0, next.stderr);
+		assert.equal((await openStoresAt({ agentDir: s.agentDir, cwd: s.cwd }).load("cwd")).seq, 4);
 		assert.ok(readdirSync(join(s.cwd, ".pi")).some((n) => n.startsWith("state-flow.damaged-")));
 	});
 

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { readConfig } from "../../lib/storage/placement/config.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import type { TestDatabase } from "../helpers/pg-server.js";
 import { tempDir } from "../helpers/temp-dir.js";

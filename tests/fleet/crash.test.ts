@@ -13,7 +13,7 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import type { Owner, OwnerHistory } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { withAssistant } from "../storage/children/pi-session.js";

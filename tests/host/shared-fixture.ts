@@ -15,7 +15,7 @@ import { createStateFlow } from "../../lib/index.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { configPath, type StateFlowConfig, updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { shownOutput } from "../helpers/output.js";
 import { type Captured, scriptedReply, snapshot } from "../helpers/pi-harness.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { machine, piOn, type T } from "./shared-fixture.js";
 

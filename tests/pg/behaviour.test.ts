@@ -21,7 +21,7 @@ import type { CanonicalPatch, JsonObject, Limits, OwnerHistory, SharedOwner } fr
 import { DEFAULT_LIMITS } from "../../lib/core/types.js";
 import { placementFor } from "../../lib/storage/placement/placement.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { makeTempDir, removeTempDir } from "../helpers/temp-dir.js";
 import { commitMeta } from "../helpers/meta.js";

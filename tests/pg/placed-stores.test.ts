@@ -21,7 +21,7 @@ import { placementFor } from "../../lib/storage/placement/placement.js";
 import type { StateFlowConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";

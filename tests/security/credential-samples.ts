@@ -92,8 +92,6 @@ export function ordinarySamples(): Record<string, string> {
 		"AWS's documented example id": "AKIAIOSFODNN7EXAMPLE",
 		"public key block": pem("PUBLIC KEY", chars("pub", 64, `${ALNUM}+/`)),
 		"private key placeholder": pem("PRIVATE KEY", "..."),
-		"JWT example (jwt.io)":
-			"eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",
 		"a URL without credentials": "https://github.com/acme/api/pull/42",
 		"a postgres URL without a password": "postgres://localhost:5432/app",
 	};

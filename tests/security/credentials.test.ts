@@ -26,6 +26,8 @@ import { credentialSamples, ordinarySamples } from "./credential-samples.js";
 const BY = { kind: "system", reason: "test" } as const;
 const AT = "2026-12-01T10:00:00.000Z";
 const ADVICE = /keep a reference to where the secret lives instead \(e\.g\. "the env var AWS_SECRET_ACCESS_KEY", "1Password item Prod DB"\)/;
+/** A refusal read as one line (it is printed as lines of at most 68 characters). */
+const flat = (text: string) => text.replace(/\s*\n\s*/g, " ");
 
 function writeConfig(agentDir: string, config: Record<string, unknown>): void {
 	mkdirSync(join(agentDir, "state-flow"), { recursive: true });
@@ -74,9 +76,9 @@ describe("credentials: the pattern set", () => {
 			assert.ok(isStateError(e));
 			assert.equal(e.code, "credential");
 			assert.deepEqual(e.path, ["cwd", "lazy", "db", "password"]);
-			assert.match(e.message, /^`cwd\.lazy\.db\.password` holds what looks like a password; nothing was written\./);
-			assert.match(e.message, ADVICE);
-			assert.match(e.message, /list it under `allowSecrets`/);
+			assert.match(flat(e.message), /^`cwd\.lazy\.db\.password` holds what looks like a password; nothing was written\./);
+			assert.match(flat(e.message), ADVICE);
+			assert.match(flat(e.message), /once with --allow-secret .*, or for good by listing it under `allowSecrets` in State Flow's config\.json$/);
 			return true;
 		});
 		await assert.rejects(refuseCredentials({ cwd: { tactics: { [token]: { note: "x" } } } }), (e) => {
@@ -143,8 +145,10 @@ describe("credentials: every writer", () => {
 			]);
 			const r = flow.results();
 			assert.equal(r.w?.isError, true);
-			assert.match(r.w?.text ?? "", /`cwd\.lazy\["api\.md"\]` holds what looks like an Anthropic API key; nothing was written\./);
-			assert.match(r.w?.text ?? "", ADVICE);
+			assert.match(flat(r.w?.text ?? ""), /`cwd\.lazy\["api\.md"\]` holds what looks like an Anthropic API key; nothing was written\./);
+			assert.match(flat(r.w?.text ?? ""), ADVICE);
+			// The full path of the config file where `allowSecrets` goes, on a line of its own.
+			assert.match(r.w?.text ?? "", new RegExp(`\n${configPath(d.agentDir).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}$`));
 			assert.ok(!(r.w?.text ?? "").includes(token), "the key is not echoed");
 		});
 		// Not even the harmless half of the patch was written.
@@ -178,7 +182,7 @@ describe("credentials: every writer", () => {
 		const d = flowDirs(t, "state-flow-cred-set-");
 		await withFlow({ cwd: d.cwd, agentDir: d.agentDir }, async (flow) => {
 			const said = (await flow.command(`/state set cwd.tactics.aws ${JSON.stringify(samples["AWS secret in an env assignment"])}`)).join("\n");
-			assert.match(said, /`cwd\.tactics\.aws` holds what looks like an AWS access key/);
+			assert.match(said, /`cwd\.tactics\.aws` holds what looks like an AWS (?:secret )?access key/);
 		});
 		assert.equal((await openStoresAt({ agentDir: d.agentDir, cwd: d.cwd }).load("cwd")).seq, 0);
 	});
@@ -190,7 +194,7 @@ describe("credentials: every writer", () => {
 		const state = { intents: {}, strategy: {}, tactics: { next: "deploy" }, artifacts: {}, lazy: { id_rsa: key } };
 		const imported = run(["import", "-", "--owner", "cwd"], JSON.stringify(state));
 		assert.equal(imported.code, 1, imported.stdout);
-		assert.match(imported.stderr, /`cwd\.lazy\.id_rsa` holds what looks like a private key; nothing was written\./);
+		assert.match(flat(imported.stderr), /`cwd\.lazy\.id_rsa` holds what looks like a private key; nothing was written\./);
 		assert.ok(!imported.stderr.includes(key.split("\n")[1] as string), "the key is not printed");
 		const pw = samples["password= assignment"] as string;
 		const set = run(["set", "cwd.tactics.db", JSON.stringify(pw)]);

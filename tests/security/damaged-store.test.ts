@@ -15,7 +15,7 @@ import { dirname, join } from "node:path";
 import fc from "fast-check";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { sumOf } from "../../lib/storage/format.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";

@@ -11,7 +11,7 @@ import { hostname } from "node:os";
 import { dirname, join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { commitMeta } from "../helpers/meta.js";

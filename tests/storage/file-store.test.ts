@@ -14,7 +14,7 @@ import type { CanonicalPatch, JsonObject } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import type { StoresOptions } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { commitMeta } from "../helpers/meta.js";

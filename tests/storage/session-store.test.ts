@@ -14,7 +14,7 @@ import { replay } from "../../lib/core/history.js";
 import type { CanonicalPatch } from "../../lib/core/types.js";
 import { RESPONSE_ENTRY, TRANSITION_ENTRY } from "../../lib/storage/session/store.js";
 import { hostSessionLog } from "../helpers/session-log.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { withAssistant } from "./children/pi-session.js";
 import { commitMeta } from "../helpers/meta.js";

@@ -20,7 +20,7 @@ import { parseRecordLine, recordLine } from "../../lib/storage/format.js";
 import { LOG_FILE } from "../../lib/storage/file/owner-store.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
-import { Stores } from "../../lib/storage/stores.js";
+import type { Stores } from "../../lib/storage/stores.js";
 import { WHO_MAX_LENGTH, whoAmI } from "../../lib/storage/placement/who.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { tempDir } from "../helpers/temp-dir.js";

@@ -9,7 +9,7 @@ import { inline, shellWord } from "../../core/printable.js";
 import { storedRefProblems } from "../../core/refs.js";
 import { DEFAULT_RETENTION, SHARED_OWNERS, isSharedOwner, type OwnerHistory, type SharedOwner } from "../../core/types.js";
 import { placementFor } from "../../storage/placement/placement.js";
-import { readConfig } from "../../storage/placement/config.js";
+import { limitsOf, readConfig } from "../../storage/placement/config.js";
 import { JournalDir } from "../../storage/file/journal.js";
 import { storePaths } from "../../storage/project/paths.js";
 import { type SeenMarks, seenMarksOf } from "../../storage/file/seen.js";
@@ -59,7 +59,7 @@ export async function runDoctor(p: Parsed): Promise<Outcome> {
 	const salvage = flagOwner("--salvage", p.salvage);
 	if (refused !== undefined && [aside, cut, accept, salvage].includes("cwd")) fail("unavailable", `${refused}, and doctor leaves it as it is.`);
 	if (aside !== undefined) report.lines.push(...moveAside(files[aside], p.dryRun));
-	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun)).lines);
+	if (salvage !== undefined) report.lines.push(...(await salvageStore(files[salvage], seen, p.dryRun, new Date(), limitsOf(config))).lines);
 	if (accept !== undefined) report.lines.push(...acceptStore(files[accept], seen, p.dryRun));
 	for (const o of local) await repairStore(report, files[o], cut === o, p.dryRun);
 	if (!p.dryRun) await rollForward(report, stores, paths, new JournalDir(journalDir));

@@ -1,26 +1,29 @@
 /**
  * `state-flow doctor --salvage <owner>`: rebuild a damaged Global or CWD file store from what is
  * intact in it. The base is the checkpoint (or the empty state, when the log reaches back to
- * transition 1); every record that parses and passes its integrity check is kept while the seqs
- * continue. A damaged stretch of the log is repaired only where its own integrity checks prove
- * the repair: one changed byte whose correction makes every record there pass its 64-bit SHA-256
- * sum again. Anything else damaged — and every record after it, which cannot be replayed without
- * it — is reported and left out (kept in the old folder), never guessed. The result is written as a
- * new store, read back and compared, and the old folder is moved aside, deleting nothing.
+ * transition 1, or when the checkpoint is damaged: then what it held is lost and the log is
+ * replayed over the empty state). A damaged stretch of the log is repaired only where its own
+ * integrity checks prove the repair: one changed byte whose correction makes every record there
+ * pass its 64-bit SHA-256 sum again. Anything else damaged loses only what its records wrote
+ * (issue 33): every intact record after it is replayed over the salvaged state
+ * (`salvage-replay.ts`), and what no longer applies is named and left out, never guessed. The
+ * result is written as a new store, read back and compared, and the old folder is moved aside,
+ * deleting nothing.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { dirname } from "node:path";
 import { messageOf } from "../../core/errors.js";
+import { inline } from "../../core/printable.js";
 import { jsonEqual } from "../../core/json.js";
-import { replay } from "../../core/history.js";
 import { emptyState } from "../../core/state.js";
-import type { OwnerState, TransitionRecord } from "../../core/types.js";
+import type { Limits, OwnerState, TransitionRecord } from "../../core/types.js";
 import { CHECKPOINT_FILE, FileOwnerStore, LOG_FILE } from "../../storage/file/owner-store.js";
 import { checkpointText, parseCheckpoint, parseLogLine, recordLine } from "../../storage/format.js";
-import { DIR_MODE, FILE_MODE, fsyncDir, readRegular } from "../../storage/fs-util.js";
+import { atomicWrite, DIR_MODE, fsyncDir, readRegular } from "../../storage/fs-util.js";
 import { readLockHolder } from "../../storage/file/lock.js";
 import type { SeenMarks } from "../../storage/file/seen.js";
+import { type LogEntry, type LostInfo, type LostTransition, lostLine, replayLog } from "./salvage-replay.js";
 
 /** A damaged stretch is searched for a one-byte repair only up to this size (each try is a parse and a SHA-256). */
 export const MAX_REPAIR_BYTES = 8 * 1024;
@@ -34,13 +37,22 @@ export interface DamagedPart {
 	why?: string;
 }
 
-/** What salvage finds in a store's bytes: the base, the records kept, and what is left out. */
+/** What salvage finds in a store's bytes: the base, the records the new store holds, and what is lost. */
 export interface SalvagePlan {
 	base: { seq: number; state: OwnerState };
+	/** The new store's records after the base: the intact ones (replayed) and a marker for each lost seq. */
 	kept: TransitionRecord[];
+	/** The owner's state after them. */
+	state: OwnerState;
 	damaged: DamagedPart[];
-	/** Intact records that cannot be replayed: a record before them is damaged or missing. */
-	unreplayed: TransitionRecord[];
+	/** Transitions whose effects the new store does not have: damaged ones, and intact ones that no longer apply. */
+	lost: LostTransition[];
+	/** Damaged lines at the log's end: lost, with no seq kept. */
+	tail: LostInfo[];
+	/** The damaged checkpoint held transitions up to this seq, now lost (the log was replayed over the empty state). */
+	lostBase?: number;
+	/** Intact records that repeat a seq already placed: left out. */
+	repeated: TransitionRecord[];
 	/** Records at or before the checkpoint (already folded into it), whole or not: not needed. */
 	folded: number;
 }
@@ -148,10 +160,10 @@ function lineAt(bytes: Buffer, offset: number): number {
 
 /**
  * Read the log's bytes into intact records and damaged stretches (a run of lines that do not
- * parse, with the line break after it), each stretch repaired when one byte proves it.
+ * parse, with the line break after it), in order, each stretch repaired when one byte proves it.
  */
-function readLog(log: Buffer, file: string): { records: TransitionRecord[]; damaged: DamagedPart[] } {
-	const records: TransitionRecord[] = [];
+function readLog(log: Buffer, file: string): { entries: LogEntry[]; damaged: DamagedPart[] } {
+	const entries: LogEntry[] = [];
 	const damaged: DamagedPart[] = [];
 	let bad: { start: number; end: number } | undefined;
 	const settle = () => {
@@ -163,9 +175,16 @@ function readLog(log: Buffer, file: string): { records: TransitionRecord[]; dama
 			return records !== undefined && records.length > 0 ? records : undefined;
 		});
 		if (fix !== undefined) {
-			records.push(...fix.records);
+			for (const record of fix.records) entries.push({ record });
 			damaged.push({ where, repaired: { offset: bad.start + fix.offset, was: fix.was, now: fix.now } });
 		} else {
+			// Its lines, for what their bytes still say (the lost transitions' ids and entries).
+			entries.push({
+				damaged: stretch
+					.toString("utf8")
+					.split("\n")
+					.filter((l) => l !== ""),
+			});
 			damaged.push({
 				where,
 				why:
@@ -184,25 +203,28 @@ function readLog(log: Buffer, file: string): { records: TransitionRecord[]; dama
 		const one = recordsIn(line, file, false);
 		if (one !== undefined && one.length === 1) {
 			settle();
-			records.push(one[0] as TransitionRecord);
+			entries.push({ record: one[0] as TransitionRecord });
 		} else if (line !== "" || bad !== undefined) {
 			bad = bad === undefined ? { start, end } : { start: bad.start, end };
 		}
 		start = end;
 	}
 	settle();
-	return { records, damaged };
+	return { entries, damaged };
 }
 
-/** Plan a salvage from a store's bytes (pure but for hashing): nothing is written. */
+/** Plan a salvage from a store's bytes (pure but for hashing): nothing is written. `stamp` names the salvage in its markers. */
 export function planSalvage(
 	owner: FileOwnerStore["owner"],
 	log: Buffer,
 	checkpoint: Buffer | undefined,
 	files: { log: string; checkpoint: string },
+	opts: { stamp?: string; at?: string; limits?: Limits } = {},
 ): SalvagePlan {
-	const { records, damaged } = readLog(log, files.log);
+	const { entries, damaged } = readLog(log, files.log);
+	const records = entries.flatMap((e) => ("record" in e ? [e.record] : []));
 	let base: { seq: number; state: OwnerState } = { seq: 0, state: emptyState() };
+	let lostBase: number | undefined;
 	if (checkpoint !== undefined) {
 		const read = (text: string) => {
 			const cp = parseCheckpoint(text, files.checkpoint, owner);
@@ -222,52 +244,58 @@ export function planSalvage(
 			if (fix !== undefined) {
 				base = { seq: fix.records.seq, state: fix.records.state };
 				damaged.unshift({ where: CHECKPOINT_FILE, repaired: { offset: fix.offset, was: fix.was, now: fix.now } });
-				return chain(base, records, damaged);
+			} else {
+				// The log is replayed over the empty state from its first record: what only the checkpoint held is
+				// lost. With no record after it, its seq is kept where its bytes still say it.
+				const first = records[0]?.seq;
+				const fromStart = first === 1;
+				if (!fromStart) {
+					const held = first !== undefined ? first - 1 : Number(/"seq":(\d{1,15})[,}]/.exec(checkpoint.toString("latin1"))?.[1] ?? 0);
+					base = { seq: held, state: emptyState() };
+					lostBase = held;
+				}
+				damaged.unshift({
+					where: CHECKPOINT_FILE,
+					why: fromStart
+						? `${messageOf(e).split(": ").slice(1).join(": ") || "damaged"}; not needed: the log reaches back to transition 1`
+						: "damaged, and no one-byte repair makes it pass its integrity check",
+				});
 			}
-			const fromStart = records[0]?.seq === 1;
-			damaged.unshift({
-				where: CHECKPOINT_FILE,
-				why: fromStart
-					? `${messageOf(e).split(": ").slice(1).join(": ") || "damaged"}; not needed: the log reaches back to transition 1`
-					: `damaged, and the log does not reach back to transition 1 to replay without it`,
-			});
-			if (!fromStart) return { base, kept: [], damaged, unreplayed: records.filter((r) => r.seq > 0), folded: 0 };
 		}
 	}
-	return chain(base, records, damaged);
-}
-
-/** The records that replay from `base`, seq after seq, and the intact ones after a gap. */
-function chain(base: SalvagePlan["base"], records: readonly TransitionRecord[], damaged: DamagedPart[]): SalvagePlan {
-	const kept: TransitionRecord[] = [];
-	const unreplayed: TransitionRecord[] = [];
-	let folded = 0;
-	// The seqs decide: a damaged stretch that held a needed record leaves a gap, and nothing after a gap replays.
-	let broken = false;
-	for (const r of records) {
-		if (r.seq <= base.seq) {
-			folded++;
-			continue;
-		}
-		if (!broken && r.seq === base.seq + kept.length + 1) kept.push(r);
-		else {
-			broken = true;
-			unreplayed.push(r);
-		}
-	}
-	return { base, kept, damaged, unreplayed, folded };
+	const stamp = opts.stamp ?? "salvage";
+	const replayed = replayLog({
+		owner,
+		base,
+		entries,
+		stamp,
+		at: opts.at ?? new Date(0).toISOString(),
+		...(lostBase !== undefined ? { lostBefore: "unknown" as const } : {}),
+		...(opts.limits !== undefined ? { limits: opts.limits } : {}),
+	});
+	return {
+		base,
+		kept: replayed.records,
+		state: replayed.state,
+		damaged,
+		lost: replayed.lost,
+		tail: replayed.tail,
+		...(lostBase !== undefined ? { lostBase } : {}),
+		repeated: replayed.repeated,
+		folded: replayed.folded,
+	};
 }
 
 const GITIGNORE = "# State Flow's local store: never commit it by accident.\n*\n";
 
-/** At most this many left-out records are named one by one. */
+/** At most this many lost records are named one by one. */
 const LISTED = 10;
 
 function hex(n: number): string {
 	return `0x${n.toString(16).padStart(2, "0")}`;
 }
 
-/** What a plan keeps and leaves out, in lines for doctor's report. */
+/** What a plan keeps and loses, in lines for doctor's report. */
 export function describeSalvage(o: string, plan: SalvagePlan): string[] {
 	const lines: string[] = [];
 	for (const d of plan.damaged) {
@@ -276,13 +304,25 @@ export function describeSalvage(o: string, plan: SalvagePlan): string[] {
 			lines.push(`${o}: repaired ${d.where}: byte ${r.offset} was ${hex(r.was)}, is ${hex(r.now)} again (proven by the records' integrity checks).`);
 		} else lines.push(`${o}: left out ${d.where}: ${d.why}.`);
 	}
-	for (const r of plan.unreplayed.slice(0, LISTED)) {
-		lines.push(`${o}: left out #${r.seq} ${r.id} (${r.at}): intact, but it cannot be replayed without the damaged part before it.`);
+	if (plan.lostBase !== undefined) {
+		const upTo = plan.lostBase > 0 ? ` (transitions up to #${plan.lostBase})` : "";
+		lines.push(`${o}: lost what the checkpoint held${upTo}: the log's records after it are replayed over the empty state.`);
 	}
-	if (plan.unreplayed.length > LISTED) lines.push(`${o}: left out ${plan.unreplayed.length - LISTED} more intact transitions after it.`);
+	for (const l of plan.lost.slice(0, LISTED)) lines.push(lostLine(o, l));
+	if (plan.lost.length > LISTED)
+		lines.push(`${o}: lost ${plan.lost.length - LISTED} more transitions (each keeps its seq as an empty transition that names it).`);
+	for (const r of plan.repeated.slice(0, LISTED))
+		lines.push(`${o}: left out #${r.seq} ${inline(r.id)} (${r.at}): intact, but its seq repeats one already placed.`);
+	if (plan.tail.length > 0) {
+		const ids = plan.tail.flatMap((t) => (t.id === undefined ? [] : [inline(t.id)]));
+		lines.push(
+			`${o}: lost the log's last ${plan.tail.length} line${plan.tail.length === 1 ? "" : "s"} (damaged${ids.length > 0 ? `; ids as their bytes read: ${ids.slice(0, LISTED).join(", ")}` : ""}): what they wrote is lost; the owner ends before them.`,
+		);
+	}
 	const head = plan.base.seq + plan.kept.length;
+	const intact = plan.kept.length - plan.lost.length;
 	lines.push(
-		`${o}: keeps ${plan.kept.length} transition${plan.kept.length === 1 ? "" : "s"} after ${plan.base.seq === 0 ? "the empty state" : `the checkpoint at #${plan.base.seq}`} (the owner at #${head}).`,
+		`${o}: keeps ${intact} of ${plan.kept.length} transition${plan.kept.length === 1 ? "" : "s"} after ${plan.base.seq === 0 ? "the empty state" : `${plan.lostBase === undefined ? "the checkpoint" : "the empty state"} at #${plan.base.seq}`} (the owner at #${head})${plan.lost.length > 0 ? "; each lost one keeps its seq as an empty transition that names it" : ""}.`,
 	);
 	return lines;
 }
@@ -292,7 +332,13 @@ export function describeSalvage(o: string, plan: SalvagePlan): string[] {
  * read it back and compare, then move the old folder to `<root>.damaged-<time>` and the new one in
  * its place. Refused while a live writer holds the lock. A store that reads whole is left alone.
  */
-export async function salvageStore(store: FileOwnerStore, seen: SeenMarks, dryRun: boolean, now = new Date()): Promise<{ lines: string[]; healthy: boolean }> {
+export async function salvageStore(
+	store: FileOwnerStore,
+	seen: SeenMarks,
+	dryRun: boolean,
+	now = new Date(),
+	limits?: Limits,
+): Promise<{ lines: string[]; healthy: boolean }> {
 	const o = store.owner;
 	if (!existsSync(store.root)) return { lines: [`${o}: no store at ${store.root}; nothing to salvage.`], healthy: true };
 	const holder = readLockHolder(store.lockPath);
@@ -307,32 +353,36 @@ export async function salvageStore(store: FileOwnerStore, seen: SeenMarks, dryRu
 	} catch (e) {
 		return { lines: [`${o}: not salvaged: ${messageOf(e)}`], healthy: false };
 	}
-	const plan = planSalvage(o, log, checkpoint, { log: store.logPath, checkpoint: store.checkpointPath });
-	if (plan.damaged.length === 0 && plan.unreplayed.length === 0) {
+	const stamp = now.toISOString().replace(/[:.]/g, "-");
+	const plan = planSalvage(
+		o,
+		log,
+		checkpoint,
+		{ log: store.logPath, checkpoint: store.checkpointPath },
+		{ stamp, at: now.toISOString(), ...(limits ? { limits } : {}) },
+	);
+	if (plan.damaged.length === 0 && plan.lost.length === 0 && plan.repeated.length === 0 && plan.tail.length === 0) {
 		return { lines: [`${o}: every record of ${store.root} is intact; nothing to salvage (doctor reports any other problem).`], healthy: true };
 	}
 	const lines = describeSalvage(o, plan);
-	const stamp = now.toISOString().replace(/[:.]/g, "-");
 	const aside = `${store.root}.damaged-${stamp}`;
 	if (dryRun) {
 		lines.push(`${o}: would write them as a new store at ${store.root} and move the old one to ${aside} (kept, not deleted).`);
 		return { lines, healthy: false };
 	}
 	const fresh = `${store.root}.salvage-${stamp}`;
+	const head = plan.base.seq + plan.kept.length;
 	try {
 		mkdirSync(fresh, { mode: DIR_MODE });
-		if (plan.base.seq > 0 || checkpoint !== undefined)
-			writeFileSync(`${fresh}/${CHECKPOINT_FILE}`, checkpointText(o, plan.base.seq, plan.base.state), { mode: FILE_MODE, flush: true });
-		writeFileSync(`${fresh}/${LOG_FILE}`, plan.kept.map((r) => `${recordLine(r)}\n`).join(""), { mode: FILE_MODE, flush: true });
-		if (o === "cwd") writeFileSync(`${fresh}/.gitignore`, GITIGNORE, { mode: 0o644 });
-		fsyncDir(fresh);
+		// The one atomic write (`fs-util.ts`): each file whole or absent, fsynced with its folder.
+		if (plan.base.seq > 0 || checkpoint !== undefined) atomicWrite(`${fresh}/${CHECKPOINT_FILE}`, checkpointText(o, plan.base.seq, plan.base.state));
+		atomicWrite(`${fresh}/${LOG_FILE}`, plan.kept.map((r) => `${recordLine(r)}\n`).join(""));
+		if (o === "cwd") atomicWrite(`${fresh}/.gitignore`, GITIGNORE, { mode: 0o644 });
 		// Read back through the store's own reader before anything is moved: what it loads is what was planned.
 		const check = new FileOwnerStore({ owner: o, root: fresh, retention: store.retention, gitignore: false });
 		const read = await check.load();
 		await check.close();
-		if (read.seq !== plan.base.seq + plan.kept.length || !jsonEqual(read.state, replay(plan.base.state, plan.kept))) {
-			throw new Error("it does not read back as planned");
-		}
+		if (read.seq !== head || !jsonEqual(read.state, plan.state)) throw new Error("it does not read back as planned");
 	} catch (e) {
 		rmSync(fresh, { recursive: true, force: true });
 		return { lines: [...lines, `${o}: not salvaged: the new store could not be written (${messageOf(e)}); nothing was moved.`], healthy: false };
@@ -340,9 +390,10 @@ export async function salvageStore(store: FileOwnerStore, seen: SeenMarks, dryRu
 	renameSync(store.root, aside);
 	renameSync(fresh, store.root);
 	fsyncDir(dirname(store.root));
-	// This machine's mark of what its writers committed would call the shorter store behind: the salvage is a deliberate new start.
+	// This machine's mark of what its writers committed would call a shorter store behind (a lost
+	// tail): the salvage is a deliberate new start. Lost seqs in the middle keep their place.
 	const mark = seen.read(store.root);
-	if (mark !== undefined && mark.seq > plan.base.seq + plan.kept.length) seen.clear(store.root);
+	if (mark !== undefined && mark.seq > head) seen.clear(store.root);
 	lines.push(`${o}: wrote the salvaged store at ${store.root}; the damaged one is kept at ${aside} (nothing deleted).`);
 	return { lines, healthy: true };
 }

@@ -34,10 +34,25 @@ export const EDIT_VERBS = ["set", "delete", "tidy"] as const;
 
 /** Usage lines for `/state` (commands.ts lists them with the rest). */
 export const EDIT_USAGE = [
-	"  /state set <locator> <json>   set one value by hand (a JSON value)",
+	"  /state set <locator> <json> [--allow-secret]  set one value by hand (JSON)",
 	"  /state delete <locator>       delete one value by hand",
 	"  /state tidy                   the model closes, deletes, merges: one change",
 ];
+
+/**
+ * `--allow-secret` (the one-command override of the credential check, `CommitOptions.allowSecret`,
+ * typed by the user only) taken off a `/state set` argument text: as a word before the locator,
+ * right after it, or at the end — never inside the JSON value, which keeps its spaces as typed.
+ */
+function takeAllowSecret(raw: string): { raw: string; allowSecret: boolean } {
+	const lead = /^\s*--allow-secret(?:\s+|$)/;
+	if (lead.test(raw)) return { raw: raw.replace(lead, ""), allowSecret: true };
+	const [first, rest] = splitFirst(raw);
+	if (lead.test(rest)) return { raw: `${first} ${rest.replace(lead, "")}`, allowSecret: true };
+	const end = /\s--allow-secret\s*$/;
+	if (end.test(rest)) return { raw: `${first} ${rest.replace(end, "")}`, allowSecret: true };
+	return { raw, allowSecret: false };
+}
 
 /** Split `<locator> <rest>` off a raw argument text, keeping the rest as typed (JSON may hold spaces). */
 function splitFirst(text: string): [string, string] {
@@ -53,6 +68,7 @@ export async function commitHandEdit(
 	op: EditOp,
 	command: string,
 	ctx: ExtensionCommandContext,
+	allowSecret = false,
 ): Promise<string | undefined> {
 	const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter });
 	const result = await commitEdit(host.requireStores(), preview, op, {
@@ -61,6 +77,7 @@ export async function commitHandEdit(
 		at: host.options.now().toISOString(),
 		roots: host.roots.gate,
 		prepare: (patch, histories) => compile(patch, histories),
+		...(allowSecret ? { allowSecret: true } : {}),
 	});
 	await host.roots.sync();
 	host.showStatus();
@@ -75,7 +92,8 @@ function outcomeText(preview: EditPreview, id: string | undefined): string {
 }
 
 /** `/state set <locator> <json>` and `/state delete <locator> [--yes]`. */
-export async function runEditCommand(host: StateFlowHost, verb: "set" | "delete", raw: string, out: EditOutput, ctx: ExtensionCommandContext): Promise<void> {
+export async function runEditCommand(host: StateFlowHost, verb: "set" | "delete", typed: string, out: EditOutput, ctx: ExtensionCommandContext): Promise<void> {
+	const { raw, allowSecret } = verb === "set" ? takeAllowSecret(typed) : { raw: typed, allowSecret: false };
 	const [first, rest] = splitFirst(raw);
 	const words = rest.split(/\s+/).filter((w) => w !== "");
 	const yes = verb === "delete" && words.includes("--yes");
@@ -109,7 +127,7 @@ export async function runEditCommand(host: StateFlowHost, verb: "set" | "delete"
 			return out.show(verb, `${shown}\n${how}`, "warning");
 		}
 	}
-	const id = await commitHandEdit(host, preview, op, `/state ${verb} ${targetText(target)}`, ctx);
+	const id = await commitHandEdit(host, preview, op, `/state ${verb} ${targetText(target)}`, ctx, allowSecret);
 	return out.show(verb, outcomeText(preview, id));
 }
 
