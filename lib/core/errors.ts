@@ -19,7 +19,7 @@ export type StateErrorCode =
 	| "io" // unexpected file-system failure
 	| "unavailable" // an owner's store cannot be reached now (database down, not configured); the others keep working
 	| "artifact" // artifact / Skill compilation refused
-	| "credential"; // a patch writes what looks like a secret (storage/credentials.ts)
+	| "credential"; // a patch writes what looks like a secret (storage/credentials/check.ts)
 
 export class StateError extends Error {
 	override readonly name = "StateError";

@@ -25,7 +25,7 @@ import type {
 } from "../core/types.js";
 import type { Placement } from "./placement/placement.js";
 import { configPath } from "./placement/config.js";
-import { type AllowList, refuseCredentials } from "./credentials.js";
+import { type AllowList, refuseCredentials } from "./credentials/check.js";
 import { locationKey } from "./port.js";
 import type { LoadAnswer, OwnerLocation, OwnerStore, OwnerStoreStatus } from "./port.js";
 import type { PlacedBackend } from "./router.js";

@@ -1,9 +1,9 @@
 /** The credential part: the check every commit runs on its patch, timed alone. */
-import { refuseCredentials } from "../../lib/storage/credentials.js";
+import { refuseCredentials } from "../../lib/storage/credentials/check.js";
 import { ITER, WARMUP, ms, p50, value } from "./shared.js";
 
 /**
- * The credential check (`storage/credentials.ts`) on the 2 MB commit's own patch, p50 in ms: it
+ * The credential check (`storage/credentials/check.ts`) on the 2 MB commit's own patch, p50 in ms: it
  * runs inside every commit, before the lock, so `credential_check_share` divides it by
  * `commit_p50_ms_2mb` (issue 24: at most 5 %).
  */

@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { createHash, randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { entropy, GENERIC_ENTROPY } from "../../lib/storage/credential-patterns.js";
-import { findCredentials } from "../../lib/storage/credentials.js";
+import { entropy, GENERIC_ENTROPY } from "../../lib/storage/credentials/patterns.js";
+import { findCredentials } from "../../lib/storage/credentials/check.js";
 import { corpusNegatives, corpusPositives } from "./credential-corpus.js";
 
 describe("credentials: issue 33's corpus", () => {

@@ -8,7 +8,7 @@ import { describe, it } from "node:test";
 import fc from "fast-check";
 import { lintSource } from "@secretlint/core";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
-import { presetMayMatch } from "../../lib/storage/credentials.js";
+import { presetMayMatch } from "../../lib/storage/credentials/check.js";
 import { credentialSamples, ordinarySamples } from "./credential-samples.js";
 
 const CONFIG = {

@@ -17,7 +17,7 @@ import { type RootClient, registerRoot } from "../../lib/api.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { TODO_SPEC } from "../../examples/todo/index.js";
 import { configPath, validateConfig } from "../../lib/storage/placement/config.js";
-import { findCredentials, refuseCredentials } from "../../lib/storage/credentials.js";
+import { findCredentials, refuseCredentials } from "../../lib/storage/credentials/check.js";
 import { runCli } from "../cli/run.js";
 import { flowDirs, withFlow } from "../host/fixture.js";
 import { projectDirs } from "../helpers/temp-dir.js";

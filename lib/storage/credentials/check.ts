@@ -12,10 +12,10 @@
 import { lintSource } from "@secretlint/core";
 import { secretLintProfiler } from "@secretlint/profiler";
 import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
-import { elideMiddle } from "../core/elide.js";
-import { fail, formatPath } from "../core/errors.js";
-import { ROOTS } from "../core/types.js";
-import { ownFindings, type RawFinding, scanFields } from "./credential-patterns.js";
+import { elideMiddle } from "../../core/elide.js";
+import { fail, formatPath } from "../../core/errors.js";
+import { ROOTS } from "../../core/types.js";
+import { ownFindings, type RawFinding, scanFields } from "./patterns.js";
 
 /** One credential found: where in the patch, what it looks like, and where in that field's text. */
 export interface CredentialFinding {

@@ -11,7 +11,7 @@
  * alternation of them, so text that holds none is passed over at the engine's search speed.
  */
 
-import { HintScanner } from "./credential-scan.js";
+import { HintScanner } from "./scan.js";
 
 /** One finding in the text, before it is mapped to its field. */
 export interface RawFinding {
