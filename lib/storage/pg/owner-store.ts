@@ -20,6 +20,10 @@ export class PgOwnerStore implements OwnerStore {
 	private cache: OwnerHistory | undefined;
 	/** Checkpoint seq stored in the owner row (compaction moves it). */
 	private storedCheckpointSeq = 0;
+	/** Bytes of the rows' text after the stored checkpoint (what a full load verifies and replays): compaction is due by it too. */
+	private storedTailBytes = 0;
+	/** The text size of the row `insertLocked` wrote, counted once its transaction commits (`applyCommitted`). */
+	private insertedBytes = 0;
 
 	constructor(
 		readonly db: PgDatabase,
@@ -178,6 +182,7 @@ export class PgOwnerStore implements OwnerStore {
 			this.forget();
 			throw e;
 		}
+		for (const row of rows) this.storedTailBytes += Buffer.byteLength(row.body ?? "");
 		return true;
 	}
 
@@ -220,6 +225,7 @@ export class PgOwnerStore implements OwnerStore {
 			}
 			this.cache = h;
 			this.storedCheckpointSeq = cpSeq;
+			this.storedTailBytes = rows.reduce((n, row) => n + Buffer.byteLength(row.body ?? ""), 0);
 			return h;
 		} catch (e) {
 			if (!locked) await c.query("ROLLBACK").catch(() => undefined);
@@ -250,6 +256,7 @@ export class PgOwnerStore implements OwnerStore {
 	async insertLocked(c: pg.Client, h: OwnerHistory, record: TransitionRecord): Promise<boolean> {
 		expectNext(h.seq, record, (what) => fail("invalid_input", `${this.label}: ${what}; re-stage it on the current state`));
 		const body = recordLine(record);
+		this.insertedBytes = Buffer.byteLength(body);
 		const t = this.db.tables;
 		let ins: pg.QueryResult;
 		try {
@@ -282,16 +289,18 @@ export class PgOwnerStore implements OwnerStore {
 			return;
 		}
 		applyDurable(this.cache, record);
+		this.storedTailBytes += this.insertedBytes;
 	}
 
 	/**
-	 * After a commit: when more than R + slack transitions lie after the stored checkpoint,
-	 * store the in-memory checkpoint and drop the text of the rows it covers (their ids stay).
+	 * After a commit: when compaction is due (more than R + slack transitions after the stored
+	 * checkpoint, and their text a share of the state's bytes: `compactionDue`), store the
+	 * in-memory checkpoint and drop the text of the rows it covers (their ids stay).
 	 * Its own short transaction under the head lock; a failure is retried at a later commit.
 	 */
 	async compactIfDue(c: pg.Client): Promise<void> {
 		const h = this.cache;
-		if (h === undefined || !compactionDue(h.seq, this.storedCheckpointSeq, this.retention)) return;
+		if (h === undefined || !compactionDue(h.seq, this.storedCheckpointSeq, this.retention, this.storedTailBytes, h.bytes)) return;
 		const t = this.db.tables;
 		try {
 			await c.query("BEGIN");
@@ -317,6 +326,8 @@ export class PgOwnerStore implements OwnerStore {
 			});
 			await c.query("COMMIT");
 			this.storedCheckpointSeq = h.checkpointSeq;
+			// What stays after the checkpoint is the retained tail (O(R) records, once per compaction).
+			this.storedTailBytes = h.tail.reduce((n, r) => n + Buffer.byteLength(recordLine(r)), 0);
 		} catch (e) {
 			await c.query("ROLLBACK").catch(() => undefined);
 			if (connectionLost(e)) throw e;
