@@ -14,7 +14,12 @@
  * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. `skill_sync_*` time the
  * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
  * pass. `credential_check_share` is the credential check on the 2 MB commit's patch ÷
- * `commit_p50_ms_2mb` (`--credentials` runs it alone against the back-to-back commit). Then the PostgreSQL owner
+ * `commit_p50_ms_2mb` (`--credentials` runs it alone against the back-to-back commit).
+ * `commit_vs_sqlite_full` divides the 2 MB commit by SQLite writing the same line with an fsync
+ * per commit (WAL, `synchronous=FULL`, timed beside it in the same session; `_normal`: without,
+ * for reference; `scripts/bench/sqlite.ts`; left out, saying why, where better-sqlite3 cannot
+ * load). `cold_load_p50_ms_2mb` is a fresh process's load of the 2 MB owner when its log is the
+ * longest the compaction rule lets it grow (`--cold` runs it alone). Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
  * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
  *
@@ -30,22 +35,26 @@ import { headActiveWork, headAtLimit, headFill, headOneDeepValue } from "./bench
 import { writeResults } from "./bench/results.js";
 import { round } from "./bench/shared.js";
 import { skillSync } from "./bench/skills.js";
-import { child, commitCpuShare, commitVsRawBackToBack, concurrent, readP50, seeded, storageOps } from "./bench/storage.js";
+import { sqliteAnchor, sqliteMissing } from "./bench/sqlite.js";
+import { child, coldLoadP50, commitCpuShare, commitVsRawBackToBack, concurrent, readP50, seeded, storageOps } from "./bench/storage.js";
 import { toolTimes } from "./bench/tools.js";
 
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
-	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit" || argv[0] === "--credentials") return part(argv[0]);
+	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit" || argv[0] === "--credentials" || argv[0] === "--cold")
+		return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
 		const big = await seeded(join(root, "big"), 10_000);
 		const bytes = (await big.load("cwd")).bytes;
-		const ops = storageOps(small, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
+		const ops = storageOps(small, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"), sqliteAnchor(join(root, "big", "proj"), 10_000));
+		if (ops.sqlite === undefined) console.log(`SQLite anchor missing (better-sqlite3 cannot be loaded here: ${sqliteMissing}); commit_vs_sqlite_* left out`);
 		const warm = await commitVsRawBackToBack(ops);
 		const cpuShare = await commitCpuShare(ops);
 		const read = await readP50(big, 10_000);
+		const cold = await coldLoadP50(join(root, "cold"), 10_000);
 		const conc = await concurrent(join(root, "conc"));
 		const head = headAtLimit();
 		const headDeep = headOneDeepValue();
@@ -57,7 +66,17 @@ async function main(): Promise<void> {
 		// session, and pi's per-call floor grows with it (docs/decisions.md, "Tool calls at the cost of their commit").
 		const toolRead = await toolTimes(join(root, "tool-read"), 10_000);
 		ops.close();
-		const cmp = toolBig.storage as { small: number; big: number; raw: number };
+		const cmp = toolBig.storage as { small: number; big: number; raw: number; full?: number; normal?: number };
+		const anchor: Record<string, number> =
+			cmp.full !== undefined && cmp.normal !== undefined && warm.full !== undefined
+				? {
+						sqlite_full_p50_ms: round(cmp.full),
+						sqlite_normal_p50_ms: round(cmp.normal),
+						commit_vs_sqlite_full: round(cmp.big / cmp.full),
+						commit_vs_sqlite_normal: round(cmp.big / cmp.normal),
+						commit_vs_sqlite_full_back_to_back: round(warm.big / warm.full),
+					}
+				: {};
 		const skills = await skillSync(join(root, "skills"));
 		const credentials = await credentialCheckP50();
 		const results = {
@@ -74,6 +93,9 @@ async function main(): Promise<void> {
 			commit_vs_raw_back_to_back: round(warm.big / warm.raw),
 			commit_cpu_share: round(cpuShare.share),
 			commit_outside_fsync_p50_ms_2mb: round(cpuShare.outside),
+			...anchor,
+			cold_load_p50_ms_2mb: round(cold.p50),
+			cold_load_log_bytes_2mb: cold.logBytes,
 			state_bytes_2mb: bytes,
 			head_render_p50_ms_4mb: round(head.p50),
 			head_state_bytes_4mb: head.stateBytes,
@@ -86,6 +108,7 @@ async function main(): Promise<void> {
 			tool_read_p50_ms_2mb: round(toolRead.read),
 			tool_commit_p50_ms_2mb: round(toolBig.commit),
 			tool_noop_p50_ms: round(toolRead.noop),
+			tool_read_over_noop_ms: round(toolRead.read - toolRead.noop),
 			tool_read_p50_ms_2mb_with_probes: round(toolBig.read),
 			tool_noop_p50_ms_with_probes: round(toolBig.noop),
 			tool_vs_commit: round(toolBig.patch / cmp.big),
@@ -104,7 +127,7 @@ async function main(): Promise<void> {
 }
 
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
-async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--credentials"): Promise<void> {
+async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--credentials" | "--cold"): Promise<void> {
 	if (which === "--head") {
 		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill(), activeWork: headActiveWork() });
 		return;
@@ -112,6 +135,7 @@ async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--c
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		if (which === "--skills") console.log(await skillSync(root));
+		else if (which === "--cold") console.log(await coldLoadP50(join(root, "cold"), 10_000));
 		else if (which === "--credentials") {
 			// Against the back-to-back 2 MB commit (cheaper than one inside a tool session: a conservative share).
 			const big = await seeded(join(root, "big"), 10_000);
@@ -122,7 +146,8 @@ async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--c
 			console.log({ credential_check_p50_ms: round(check), commit_p50_ms_2mb_back_to_back: round(commit), credential_check_share: round(check / commit) });
 		} else if (which === "--commit") {
 			const big = await seeded(join(root, "big"), 10_000);
-			const ops = storageOps(big, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"));
+			const ops = storageOps(big, big, join(root, "big", "proj", ".pi", "state-flow", "raw.jsonl"), sqliteAnchor(join(root, "big", "proj"), 10_000));
+			if (ops.sqlite === undefined) console.log(`SQLite anchor missing: ${sqliteMissing}`);
 			console.log({ backToBack: await commitVsRawBackToBack(ops), commit_cpu_share: await commitCpuShare(ops) });
 			ops.close();
 		} else console.log({ small: await toolTimes(join(root, "s"), 100), big: await toolTimes(join(root, "b"), 10_000) });

@@ -1,6 +1,7 @@
 /**
  * The rules every owner-store adapter shares (files, Session, PostgreSQL): what a single-owner
- * commit answers, how a record continues a history, when compaction is due, how a durable
+ * commit answers, how a record continues a history, when compaction is due (by records and by
+ * bytes, so its cost stays O(record) per commit at any state size), how a durable
  * record is applied in memory, what a checkpoint's state must look like. Each adapter calls
  * these, so a rule has one answer whatever backend keeps the owner.
  */
@@ -47,14 +48,26 @@ export function expectNext(seq: number, record: TransitionRecord, report: (what:
 	if (record.seq !== seq + 1) report(`record \`${spellId(record.id)}\` has seq ${record.seq} where ${seq + 1} was expected`);
 }
 
-/** Compact when the stored tail exceeds R by this slack, so compaction is amortised O(1). */
+/** Compact when the stored tail exceeds R by at least this slack, so a small state's compaction is amortised O(1). */
 export function compactionSlack(retention: number): number {
 	return Math.max(retention, 64);
 }
 
-/** More than R + slack transitions lie after the stored checkpoint. */
-export function compactionDue(seq: number, storedCheckpointSeq: number, retention: number): boolean {
-	return seq - storedCheckpointSeq > retention + compactionSlack(retention);
+/**
+ * The log after the stored checkpoint may grow to this share of the state's bytes before it is
+ * compacted. A compaction writes the whole state, so it runs once per `LOG_SHARE × state` bytes
+ * of records: O(record) per commit amortised at any state size. A cold load replays at most this
+ * much log beside the checkpoint: replaying a log byte costs ~2.6 times a checkpoint byte, so an
+ * eighth keeps a cold load within ~1.2 times what it was (docs/decisions.md, "Close to the floor").
+ */
+export const LOG_SHARE = 0.125;
+
+/**
+ * More than R + slack transitions lie after the stored checkpoint, and their stored bytes
+ * (`logBytes`: what a cold load replays) reach `LOG_SHARE` of the state's (`stateBytes`).
+ */
+export function compactionDue(seq: number, storedCheckpointSeq: number, retention: number, logBytes: number, stateBytes: number): boolean {
+	return seq - storedCheckpointSeq > retention + compactionSlack(retention) && logBytes >= stateBytes * LOG_SHARE;
 }
 
 /**

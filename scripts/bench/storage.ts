@@ -1,11 +1,12 @@
 /**
  * The storage part: a seeded file store, the commit against its physical floor (one append +
- * fsync of a record line of the same size), the share of a commit outside fsync, warm reads, and
- * 8 writer processes committing to one store at once.
+ * fsync of a record line of the same size) and against SQLite writing the same line with the same
+ * durability (`sqlite.ts`), the share of a commit outside fsync, warm reads, the cold load after
+ * a crash, and 8 writer processes committing to one store at once.
  */
 import { openStoresAt } from "../../lib/storage/open.js";
 import { spawn } from "node:child_process";
-import fs, { closeSync, constants, fsyncSync, openSync, writeSync } from "node:fs";
+import fs, { closeSync, constants, fsyncSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -13,14 +14,20 @@ import type { JsonObject } from "../../lib/core/types.js";
 import type { Stores } from "../../lib/storage/stores.js";
 import { recordLine } from "../../lib/storage/format.js";
 import { BY, ITER, WARMUP, ms, newId, p50, value } from "./shared.js";
+import type { SqliteAnchor } from "./sqlite.js";
 
 /** The entry point, which runs `child` when given `--child`: each writer process loads what a bench run loads. */
 const SELF = fileURLToPath(new URL("../bench.js", import.meta.url));
 const CONC_PROCS = 8;
 const CONC_COMMITS = 100;
 
-/** A CWD store holding `entries` entries of ~200 B, retention 100. */
+/**
+ * A CWD store holding `entries` entries of ~200 B, retention 100. The agent directory exists, as
+ * in a pi session, so every commit also writes this machine's seen mark (without it there are no
+ * marks, and a commit here skipped a write that every commit in pi makes).
+ */
 export async function seeded(dir: string, entries: number): Promise<Stores> {
+	mkdirSync(join(dir, "agent"), { recursive: true });
 	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
 	for (let i = 0; i < entries; i += 500) {
 		const tactics: JsonObject = {};
@@ -36,10 +43,12 @@ export interface StorageOps {
 	big(i: number): Promise<unknown>;
 	/** The raw floor: one append + fsync of a record line of the same size, in the 2 MB store's folder. */
 	raw(i: number): void;
+	/** The anchor: the same line upserted into SQLite, `synchronous=FULL` and `NORMAL`; absent where better-sqlite3 cannot load. */
+	sqlite?: { full(i: number): void; normal(i: number): void };
 	close(): void;
 }
 
-export function storageOps(small: Stores, big: Stores, rawPath: string): StorageOps {
+export function storageOps(small: Stores, big: Stores, rawPath: string, anchor?: SqliteAnchor): StorageOps {
 	const fd = openSync(rawPath, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
 	const at = "2026-01-01T00:00:00.000Z";
 	const line = (key: string, i: number): Buffer =>
@@ -53,7 +62,18 @@ export function storageOps(small: Stores, big: Stores, rawPath: string): Storage
 			writeSync(fd, line(`k${(i * 7919) % 10_000}`, i + 1_000_000));
 			fsyncSync(fd);
 		},
-		close: () => closeSync(fd),
+		...(anchor === undefined
+			? {}
+			: {
+					sqlite: {
+						full: (i: number) => anchor.full(`k${(i * 7919) % 10_000}`, line(`k${(i * 7919) % 10_000}`, i + 1_000_000).toString()),
+						normal: (i: number) => anchor.normal(`k${(i * 7919) % 10_000}`, line(`k${(i * 7919) % 10_000}`, i + 1_000_000).toString()),
+					},
+				}),
+		close: () => {
+			closeSync(fd);
+			anchor?.close();
+		},
 	};
 }
 
@@ -62,8 +82,8 @@ export function storageOps(small: Stores, big: Stores, rawPath: string): Storage
  * own (warm caches, one fsync right after another): the storage path at its best, reported as
  * `*_back_to_back`. The figures the ratios use come from inside the tool session (`toolTimes`).
  */
-export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: number; big: number; raw: number }> {
-	const xs = { small: [] as number[], big: [] as number[], raw: [] as number[] };
+export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: number; big: number; raw: number; full?: number; normal?: number }> {
+	const xs = { small: [] as number[], big: [] as number[], raw: [] as number[], full: [] as number[], normal: [] as number[] };
 	for (let i = 0; i < ITER + WARMUP; i++) {
 		let t0 = process.hrtime.bigint();
 		await ops.small(i);
@@ -74,13 +94,25 @@ export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: n
 		t0 = process.hrtime.bigint();
 		ops.raw(i);
 		const r = ms(t0);
+		if (ops.sqlite !== undefined) {
+			t0 = process.hrtime.bigint();
+			ops.sqlite.full(i);
+			const f = ms(t0);
+			t0 = process.hrtime.bigint();
+			ops.sqlite.normal(i);
+			if (i >= WARMUP) {
+				xs.normal.push(ms(t0));
+				xs.full.push(f);
+			}
+		}
 		if (i >= WARMUP) {
 			xs.small.push(cs);
 			xs.big.push(cb);
 			xs.raw.push(r);
 		}
 	}
-	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw) };
+	const anchor = ops.sqlite === undefined ? {} : { full: p50(xs.full), normal: p50(xs.normal) };
+	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw), ...anchor };
 }
 
 /**
@@ -120,6 +152,49 @@ export async function commitCpuShare(ops: StorageOps): Promise<{ share: number; 
 		syncBuiltinESMExports();
 	}
 	return { share: p50(shares), outside: p50(outside) };
+}
+
+/**
+ * The cold load of a 2 MB owner after a crash: a fresh process reads the checkpoint and replays
+ * the log after it. Timed at the worst point of the compaction cycle, when the log is (within two
+ * records) the longest it ever gets — a writer that died there left it so — whatever rule decides
+ * when to compact: commits run until a compaction (the log got shorter) and on to the next one,
+ * whose log before it is the cycle's peak, then until the log is two records short of that peak.
+ * p50 of fresh `Stores` loading the owner (each reads the files in full, checks every record and
+ * the seen mark).
+ */
+export async function coldLoadP50(dir: string, entries: number): Promise<{ p50: number; logBytes: number; cycle: number }> {
+	const stores = await seeded(dir, entries);
+	const log = join(dir, "proj", ".pi", "state-flow", "log.jsonl");
+	let n = 0;
+	let size = statSync(log).size;
+	/** One commit; the log's growth, or -1 when it got shorter (a compaction). */
+	const commit = async (): Promise<number> => {
+		await stores.commit(
+			{ cwd: { tactics: { [`k${(n * 7919) % entries}`]: value(n++ + 4_000_000) } } },
+			{ by: BY, id: newId(), at: "2026-01-01T00:00:00.000Z" },
+		);
+		const before = size;
+		size = statSync(log).size;
+		return size < before ? -1 : size - before;
+	};
+	while ((await commit()) >= 0) {}
+	let peak = size;
+	let cycle = 1;
+	let record = 0;
+	for (let grew = await commit(); grew >= 0; grew = await commit(), cycle++) {
+		peak = size;
+		record = Math.max(record, grew);
+	}
+	while (size < peak - 2 * record) if ((await commit()) < 0) throw new Error("bench cold load: a compaction came earlier than the cycle before");
+	const xs: number[] = [];
+	for (let i = 0; i < 21; i++) {
+		const fresh = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+		const t0 = process.hrtime.bigint();
+		await fresh.load("cwd");
+		xs.push(ms(t0));
+	}
+	return { p50: p50(xs), logBytes: statSync(log).size, cycle };
 }
 
 export async function readP50(stores: Stores, entries: number): Promise<number> {

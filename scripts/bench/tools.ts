@@ -14,7 +14,7 @@ export interface ToolTimes {
 	read: number;
 	commit: number;
 	noop: number;
-	storage?: { small: number; big: number; raw: number };
+	storage?: { small: number; big: number; raw: number; full?: number; normal?: number };
 }
 
 /**
@@ -27,7 +27,7 @@ export interface ToolTimes {
  * in a model reply of its own like the State Flow tools, time the 20 KB commit, the 2 MB commit
  * and the raw append + fsync inside their `execute` — the same position, caches and fsync
  * spacing as the commit inside a `patch_state` call (docs/decisions.md, "Tool calls at the
- * cost of their commit").
+ * cost of their commit") — and, where better-sqlite3 loads, the SQLite anchor's two upserts.
  */
 export async function toolTimes(dir: string, entries: number, ops?: StorageOps): Promise<ToolTimes> {
 	const agentDir = join(dir, "agent");
@@ -69,6 +69,11 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			tool("bench_commit_20kb", (i) => ops.small(i + 2_000_000));
 			tool("bench_commit_2mb", (i) => ops.big(i + 2_000_000));
 			tool("bench_raw_append", (i) => ops.raw(i + 2_000_000));
+			const anchor = ops.sqlite;
+			if (anchor !== undefined) {
+				tool("bench_sqlite_full", (i) => anchor.full(i + 2_000_000));
+				tool("bench_sqlite_normal", (i) => anchor.normal(i + 2_000_000));
+			}
 		}
 	};
 	let ids = 0;
@@ -85,6 +90,10 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 				calls.push({ id: `s${i}`, name: "bench_commit_20kb", args: { i }, counted });
 				calls.push({ id: `b${i}`, name: "bench_commit_2mb", args: { i }, counted });
 				calls.push({ id: `w${i}`, name: "bench_raw_append", args: { i }, counted });
+				if (ops.sqlite !== undefined) {
+					calls.push({ id: `f${i}`, name: "bench_sqlite_full", args: { i }, counted });
+					calls.push({ id: `q${i}`, name: "bench_sqlite_normal", args: { i }, counted });
+				}
 			}
 		}
 		const at = "2026-01-01T00:00:00.000Z";
@@ -111,7 +120,16 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			read: of("r"),
 			commit: p50(commits),
 			noop: of("n"),
-			...(ops ? { storage: { small: of("s", inner), big: of("b", inner), raw: of("w", inner) } } : {}),
+			...(ops
+				? {
+						storage: {
+							small: of("s", inner),
+							big: of("b", inner),
+							raw: of("w", inner),
+							...(ops.sqlite !== undefined ? { full: of("f", inner), normal: of("q", inner) } : {}),
+						},
+					}
+				: {}),
 		};
 	} finally {
 		harness.dispose();

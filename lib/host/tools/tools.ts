@@ -70,6 +70,34 @@ async function courtesyLines(
 }
 
 /**
+ * The wanted owners' histories right after a commit, for its result's courtesy lines. The owners
+ * it staged on were caught up under their locks, and the stores' live histories now hold its
+ * record: only the other wanted owners are loaded again (the journal folder and each log were
+ * looked at under the locks a moment ago). Undefined when the commit never staged: load them all.
+ */
+async function afterCommit(
+	host: StateFlowHost,
+	wanted: readonly Owner[],
+	staged: Partial<Record<Owner, OwnerHistory>> | undefined,
+): Promise<Partial<Record<Owner, OwnerHistory>> | undefined> {
+	if (staged === undefined) return undefined;
+	const out: Partial<Record<Owner, OwnerHistory>> = {};
+	const rest: Owner[] = [];
+	for (const owner of wanted) {
+		const h = staged[owner];
+		if (h === undefined) rest.push(owner);
+		else out[owner] = h;
+	}
+	if (rest.length === 0) return out;
+	try {
+		return { ...out, ...(await host.available(rest)).histories };
+	} catch {
+		// A notice is a courtesy: `courtesyLines` loads them all and reports nothing it cannot read.
+		return undefined;
+	}
+}
+
+/**
  * The wanted owners' current states for phrasing reference refusals: loaded up front (the
  * stores answer asynchronously), but a store that cannot be read throws only when its state
  * is asked for, as a lazy load would.
@@ -226,6 +254,8 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const stores = host.requireStores();
 			const compile = createArtifactCompiler(artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx)), { parseFrontmatter, lens });
 			let effects: PreparedEffects | undefined;
+			// The histories the commit staged on (the last `prepare` call: caught up under the locks).
+			let staged: Partial<Record<Owner, OwnerHistory>> | undefined;
 			const outcome = await stores.commit(patch, {
 				by: { kind: "tool", sessionId: receipt.identity.sessionId, toolCallId },
 				id: host.options.newId(),
@@ -239,6 +269,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 					checkSignal(signal);
 				},
 				prepare: (p, histories) => {
+					staged = histories;
 					// New intents record the checkout's branch; a gitBranch the model sent is never stored as sent.
 					effects = compile(stampIntentBranches(p, histories, host.git.branch), histories);
 					return effects;
@@ -247,7 +278,7 @@ export function registerPatchTool(host: StateFlowHost, shape: Shape): void {
 			const artifacts = effects?.artifacts ?? [];
 			await host.roots.sync();
 			if (!outcome.noop) host.recordOwnWrite(outcome.records);
-			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx))];
+			const lines = [...(effects?.notes ?? []), ...(await courtesyLines(host, wanted, ctx, await afterCommit(host, wanted, staged)))];
 			return patchResult({
 				transitionId: outcome.noop ? null : outcome.transitionId,
 				report: outcome.report,

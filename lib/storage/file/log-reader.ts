@@ -226,7 +226,8 @@ export class FileLogReader {
 
 	private build(cp: { seq: number; state: OwnerState }, records: TransitionRecord[]): OwnerHistory {
 		try {
-			return historyFrom(this.owner, cp.state, cp.seq, records, this.retention);
+			// The checkpoint was parsed for this history alone: it keeps it (no whole-state copy).
+			return historyFrom(this.owner, cp.state, cp.seq, records, this.retention, true);
 		} catch (e) {
 			if (isStateError(e) && e.code === "corrupt") damaged(this.logPath, `its records do not continue the checkpoint (${e.message})`);
 			throw e;

@@ -241,15 +241,16 @@ export class FileOwnerStore extends FileLogReader implements OwnerStore {
 	}
 
 	/**
-	 * Under the lock, after the in-memory apply: when the on-disk tail exceeds R + slack,
-	 * write the in-memory checkpoint (state R transitions back) first, then a log holding
-	 * only the retained tail. A crash between the two leaves a loadable pair.
+	 * Under the lock, after the in-memory apply: when compaction is due (the on-disk tail exceeds
+	 * R + slack records and the log a share of the state's bytes: `compactionDue`), write the
+	 * in-memory checkpoint (state R transitions back) first, then a log holding only the retained
+	 * tail. A crash between the two leaves a loadable pair.
 	 */
 	compactLocked(): boolean {
 		const c = this.cache;
 		if (c === undefined || c.ino === 0) return false;
 		const h = c.history;
-		if (!compactionDue(h.seq, c.diskCheckpointSeq, this.retention)) return false;
+		if (!compactionDue(h.seq, c.diskCheckpointSeq, this.retention, c.size, h.bytes)) return false;
 		this.rewriteLocked(h);
 		return true;
 	}
