@@ -24,7 +24,7 @@ import { sameHistoryText } from "../storage/format.js";
 import { Stores } from "../storage/stores.js";
 import { formatWho, whoAmI } from "../storage/placement/who.js";
 import { spellId } from "../core/printable.js";
-import { hiddenByLink, hiddenWords, linkCheckout, linkComplete, linkHere, localContent, localStore, unlinkCheckout } from "../ops/link.js";
+import { hiddenByLink, hiddenWords, linkCheckout, linkComplete, linkHere, localContent, localStore, movedClearedWords, unlinkCheckout } from "../ops/link.js";
 import { databaseInUse, linkCommand, locationWords, noDatabaseWords } from "../ops/where.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
@@ -144,7 +144,10 @@ export async function runUnlink(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const done = await unlinkCheckout(p.agentDir, p.cwd);
 	const content = localContent(fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION));
-	if (done.project === undefined) return ok(`${done.checkout} is not linked to a project; nothing changed. Its CWD memory is in ${done.store}.\n`);
+	if (done.project === undefined) {
+		const what = done.wasMovedTo === undefined ? "nothing changed" : "its link is unchanged";
+		return ok(`${done.checkout} is not linked to a project; ${what}. Its CWD memory is in ${done.store}.${movedClearedWords(done)}\n`);
+	}
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
 	return ok(
 		`Unlinked ${done.checkout} from project \`${done.project}\` (recorded in ${configPath(p.agentDir)}). The project's rows in the database are untouched.\nThis checkout's CWD memory is in its local folder again: ${done.store} (${state}).\n`,

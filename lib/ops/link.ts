@@ -131,6 +131,8 @@ export interface Unlinked {
 	/** The `links` key removed (or the project's root). */
 	checkout: string;
 	store: string;
+	/** The project the `moved-to` marker named, now cleared. */
+	wasMovedTo?: string;
 }
 
 /**
@@ -148,6 +150,17 @@ export async function unlinkCheckout(agentDir: string, cwd: string): Promise<Unl
 		const keys = new Set([here.checkout, realOrSelf(cwd), ...(here.entry !== undefined ? [here.entry] : [])]);
 		await setLink(agentDir, [...keys], undefined, repositoryKeysOf(cwd));
 	}
+	const wasMovedTo = movedTo(store);
 	clearMoved(store);
-	return { ...(here.current !== undefined ? { project: here.current } : {}), checkout: here.entry ?? here.checkout, store };
+	return {
+		...(here.current !== undefined ? { project: here.current } : {}),
+		checkout: here.entry ?? here.checkout,
+		store,
+		...(wasMovedTo !== undefined ? { wasMovedTo } : {}),
+	};
+}
+
+/** What an unlink says about a cleared `moved-to` marker, or "" (both front-ends). */
+export function movedClearedWords(u: Unlinked): string {
+	return u.wasMovedTo === undefined ? "" : ` The note that its memory was moved to project \`${u.wasMovedTo}\` is removed: these files are in use.`;
 }

@@ -9,7 +9,7 @@
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import { printable } from "../../core/printable.js";
 import { DEFAULT_RETENTION } from "../../core/types.js";
-import { hiddenByLink, linkCheckout, linkComplete, linkHere, unlinkCheckout } from "../../ops/link.js";
+import { hiddenByLink, linkCheckout, linkComplete, linkHere, movedClearedWords, unlinkCheckout } from "../../ops/link.js";
 import { linkCommand, noDatabaseWords, placementDatabaseWords } from "../../ops/where.js";
 import { linkPathProblem, placementFor } from "../../storage/placement/placement.js";
 import { configPath, readConfig, sharedKeyProblem, updateConfig } from "../../storage/placement/config.js";
@@ -128,8 +128,8 @@ export async function unlink(host: StateFlowHost, say: LinkOutput["say"], ctx: E
 	const here = linkHere(agentDir, ctx.cwd);
 	const folder = projectOf(ctx.cwd).store;
 	if (here.current === undefined) {
-		await unlinkCheckout(agentDir, ctx.cwd);
-		return say("State Flow: this checkout is not linked to a project; its CWD memory is in files already.");
+		const done = await unlinkCheckout(agentDir, ctx.cwd);
+		return say(`State Flow: this checkout is not linked to a project; its CWD memory is in files already.${movedClearedWords(done)}`);
 	}
 	if (ctx.hasUI) {
 		const question = `Unlink this checkout from project \`${here.current}\`?\n\nIts CWD memory goes back to the files in ${folder} (as they were before linking). The project's memory stays in the database for everyone else linked to it.`;
