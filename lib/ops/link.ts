@@ -116,7 +116,11 @@ export async function linkCheckout(agentDir: string, cwd: string, project: strin
 	return { repo, consentProblem: "its git common dir is not a folder of yours, so its yes cannot be kept there" };
 }
 
-/** Whether linking again to the same project would record anything new (an older build's link by path alone gains its repository and its yes). */
+/**
+ * Whether a checkout linked to `project` has all a link records now: its repository's keys and
+ * its yes (a link an older build made by path alone, or before the yes existed, has not; `link`
+ * again completes it). Called at a link only: a repository without `origin` gets its token here.
+ */
 export function linkComplete(agentDir: string, cwd: string, project: string): boolean {
 	const { config } = readConfig(agentDir);
 	const repo = repositoryLinkOf(cwd);
