@@ -22,7 +22,8 @@ import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
 import { uniquePrefixes } from "../ops/history-text.js";
-import { describeDatabase, describeLocation, formatHistory, formatShow, TITLES } from "./format.js";
+import { formatHistory, formatShow, linkableLine, TITLES } from "./format.js";
+import { databaseInUse, locationWords } from "../ops/where.js";
 import { exportDoc, IMPORT_ROOTS, importPatch, parseImport } from "./transfer.js";
 
 /** What a command produced: text for stdout and stderr, and the exit code. */
@@ -92,7 +93,7 @@ async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 	// One snapshot: an export of Global and CWD never holds half of a transition another process made meanwhile.
 	const loaded = await opened.stores.loadEach(shown);
 	const read: Read[] = shown.map((o, i) => {
-		const where = describeLocation(opened.stores.location(o));
+		const where = locationWords(opened.stores.location(o));
 		const got = loaded[i] as (typeof loaded)[number];
 		if ("history" in got) return { owner: o, where, history: got.history };
 		const e = got.error;
@@ -106,7 +107,7 @@ async function loadAsked(p: Parsed): Promise<Opened & { read: Read[] }> {
 function placementLines(placement: Placement, config: StateFlowConfig): string[] {
 	const out: string[] = [];
 	const db = placement.database;
-	if (db !== undefined) out.push(`Database: ${describeDatabase(db)}`);
+	if (db !== undefined) out.push(`Database: ${databaseInUse(db)}`);
 	if (db !== undefined || placement.project !== undefined || placement.user !== undefined || placement.problem !== undefined) {
 		out.push(`User: ${userOf(config)}${placement.user !== undefined ? " (Global is shared under this name)" : ""}`);
 	}
@@ -136,10 +137,11 @@ export async function runShow(p: Parsed): Promise<Outcome> {
 		...(apart !== undefined ? [`Note: ${apart}`] : []),
 		...(moved !== undefined ? [moved] : []),
 		...(foreign !== undefined ? [foreign] : []),
+		...(placement.linkable !== undefined ? [linkableLine(placement.linkable)] : []),
 		...placementLines(placement, config),
 	];
 	if (read.length === 0) {
-		const where = `global: ${describeLocation(stores.location("global"))}, cwd: ${describeLocation(stores.location("cwd"))}`;
+		const where = `global: ${locationWords(stores.location("global"))}, cwd: ${locationWords(stores.location("cwd"))}`;
 		return ok(`${[`No State Flow stores yet (${where}).`, ...extra].join("\n")}\n`, lines(warnings));
 	}
 	return report(read, (r) => formatShow(r.owner, r.where, r.history, p.full), extra, warnings);

@@ -5,27 +5,15 @@
 import { jsonTextBytes } from "../core/size.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
-import { DATABASE_ENV, type Placement } from "../storage/placement/placement.js";
-import type { OwnerLocation } from "../storage/port.js";
+import type { Linkable } from "../storage/placement/placement.js";
+import { linkCommand, linkableWords } from "../ops/where.js";
 import { type HistoryFormat, historyText } from "../ops/history-text.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 
-/** The configured database in one line (never the password): `postgres <url> schema <s> (from …)`. */
-export function describeDatabase(db: NonNullable<Placement["database"]>): string {
-	return `postgres ${db.shownUrl} schema ${db.schema} (from ${db.source === "env" ? DATABASE_ENV : "config.json `database`"})`;
-}
-
-/** Where an owner lives, in one line: its folder, or `postgres <url without password> schema <s>, project|user <key>`. */
-export function describeLocation(l: OwnerLocation): string {
-	switch (l.backend) {
-		case "file":
-			return l.path;
-		case "session":
-			return `pi session ${l.sessionId}`;
-		case "postgres":
-			return `postgres ${l.url} schema ${l.schema}, ${l.kind === "cwd" ? "project" : "user"} ${l.key}`;
-	}
+/** A link this checkout only claims (`show`, `link` without an id): stays local until `state-flow link` runs here. */
+export function linkableLine(l: Linkable): string {
+	return `linkable: ${l.project} — run \`${linkCommand(l.project)}\` here to share; ${linkableWords(l)}.`;
 }
 
 function indent(text: string, by = "  "): string {

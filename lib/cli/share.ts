@@ -1,50 +1,34 @@
 /**
  * `state-flow link`, `unlink` and `migrate`: where a checkout's CWD owner and the user's Global
- * owner live. Linking records `links[<project root>] = <project id>` in the user's own
- * config (running the command is the consent; a repository never links itself). Migrating
+ * owner live. Linking records `links[<project root>] = <project id>`, the repository's keys and
+ * the user's yes for this repository on this machine in the user's own config (running the
+ * command is the consent; a repository never links itself; what is recorded is `ops/link.ts`'s,
+ * shared with `/state link`). A checkout that only claims a linked repository stays local, and
+ * `show` and `link` say so, until `state-flow link` runs there. Migrating
  * moves a file store WITH its retained history into an empty database owner in one SQL
  * transaction (`PgOwnerStore.adopt`), verifies it, and only then links, so a failure at any
  * step leaves the checkout using its files as before. The files themselves are never touched.
  */
-import { openFileStore, openStores } from "../storage/open.js";
+import { openStores } from "../storage/open.js";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { DEFAULT_RETENTION, type OwnerHistory, type SharedOwner } from "../core/types.js";
-import {
-	DATABASE_ENV,
-	type Placement,
-	linkEntry,
-	linkKey,
-	linkOf,
-	linkPathProblem,
-	linkedProject,
-	placementFor,
-	userOf,
-} from "../storage/placement/placement.js";
+import { type Placement, linkKey, linkPathProblem, placementFor, userOf } from "../storage/placement/placement.js";
 import { databaseFor } from "../storage/pg/placed.js";
-import { repositoryKeysOf, repositoryLinkOf, repositoryWords } from "../storage/project/repository.js";
+import { repositoryWords } from "../storage/project/repository.js";
 import { SUGGESTION_FILE, readSuggestion } from "../storage/project/suggestion.js";
-import { clearMoved, markMoved, movedTo } from "../storage/project/moved-marker.js";
-import {
-	configPath,
-	linksAsWritten,
-	readConfig,
-	setLink,
-	sharedKeyProblem,
-	updateConfig,
-	writtenConfig,
-	type StateFlowConfig,
-} from "../storage/placement/config.js";
-import { DEFAULT_LOCK_TIMEOUT_MS, type FileOwnerStore } from "../storage/file/owner-store.js";
+import { markMoved } from "../storage/project/moved-marker.js";
+import { configPath, readConfig, sharedKeyProblem, updateConfig, type StateFlowConfig } from "../storage/placement/config.js";
+import { DEFAULT_LOCK_TIMEOUT_MS } from "../storage/file/owner-store.js";
 import { acquireLock } from "../storage/file/lock.js";
-import { storePaths } from "../storage/project/paths.js";
-import { seenMarksOf } from "../storage/file/seen.js";
 import { PgDatabase } from "../storage/pg/database.js";
 import { sameHistoryText } from "../storage/format.js";
 import { formatWho, whoAmI } from "../storage/placement/who.js";
-import { shellWord, spellId } from "../core/printable.js";
+import { spellId } from "../core/printable.js";
+import { hiddenByLink, hiddenWords, linkCheckout, linkComplete, linkHere, localContent, localStore, movedClearedWords, unlinkCheckout } from "../ops/link.js";
+import { databaseInUse, linkCommand, locationWords, noDatabaseWords } from "../ops/where.js";
 import type { Parsed } from "./args.js";
 import { checkCwd, lines, ok, type Outcome } from "./commands.js";
-import { describeDatabase, describeLocation } from "./format.js";
+import { linkableLine } from "./format.js";
 
 /** A project id from the command line, refused (naming the field) before anything is written. */
 function projectId(value: string | undefined): string {
@@ -54,43 +38,35 @@ function projectId(value: string | undefined): string {
 	return value as string;
 }
 
-/**
- * The config file's `links` exactly as written (entries `readConfig` ignores are kept too), and
- * a refusal now, before anything else changes, when the file is one `updateConfig` would refuse.
- */
-function writtenLinks(agentDir: string): Record<string, string> {
-	return linksAsWritten(writtenConfig(agentDir, "changing links"));
-}
-/** The local file store of a shared-capable owner, as the stores open it. */
-function fileStore(p: Parsed, owner: SharedOwner, retention: number): FileOwnerStore {
-	const paths = storePaths(p.agentDir, p.cwd);
-	return openFileStore(paths, owner, { retention, seen: seenMarksOf(paths) });
+/** Refuse now, before anything else changes, a config file that `updateConfig` would refuse (not JSON). */
+function checkConfig(p: Parsed): void {
+	linkHere(p.agentDir, p.cwd);
 }
 
-/** What the local store holds: its seq, or why it cannot be read (a folder without its log included). */
-function localContent(store: FileOwnerStore): { seq: number; error?: string } {
-	try {
-		return { seq: store.read().seq };
-	} catch (e) {
-		return { seq: 0, error: messageOf(e) };
-	}
+/** The local file store of a shared-capable owner, as the stores open it. */
+function fileStore(p: Parsed, owner: SharedOwner, retention: number) {
+	return localStore(p.agentDir, p.cwd, owner, retention);
 }
 
 /** Where the shared owners go with this config, said in one line each (never a password). */
-function databaseLine(placement: Placement): string {
+function databaseLine(p: Parsed, placement: Placement): string {
 	const db = placement.database;
 	if (db === undefined) {
-		return `warning: ${placement.problem ?? `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in the State Flow config.json.`} Until one is, this checkout's CWD owner is unavailable in pi and in state-flow (nothing falls back to files).`;
+		return `warning: ${noDatabaseWords(placement, configPath(p.agentDir))} Until one is, this checkout's CWD owner is unavailable in pi and in state-flow (nothing falls back to files).`;
 	}
-	return `Database: ${describeDatabase(db)}.`;
+	return `Database: ${databaseInUse(db)}.`;
 }
 
 /**
- * `state-flow link` without an id: the repository's suggestion, offered as the command to run
- * (running it is the consent, as with `/state link`); nothing is linked.
+ * `state-flow link` without an id: the project this checkout's repository claims, else the
+ * repository's suggestion, offered as the command to run (running it is the consent, as with
+ * `/state link`); nothing is linked.
  */
 function offerSuggestion(p: Parsed): Outcome {
 	checkCwd(p);
+	const here = linkHere(p.agentDir, p.cwd);
+	if (here.linkable !== undefined)
+		return ok(`${linkableLine(here.linkable)}\nTo share this checkout's CWD memory with it, run: ${linkCommand(here.linkable.project)}\n`);
 	const suggestion = readSuggestion(p.cwd);
 	if (suggestion === undefined) {
 		fail(
@@ -101,10 +77,9 @@ function offerSuggestion(p: Parsed): Outcome {
 	}
 	if ("problem" in suggestion)
 		fail("invalid_input", `${suggestion.problem} Give the project id: \`state-flow link <project-id>\`; nothing was changed.`, ["project"]);
-	const current = linkedProject(readConfig(p.agentDir).config, p.cwd);
-	const now = current === undefined ? "It is not linked now." : `It is linked to \`${current}\` now.`;
+	const now = here.current === undefined ? "It is not linked now." : `It is linked to \`${here.current}\` now.`;
 	return ok(
-		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: state-flow link ${shellWord(suggestion.project)}\n`,
+		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: ${linkCommand(suggestion.project)}\n`,
 	);
 }
 
@@ -115,48 +90,41 @@ export async function runLink(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const foreign = linkPathProblem(p.cwd);
 	if (foreign !== undefined) fail("invalid_input", `Cannot link: ${foreign}. Nothing was changed.`);
-	const real = linkKey(p.cwd);
-	const links = writtenLinks(p.agentDir);
+	const here = linkHere(p.agentDir, p.cwd);
+	const real = here.checkout;
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
-	const entry = linkEntry(links, p.cwd);
-	const before = entry === undefined ? linkOf(config, p.cwd)?.project : links[entry];
-	if (before === id) {
-		// A link an older build made by path alone gains its repository now (the same project: no new consent needed).
-		const repo = repositoryLinkOf(p.cwd);
-		if (repo.keys.every((k) => config.repoLinks?.[k] === id))
-			return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(placementFor(config, p.cwd))}\n`, lines(warnings));
-		await setLink(p.agentDir, entry ?? real, id, repo.keys);
+	if (here.current === id) {
+		// A link an older build made (by path alone, or without this repository's yes) is completed now: the same project, no new consent needed.
+		if (linkComplete(p.agentDir, p.cwd, id))
+			return ok(`${real} is already linked to project \`${id}\`; nothing changed.\n${databaseLine(p, placementFor(config, p.cwd))}\n`, lines(warnings));
+		const { repo } = await linkCheckout(p.agentDir, p.cwd, id);
 		return ok(
-			`${real} is already linked to project \`${id}\`; its repository is recorded now. ${repositoryWords(repo, real)}\n${databaseLine(placementFor(config, p.cwd))}\n`,
+			`${real} is already linked to project \`${id}\`; its repository is recorded now. ${repositoryWords(repo, real)}\n${databaseLine(p, placementFor(readConfig(p.agentDir).config, p.cwd))}\n`,
 			lines(warnings),
 		);
 	}
-	const local = fileStore(p, "cwd", config.retention ?? DEFAULT_RETENTION);
-	// Files whose memory was already moved to this very project (`migrate`) hold nothing the link would hide.
-	const content = before === undefined && movedTo(local.root) !== id ? localContent(local) : { seq: 0 };
+	const hidden = hiddenByLink(p.agentDir, p.cwd, here, id, config.retention ?? DEFAULT_RETENTION);
 	const out: string[] = [];
-	if (content.seq > 0 || content.error !== undefined) {
-		const what = content.error !== undefined ? `cannot be read (${content.error})` : `holds ${content.seq} transition(s)`;
+	if (hidden !== undefined) {
 		if (!p.force) {
 			fail(
 				"invalid_input",
-				`This checkout's local CWD store ${local.root} ${what}; linking would stop using it. Nothing was changed. Run \`state-flow migrate ${id}\` to move it (with its history) into the shared project, or \`state-flow link ${id} --force\` to link anyway and leave the local files untouched (unused while linked; \`state-flow unlink\` uses them again).`,
+				`This checkout's local CWD store ${hidden.root} ${hiddenWords(hidden)}; linking would stop using it. Nothing was changed. Run \`state-flow migrate ${id}\` to move it (with its history) into the shared project, or \`state-flow link ${id} --force\` to link anyway and leave the local files untouched (unused while linked; \`state-flow unlink\` uses them again).`,
 			);
 		}
-		out.push(`The local CWD store ${local.root} ${what}; it is left untouched and unused while linked (--force).`);
+		out.push(`The local CWD store ${hidden.root} ${hiddenWords(hidden)}; it is left untouched and unused while linked (--force).`);
 	}
-	if (entry !== undefined && entry !== real) await setLink(p.agentDir, entry, undefined);
-	const repo = repositoryLinkOf(p.cwd);
-	await setLink(p.agentDir, real, id, repo.keys);
+	const { repo, consentProblem } = await linkCheckout(p.agentDir, p.cwd, id);
 	const { config: now } = readConfig(p.agentDir);
 	const placement = placementFor(now, p.cwd);
 	out.unshift(
-		`Linked ${real} to project \`${id}\`${before !== undefined ? ` (was \`${before}\`)` : ""}, recorded in ${configPath(p.agentDir)}.`,
+		`Linked ${real} to project \`${id}\`${here.current !== undefined ? ` (was \`${here.current}\`)` : ""}, recorded in ${configPath(p.agentDir)}.`,
 		`This checkout's CWD memory is now shared with every checkout linked to \`${id}\` in that database; pi sessions started here use it, and a running session picks it up at its next prompt.`,
 		repositoryWords(repo, real),
 	);
-	out.push(databaseLine(placement));
+	if (consentProblem !== undefined) out.push(`warning: a moved checkout of it is asked again: ${consentProblem}.`);
+	out.push(databaseLine(p, placement));
 	if (placement.database !== undefined) out.push(await projectLine(p, now, placement));
 	// Teammates read who made each change: without `user` they see the OS user (often `root@vm`).
 	if (now.user === undefined) out.push(`Teammates see your changes as ${formatWho(whoAmI())}; to choose the name, set "user" in ${configPath(p.agentDir)}.`);
@@ -174,21 +142,15 @@ async function projectLine(p: Parsed, config: StateFlowConfig, placement: Placem
 /** `state-flow unlink [--cwd DIR]`. */
 export async function runUnlink(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
-	const links = writtenLinks(p.agentDir);
-	const local = fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION);
-	const entry = linkEntry(links, p.cwd);
-	const link = linkOf(readConfig(p.agentDir).config, p.cwd);
-	if (entry === undefined && link === undefined)
-		return ok(`${linkKey(p.cwd)} is not linked to a project; nothing changed. Its CWD memory is in ${local.root}.\n`);
-	const real = entry ?? linkKey(p.cwd);
-	const id = entry !== undefined ? links[entry] : link?.project;
-	// The repository's link goes too: otherwise every other checkout of it (and this one) would stay linked.
-	await setLink(p.agentDir, real, undefined, repositoryKeysOf(p.cwd));
-	clearMoved(local.root);
-	const content = localContent(local);
+	const done = await unlinkCheckout(p.agentDir, p.cwd);
+	const content = localContent(fileStore(p, "cwd", readConfig(p.agentDir).config.retention ?? DEFAULT_RETENTION));
+	if (done.project === undefined) {
+		const what = done.wasMovedTo === undefined ? "nothing changed" : "its link is unchanged";
+		return ok(`${done.checkout} is not linked to a project; ${what}. Its CWD memory is in ${done.store}.${movedClearedWords(done)}\n`);
+	}
 	const state = content.error !== undefined ? `it cannot be read: ${content.error}` : content.seq === 0 ? "empty" : `seq ${content.seq}`;
 	return ok(
-		`Unlinked ${real} from project \`${String(id)}\` (recorded in ${configPath(p.agentDir)}). The project's rows in the database are untouched.\nThis checkout's CWD memory is in its local folder again: ${local.root} (${state}).\n`,
+		`Unlinked ${done.checkout} from project \`${done.project}\` (recorded in ${configPath(p.agentDir)}). The project's rows in the database are untouched.\nThis checkout's CWD memory is in its local folder again: ${done.store} (${state}).\n`,
 	);
 }
 
@@ -204,17 +166,14 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	const owner: SharedOwner = p.global ? "global" : "cwd";
 	const asked = p.global ? undefined : projectId(p.positionals[0]);
 	// A config that could not be updated afterwards is refused before anything moves.
-	writtenLinks(p.agentDir);
+	checkConfig(p);
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const key = asked ?? userOf(config);
 	const placement = placementFor(config, p.cwd);
 	const db = placement.database;
 	if (db === undefined) {
-		fail(
-			"unavailable",
-			`${placement.problem ?? `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in ${configPath(p.agentDir)}.`} Nothing was changed.`,
-		);
+		fail("unavailable", `${noDatabaseWords(placement, configPath(p.agentDir))} Nothing was changed.`);
 	}
 	if (owner === "cwd" && placement.project !== undefined) {
 		fail(
@@ -235,7 +194,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 	}
 	const source = fileStore(p, owner, retention);
 	const target = databaseFor(db.url, db.schema).store(owner, key, retention);
-	const where = describeLocation(target.location());
+	const where = locationWords(target.location());
 	const out: string[] = [];
 	if (!source.exists()) {
 		out.push(`There is no local ${owner} store (${source.root}): nothing to move.`);
@@ -273,7 +232,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 			? `Linked ${linkKey(p.cwd)} to project \`${key}\` (recorded in ${configPath(p.agentDir)}); pi sessions started here use it, and a running session picks it up at its next prompt (stop sessions working here before migrating: a change made before that goes to the local files).`
 			: `Global is now shared under user \`${key}\` (\`shareGlobal\` recorded in ${configPath(p.agentDir)}). On your other machines set \`"shareGlobal": true\`${config.user === undefined ? ` and \`"user": "${key}"\`` : ""} in their config.json to use it.`,
 	);
-	out.push(databaseLine(placement));
+	out.push(databaseLine(p, placement));
 	return { stdout: `${out.join("\n")}\n`, stderr: lines(warnings), code: 0 };
 }
 
@@ -288,7 +247,7 @@ export async function runMigrate(p: Parsed): Promise<Outcome> {
 async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	checkCwd(p);
 	const owner: SharedOwner = p.global ? "global" : "cwd";
-	writtenLinks(p.agentDir);
+	checkConfig(p);
 	const { config, problems } = readConfig(p.agentDir);
 	const warnings = problems.map((w) => `warning: ${w}`);
 	const placement = placementFor(config, p.cwd);
@@ -319,7 +278,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	} catch (e) {
 		fail(isStateError(e) ? e.code : "io", `The shared ${owner} owner cannot be read: ${messageOf(e)} Nothing was changed.`);
 	}
-	const where = describeLocation(databaseFor(db.url, db.schema).store(owner, key, retention).location());
+	const where = locationWords(databaseFor(db.url, db.schema).store(owner, key, retention).location());
 	const out: string[] = [];
 	if (source.seq === 0) out.push(`${where} holds nothing yet: nothing to move.`);
 	else {
@@ -337,8 +296,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 	}
 	try {
 		if (owner === "cwd") {
-			await setLink(p.agentDir, linkEntry(readConfig(p.agentDir).config.links, p.cwd) ?? real, undefined, repositoryKeysOf(p.cwd));
-			clearMoved(local.root);
+			await unlinkCheckout(p.agentDir, p.cwd);
 		} else await updateConfig(p.agentDir, { shareGlobal: false }, "keeping Global in files");
 	} catch (e) {
 		fail(
@@ -357,7 +315,7 @@ async function runMigrateToFiles(p: Parsed): Promise<Outcome> {
 
 /** Record where the owner now lives: the checkout's link, or `shareGlobal`. */
 async function record(p: Parsed, owner: SharedOwner, key: string): Promise<void> {
-	if (owner === "cwd") await setLink(p.agentDir, linkKey(p.cwd), key, repositoryLinkOf(p.cwd).keys);
+	if (owner === "cwd") await linkCheckout(p.agentDir, p.cwd, key);
 	else await updateConfig(p.agentDir, { shareGlobal: true }, "sharing Global");
 }
 

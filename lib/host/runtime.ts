@@ -29,6 +29,7 @@ import {
 import { SelectionLayers } from "./session/selection-layers.js";
 import { IdentityCache } from "./session/identity.js";
 import { placementChange, placementNotice, withPlacementOf } from "./commands/link-text.js";
+import { LinkAsker } from "./commands/link-ask.js";
 import { createSessionLog } from "./session/session-log.js";
 import { RootRegistry } from "./roots/registry.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";
@@ -75,6 +76,8 @@ export class StateFlowHost {
 	#sessionId: string | undefined;
 	/** Repository suggestions already offered in this process, by checkout and project id. */
 	readonly #offered = new Set<string>();
+	/** The question a checkout that only claims a linked repository asks at a prompt, and the session's noes. */
+	readonly linkAsk = new LinkAsker();
 	/** Owners the last load could not read, and why in one word: the footer shows it. */
 	#health: Partial<Record<Owner, Health>> = {};
 
@@ -248,20 +251,23 @@ export class StateFlowHost {
 	}
 
 	/**
-	 * Follow the config when it moved the shared owners under a running session (a link made in
-	 * another terminal, a new database URL): reopen the stores there and say so once. Returns
-	 * whether they moved; `announce` false leaves saying so to the caller (`/state link`).
+	 * Follow the config when it moved the shared owners (a link made in another terminal, a new
+	 * database URL): reopen the stores there and say so once. At a prompt (`atPrompt`), a link
+	 * this checkout only claims is asked about first (`LinkAsker`), before the head is built.
+	 * Returns whether they moved; otherwise saying so is left to the caller (`/state link`).
 	 */
-	async followPlacement(ctx: ExtensionContext, announce = true): Promise<boolean> {
+	async followPlacement(ctx: ExtensionContext, atPrompt = true): Promise<boolean> {
 		const next = withPlacementOf(this.options.agentDir, this.#config);
 		if (next === undefined) return false;
-		this.#config = next;
-		if (placementKey(placementFor(next, ctx.cwd)) === this.#open.placementKey) return false;
+		// A yes is said by the question's answer: the change notice would repeat it.
+		const linked = atPrompt && (await this.linkAsk.ask(ctx, this.options.agentDir, next, placementFor(next, ctx.cwd), (m, l) => this.say(m, l, ctx)));
+		this.#config = linked ? (withPlacementOf(this.options.agentDir, next) ?? next) : next;
+		if (placementKey(placementFor(this.#config, ctx.cwd)) === this.#open.placementKey) return false;
 		const before = this.#open.placement;
 		await this.#openStores(ctx);
 		const files = storePaths(this.options.agentDir, ctx.cwd);
 		const said = placementChange(before, this.#open.placement, { global: files.globalRoot, cwd: files.cwdRoot });
-		if (announce && said !== undefined) this.say(said, this.#open.placement.problem === undefined ? "info" : "warning", ctx);
+		if (atPrompt && !linked && said !== undefined) this.say(said, this.#open.placement.problem === undefined ? "info" : "warning", ctx);
 		this.showStatus();
 		await this.#checkSession("cannot open Session state", ctx);
 		return true;
@@ -287,7 +293,7 @@ export class StateFlowHost {
 
 	/** At session start: why a shared owner cannot be placed, or the repository's suggested project (`placementNotice`). */
 	tellPlacement(ctx: ExtensionContext): void {
-		const notice = placementNotice(this.#open.placement, ctx.cwd, this.#offered);
+		const notice = placementNotice(this.#open.placement, ctx.cwd, this.#offered, ctx.hasUI);
 		if (notice !== undefined) this.say(notice.message, notice.level, ctx);
 	}
 

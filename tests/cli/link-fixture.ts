@@ -16,6 +16,7 @@ export const server = serverForFile(testDatabase);
 export interface Written {
 	links?: Record<string, string>;
 	repoLinks?: Record<string, string>;
+	linkConsents?: Record<string, { nonce: string; repo: string; project: string }>;
 }
 
 /** A repository (`repo`) and an agent folder whose config names the test database's schema. */

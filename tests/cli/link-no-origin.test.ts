@@ -1,9 +1,10 @@
 /**
  * Links follow a repository without an `origin` remote too (issue 25): linking one checkout
  * writes a token into the git common dir and records it (and the root's path) in the user's
- * config, so a moved checkout, a worktree and a `git clone <path>` of it are linked. A token is
- * read as untrusted input: one the user's config does not map links nothing; a link, another
- * user's file or other text is ignored (and named by doctor). Real git, real PostgreSQL.
+ * config, so a moved checkout and a worktree of it are linked, and a `git clone <path>` of it is
+ * `linkable` (issue 33: a claim asks). A token is read as untrusted input: one the user's config
+ * does not map claims nothing; a link, another user's file or other text is ignored (and named
+ * by doctor). Real git, real PostgreSQL.
  */
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -33,7 +34,7 @@ function setup(t: { after(fn: () => void): void }) {
 }
 
 describe("links of a repository without `origin`", () => {
-	it("linking writes a token into the common dir; a clone of its path, the moved checkout and a new worktree follow; unlink removes its keys", (t) => {
+	it("linking writes a token into the common dir; the moved checkout and a new worktree follow, a clone of its path is linkable; unlink removes its keys", (t) => {
 		const { base, dir, run, written } = setup(t);
 		const linked = run(dir, "link", "acme/local");
 		assert.equal(linked.code, 0, linked.stderr);
@@ -46,13 +47,13 @@ describe("links of a repository without `origin`", () => {
 		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local" });
 		assert.equal(run(dir, "set", "cwd.tactics.shared", "1").code, 0);
 
-		// `git clone <path>`: its origin is the linked checkout's path; a clone never copies the token.
+		// `git clone <path>`: its origin is the linked checkout's path; a clone never copies the token, and asks.
 		const copy = join(base, "copy");
 		git(base, "clone", "-q", dir, copy);
 		assert.equal(existsSync(join(copy, ".git", TOKEN_FILE)), false);
 		const inCopy = run(copy, "show", "cwd");
-		assert.match(inCopy.stdout, /\(link acme\/local\)/);
-		assert.match(inCopy.stdout, /shared/);
+		assert.match(inCopy.stdout, new RegExp(`^linkable: acme/local — .*repository \\(${dir.replace(/[/.]/g, "\\$&")}\\)`, "m"));
+		assert.doesNotMatch(inCopy.stdout, /shared|\(link /);
 
 		// Moved: the path entry no longer applies, the token (moved with `.git`) does.
 		const moved = join(base, "moved");
@@ -78,25 +79,30 @@ describe("links of a repository without `origin`", () => {
 		assert.equal(readFileSync(join(moved, ".git", TOKEN_FILE), "utf8"), `${token}\n`, "the token stays: it is only an identity");
 	});
 
-	it("a token the user's config does not map links nothing; a link, another user's file or other text there is ignored and named by doctor", (t) => {
+	it("a token the user's config does not map claims nothing; the exact token only claims; a link, another user's file or other text there is ignored and named by doctor", (t) => {
 		const { dir, run, written, other } = setup(t);
 		assert.equal(run(dir, "link", "acme/local").code, 0);
 		const tokenA = join(dir, ".git", TOKEN_FILE);
 		const token = readFileSync(tokenA, "utf8").trim();
 		const b = other("b");
 		const planted = join(b, ".git", TOKEN_FILE);
-		const linkedIn = (cwd: string) => /\(link /.test(run(cwd, "show", "cwd").stdout);
+		// What the token makes of `b`: linked, or only claiming the linked repository (`linkable`), or nothing.
+		const claimsIn = (cwd: string) => {
+			const out = run(cwd, "show", "cwd").stdout;
+			assert.doesNotMatch(out, /\(link /, "a token alone never links");
+			return /^linkable: acme\/local/m.test(out);
+		};
 
 		// Planted by the repository's content, in the exact format: no config maps it.
 		writeFileSync(planted, `local:${randomUUID()}\n`);
-		assert.equal(linkedIn(b), false, "a repository alone never links");
-		// The very token of a linked repository, as a regular file of this user's: the same repository (a copy of it).
+		assert.equal(claimsIn(b), false, "a repository alone never links");
+		// The very token of a linked repository, as a regular file of this user's: a copy of it, which claims the link and asks.
 		writeFileSync(planted, `${token}\n`);
-		assert.equal(linkedIn(b), true, "the exact token is honoured (the gates below are what is tested)");
+		assert.equal(claimsIn(b), true, "the exact token is a claim (the gates below are what is tested)");
 		// Not in the exact format: ignored.
 		for (const text of [`${token.toUpperCase()}\n`, `${token} \n`, `${token}\n\n`, ` ${token}`, `${token}\n${"x".repeat(200)}`]) {
 			writeFileSync(planted, text);
-			assert.equal(linkedIn(b), false, JSON.stringify(text));
+			assert.equal(claimsIn(b), false, JSON.stringify(text));
 		}
 		const doctorSays = () => run(b, "doctor", "--dry-run").stdout;
 		assert.match(
@@ -107,7 +113,7 @@ describe("links of a repository without `origin`", () => {
 		if (process.getuid?.() === 0) {
 			writeFileSync(planted, `${token}\n`);
 			chownSync(planted, 54_321, 54_321);
-			assert.equal(linkedIn(b), false, "another user's token file is ignored");
+			assert.equal(claimsIn(b), false, "another user's token file is ignored");
 			assert.match(doctorSays(), /is ignored \(it belongs to another user\)/);
 		} else {
 			assert.deepEqual(readToken("/etc/hostname"), { problem: "it belongs to another user" });
@@ -115,7 +121,7 @@ describe("links of a repository without `origin`", () => {
 		// A symbolic link to the linked repository's token: never followed.
 		renameSync(planted, `${planted}.old`);
 		symlinkSync(tokenA, planted);
-		assert.equal(linkedIn(b), false, "a token behind a symbolic link is ignored");
+		assert.equal(claimsIn(b), false, "a token behind a symbolic link is ignored");
 		assert.match(doctorSays(), /is ignored \(it is a symbolic link\)/);
 		// Linking there writes no token through the link and leaves the linked repository's token as it was.
 		const linked = run(b, "link", "acme/b");

@@ -91,6 +91,22 @@ describe("links follow the project", () => {
 		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /warning: the memory/, "unlink keeps the files on purpose: no more warning");
 	});
 
+	it("`unlink` in a checkout that is not linked clears the `moved-to` marker its warning names, so the advice works", (t) => {
+		const { base, dir, run } = setup(t);
+		assert.equal(run(dir, "set", "cwd.tactics.before", "1").code, 0);
+		assert.equal(run(dir, "migrate", "acme/moved").code, 0);
+		const moved = join(base, "renamed");
+		renameSync(dir, moved);
+		rmSync(join(moved, ".git", "state-flow-repository"));
+		assert.match(run(moved, "show", "cwd").stdout, /was moved to project `acme\/moved`.*or `state-flow unlink` to keep using these files/s);
+		const un = run(moved, "unlink");
+		assert.equal(un.code, 0, un.stderr);
+		assert.match(un.stdout, /is not linked to a project; its link is unchanged\..* The note that its memory was moved to project `acme\/moved` is removed/);
+		const after = run(moved, "show", "cwd");
+		assert.doesNotMatch(after.stdout, /was moved to project/);
+		assert.match(after.stdout, /before/, "its own files are read, as the warning promised");
+	});
+
 	it("`link` without an id offers the repository's suggestion and links nothing; without one it names what to give", (t) => {
 		const { dir, run, links } = setup(t);
 		const none = run(join(dir, "src"), "link");

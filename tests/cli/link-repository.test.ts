@@ -1,8 +1,10 @@
 /**
- * Links follow the repository, not the path (issue 25): once the user links one checkout, a
- * moved or renamed checkout, a second clone and a worktree of the same repository (its `origin`
- * remote, normalised) are linked on this machine; a repository alone never links; a linked
- * checkout whose local files hold state of their own says so loudly. Real git, real PostgreSQL.
+ * Links follow the repository, not the path (issue 25), where the user said yes for it (issue
+ * 33): once the user links one checkout, a moved or renamed checkout and a worktree of that
+ * repository are linked on this machine; a second clone of the same repository (its `origin`
+ * remote, normalised) is only `linkable` until `state-flow link` runs there; a repository alone
+ * never links; a linked checkout whose local files hold state of their own says so loudly.
+ * Real git, real PostgreSQL.
  */
 import assert from "node:assert/strict";
 import { readFileSync, renameSync } from "node:fs";
@@ -27,12 +29,18 @@ function setup(t: { after(fn: () => void): void }) {
 }
 
 describe("links follow the repository", () => {
-	it("a link is recorded for the repository (no credentials), and a renamed checkout, a second clone and its worktree follow it", (t) => {
+	it("a link is recorded for the repository (no credentials) with this repository's yes; a renamed checkout and a worktree follow, a second clone asks", (t) => {
 		const { base, dir, run, written, clone, schema } = setup(t);
 		const linked = run(dir, "link", "acme/api");
 		assert.equal(linked.code, 0, linked.stderr);
 		assert.match(linked.stdout, /Every checkout of repository github\.com\/acme\/api on this machine/);
-		assert.deepEqual(written(), { databaseSchema: schema, links: { [dir]: "acme/api" }, repoLinks: { "github.com/acme/api": "acme/api" } });
+		const { linkConsents, ...rest } = written();
+		assert.deepEqual(rest, { databaseSchema: schema, links: { [dir]: "acme/api" }, repoLinks: { "github.com/acme/api": "acme/api" } });
+		assert.deepEqual(
+			Object.values(linkConsents ?? {}).map((c) => [c.repo, c.project]),
+			[["github.com/acme/api", "acme/api"]],
+			"the yes for this repository on this machine",
+		);
 		assert.doesNotMatch(readFileSync(join(base, "agent", "state-flow", "config.json"), "utf8"), /tok/, "a URL's credentials are never recorded");
 		assert.equal(run(dir, "set", "cwd.tactics.shared", "1").code, 0);
 		const moved = join(base, "renamed");
@@ -41,9 +49,23 @@ describe("links follow the repository", () => {
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(show.stdout, /^project .*renamed \(link acme\/api\)$/m);
 		assert.match(show.stdout, /shared/);
-		assert.doesNotMatch(show.stdout, /warning/);
+		assert.doesNotMatch(show.stdout, /warning|linkable/);
+		const wtOfMoved = join(base, "wt-moved");
+		git(moved, "worktree", "add", "-q", "-b", "side", wtOfMoved);
+		assert.match(run(wtOfMoved, "show", "cwd").stdout, /\(link acme\/api\)/, "a worktree of the consented repository follows");
+		// A second clone claims the same repository: it says so and stays local until linked there.
 		const second = clone("second", moved);
-		assert.match(run(second, "show", "cwd").stdout, /shared/, "a second clone reads the project's memory");
+		const claimed = run(second, "show", "cwd");
+		assert.equal(claimed.code, 0, claimed.stderr);
+		assert.match(
+			claimed.stdout,
+			/^linkable: acme\/api — run `state-flow link acme\/api` here to share; this checkout's repository \(github\.com\/acme\/api\) is linked to project `acme\/api` on this machine, but you never said yes for this checkout/m,
+		);
+		assert.doesNotMatch(claimed.stdout, /shared|\(link /, "the project's memory is not read");
+		const offered = run(second, "link");
+		assert.match(offered.stdout, /^linkable: acme\/api — .*\nTo share this checkout's CWD memory with it, run: state-flow link acme\/api$/m);
+		assert.equal(run(second, "link", "acme/api").code, 0);
+		assert.match(run(second, "show", "cwd").stdout, /shared/, "linked there, it reads the project's memory");
 		const wt = join(base, "wt");
 		git(second, "worktree", "add", "-q", "-b", "feat", wt);
 		const inWt = run(wt, "show", "cwd");
@@ -63,11 +85,18 @@ describe("links follow the repository", () => {
 		assert.doesNotMatch(run(other, "show", "cwd").stdout, /\(link /);
 	});
 
-	it("a clone linked through its repository while its local files hold state says so loudly; unlink there unlinks the repository", (t) => {
+	it("a clone whose local files hold state stays local; linked there with --force it says so loudly; unlink there unlinks the repository", (t) => {
 		const { dir, run, written, clone } = setup(t);
 		const second = clone("second");
 		assert.equal(run(second, "set", "cwd.tactics.local", "1").code, 0);
 		assert.equal(run(dir, "link", "acme/api").code, 0);
+		const before = run(second, "show", "cwd");
+		assert.match(before.stdout, /^linkable: acme\/api/m);
+		assert.match(before.stdout, /local/, "its own memory is read until the user links it");
+		const refused = run(second, "link", "acme/api");
+		assert.equal(refused.code, 1);
+		assert.match(refused.stderr, /local CWD store .*second\/\.git\/state-flow holds 1 transition\(s\); linking would stop using it/);
+		assert.equal(run(second, "link", "acme/api", "--force").code, 0);
 		const show = run(second, "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(
@@ -79,9 +108,10 @@ describe("links follow the repository", () => {
 		assert.equal(un.code, 0, un.stderr);
 		assert.match(un.stdout, /Unlinked .*second from project `acme\/api`/);
 		assert.deepEqual(written().repoLinks, {}, "the repository's link is gone");
+		assert.deepEqual(written().linkConsents, {}, "and every yes given for it");
 		assert.deepEqual(written().links, { [dir]: "acme/api" }, "a checkout linked by its path stays linked");
 		const after = run(second, "show", "cwd");
-		assert.doesNotMatch(after.stdout, /warning/);
+		assert.doesNotMatch(after.stdout, /warning|linkable/);
 		assert.match(after.stdout, /local/);
 	});
 });

@@ -29,7 +29,7 @@ describe("state-flow migrate", () => {
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(
 			r.stdout,
-			/Moved the local cwd store .* \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into postgres .*project acme\/api in one transaction; read back and verified/,
+			/Moved the local cwd store .* \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into PostgreSQL at .*project acme\/api in one transaction; read back and verified/,
 		);
 		assert.match(r.stdout, /left in place and are no longer used/);
 		assert.deepEqual(e.config().links, { [realOrSelf(e.cwd)]: "acme/api" });
@@ -51,7 +51,7 @@ describe("state-flow migrate", () => {
 
 		const history = e.run(["history", "cwd"]);
 		assert.equal(history.code, 0, history.stderr);
-		assert.match(history.stdout, /^CWD {2}postgres postgres:\/\/postgres@.* project acme\/api {2}\(seq 6; 3 retained, transitions 1-3 folded/);
+		assert.match(history.stdout, /^CWD {2}PostgreSQL at postgres:\/\/postgres@.* project acme\/api {2}\(seq 6; 3 retained, transitions 1-3 folded/);
 		assert.match(history.stdout, /#6 .*system undo/);
 	});
 
@@ -80,14 +80,14 @@ describe("state-flow migrate", () => {
 		const source = await e.stores().load("global");
 		const r = e.run(["migrate", "--global"]);
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /into postgres .*user alice in one transaction/);
+		assert.match(r.stdout, /into PostgreSQL at .*user alice in one transaction/);
 		assert.match(r.stdout, /Global is now shared under user `alice`/);
 		assert.equal(e.config().shareGlobal, true);
 		const stores = e.stores();
 		assert.equal(stores.location("global").backend, "postgres");
 		assert.equal(text(await stores.load("global")), text(source));
 		const show = e.run(["show", "global"]);
-		assert.match(show.stdout, /^Global {2}postgres .* user alice {2}\(seq 5,/);
+		assert.match(show.stdout, /^Global {2}PostgreSQL at .* user alice {2}\(seq 5,/);
 		assert.match(show.stdout, /User: alice \(Global is shared under this name\)/);
 		// A second run refuses: Global is already shared.
 		const again = e.run(["migrate", "--global"]);
@@ -133,7 +133,7 @@ describe("state-flow migrate --to-files", () => {
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(
 			r.stdout,
-			/^Moved postgres .*project acme\/api \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into the local cwd store .*\/\.pi\/state-flow; read back and verified\.$/m,
+			/^Moved PostgreSQL at .*project acme\/api \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into the local cwd store .*\/\.pi\/state-flow; read back and verified\.$/m,
 		);
 		assert.match(r.stdout, /^Unlinked .* from project `acme\/api`/m);
 		assert.match(r.stdout, /The database's rows are untouched: checkouts still linked to `acme\/api` keep sharing them/);
@@ -163,7 +163,7 @@ describe("state-flow migrate --to-files", () => {
 		writeFileSync(file, JSON.stringify({ ...e.config(), retention: 2 }));
 		const r = e.run(["migrate", "--global", "--to-files"]);
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /^Moved postgres .*user alice \(seq 5: 2 retained transition\(s\), checkpoint at seq 3\) into the local global store /m);
+		assert.match(r.stdout, /^Moved PostgreSQL at .*user alice \(seq 5: 2 retained transition\(s\), checkpoint at seq 3\) into the local global store /m);
 		assert.match(r.stdout, /Global is in its local files again/);
 		assert.equal(e.config().shareGlobal, false);
 		const back = await e.stores().load("global");

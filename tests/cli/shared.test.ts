@@ -22,7 +22,7 @@ describe("state-flow link and unlink", () => {
 		const real = realOrSelf(e.cwd);
 		assert.match(linked.stdout, new RegExp(`Linked ${real.replace(/[/.]/g, "\\$&")} to project \`acme/api\``));
 		assert.match(linked.stdout, /shared with every checkout linked to `acme\/api`/);
-		assert.match(linked.stdout, /Database: postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres schema sf_test_/);
+		assert.match(linked.stdout, /Database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_/);
 		assert.match(linked.stdout, /The project holds nothing yet/);
 		// No `user` in the config: the link says what teammates will see and how to choose the name.
 		assert.match(linked.stdout, /^Teammates see your changes as [^\s;]+@[^\s;]+; to choose the name, set "user" in \S+config\.json\.$/m);
@@ -69,7 +69,7 @@ describe("state-flow link and unlink", () => {
 		assert.match(r.stdout, /warning: no database is configured.*unavailable/);
 		const show = e.run(["show"], { url: NO_DB });
 		assert.equal(show.code, 1);
-		assert.match(show.stdout, /^CWD {2}postgres \(not configured\).*project acme\/api {2}\(unavailable\)/m);
+		assert.match(show.stdout, /^CWD {2}PostgreSQL at \(not configured\).*project acme\/api {2}\(unavailable\)/m);
 		assert.match(show.stdout, /Problem: no database is configured/);
 		assert.match(show.stderr, /`cwd` owner \(project `acme\/api`\) is shared through PostgreSQL, but no database is configured/);
 	});
@@ -115,16 +115,16 @@ describe("show, history, export, import and doctor on the database", () => {
 		const show = e.run(["show"]);
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(show.stdout, /^Global {2}\/.*\/state-flow\/global {2}\(seq 1,/m);
-		assert.match(show.stdout, /^CWD {2}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres schema sf_test_\w+, project acme\/api {2}\(seq 1,/m);
-		assert.match(show.stdout, /^Database: postgres .* \(from STATE_FLOW_DATABASE_URL\)$/m);
+		assert.match(show.stdout, /^CWD {2}PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_\w+, project acme\/api {2}\(seq 1,/m);
+		assert.match(show.stdout, /^Database: PostgreSQL at .*, schema sf_test_\w+, from STATE_FLOW_DATABASE_URL$/m);
 		assert.match(show.stdout, /^User: /m);
 
 		// History on the database says who made the change (the importer: this user on this host).
 		const history = e.run(["history", "cwd"]);
-		assert.match(history.stdout, /^CWD {2}postgres .*project acme\/api {2}\(seq 1; 1 retained\)\n {2}#1 \S+ \d\d:\d\d:\d\d import doc\.json \S+@\S+ /m);
+		assert.match(history.stdout, /^CWD {2}PostgreSQL at .*project acme\/api {2}\(seq 1; 1 retained\)\n {2}#1 \S+ \d\d:\d\d:\d\d import doc\.json \S+@\S+ /m);
 		const doctor = e.run(["doctor"]);
 		assert.equal(doctor.code, 0, doctor.stdout);
-		assert.match(doctor.stdout, /cwd: ok, postgres .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);
+		assert.match(doctor.stdout, /cwd: ok, PostgreSQL at .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);
 		assert.match(doctor.stdout, /global: ok, seq 1/);
 	});
 
@@ -154,7 +154,7 @@ describe("show, history, export, import and doctor on the database", () => {
 			const r = e.run([cmd], { url });
 			assert.equal(r.code, 1, cmd);
 			assert.match(r.stdout, /^Global {2}\/.* {2}\(seq 1/m, cmd);
-			assert.match(r.stdout, /^CWD {2}postgres postgres:\/\/sf@127\.0\.0\.1:1\/none .*project acme\/api {2}\(unavailable\)/m, cmd);
+			assert.match(r.stdout, /^CWD {2}PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none, .*project acme\/api {2}\(unavailable\)/m, cmd);
 			assert.match(r.stderr, /`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/, cmd);
 		}
 		const exported = e.run(["export"], { url });

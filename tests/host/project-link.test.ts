@@ -1,8 +1,9 @@
 /**
  * A repository linked on this machine, through the real pi SDK and the real PostgreSQL test
- * server (issue 25): a pi session in a subfolder of another clone of it is linked (`/state`
- * names the link) and, when that clone's own files hold state, `/state` says loudly that they
- * are not read, instead of reading either silently.
+ * server (issues 25, 33): a pi session in a subfolder of another clone of it claims the link and
+ * asks first, naming the clone's own files that a link stops reading; on yes it is linked
+ * (`/state` names the link) and `/state` says loudly that those files are not read, instead of
+ * reading either silently.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { storeInRoot } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
-import { startFlow } from "./fixture.js";
+import { piOn } from "./shared-fixture.js";
 
 let server: TestDatabase;
 before(async () => {
@@ -26,7 +27,7 @@ after(async () => {
 });
 
 describe("a linked repository in pi", () => {
-	it("another clone's subfolder is linked, and its own files holding state are named loudly in /state", async (t) => {
+	it("another clone's subfolder asks first, naming its own files holding state; on yes it is linked and /state names them loudly", async (t) => {
 		const { base, dir } = repo(t);
 		const second = join(base, "second");
 		git(base, "clone", "-q", dir, second);
@@ -48,9 +49,12 @@ describe("a linked repository in pi", () => {
 		mkdirSync(join(agentDir, "state-flow"), { recursive: true });
 		const config = { database: server.url, databaseSchema: server.schema(), repoLinks: { "github.com/acme/api": "acme/api" } };
 		writeFileSync(configPath(agentDir), `${JSON.stringify(config)}\n`);
-		const flow = await startFlow({ cwd: join(second, "src"), agentDir });
-		t.after(() => flow.dispose());
-		const out = (await flow.command("/state")).join("\n");
+		const pi = await piOn(t, { agentDir, cwd: join(second, "src") }, true);
+		await pi.prompt("hi", [{ text: "ok" }]);
+		assert.equal(pi.asked.length, 1);
+		assert.match(pi.asked[0] as string, /Its local store \S*second\/\.pi\/state-flow holds 1 transition\(s\): it is NOT read while linked/);
+		await pi.command("/state");
+		const out = pi.output("status");
 		assert.match(out, /^project .*second \(link acme\/api\)$/m);
 		const words = out.replace(/\n\s*/g, " ");
 		assert.match(

@@ -7,16 +7,18 @@
  * shared-memory.test.ts.
  */
 import assert from "node:assert/strict";
-import { chownSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chownSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { completeStateArgs } from "../../lib/host/commands/index.js";
-import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/host/commands/link-text.js";
+import { MAX_SUGGESTION_BYTES, readSuggestion } from "../../lib/storage/project/suggestion.js";
 import { linkPathProblem } from "../../lib/storage/placement/placement.js";
 import { readConfig, updateConfig } from "../../lib/storage/placement/config.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { projectOf } from "../../lib/storage/project/project.js";
+import { runCli } from "../cli/run.js";
 import { startFlow } from "./fixture.js";
 import { commitOn, links, machine, otherMachine, piOn } from "./shared-fixture.js";
 
@@ -38,9 +40,10 @@ describe("/state link and unlink", () => {
 		const question = pi.asked[0] as string;
 		assert.match(question, /project `acme\/api`/);
 		assert.match(question, new RegExp(`checkout: ${realOrSelf(a.cwd).replace(/[/.]/g, "\\$&")}`));
-		assert.match(question, /database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(schema sf_test_/);
+		assert.match(question, /database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_/);
 		assert.match(question, /shared with everyone linked to `acme\/api`/);
-		assert.match(question, /stay but are no longer used/);
+		// The local memory a link stops reading is named, as `state-flow link` refuses it without `--force`.
+		assert.match(question, /Its local store \S+\/\.pi\/state-flow holds 1 transition\(s\): it is NOT read while linked/);
 		assert.ok(!question.includes(password()), "the question never shows the password");
 		assert.deepEqual(links(a), { [realOrSelf(a.cwd)]: "acme/api" });
 		assert.match(said.join("\n"), /linked this checkout to project `acme\/api`/);
@@ -57,9 +60,9 @@ describe("/state link and unlink", () => {
 		const status = pi.output("status");
 		assert.match(
 			status,
-			/^ {2}cwd {6}wanted {6}.*\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema sf_test_\w+, project acme\/api$/m,
+			/^ {2}cwd {6}wanted {6}.*\n {11}PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema sf_test_\w+, project acme\/api$/m,
 		);
-		assert.match(status, /^database: postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres \(from config\)$/m);
+		assert.match(status, /^database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {10}schema sf_test_\w+, from config\.json$/m);
 		assert.ok(!status.includes(password()));
 		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);
 		// Unlink asks too, and the checkout's own files are back.
@@ -93,6 +96,25 @@ describe("/state link and unlink", () => {
 		const unlinked = await flow.command("/state unlink");
 		assert.match(unlinked.join("\n"), /unlinked from project `acme\/api`/);
 		assert.deepEqual(links(a), { "/elsewhere": "other/project" });
+	});
+
+	it("/state unlink clears the `moved-to` marker a migration left, as `state-flow unlink` does, so /state no longer says to run it", async (t) => {
+		const schema = server.schema();
+		const a = machine(t, { databaseSchema: schema });
+		const cli = (...args: string[]) => runCli([...args, "--agent-dir", a.agentDir], { cwd: a.cwd, env: { STATE_FLOW_DATABASE_URL: server.url } });
+		assert.equal(cli("set", "cwd.tactics.before", "1").code, 0);
+		const migrated = cli("migrate", "acme/moved");
+		assert.equal(migrated.code, 0, migrated.stderr);
+		const marker = join(projectOf(a.cwd).store, "moved-to");
+		assert.equal(existsSync(marker), true, "the migration left its marker");
+		await updateConfig(a.agentDir, { database: server.url });
+		const pi = await piOn(t, a, true);
+		const said = await pi.command("/state unlink");
+		assert.match(said.join("\n"), /unlinked from project `acme\/moved`/);
+		assert.equal(existsSync(marker), false, "the files are in use again: no marker");
+		await pi.command("/state");
+		assert.doesNotMatch(pi.output("status"), /state-flow unlink/);
+		assert.doesNotMatch(pi.output("status"), /was moved to project/);
 	});
 
 	it("refuses to link a folder of another user, and /state names a path link there that is not followed", async (t) => {

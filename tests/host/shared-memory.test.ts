@@ -33,7 +33,7 @@ describe("/state with a shared Global owner", () => {
 		const status = pi.output("status");
 		assert.match(
 			status,
-			/^ {2}global {3}wanted {6}\d+ B, 1 transition, 1 retained\n {11}postgres postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema \w+, user alice$/m,
+			/^ {2}global {3}wanted {6}\d+ B, 1 transition, 1 retained\n {11}PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres\n {11}schema \w+, user alice$/m,
 		);
 		assert.match(status, new RegExp(`^ {2}cwd {6}wanted {6}empty\\n {11}${realOrSelf(a.cwd).replace(/[/.]/g, "\\$&")}/\\.pi/state-flow$`, "m"));
 		// Another machine of the same user sees the same personal memory.
@@ -59,7 +59,7 @@ describe("a running session follows the user's config", () => {
 		await pi.prompt("second", [{ text: "ok" }]);
 		const moved = pi.notes.slice(before).filter((m) => m.includes("changed where the state lives"));
 		assert.equal(moved.length, 1);
-		assert.match(moved[0] as string, /cwd now lives in PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none \(schema \w+\), project acme\/api/);
+		assert.match(moved[0] as string, /cwd now lives in PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none, schema \w+, project acme\/api/);
 		assert.ok(!pi.notes.join("\n").includes("s3cr3t-pw"));
 		// The database cannot be reached: the head says so in one line, without the password.
 		assert.match(
@@ -115,7 +115,7 @@ describe("an unavailable shared owner", () => {
 		const status = pi.output("status");
 		assert.match(
 			status,
-			/^ {2}cwd {6}wanted {6}unavailable\n {11}postgres postgres:\/\/sf@127\.0\.0\.1:1\/none\n {11}schema state_flow, project acme\/api\n {11}/m,
+			/^ {2}cwd {6}wanted {6}unavailable\n {11}PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none\n {11}schema state_flow, project acme\/api\n {11}/m,
 		);
 		assert.ok(!status.includes("s3cr3t-pw"));
 		for (const line of status.split("\n")) assert.ok(line.length <= 80, `fits 80 columns: ${line}`);

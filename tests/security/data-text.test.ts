@@ -15,7 +15,7 @@ import { HEAD_TAG, identifierProblem, inline, printable, spellId } from "../../l
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { OwnerHistory, StaleArtifact } from "../../lib/core/types.js";
 import { HEAD_CLOSE, HEAD_OPEN, renderHead } from "../../lib/model/head.js";
-import { SUGGESTION_FILE, readSuggestion } from "../../lib/host/commands/link-text.js";
+import { SUGGESTION_FILE, readSuggestion } from "../../lib/storage/project/suggestion.js";
 import { sumOf } from "../../lib/storage/format.js";
 import { runCli } from "../cli/run.js";
 import { type Flow, flowDirs, userTexts, withFlow } from "../host/fixture.js";

@@ -16,7 +16,7 @@ import { compiledMarker, skillFolders } from "../../storage/artifacts/skill-form
 import { PgDatabase } from "../../storage/pg/database.js";
 import type { Stores } from "../../storage/stores.js";
 import type { Parsed } from "../args.js";
-import { describeLocation } from "../format.js";
+import { locationWords } from "../../ops/where.js";
 import { present, type Report } from "./report.js";
 
 /**
@@ -85,7 +85,7 @@ export async function verifyDatabaseOwner(
 		const h = await fresh.store(o, where.key, retention).load();
 		verified = h;
 		const folded = h.checkpointSeq > 0 ? `, checkpoint at seq ${h.checkpointSeq}` : "";
-		report.lines.push(`${o}: ok, ${describeLocation(where)}, seq ${h.seq}, ${h.tail.length} retained transition(s)${folded}, every row verified.`);
+		report.lines.push(`${o}: ok, ${locationWords(where)}, seq ${h.seq}, ${h.tail.length} retained transition(s)${folded}, every row verified.`);
 	} catch (e) {
 		report.healthy = false;
 		const unavailable = isStateError(e) && e.code === "unavailable";

@@ -1,66 +1,16 @@
 /**
- * Linking a checkout to a shared project from pi: the project id a repository suggests (read
- * as untrusted input: it is only ever offered, never bound), the link recorded in the user's
- * own config, and where the owners live, in words for `/state` and notices. Where the owners
- * live is decided in one place only (`placementFor`); this module never decides it.
+ * Where the owners live, said in pi: `/state`'s placement lines, the notice a running session
+ * gives when the config moved its owners, and what it says at session start (a placement
+ * problem, the repository's suggested project, a link it claims that cannot be asked about
+ * here). The words are `ops/where.ts`'s; where the owners live is decided in one place only
+ * (`placementFor`), and what a link records in `ops/link.ts`.
  */
-import type { SharedOwner } from "../../core/types.js";
+import { configPath, readConfig, type StateFlowConfig } from "../../storage/placement/config.js";
+import { realOrSelf } from "../../storage/fs-util.js";
 import type { Placement } from "../../storage/placement/placement.js";
-import { linkEntry, linkKey } from "../../storage/placement/placement.js";
-import { readConfig, setLink, type StateFlowConfig } from "../../storage/placement/config.js";
-import { realOrSelf } from "../../storage/artifacts/files.js";
-import { projectOf } from "../../storage/project/project.js";
-import { type RepositoryLink, repositoryKeysOf, repositoryLinkOf } from "../../storage/project/repository.js";
-import type { OwnerLocation } from "../../storage/port.js";
+import { formatWho, whoAmI } from "../../storage/placement/who.js";
 import { readSuggestion } from "../../storage/project/suggestion.js";
-
-export { MAX_SUGGESTION_BYTES, SUGGESTION_FILE, type Suggestion, readSuggestion } from "../../storage/project/suggestion.js";
-
-/**
- * Record (or, with `project` undefined, remove) the link of a checkout, by its project's root, in
- * the user's config, keeping every other link and key as written (`setLink`: under the
- * config's lock, atomic, refusing a file it cannot parse). Linking records the repository too
- * (`repositoryLinkOf`: its `origin`, else a token written now into its git common dir, and its
- * root's path); unlinking removes every repository key of this checkout. Returns what was
- * recorded for the repository when linking.
- */
-export async function recordLink(agentDir: string, cwd: string, project: string | undefined): Promise<RepositoryLink | undefined> {
-	// An older link made in a subfolder is replaced (or removed), never left to shadow the project's.
-	const older = linkEntry(readConfig(agentDir).config.links, cwd);
-	if (older !== undefined && older !== linkKey(cwd)) await setLink(agentDir, older, undefined);
-	// The repository is linked (or unlinked) with it: every checkout of it on this machine follows.
-	if (project === undefined) {
-		await setLink(agentDir, linkKey(cwd), undefined, repositoryKeysOf(cwd));
-		return undefined;
-	}
-	const repo = repositoryLinkOf(cwd);
-	await setLink(agentDir, linkKey(cwd), project, repo.keys);
-	return repo;
-}
-
-/** The database a placement names, in words that never hold the password. */
-export function databaseWords(p: Placement): string {
-	return p.database === undefined ? "no database" : `PostgreSQL at ${p.database.shownUrl} (schema ${p.database.schema})`;
-}
-
-/** Where an owner lives, in lines for `/state` (the URL or folder in full on its own line). */
-export function locationLines(l: OwnerLocation): string[] {
-	switch (l.backend) {
-		case "file":
-			return [l.path];
-		case "session":
-			return [`session ${l.sessionId}`];
-		case "postgres":
-			return [`postgres ${l.url}`, `schema ${l.schema}, ${l.kind === "cwd" ? "project" : "user"} ${l.key}`];
-	}
-}
-
-/** One owner's place, in one phrase: `PostgreSQL at … (schema s), project acme/api` or `files in /x`. */
-function placeOf(p: Placement, owner: SharedOwner, files: string): string {
-	const key = owner === "cwd" ? p.project : p.user;
-	if (key === undefined) return `files in ${files}`;
-	return `${databaseWords(p)}, ${owner === "cwd" ? "project" : "user"} ${key}`;
-}
+import { databaseInUseLines, linkCommand, linkableWords, placedWords } from "../../ops/where.js";
 
 /**
  * The notice a running session gives when the user's config moved its shared owners (a link
@@ -70,21 +20,16 @@ function placeOf(p: Placement, owner: SharedOwner, files: string): string {
 export function placementChange(before: Placement, after: Placement, files: { global: string; cwd: string }): string | undefined {
 	const moved: string[] = [];
 	for (const owner of ["global", "cwd"] as const) {
-		const now = placeOf(after, owner, files[owner]);
-		if (now !== placeOf(before, owner, files[owner])) moved.push(`${owner} now lives in ${now}`);
+		const now = placedWords(after, owner, files[owner]);
+		if (now !== placedWords(before, owner, files[owner])) moved.push(`${owner} now lives in ${now}`);
 	}
 	if (moved.length === 0 && after.problem === before.problem) return undefined;
 	const problem = after.problem === undefined ? "" : ` Problem: ${after.problem}`;
 	return `State Flow: the config changed where the state lives: ${moved.length > 0 ? moved.join("; ") : "same places"}.${problem}`;
 }
 
-/** The CWD store folder of a checkout's project (what a link stops using, and an unlink uses again). */
-export function cwdFolder(cwd: string): string {
-	return projectOf(cwd).store;
-}
-
 /** Config fields that say where the shared owners live: a running session follows them at its next prompt. */
-const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links", "repoLinks"] as const;
+const PLACEMENT_FIELDS = ["database", "databaseSchema", "user", "shareGlobal", "links", "repoLinks", "linkConsents"] as const;
 
 /**
  * `current` with only the placement fields taken over from the config file as it is now (the
@@ -103,13 +48,27 @@ export function withPlacementOf(agentDir: string, current: StateFlowConfig): Sta
 }
 
 /**
- * At session start: why a shared owner cannot be placed, if so; else the repository's
+ * At session start: why a shared owner cannot be placed, if so; a link this checkout claims
+ * that cannot be asked about here (no interactive UI: it stays local); else the repository's
  * suggested project, offered once per checkout and id (`offered` remembers them), only when a
  * database is configured and the checkout is not linked. Never links anything.
  */
-export function placementNotice(placement: Placement, cwd: string, offered: Set<string>): { message: string; level: "info" | "warning" } | undefined {
+export function placementNotice(
+	placement: Placement,
+	cwd: string,
+	offered: Set<string>,
+	hasUI: boolean,
+): { message: string; level: "info" | "warning" } | undefined {
 	if (placement.problem !== undefined) return { message: `State Flow: shared memory is unavailable: ${placement.problem}`, level: "warning" };
 	if (placement.database === undefined || placement.project !== undefined) return undefined;
+	const claim = placement.linkable;
+	if (claim !== undefined) {
+		if (hasUI) return undefined;
+		return {
+			message: `State Flow: not linked: ${linkableWords(claim)}. Nothing can be asked here (no interactive UI); to share it, run: ${linkCommand(claim.project, cwd)}`,
+			level: "info",
+		};
+	}
 	const suggestion = readSuggestion(cwd);
 	if (suggestion === undefined) return undefined;
 	const key = JSON.stringify([realOrSelf(cwd), "project" in suggestion ? suggestion.project : suggestion.problem]);
@@ -120,4 +79,46 @@ export function placementNotice(placement: Placement, cwd: string, offered: Set<
 		message: `State Flow: this repository suggests sharing its CWD memory as project \`${suggestion.project}\`. Nothing is shared unless you agree: \`/state link\` links it after confirmation.`,
 		level: "info",
 	};
+}
+
+/** What `/state` needs to say where the shared owners are. */
+export interface PlacementView {
+	placement: Placement;
+	config: StateFlowConfig;
+	agentDir: string;
+	cwd: string;
+	hasUI: boolean;
+	/** The user said no to the claimed link in this session. */
+	declined: boolean;
+	/** `/state`'s wrapping of a line to its width. */
+	wrap: (text: string) => string[];
+}
+
+/**
+ * `/state`'s lines about shared memory: the database in use (its URL on a line of its own, as the
+ * stores' are), who the user is to teammates, the placement problem, and a link not taken up —
+ * one this checkout claims (`linkable: acme/api — /state link to share`) or the repository's
+ * suggestion.
+ */
+export function placementLines(v: PlacementView): string[] {
+	const p = v.placement;
+	const lines: string[] = [];
+	if (p.database !== undefined) {
+		const [url, rest] = databaseInUseLines(p.database);
+		lines.push(`database: ${url}`, `          ${rest}`);
+		// Teammates see this name on every transition; without `user` it is the OS user (often the same for everyone, e.g. root).
+		const me = formatWho(whoAmI(v.config.user));
+		const from = v.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(v.agentDir)} so teammates see your name`;
+		lines.push(`you are: ${me} (${from})`);
+	}
+	if (p.problem !== undefined) lines.push(`problem: ${p.problem}`);
+	if (p.linkable !== undefined) {
+		const how = v.hasUI ? "/state link to share" : `not asked here (no interactive UI); ${linkCommand(p.linkable.project)} here shares it`;
+		lines.push(`linkable: ${p.linkable.project} — ${how}`, `${v.declined ? "you said no in this session: " : ""}${linkableWords(p.linkable)}.`);
+	} else if (p.database !== undefined && p.project === undefined) {
+		const suggestion = readSuggestion(v.cwd);
+		if (suggestion !== undefined && "project" in suggestion)
+			lines.push(`the repository suggests project ${suggestion.project}: /state link shares it (asks first)`);
+	}
+	return lines.flatMap((l) => (l.startsWith("  ") ? [l] : v.wrap(l)));
 }

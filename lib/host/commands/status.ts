@@ -12,9 +12,9 @@ import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
 import { formatSize } from "../../core/size.js";
 import { configPath, readConfig } from "../../storage/placement/config.js";
 import type { Stores } from "../../storage/stores.js";
-import { DATABASE_ENV, foreignLinkLine } from "../../storage/placement/placement.js";
-import { locationLines, readSuggestion } from "./link-text.js";
-import { formatWho, whoAmI } from "../../storage/placement/who.js";
+import { foreignLinkLine } from "../../storage/placement/placement.js";
+import { placementLines } from "./link-text.js";
+import { locationLines } from "../../ops/where.js";
 import { projectLine, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { movedLine } from "../../storage/project/moved-marker.js";
@@ -126,31 +126,13 @@ export async function describeStatus(host: StateFlowHost, browsable = false): Pr
 	}
 	lines.push(`retention: ${host.config.retention ?? DEFAULT_RETENTION} transitions per owner`);
 	lines.push(`config: ${configPath(host.options.agentDir)}`);
-	lines.push(...describePlacement(host));
+	const { placement, config, ctx } = host;
+	const declined = placement.linkable !== undefined && host.linkAsk.declined(ctx.cwd, placement.linkable);
+	const wrap = (l: string) => wrapWords(l, TEXT_WIDTH);
+	lines.push(...placementLines({ placement, config, agentDir: host.options.agentDir, cwd: ctx.cwd, hasUI: ctx.hasUI, declined, wrap }));
 	lines.push(...(await describeRoots(host)));
 	if (browsable) lines.push("browse: /state browse");
 	return lines.join("\n");
-}
-
-/** The database in use and a repository's suggestion not taken up yet; nothing when files are all there is. */
-function describePlacement(host: StateFlowHost): string[] {
-	const p = host.placement;
-	const lines: string[] = [];
-	if (p.database !== undefined) lines.push(`database: ${p.database.shownUrl} (from ${p.database.source === "env" ? DATABASE_ENV : "config"})`);
-	// Teammates see this name on every transition; without `user` it is the OS user (often the same for everyone, e.g. root).
-	if (p.database !== undefined) {
-		const me = formatWho(whoAmI(host.config.user));
-		const from =
-			host.config.user !== undefined ? "config `user`" : `the OS user; set "user" in ${configPath(host.options.agentDir)} so teammates see your name`;
-		lines.push(...wrapWords(`you are: ${me} (${from})`, TEXT_WIDTH));
-	}
-	if (p.problem !== undefined) lines.push(...wrapWords(`problem: ${p.problem}`, TEXT_WIDTH));
-	if (p.database !== undefined && p.project === undefined) {
-		const suggestion = readSuggestion(host.ctx.cwd);
-		if (suggestion !== undefined && "project" in suggestion)
-			lines.push(...wrapWords(`the repository suggests project ${suggestion.project}: /state link shares it (asks first)`, TEXT_WIDTH));
-	}
-	return lines;
 }
 
 /** Registered roots and dormant root data (docs/spec.md §12): one line each, none when there are none. */

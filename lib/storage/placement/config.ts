@@ -14,6 +14,7 @@ import { acquireLock } from "../file/lock.js";
 import { stateFlowDir } from "../project/paths.js";
 import { normalRemote } from "../project/repository.js";
 import { isLocalToken } from "../project/repo-token.js";
+import { type CommonDir, type Consent, consentsChanged, consentsOf } from "./consent.js";
 
 /** The three modes of docs/spec.md §5. */
 export const MODES = ["active", "passive", "off"] as const;
@@ -38,8 +39,10 @@ export interface StateFlowConfig {
 	shareGlobal?: boolean;
 	/** Checkouts linked to shared projects: checkout real path -> project id (`state-flow link`). */
 	links?: Record<string, string>;
-	/** Repositories linked on this machine: repository identity (`repository.ts`) -> project id; every checkout of one follows it. */
+	/** Repositories linked on this machine: repository identity (`repository.ts`) -> project id, followed where the user said yes (`linkConsents`). */
 	repoLinks?: Record<string, string>;
+	/** The user's yes per repository on this machine: git common dir `<dev>:<ino>` -> its nonce, repository and project (`consent.ts`). */
+	linkConsents?: Record<string, Consent>;
 	/** Strings that look like a credential but are none: exact text or `/pattern/flags` (`credentials.ts`). */
 	allowSecrets?: string[];
 }
@@ -233,6 +236,7 @@ export function validateConfig(raw: Record<string, unknown>, file = "config.json
 			config.repoLinks = kept;
 		}
 	}
+	if (has("linkConsents")) config.linkConsents = consentsOf(raw.linkConsents, file, problems, sharedKeyProblem);
 	if (has("allowSecrets")) {
 		const list = raw.allowSecrets;
 		if (!Array.isArray(list)) problems.push(`${file}: \`allowSecrets\` must be an array of strings (exact text or /pattern/flags); ignoring it.`);
@@ -332,26 +336,49 @@ export function linksAsWritten(written: Record<string, unknown>): Record<string,
 	return objectAsWritten(written.links);
 }
 
+/** The user's yes recorded with a link: the checkout's common dir and the repository key it follows. */
+export interface ConsentWrite {
+	common: CommonDir;
+	repo: string;
+}
+
 /**
- * Link a checkout (by its real path) to a project, or unlink it (`project` undefined), keeping
- * every other link and key as written: the one writer of `links` and `repoLinks`. With `repos`
- * (the checkout's repository keys, `repository.ts`) the repository is linked or unlinked too, so
- * every checkout of it on this machine follows (docs/shared-memory.md, "Links").
+ * Link a checkout (by its real path) to a project, or unlink it (`project` undefined: every key
+ * given is removed), keeping every other link and key as written: the one writer of `links`,
+ * `repoLinks` and `linkConsents`. With `repos` (the checkout's repository keys,
+ * `repository.ts`) the repository is linked or unlinked too; unlinking also forgets every yes
+ * given for those keys, so a link made again later asks again in the other checkouts. With
+ * `consent` the user's yes for the checkout's repository on this machine is recorded, its nonce
+ * written into the common dir under the same lock (`nonceFor`), so a moved checkout and a
+ * worktree of it follow (docs/shared-memory.md, "Links").
  */
-export function setLink(agentDir: string, checkoutReal: string, project: string | undefined, repos: readonly string[] = []): Promise<void> {
+export function setLink(
+	agentDir: string,
+	checkoutReal: string | readonly string[],
+	project: string | undefined,
+	repos: readonly string[] = [],
+	consent?: ConsentWrite,
+): Promise<void> {
 	return updateConfig(
 		agentDir,
 		(written) => {
 			const links = linksAsWritten(written);
-			if (project === undefined) delete links[checkoutReal];
-			else links[checkoutReal] = project;
-			if (repos.length === 0) return { links };
-			const repoLinks = objectAsWritten(written.repoLinks);
-			for (const repo of repos) {
-				if (project === undefined) delete repoLinks[repo];
-				else repoLinks[repo] = project;
+			for (const key of typeof checkoutReal === "string" ? [checkoutReal] : checkoutReal) {
+				if (project === undefined) delete links[key];
+				else links[key] = project;
 			}
-			return { links, repoLinks };
+			const changes: StateFlowConfig = { links };
+			if (repos.length > 0) {
+				const repoLinks = objectAsWritten(written.repoLinks);
+				for (const repo of repos) {
+					if (project === undefined) delete repoLinks[repo];
+					else repoLinks[repo] = project;
+				}
+				changes.repoLinks = repoLinks;
+			}
+			const consents = consentsChanged(written.linkConsents, project, repos, consent);
+			if (consents !== undefined) changes.linkConsents = consents as Record<string, Consent>;
+			return changes;
 		},
 		project === undefined ? "unlinking" : "linking",
 	);

@@ -2,7 +2,9 @@
  * Where the Global and CWD owners live: the one place that decides between the file stores
  * (the embedded default) and PostgreSQL (shared by a team or a fleet), from the user's config
  * and environment only. A repository never decides this: a checkout is shared only through a
- * link the user made (`state-flow link`, `/state link`), recorded in the user's own config.
+ * link the user made (`state-flow link`, `/state link`), recorded in the user's own config, and
+ * a link it merely claims through its repository (`repoLinks`) is followed only where the user
+ * said yes for that repository on this machine (`consent.ts`); until then it is `linkable`.
  */
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { lstatSync } from "node:fs";
@@ -10,6 +12,7 @@ import { inline, printable } from "../../core/printable.js";
 import { realOrSelf } from "../fs-util.js";
 import { projectOf } from "../project/project.js";
 import { identitiesOf } from "../project/repository.js";
+import { consented } from "./consent.js";
 import { osUser } from "./who.js";
 import { redactUrl } from "../pg/url.js";
 
@@ -24,6 +27,8 @@ export interface Placement {
 	database?: { url: string; shownUrl: string; source: "env" | "config"; schema: string };
 	/** The project id this checkout is linked to (its CWD owner lives in the database). */
 	project?: string;
+	/** A link this checkout claims through its repository, never said yes to here: its CWD stays local until the user does. */
+	linkable?: Linkable;
 	/** The user whose Global owner lives in the database (`shareGlobal`). */
 	user?: string;
 	/** Why a wanted shared owner cannot be placed (a link without a database, a bad URL). */
@@ -53,9 +58,9 @@ export function linkEntry(links: Readonly<Record<string, string>> | undefined, c
 /**
  * How a checkout is linked: by a path (`links[<project root>]`, or an older build's subfolder
  * entry), else by its repository (`repoLinks[<identity>]`: its `origin`, else the token State
- * Flow wrote into its git common dir when it was linked; so a moved or renamed checkout, a
- * second clone and a new worktree of a linked repository follow it). A path entry wins: it is
- * the most specific thing the user said.
+ * Flow wrote into its git common dir when it was linked; so a moved or renamed checkout and a
+ * new worktree of a linked repository follow it) where the user said yes for that repository
+ * on this machine (`consent.ts`). A path entry wins: it is the most specific thing the user said.
  */
 export interface LinkOf {
 	project: string;
@@ -65,19 +70,36 @@ export interface LinkOf {
 	repo?: string;
 }
 
+/** A link a checkout claims through its repository (`repoLinks[repo]`) that the user never said yes to for it. */
+export interface Linkable {
+	project: string;
+	repo: string;
+}
+
 /**
- * The link that applies to a checkout (`LinkOf`), or undefined. Reads the repository's config
- * only when `repoLinks` exist. A path entry applies only while the folder at that path is the
- * user's own (`foreignLinkLine`): a path outlives the checkout that was linked there, and in a
- * shared folder (`/tmp`) another user could make a folder at it and be handed the project.
+ * The link that applies to a checkout (`link`), or the one it only claims (`linkable`). Reads
+ * the repository's config only when `repoLinks` exist. A path entry applies only while the
+ * folder at that path is the user's own (`foreignLinkLine`): a path outlives the checkout that
+ * was linked there, and in a shared folder (`/tmp`) another user could make a folder at it and
+ * be handed the project.
  */
-export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined {
+export function linkState(config: StateFlowConfig, cwd: string): { link?: LinkOf; linkable?: Linkable } {
 	const path = linkEntry(config.links, cwd);
-	if (path !== undefined) return ownedByMe(path) ? { project: config.links?.[path] as string, path } : undefined;
+	if (path !== undefined) return ownedByMe(path) ? { link: { project: config.links?.[path] as string, path } } : {};
 	const repoLinks = config.repoLinks;
-	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return undefined;
-	for (const repo of identitiesOf(projectOf(cwd))) if (Object.hasOwn(repoLinks, repo)) return { project: repoLinks[repo] as string, repo };
-	return undefined;
+	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return {};
+	const p = projectOf(cwd);
+	for (const repo of identitiesOf(p)) {
+		if (!Object.hasOwn(repoLinks, repo)) continue;
+		const project = repoLinks[repo] as string;
+		return consented(config.linkConsents, p, repo, project) ? { link: { project, repo } } : { linkable: { project, repo } };
+	}
+	return {};
+}
+
+/** The link that applies to a checkout (`linkState`), or undefined. */
+export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined {
+	return linkState(config, cwd).link;
 }
 
 /** Whether the folder at `path` belongs to the user running State Flow (true where uids do not exist). */
@@ -124,8 +146,9 @@ export function placementFor(config: StateFlowConfig, cwd: string, env: NodeJS.P
 	} else if (config.database !== undefined) {
 		out.database = { url: config.database, shownUrl: redactUrl(config.database), source: "config", schema };
 	}
-	const project = linkedProject(config, cwd);
-	if (project !== undefined) out.project = project;
+	const { link, linkable } = linkState(config, cwd);
+	if (link !== undefined) out.project = link.project;
+	if (linkable !== undefined) out.linkable = linkable;
 	if (config.shareGlobal === true) out.user = userOf(config);
 	if (out.database === undefined && out.problem === undefined && (out.project !== undefined || out.user !== undefined)) {
 		out.problem = `no database is configured: set \`${DATABASE_ENV}\` or \`database\` in the State Flow config.json${out.project !== undefined ? ", or run `state-flow unlink` to keep this checkout's memory in files" : ""}.`;
