@@ -24,10 +24,12 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 	model: ["core"],
 	storage: ["core"],
 	ops: ["core", "storage"],
-	host: ["core", "model", "storage", "ops", "api"],
-	mcp: ["core", "model", "storage", "ops"],
+	// the model surface any front-end serves (read_state, patch_state, the head), written once.
+	surface: ["core", "model", "storage", "ops"],
+	host: ["core", "model", "storage", "ops", "surface", "api"],
+	mcp: ["core", "model", "storage", "ops", "surface"],
 	cli: ["core", "storage", "ops"],
-	"": ["core", "model", "storage", "ops", "host", "mcp", "cli", "api"],
+	"": ["core", "model", "storage", "ops", "surface", "host", "mcp", "cli", "api"],
 	// the public contract for other extensions: a leaf that imports nothing.
 	api: [],
 };
