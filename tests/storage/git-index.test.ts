@@ -11,6 +11,7 @@ import { appendFileSync, linkSync, mkdirSync, readdirSync, readFileSync, realpat
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { MAX_SCAN, foldsCase, tracksUnder } from "../../lib/storage/project/git-index.js";
 import { git } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -78,7 +79,7 @@ function gitSays(dir: string, foldCase: boolean): "yes" | "no" {
 
 describe("which folders git tracks, from its index", () => {
 	it("agrees with `git ls-files` in every index format, split or not, SHA-1 and SHA-256", async (t) => {
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(
 				fc.uniqueArray(besideArb, { minLength: 0, maxLength: 10 }),
 				fc.option(storeArb),
