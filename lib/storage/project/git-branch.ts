@@ -7,42 +7,20 @@
  * HEADs and anything unreadable give no branch: the head then behaves as without git.
  */
 import { execFile } from "node:child_process";
-import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
 import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../../core/intent-branch.js";
 import type { Json, Owner, OwnerHistory } from "../../core/types.js";
 import type { GitView } from "../../core/intent-branch.js";
+import { GIT_FILE_MAX, readGitFileAsync } from "./git-files.js";
 import { type GitDirs, gitDirsOf } from "./project.js";
 
 export type { GitDirs } from "./project.js";
 
-/** Largest `.git` file, `HEAD`, `commondir` or loose ref read; larger is not git's and is ignored. */
-const SMALL_FILE = 4096;
-/** Largest `packed-refs` read. */
-const PACKED_REFS_MAX = 8 * 1024 * 1024;
 /** Most branches checked per prompt; the rest are judged at a later prompt. */
 const MAX_CHECKS = 8;
 /** Bound of one ancestry check. */
 const GIT_TIMEOUT_MS = 2000;
 const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-
-/** A regular file's text when it is at most `max` bytes (never through a link to a folder or a FIFO). */
-async function readSmall(path: string, max = SMALL_FILE): Promise<string | undefined> {
-	try {
-		const st = await lstat(path);
-		if (!st.isFile() || st.size > max) return undefined;
-		const fh = await open(path, "r");
-		try {
-			const buf = Buffer.alloc(st.size);
-			const { bytesRead } = await fh.read(buf, 0, st.size, 0);
-			return buf.subarray(0, bytesRead).toString("utf8");
-		} finally {
-			await fh.close();
-		}
-	} catch {
-		return undefined;
-	}
-}
 
 /** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project/project.ts`): the branch is the store's checkout's. */
 export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
@@ -51,14 +29,14 @@ export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
 
 /** The branch HEAD names, or undefined (detached, unreadable, not a branch name). */
 export async function readBranch(dirs: GitDirs): Promise<string | undefined> {
-	const head = await readSmall(join(dirs.gitDir, "HEAD"));
+	const head = await readGitFileAsync(join(dirs.gitDir, "HEAD"));
 	const m = /^ref: refs\/heads\/(\S+)\s*$/.exec(head ?? "");
 	return m !== null && isBranchName(m[1]) ? m[1] : undefined;
 }
 
 /** The commit a ref points to: its loose file, else its line in `packed-refs`; undefined when it does not exist. */
 async function refSha(dirs: GitDirs, ref: string, packed: () => Promise<string>): Promise<string | undefined> {
-	const loose = (await readSmall(join(dirs.commonDir, ref)))?.trim();
+	const loose = (await readGitFileAsync(join(dirs.commonDir, ref)))?.trim();
 	if (loose !== undefined && SHA.test(loose)) return loose;
 	for (const line of (await packed()).split("\n")) {
 		const [sha, name] = line.trim().split(" ");
@@ -69,7 +47,7 @@ async function refSha(dirs: GitDirs, ref: string, packed: () => Promise<string>)
 
 /** The default branch: what `origin/HEAD` names, else `main`, else `master` (when it exists). */
 async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Promise<{ name: string; sha: string } | undefined> {
-	const origin = /^ref: refs\/remotes\/origin\/(\S+)\s*$/.exec((await readSmall(join(dirs.commonDir, "refs/remotes/origin/HEAD"))) ?? "");
+	const origin = /^ref: refs\/remotes\/origin\/(\S+)\s*$/.exec((await readGitFileAsync(join(dirs.commonDir, "refs/remotes/origin/HEAD"))) ?? "");
 	const candidates = origin !== null && isBranchName(origin[1]) ? [origin[1]] : ["main", "master"];
 	for (const name of candidates) {
 		const sha = (await refSha(dirs, `refs/heads/${name}`, packed)) ?? (await refSha(dirs, `refs/remotes/origin/${name}`, packed));
@@ -83,7 +61,7 @@ async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Prom
  * no commits of its own, so its tip being in the default branch says nothing about a merge.
  */
 async function neverMoved(dirs: GitDirs, branch: string): Promise<boolean> {
-	const log = await readSmall(join(dirs.commonDir, "logs/refs/heads", branch), 64 * 1024);
+	const log = await readGitFileAsync(join(dirs.commonDir, "logs/refs/heads", branch), GIT_FILE_MAX.reflog);
 	return log !== undefined && log.trim().split("\n").length === 1;
 }
 
@@ -143,7 +121,7 @@ export class GitBranchWatch {
 		if (branch === undefined) return {};
 		let packedText: Promise<string> | undefined;
 		const packed = (): Promise<string> => {
-			packedText ??= readSmall(join(dirs.commonDir, "packed-refs"), PACKED_REFS_MAX).then((t) => t ?? "");
+			packedText ??= readGitFileAsync(join(dirs.commonDir, "packed-refs"), GIT_FILE_MAX.packedRefs).then((t) => t ?? "");
 			return packedText;
 		};
 		const others = [...new Set(recorded)].filter((b) => b !== branch && isBranchName(b)).sort();

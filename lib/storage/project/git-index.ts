@@ -15,7 +15,9 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { openFile, readRegular } from "../fs-util.js";
+import { openFile } from "../fs-util.js";
+import { configValue } from "./git-config.js";
+import { GIT_FILE_MAX, gitFile } from "./git-files.js";
 
 export type Tracked = "yes" | "no" | "unknown";
 
@@ -229,35 +231,16 @@ function scanFile(fd: number, folder: Folder, hashBytes: number, toEnd: boolean)
 	}
 }
 
-/** Largest git `config` read for its object format (a config of many branches is a few hundred KB). */
-const MAX_CONFIG = 4 * 1024 * 1024;
-
 /**
  * The size of the repository's object ids: 32 bytes when its config says
- * `[extensions] objectFormat = sha256`, else 20 (SHA-1); undefined when the config cannot be read.
+ * `[extensions] objectFormat = sha256`, else 20 (SHA-1); undefined when the config cannot be
+ * read (a link, a FIFO, another user's, too large: the one safe reader, `git-files.ts`).
  */
 function objectIdBytes(gitDir: string): number | undefined {
-	let text: string;
-	try {
-		const bytes = readRegular(join(gitDir, "config"));
-		if (bytes === undefined) return 20;
-		if (bytes.length > MAX_CONFIG) return undefined;
-		text = bytes.toString("utf8");
-	} catch {
-		return undefined;
-	}
-	let section = "";
-	for (const raw of text.split(/\r?\n/)) {
-		let line = raw.replace(/[#;].*$/, "").trim();
-		// A section header may have a variable after it on the same line: `[extensions] objectFormat = sha256`.
-		const head = /^\[\s*([A-Za-z0-9.-]+)\s*\]\s*(.*)$/.exec(line);
-		if (head !== null) {
-			section = (head[1] as string).toLowerCase();
-			line = head[2] as string;
-		}
-		if (section === "extensions" && /^objectformat\s*=\s*"?sha256"?$/i.test(line)) return 32;
-	}
-	return 20;
+	const read = gitFile(join(gitDir, "config"), GIT_FILE_MAX.config);
+	if ("absent" in read) return 20;
+	if ("problem" in read) return undefined;
+	return configValue(read.text, "extensions", "objectformat")?.toLowerCase() === "sha256" ? 32 : 20;
 }
 
 /**

@@ -39,7 +39,7 @@ export function movedTo(storeDir: string): string | undefined {
 }
 
 /** Whether a store folder holds state (a non-empty log or a checkpoint): two `lstat`s, nothing read. */
-function holdsState(storeDir: string): boolean {
+export function holdsState(storeDir: string): boolean {
 	const size = (name: string) => {
 		try {
 			return lstatSync(join(storeDir, name)).size;
