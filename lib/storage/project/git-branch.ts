@@ -1,16 +1,18 @@
 /**
  * The checkout's git branch, for intents that know their branch (docs/model-surface.md,
- * "Branches"). `.git/HEAD` is read once per prompt (one small file, asynchronously); whether a
- * branch recorded by intents was merged into the default branch or deleted is computed from the
- * refs (files), and only when a tip changed by `git merge-base --is-ancestor` on two validated
- * commit ids, in a child process with a timeout, cached by the pair. Non-git folders, detached
- * HEADs and anything unreadable give no branch: the head then behaves as without git.
+ * "Branches"). `.git/HEAD` is read once per prompt (one small file, asynchronously, by the one
+ * safe reader, `git-files.ts`); whether a branch recorded by intents was merged into the default
+ * branch or deleted is computed from the refs (files), and only when a tip changed from git's
+ * object files (`git-ancestry.ts`: bounded in time and bytes, never blocking pi's event loop),
+ * cached by the pair. git itself is never run: a repository's config can make it run any
+ * command. Non-git folders, detached HEADs and anything unreadable give no branch: the head
+ * then behaves as without git; an ancestry that cannot be told is not called merged.
  */
-import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../../core/intent-branch.js";
 import type { Json, Owner, OwnerHistory } from "../../core/types.js";
 import type { GitView } from "../../core/intent-branch.js";
+import { isAncestor } from "./git-ancestry.js";
 import { GIT_FILE_MAX, readGitFileAsync } from "./git-files.js";
 import { type GitDirs, gitDirsOf } from "./project.js";
 
@@ -18,8 +20,6 @@ export type { GitDirs } from "./project.js";
 
 /** Most branches checked per prompt; the rest are judged at a later prompt. */
 const MAX_CHECKS = 8;
-/** Bound of one ancestry check. */
-const GIT_TIMEOUT_MS = 2000;
 const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
 
 /** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project/project.ts`): the branch is the store's checkout's. */
@@ -63,22 +63,6 @@ async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Prom
 async function neverMoved(dirs: GitDirs, branch: string): Promise<boolean> {
 	const log = await readGitFileAsync(join(dirs.commonDir, "logs/refs/heads", branch), GIT_FILE_MAX.reflog);
 	return log !== undefined && log.trim().split("\n").length === 1;
-}
-
-/** Whether commit `a` is an ancestor of `b` (git's own answer); undefined when git cannot say in time. */
-function isAncestor(dirs: GitDirs, a: string, b: string): Promise<boolean | undefined> {
-	return new Promise((done) => {
-		// Only validated commit ids reach git, after `--`-free positional use: nothing is read as an option.
-		execFile(
-			"git",
-			["--git-dir", dirs.commonDir, "-c", "core.fsmonitor=false", "merge-base", "--is-ancestor", a, b],
-			{ timeout: GIT_TIMEOUT_MS, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0" } },
-			(err) => {
-				if (err === null) done(true);
-				else done((err as { code?: unknown }).code === 1 ? false : undefined);
-			},
-		);
-	});
 }
 
 /**
@@ -140,7 +124,7 @@ export class GitBranchWatch {
 			let merged = this.#ancestry.get(key);
 			if (merged === undefined && checks < MAX_CHECKS) {
 				checks++;
-				merged = await isAncestor(dirs, sha, def.sha);
+				merged = await isAncestor(dirs.commonDir, sha, def.sha);
 				if (merged !== undefined) this.#ancestry.set(key, merged);
 			}
 			if (merged === true) gone[b] = "merged";

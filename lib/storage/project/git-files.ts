@@ -5,7 +5,7 @@
  * it is a regular file of this user's within its bound: opened without following a link in its
  * last component and without blocking on a FIFO, then judged by `fstat` of the opened handle,
  * so nothing can be swapped between the check and the read. The sync form (project resolution,
- * before each prompt) and the async form (the branch watch) share the rule (`judge`). Folders on
+ * before each prompt) and the async form (the branch watch) share the rule (`gitFileProblem`). Folders on
  * the way are the caller's to check (`ownFolder`): the project rule checks each one it follows.
  */
 import { closeSync, fstatSync, lstatSync, openSync } from "node:fs";
@@ -28,16 +28,26 @@ export const GIT_FILE_MAX = {
 /** What reading one of git's files gave: its text, nothing there, or why it is ignored (in words, for doctor). */
 export type GitFile = { text: string } | { absent: true } | { problem: string };
 
-/** Why an opened file is not read, or undefined when it is. */
-function judge(st: Stats, max: number): string | undefined {
+/**
+ * Why a file git keeps, opened with `SAFE_READ`, is not read (`fstat` of the handle), or
+ * undefined when it is: the rule every reader of git's files applies, the object store's too.
+ */
+export function gitFileProblem(st: Stats, max = Number.POSITIVE_INFINITY): string | undefined {
 	if (!st.isFile()) return `it is ${kindOf(st)}`;
 	if (!ownedByMe(st)) return "it belongs to another user";
 	if (st.size > max) return `it is larger than ${max} bytes`;
 	return undefined;
 }
 
-/** What a failed open means: nothing there, or a link (O_NOFOLLOW), a socket, or an error, in words. */
-function refused(e: unknown): GitFile {
+/** Why a folder git keeps (`lstat`) is not used: a link, not a folder, another user's; undefined when it is. */
+export function gitFolderProblem(st: Stats): string | undefined {
+	if (!st.isDirectory()) return `it is ${kindOf(st)}`;
+	if (!ownedByMe(st)) return "it belongs to another user";
+	return undefined;
+}
+
+/** What a failed `SAFE_READ` open means: nothing there, or a link (O_NOFOLLOW), a socket, or an error, in words. */
+export function refused(e: unknown): { absent: true } | { problem: string } {
 	const code = errnoOf(e);
 	if (code === "ENOENT" || code === "ENOTDIR") return { absent: true };
 	// Linux says ELOOP for a link opened with O_NOFOLLOW, FreeBSD EMLINK.
@@ -56,7 +66,7 @@ export function gitFile(path: string, max: number = GIT_FILE_MAX.small): GitFile
 	}
 	try {
 		const st = fstatSync(fd);
-		const problem = judge(st, max);
+		const problem = gitFileProblem(st, max);
 		return problem !== undefined ? { problem } : { text: readFrom(fd, 0, st.size).toString("utf8") };
 	} catch (e) {
 		return refused(e);
@@ -75,7 +85,7 @@ export async function gitFileAsync(path: string, max: number = GIT_FILE_MAX.smal
 	}
 	try {
 		const st = await fh.stat();
-		const problem = judge(st, max);
+		const problem = gitFileProblem(st, max);
 		if (problem !== undefined) return { problem };
 		const buf = Buffer.allocUnsafe(st.size);
 		let got = 0;
@@ -108,7 +118,7 @@ export async function readGitFileAsync(path: string, max?: number): Promise<stri
 export function ownFolder(path: string): Stats | undefined {
 	try {
 		const st = lstatSync(path, { throwIfNoEntry: false });
-		return st?.isDirectory() === true && ownedByMe(st) ? st : undefined;
+		return st !== undefined && gitFolderProblem(st) === undefined ? st : undefined;
 	} catch {
 		return undefined;
 	}
