@@ -42,7 +42,7 @@ export function movedTo(storeDir: string): string | undefined {
 export function holdsState(storeDir: string): boolean {
 	const size = (name: string) => {
 		try {
-			return lstatSync(join(storeDir, name)).size;
+			return lstatSync(join(storeDir, name), { throwIfNoEntry: false })?.size ?? 0;
 		} catch {
 			return 0;
 		}
