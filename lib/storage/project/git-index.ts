@@ -17,7 +17,7 @@ import { closeSync, constants, fstatSync, lstatSync, readdirSync, readSync } fro
 import { basename, dirname, join } from "node:path";
 import { openFile } from "../fs-util.js";
 import { configValue } from "./git-config.js";
-import { GIT_FILE_MAX, gitFile } from "./git-files.js";
+import { GIT_FILE_MAX, gitFile, gitFileProblem } from "./git-files.js";
 
 export type Tracked = "yes" | "no" | "unknown";
 
@@ -181,8 +181,8 @@ const scans = new Map<string, { file: string; scanned: Scanned }>();
 const MAX_SCANS = 32;
 
 /**
- * One index file's scan, reading no more of it than needed (never through a link, never a FIFO);
- * `absent` when there is no such file.
+ * One index file's scan, reading no more of it than needed (never through a link, never a FIFO,
+ * never another user's: `unknown`); `absent` when there is no such file.
  */
 function scanned(file: string, folder: Folder, key: string, hashBytes: number, toEnd: boolean, absent: Tracked): Scanned {
 	let fd: number | undefined;
@@ -194,6 +194,8 @@ function scanned(file: string, folder: Folder, key: string, hashBytes: number, t
 	if (fd === undefined) return { step: absent };
 	try {
 		const st = fstatSync(fd);
+		// The rule of every git file (`git-files.ts`): another user's index says nothing about this user's store.
+		if (gitFileProblem(st) !== undefined) return { step: "unknown" };
 		const at = `${file}\0${key}\0${hashBytes}\0${toEnd}`;
 		const same = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 		const known = scans.get(at);
