@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chownSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
@@ -226,6 +226,21 @@ describe("which folders git tracks, from its index", () => {
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
 		rmSync(index);
 		execFileSync("mkfifo", [index]);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+	});
+
+	it("an index or config of another user's is `unknown` (the rule of every git file, `git-files.ts`)", (t) => {
+		const dir = fresh(t, "sha1");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		// Only root can give a file away (the suite runs as root in CI, as the other ownership tests do).
+		if (process.getuid?.() !== 0) return;
+		writeFileSync(join(dir, "a.txt"), "a\n");
+		git(dir, "add", "a.txt");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		chownSync(join(dir, ".git", "index"), 4242, 4242);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		chownSync(join(dir, ".git", "index"), 0, 0);
+		chownSync(join(dir, ".git", "config"), 4242, 4242);
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
 	});
 
