@@ -41,6 +41,8 @@ export const SHARED_DIR_MODE = 0o755;
 
 /** Never follow a link in the last path component; never block opening a FIFO. */
 const SAFE = constants.O_NOFOLLOW | constants.O_NONBLOCK;
+/** Open for reading with `SAFE`: the flags of every read of a file a repository may have planted. */
+export const SAFE_READ = constants.O_RDONLY | SAFE;
 
 export function errnoOf(e: unknown): string | undefined {
 	return (e as NodeJS.ErrnoException | undefined)?.code;
@@ -92,6 +94,16 @@ export function kindOf(st: Stats | undefined): string {
 	if (st.isFIFO()) return "a FIFO (named pipe)";
 	if (st.isSocket()) return "a socket";
 	return "a device";
+}
+
+/**
+ * Whether a file or folder belongs to the user running State Flow: git's own `safe.directory`
+ * rule, the one place it is decided (a repository, a link target, a git file of another user's
+ * is never followed or read). True where uids do not exist.
+ */
+export function ownedByMe(st: { uid: number }): boolean {
+	const uid = process.getuid?.();
+	return uid === undefined || st.uid === uid;
 }
 
 export function lstatOrUndefined(path: string): Stats | undefined {

@@ -12,6 +12,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { planSalvage } from "../../lib/cli/doctor/salvage.js";
 import { replay } from "../../lib/core/history.js";
 import { emptyState } from "../../lib/core/state.js";
@@ -52,7 +53,7 @@ describe("state-flow doctor --salvage", () => {
 		const [, second, third] = s.records as [TransitionRecord, TransitionRecord, TransitionRecord];
 		const want = replay(emptyState(), s.records);
 		const total = s.checkpoint.length + s.log.length;
-		fc.assert(
+		assertProperty(
 			fc.property(fc.array(fc.integer({ min: 1, max: 255 }), { minLength: total, maxLength: total }), (deltas) => {
 				for (let at = 0; at < total; at++) {
 					const checkpoint = Buffer.from(s.checkpoint);

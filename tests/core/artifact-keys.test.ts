@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { posix } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { SAME_KEYS, keyLens, patchFromModel, pointerToModel, rebaseKey, reportToModel, viewHistory } from "../../lib/core/artifact-keys.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
@@ -26,7 +27,7 @@ const ROOT = "/repo";
 
 describe("keyLens", () => {
 	it("gives back every stored key exactly: fromModel(toModel(k)) === k", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, storedKey, (b, k) => {
 				const lens = keyLens(b);
 				assert.equal(lens.fromModel(lens.toModel(k), "f"), k);
@@ -35,7 +36,7 @@ describe("keyLens", () => {
 	});
 
 	it("never shows two stored keys alike", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, storedKey, storedKey, (b, k1, k2) => {
 				fc.pre(k1 !== k2);
 				const lens = keyLens(b);
@@ -45,7 +46,7 @@ describe("keyLens", () => {
 	});
 
 	it("shows a path that names the same file from the folder pi runs in", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, relKey.filter(inside), (b, k) => {
 				const shown = keyLens(b).toModel(k);
 				assert.equal(posix.resolve(ROOT, b, shown), posix.resolve(ROOT, k));
@@ -54,7 +55,7 @@ describe("keyLens", () => {
 	});
 
 	it("takes back only a spelling it shows, as the path from the checkout's root to the same file; refuses another naming the one to write", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, relKey, (b, written) => {
 				// An empty key stays empty for the compiler to refuse (below).
 				fc.pre(written !== "" && posix.resolve(ROOT, b, written).startsWith(`${ROOT}/`));
@@ -77,13 +78,18 @@ describe("keyLens", () => {
 	});
 
 	it("shows what the model wrote back as it wrote it: toModel(fromModel(m)) === m", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, relKey, (b, written) => {
 				const lens = keyLens(b);
 				let stored: string;
 				try {
 					stored = lens.fromModel(written, "f");
-				} catch {
+				} catch (e) {
+					// Only the lens's own two refusals are not a case of this law (the test above checks them);
+					// any other error fails, and assertProperty fails when refusals crowd out the cases checked.
+					assert.ok(isStateError(e) && e.code === "artifact", String(e));
+					assert.match(e.message, /^f (leaves the repository|is spelled "[^"]*" from the folder pi runs in)/);
+					fc.pre(false);
 					return;
 				}
 				assert.equal(lens.toModel(stored), written);
@@ -92,7 +98,7 @@ describe("keyLens", () => {
 	});
 
 	it("rebases a subfolder store's keys without merging two and names the same file", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(base, relKey, relKey, (b, k1, k2) => {
 				fc.pre(k1 !== k2 && [k1, k2].every((k) => posix.resolve(ROOT, b, k).startsWith(`${ROOT}/`)));
 				const r1 = rebaseKey(b, k1, "f");

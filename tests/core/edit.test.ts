@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { editPatch, parseEditTarget, stillAt, valueAtTarget } from "../../lib/core/edit.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { cloneJson, isPlainObject } from "../../lib/core/json.js";
@@ -65,7 +66,7 @@ const refused = (fn: () => unknown, message: RegExp) => assert.throws(fn, (e: un
 
 describe("hand edits: the patch", () => {
 	it("a set replaces exactly the value at the path, whole; a delete removes exactly it; nothing else changes", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(
 				plane,
 				value.filter((v) => v !== null),

@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { StateError } from "../../lib/core/errors.js";
 import { historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
 import { cloneJson, getOwn, jsonEqual, jsonUtf8Bytes, ownKeys, parsePointer, setOwn } from "../../lib/core/json.js";
@@ -63,13 +64,16 @@ function snap(s: OwnerState): OwnerState {
 	return cloneJson(s as unknown as JsonObject) as unknown as OwnerState;
 }
 
-/** Whether staging `p` is refused because it would store a `$ref` object that is no reference (docs/spec.md §3.3). */
+/** The refusal of a `$ref` object that is no reference (docs/spec.md §3.3), and no other error. */
+const refusedRef = (e: unknown): boolean => e instanceof StateError && e.code === "invalid_input" && e.message.includes("$ref");
+
+/** Whether staging `p` is refused because it would store a `$ref` object that is no reference. */
 function refusedAsRef(h: OwnerHistory, p: PlanePatch, i: number): boolean {
 	try {
 		stage({ cwd: h }, { cwd: p }, meta(i));
 		return false;
 	} catch (e) {
-		assert.ok(e instanceof StateError && e.code === "invalid_input" && e.message.includes("$ref"), String(e));
+		assert.ok(refusedRef(e), String(e));
 		return true;
 	}
 }
@@ -113,9 +117,12 @@ function prototypeUntouched(): void {
 describe("engine properties", () => {
 	for (const retention of [0, 1, 7, 100]) {
 		it(`(a) replay, temporal reads and sizes agree with snapshots, retention ${retention}`, () => {
-			fc.assert(
+			// Commits checked: refused `$ref` patches change nothing, so a bug refusing every patch would check nothing.
+			let commits = 0;
+			assertProperty(
 				fc.property(fc.array(planePatch, { maxLength: 14 }), key, fc.oneof(key, fc.integer({ min: 0, max: 2 })), (patches, k, seg) => {
 					const { h, snaps, ids } = build(patches, retention);
+					commits += h.seq;
 					assert.ok(h.tail.length <= retention);
 					assert.equal(h.seq, snaps.length - 1);
 					assert.deepEqual(replay(h.checkpoint, h.tail), h.state);
@@ -149,17 +156,18 @@ describe("engine properties", () => {
 				}),
 				{ numRuns: 1000 },
 			);
+			assert.ok(commits >= 2000, `only ${commits} commits in 1000 cases`);
 		});
 	}
 
 	it("(c) arbitrary keys round-trip through applyPatch, JSON and pointers without pollution", () => {
 		const anyKey = fc.oneof(fc.constantFrom(...SPECIAL), fc.string({ maxLength: 6 }));
-		fc.assert(
+		assertProperty(
 			fc.property(anyKey, anyKey, scalar, (k1, k2, v) => {
 				const h = newHistory("cwd", 5);
 				const patch = { cwd: { lazy: objectOf([[k1, objectOf([[k2, v]])]]) } };
 				// `{ "$ref": <scalar> }` is never a reference: refused, nothing written.
-				if (k2 === "$ref") return assert.throws(() => stage({ cwd: h }, patch, meta(1)), StateError);
+				if (k2 === "$ref") return assert.throws(() => stage({ cwd: h }, patch, meta(1)), refusedRef);
 				const r = stage({ cwd: h }, patch, meta(1));
 				assert.equal(r.noop, false);
 				commitStaged({ cwd: h }, r);
@@ -180,7 +188,7 @@ describe("engine properties", () => {
 	});
 
 	it("(e) applying a patch twice equals applying it once", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(planePatch, planePatch, (base, p) => {
 				const s = emptyState();
 				applyPatch(s, base);
@@ -196,9 +204,11 @@ describe("engine properties", () => {
 	});
 
 	it("(f) a patch that changes nothing stages { noop: true } and no record", () => {
-		fc.assert(
+		let withAccepted = 0;
+		assertProperty(
 			fc.property(fc.array(planePatch, { minLength: 1, maxLength: 5 }), fc.constantFrom(...KEYS), (patches, k) => {
 				const { h, accepted } = build(patches, 7);
+				if (accepted.length > 0) withAccepted++;
 				const seq = h.seq;
 				const last = accepted[accepted.length - 1] ?? {};
 				const again = stage({ cwd: h }, { cwd: last }, meta(99));
@@ -213,6 +223,7 @@ describe("engine properties", () => {
 			}),
 			{ numRuns: 1000 },
 		);
+		assert.ok(withAccepted >= 500, `only ${withAccepted} of 1000 cases re-applied an accepted patch`);
 	});
 
 	it("(g) measured sizes and key lists are exact for any JSON, and stay exact across in-place merges", () => {
@@ -230,7 +241,7 @@ describe("engine properties", () => {
 		const exact = (v: Json) => Buffer.byteLength(JSON.stringify(v), "utf8");
 		// Any JSON, with long and multi-byte strings (the long-string path measures at 1024 characters).
 		const text = fc.oneof(fc.string({ unit: "grapheme" }), fc.string({ unit: "binary", minLength: 1020, maxLength: 1100 }));
-		fc.assert(
+		assertProperty(
 			fc.property(fc.jsonValue({ maxDepth: 4, stringUnit: "grapheme" }), text, (v, s) => {
 				for (const value of [v as Json, s, [s, v as Json], { [s]: s }]) {
 					assert.equal(jsonUtf8Bytes(value), exact(value));
@@ -239,7 +250,7 @@ describe("engine properties", () => {
 			}),
 			{ numRuns: 300 },
 		);
-		fc.assert(
+		assertProperty(
 			fc.property(fc.array(planePatch, { minLength: 1, maxLength: 8 }), (patches) => {
 				const state = emptyState();
 				for (const p of patches) {

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { formatKeySegment, formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
 import { presentLocator, toCanonicalLocator } from "../../lib/model/interface.js";
@@ -154,7 +155,7 @@ describe("key round-trips", () => {
 		fc.string(),
 	);
 	it("formatLocator → parseLocator is the identity for arbitrary keys and indexes", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.array(fc.oneof(awkward, fc.nat(1000)), { maxLength: 5 }), fc.constantFrom("intents", "lazy", "tactics"), (path, plane) => {
 				const loc: Locator = { kind: "state", scope: "cwd", offset: 0, plane: plane as "lazy", path };
 				const text = formatLocator(loc);

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { cloneJson, jsonEqual } from "../../lib/core/json.js";
 import { applyMergePatch, applyPatch, mergeDiff, planPatch } from "../../lib/core/merge.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
@@ -200,7 +201,7 @@ const { obj } = fc.letrec<{ obj: JsonObject; value: Json }>((tie) => ({
 
 describe("mergeDiff", () => {
 	it("turns any state into any other: applyMergePatch(from, mergeDiff(from, to)) equals to", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(obj, obj, (from, to) => {
 				const fromCopy = JSON.parse(JSON.stringify(from)) as JsonObject;
 				const after = applyMergePatch(from, mergeDiff(from, to));
@@ -212,7 +213,7 @@ describe("mergeDiff", () => {
 	});
 
 	it("is empty exactly when the objects are equal", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(obj, obj, (a, b) => {
 				assert.equal(Object.keys(mergeDiff(a, b)).length === 0, jsonEqual(a, b));
 				assert.equal(Object.keys(mergeDiff(a, a)).length, 0);

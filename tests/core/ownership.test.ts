@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { findDanglingRefs, planCascades } from "../../lib/core/ownership.js";
 import { applyMergePatch } from "../../lib/core/merge.js";
 import { refsIn } from "../../lib/core/refs.js";
@@ -139,7 +140,7 @@ describe("cascade law against a reference model", () => {
 	const fmt = (t: { plane: string; key: string }): string => `cwd.${t.plane}${/^[A-Za-z_$][\w$-]*$/.test(t.key) ? `.${t.key}` : `[${JSON.stringify(t.key)}]`}`;
 
 	it("deleting intents removes exactly the owned, existing targets no remaining intent references, and reports what the patch left dangling", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.dictionary(fc.constantFrom("i1", "i2", "i3", "i4"), fc.array(target, { maxLength: 3 }), { maxKeys: 4 }),
 				fc.uniqueArray(target, { selector: (t) => `${t.plane}/${t.key}`, maxLength: 8 }),

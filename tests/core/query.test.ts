@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
@@ -234,7 +235,7 @@ describe("arbitrary keys through store and bracket locators", () => {
 			fc.array(fc.oneof(fc.string(), fc.constant(null))),
 			fc.dictionary(dataKey, fc.string()),
 		) as fc.Arbitrary<Json>;
-		fc.assert(
+		assertProperty(
 			fc.property(key, dataKey, values, (k1, k2, value) => {
 				const histories: Histories = { session: newHistory("session", 3) };
 				const inner: JsonObject = {};

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { cloneJson } from "../../lib/core/json.js";
 import { applyPatch, planPatch } from "../../lib/core/merge.js";
 import { parseLocator, formatModelLocator } from "../../lib/core/locator.js";
@@ -36,7 +37,7 @@ function withRoots(roots: JsonObject | undefined): OwnerState {
 
 describe("roots in merge plans", () => {
 	it("size delta is exact and undo restores the state (namespace present)", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(rootsArb, rootsPatch, (roots, patch) => {
 				const before = withRoots(roots);
 				const plan = planPatch("cwd", before, { roots: patch, tactics: { t: 2 } });
@@ -50,7 +51,7 @@ describe("roots in merge plans", () => {
 	});
 
 	it("size delta is exact when the namespace is created", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(rootsPatch, (patch) => {
 				const before = withRoots(undefined);
 				const plan = planPatch("cwd", before, { roots: patch, tactics: { t: 2 } });

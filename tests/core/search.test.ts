@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
 import { evaluate, type QueryView } from "../../lib/core/query.js";
@@ -79,7 +80,7 @@ describe("searchState", () => {
 		const value = fc.letrec<{ v: Json }>((tie) => ({
 			v: fc.oneof({ depthSize: "small" }, text, fc.integer(), fc.array(tie("v"), { maxLength: 3 }), fc.dictionary(key, tie("v"), { maxKeys: 3 })),
 		})).v;
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.dictionary(key, value, { maxKeys: 4 }),
 				fc.dictionary(key, value, { maxKeys: 3 }),

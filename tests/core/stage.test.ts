@@ -86,6 +86,22 @@ describe("stage validation", () => {
 		assert.equal(r.noop, false);
 	});
 
+	it("lets a store that is over a lowered limit shrink, or change at its size, while it stays over; growing it is refused", () => {
+		const h = histories("cwd");
+		const limits = { ...DEFAULT_LIMITS, maxOwnerBytes: 100 };
+		run(h, { cwd: { lazy: { body: "x".repeat(200) } } }, "big");
+		const over = h.cwd?.bytes ?? 0;
+		assert.ok(over > 2 * limits.maxOwnerBytes, `${over} bytes`);
+		const shrunk = stage(h, { cwd: { lazy: { body: "x".repeat(150) } } }, meta("shrink"), limits);
+		assert.equal(shrunk.noop, false, "a shrink that still ends over the limit is staged");
+		if (shrunk.noop) return;
+		assert.equal(shrunk.bytesAfter.cwd, over - 50);
+		assert.ok((shrunk.bytesAfter.cwd ?? 0) > limits.maxOwnerBytes, "still over the limit after it");
+		const same = stage(h, { cwd: { lazy: { body: "y".repeat(200) } } }, meta("same"), limits);
+		assert.equal(same.noop, false, "a change that keeps the size is staged");
+		refused(() => stage(h, { cwd: { lazy: { body: "x".repeat(201) } } }, meta("grow"), limits), "limit", `\`cwd\` would grow to ${over + 1} bytes`);
+	});
+
 	it("does not mutate the histories", () => {
 		const h = histories("cwd");
 		stage(h, { cwd: { tactics: { a: 1 } } }, meta("x"));

@@ -2,6 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { editDistance, nearest } from "../../lib/core/suggest.js";
 
 const VERBS = ["history", "show", "undo", "redo", "restore", "set", "delete", "tidy", "owners"];
@@ -22,7 +23,7 @@ describe("nearest", () => {
 	});
 
 	it("editDistance is a metric on small words (zero on equal, symmetric, at most the longer length)", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.string({ maxLength: 8 }), fc.string({ maxLength: 8 }), (a, b) => {
 				assert.equal(editDistance(a, a), 0);
 				assert.equal(editDistance(a, b), editDistance(b, a));

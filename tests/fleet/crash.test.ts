@@ -18,6 +18,7 @@ import { serverForFile, testDatabase } from "../helpers/pg-server.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { withAssistant } from "../storage/children/pi-session.js";
 import { type Machine, machine, ok, startPi } from "./fleet.js";
+import { within } from "../helpers/soon.js";
 
 const server = serverForFile(testDatabase);
 
@@ -91,7 +92,7 @@ describe("pi killed inside patch_state on the database commit path", { concurren
 
 			const { pi: killed } = await startPi(t, m, { tag: "killed", fileSession: { sessionFile }, env: { STATE_FLOW_FAULT: point } });
 			killed.send({ op: "prompt", text: "write it", steps: [{ calls: [{ id: "w", name: "patch_state", args: patch }] }, { text: "done" }] });
-			const end = await killed.ended;
+			const end = await within(killed.ended, `pi to die at ${point}`, 120_000);
 			assert.equal(end.signal, "SIGKILL", `pi should die at ${point}:\n${killed.output}`);
 
 			// The killed session resumed in a fresh pi process: what its tools read.

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { StateFlowConfig } from "../../lib/storage/placement/config.js";
 import { configPath } from "../../lib/storage/placement/config.js";
+import { within } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import type { DriverCommand, DriverEvent, DriverSetup, DriverStep, ToolOutcome } from "./driver.js";
 
@@ -37,6 +38,9 @@ export function machine(t: { after(fn: () => void): void }, url: string, schema:
 	return { agentDir, cwd, sessionDir: join(root, "sessions"), config };
 }
 
+/** How long pi may take to answer one command (a prompt runs the real SDK against PostgreSQL). */
+const EVENT_MS = 120_000;
+
 const DRIVER = fileURLToPath(new URL(`driver${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url));
 
 type Prompted = Extract<DriverEvent, { event: "prompted" }>;
@@ -53,6 +57,7 @@ export class Pi {
 	readonly proc: ChildProcess;
 	/** Everything the process wrote, stdout and stderr (for "never the password" checks and failure messages). */
 	output = "";
+	/** The process's end; a test awaits it through `within` (a deadline). */
 	readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 	private buffered = "";
 	private readonly events: DriverEvent[] = [];
@@ -112,10 +117,25 @@ export class Pi {
 		}
 	}
 
-	/** The next event of this kind (already received or still to come). */
-	next(want: DriverEvent["event"]): Promise<DriverEvent> {
+	/** The next event of this kind (already received or still to come); fails, with pi's output, after `timeoutMs`. */
+	next(want: DriverEvent["event"], timeoutMs = EVENT_MS): Promise<DriverEvent> {
 		return new Promise((resolve, reject) => {
-			this.waiters.push({ want, resolve, reject });
+			const waiter = {
+				want,
+				resolve: (e: DriverEvent) => {
+					clearTimeout(timer);
+					resolve(e);
+				},
+				reject: (e: Error) => {
+					clearTimeout(timer);
+					reject(e);
+				},
+			};
+			const timer = setTimeout(() => {
+				this.waiters.splice(this.waiters.indexOf(waiter), 1);
+				reject(new Error(`no \`${want}\` from pi within ${timeoutMs} ms:\n${this.output}`));
+			}, timeoutMs);
+			this.waiters.push(waiter);
 			this.deliver();
 		});
 	}
@@ -163,7 +183,7 @@ export class Pi {
 	async exit(): Promise<void> {
 		if (this.exited) return;
 		this.send({ op: "exit" });
-		await this.ended;
+		await within(this.ended, "pi to exit when asked", EVENT_MS);
 	}
 
 	/** Kill the process if it is still running (test clean-up). */

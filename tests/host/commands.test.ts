@@ -18,6 +18,7 @@ import { shortWho } from "../../lib/host/commands/status.js";
 import { whoAmI } from "../../lib/storage/placement/who.js";
 import { agentDirWithConfig, type Flow, flowDirs, userTexts, withFlow } from "./fixture.js";
 import { commitMeta } from "../helpers/meta.js";
+import { waitFor } from "../helpers/soon.js";
 
 function selectionEntries(flow: Flow): number {
 	return flow.harness.session.sessionManager.getEntries().filter((e) => e.type === "custom" && e.customType === SELECTION_ENTRY).length;
@@ -86,7 +87,7 @@ describe("/state", () => {
 			const messages = flow.harness.session.messages;
 			const isOutput = (m: (typeof messages)[number]) => m.role === "custom" && m.customType === OUTPUT_TYPE;
 			// Delivered right after agent_end, once pi is idle (a timer pi's run does not wait for).
-			for (const deadline = Date.now() + 5000; !messages.some(isOutput) && Date.now() < deadline; ) await new Promise((r) => setImmediate(r));
+			await waitFor(() => messages.some(isOutput), { what: "the /state history output after the run" });
 			const shown = messages.findIndex(isOutput);
 			const answer = messages.findIndex((m) => m.role === "assistant" && m.content.some((c) => c.type === "text" && c.text === "ok") && m.timestamp > 0);
 			assert.ok(shown > answer && answer >= 0, `output after the run's answer (output ${shown}, answer ${answer})`);

@@ -15,6 +15,7 @@ import { SessionStore } from "../../lib/storage/session/store.js";
 import { hostSessionLog } from "../helpers/session-log.js";
 import { type Captured, snapshot } from "../helpers/pi-harness.js";
 import { bytesUnder, type Flow, type FlowDirs, flowDirs, withFlow, userTexts } from "./fixture.js";
+import { within } from "../helpers/soon.js";
 
 const HEAD_TAG = "<state_flow_head>";
 
@@ -174,7 +175,7 @@ describe("overflow compaction inside a run (issue 5)", () => {
 				});
 			});
 			await flow.harness.session.prompt("a big task");
-			await ended;
+			await within(ended, "the run to end after its last scripted response");
 			await flow.harness.session.agent.waitForIdle();
 
 			assert.ok(

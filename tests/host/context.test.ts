@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { RECONCILE_TEXT, RECONCILE_TYPE } from "../../lib/host/events.js";
 import { agentDirWithConfig, type Flow, startFlow, withFlow, type Step, userTexts } from "./fixture.js";
+import { within } from "../helpers/soon.js";
 
 const HEAD = /<state_flow_head>[\s\S]*<\/state_flow_head>/;
 
@@ -45,7 +46,7 @@ async function promptAndSettle(flow: Flow, text: string, steps: Step[]): Promise
 		});
 	});
 	await flow.prompt(text, steps);
-	await settled;
+	await within(settled, "the run and any follow-up it started to end");
 	await session.agent.waitForIdle();
 }
 
@@ -208,7 +209,7 @@ describe("active reconciliation", () => {
 		await withFlow({ builtinTools: true, extraFactories: [esc, ended.factory] }, async (flow) => {
 			await flow.prompt("edit two files", [writeFile, { calls: [{ id: "g", name: "write", args: { path: "b.txt", content: "x" } }] }, { text: "unused" }]);
 			// The follow-up would be sent from a timer set when the run ended: wait until it would have been.
-			await ended.settled;
+			await within(ended.settled, "the run's end to reach a later extension");
 			await flow.harness.session.agent.waitForIdle();
 			assert.equal(flow.results().f?.isError, false);
 			assert.equal(reconcileMessages(flow), 0);
@@ -229,7 +230,7 @@ describe("active reconciliation", () => {
 		try {
 			await flow.prompt("edit", [writeFile, { text: "edited" }]);
 			// The follow-up is attempted from a timer set when the run ended, before the probe's.
-			await closer.settled;
+			await within(closer.settled, "the run's end to reach a later extension");
 			assert.deepEqual(crashes, []);
 			assert.ok(
 				flow.notes.some((n) => /cannot send the reconciliation follow-up/.test(n)),

@@ -19,6 +19,7 @@ import { shownOutput } from "../helpers/output.js";
 import { draw, theme } from "../helpers/render-theme.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { extensionSession } from "./fixture.js";
+import { waitFor, within } from "../helpers/soon.js";
 
 const DOWN = "\x1b[B";
 const ENTER = "\r";
@@ -88,7 +89,7 @@ async function editing(t: Parameters<typeof tempDir>[0], ui: { answer: boolean }
 		await session.prompt("/state tidy");
 		await session.agent.waitForIdle();
 		// The report is delivered once pi is idle after the run (a timer after agent_end).
-		while (outputs().length === shown) await new Promise((r) => setTimeout(r, 0));
+		await waitFor(() => outputs().length > shown, { what: "the tidy report after the run" });
 		return lastOutput();
 	};
 	return { tidy, notes, session, faux, cwd, agentDir, asked, screen, mounted, cwdHistory, command, outputs };
@@ -103,7 +104,7 @@ function script(t: Parameters<typeof tempDir>[0], body: string): string {
 }
 
 async function settled(component: Component): Promise<void> {
-	while (draw(component, 80).join("\n").includes("working…")) await new Promise((r) => setImmediate(r));
+	await waitFor(() => !draw(component, 80).join("\n").includes("working…"), { what: "the browser to show the outcome of its change" });
 }
 
 describe("/state set and /state delete", () => {
@@ -151,8 +152,7 @@ describe("/state set and /state delete", () => {
 describe("the browser's e and d", () => {
 	async function openBrowser(s: Awaited<ReturnType<typeof editing>>) {
 		const running = s.session.prompt("/state browse");
-		while (!s.mounted.component) await new Promise((r) => setImmediate(r));
-		const c = s.mounted.component;
+		const c = await waitFor(() => s.mounted.component, { what: "/state browse to mount the browser" });
 		return {
 			c,
 			keys: (...ks: string[]) => {
@@ -160,7 +160,7 @@ describe("the browser's e and d", () => {
 			},
 			close: async () => {
 				c.handleInput?.(ESC);
-				await s.mounted.closed;
+				await within(s.mounted.closed ?? Promise.reject(new Error("no browser is mounted")), "the browser to close on Esc");
 				await running;
 				s.mounted.component = undefined;
 			},

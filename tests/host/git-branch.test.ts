@@ -1,8 +1,9 @@
 /**
  * Intents know their git branch (issue 26), on real git: the branch reader (main checkout,
- * worktree, detached HEAD, a folder outside git), merged and deleted branches judged by git
- * itself, and through the real pi SDK: a new intent records the checkout's branch (a value the
- * model sends is not stored), and on another branch the head folds it into one line.
+ * worktree, detached HEAD, a folder outside git), merged and deleted branches judged from git's
+ * object files (never by running git: tests/security/git-config-vectors.test.ts), and through
+ * the real pi SDK: a new intent records the checkout's branch (a value the model sends is not
+ * stored), and on another branch the head folds it into one line.
  */
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";

@@ -7,6 +7,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { visibleWidth } from "@mariozechner/pi-tui";
 import { TEXT_WIDTH, clipText, shortWho, transitionLine } from "../../lib/host/commands/status.js";
 import type { Provenance, TransitionRecord, Who } from "../../lib/core/types.js";
@@ -71,7 +72,7 @@ describe("who in /state history", () => {
 	const anyKeys = fc.array(fc.string({ maxLength: 40 }), { maxLength: 6 });
 
 	it("law: a listing line never passes the width, whatever the names", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(anyWho, anyBy, fc.integer({ min: 1, max: 10_000_000 }), anyKeys, (who, by, seq, keys) => {
 				const line = transitionLine(record(who, by, seq, keys), "3f2a1b2c", { now, full: false });
 				assert.ok(visibleWidth(line) <= TEXT_WIDTH, `${line} (${visibleWidth(line)} columns)`);
@@ -80,7 +81,7 @@ describe("who in /state history", () => {
 	});
 
 	it("law: a model's change shows who whole (as shortened) in the listing", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(anyWho, fc.string({ maxLength: 80 }), fc.integer({ min: 1, max: 9999 }), anyKeys, (who, toolCallId, seq, keys) => {
 				const line = transitionLine(record(who, { kind: "tool", sessionId: "s", toolCallId }, seq, keys), "3f2a1b2c", { now, full: false });
 				assert.ok(line.includes(` ${shortWho(who)} `), line);

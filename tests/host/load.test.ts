@@ -49,11 +49,16 @@ function runPi(args: string[], cwd: string, agentDir: string): Promise<{ code: n
 		let stderr = "";
 		child.stdout.on("data", (b: Buffer) => (stdout += b.toString("utf8")));
 		child.stderr.on("data", (b: Buffer) => (stderr += b.toString("utf8")));
-		const timer = setTimeout(() => child.kill("SIGKILL"), 30_000);
+		let late = false;
+		const timer = setTimeout(() => {
+			late = true;
+			child.kill("SIGKILL");
+		}, 30_000);
 		child.on("error", reject);
 		child.on("close", (code) => {
 			clearTimeout(timer);
-			resolve({ code, stdout, stderr });
+			if (late) reject(new Error(`pi ${args.join(" ")} did not finish within 30 s and was killed.\nstdout: ${stdout}\nstderr: ${stderr}`));
+			else resolve({ code, stdout, stderr });
 		});
 	});
 }

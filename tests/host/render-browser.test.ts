@@ -19,6 +19,7 @@ import { tempDir } from "../helpers/temp-dir.js";
 import { draw, widest } from "../helpers/render-theme.js";
 import { browsing, ESC, WIDTHS } from "./browser-fixture.js";
 import { extensionSession, startFlow } from "./fixture.js";
+import { waitFor } from "../helpers/soon.js";
 
 const DOWN = "\x1b[B";
 const UP = "\x1b[A";
@@ -29,7 +30,7 @@ const ENTER = "\r";
 
 /** Until the browser has shown the outcome of a change it started (undo, mode, owners). */
 async function settled(component: Component): Promise<void> {
-	while (draw(component, 80).join("\n").includes("working…")) await new Promise((r) => setImmediate(r));
+	await waitFor(() => !draw(component, 80).join("\n").includes("working…"), { what: "the browser to show the outcome of its change" });
 }
 
 describe("/state browse", () => {

@@ -7,6 +7,7 @@ import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "n
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { OWNERS, type Owner } from "../../lib/core/types.js";
 import { Admission, describeChanges, type Identity } from "../../lib/host/session/admission.js";
@@ -27,7 +28,7 @@ const ownerArb = fc.uniqueArray(fc.constantFrom(...OWNERS), { minLength: 1, maxL
 
 describe("owner lists", () => {
 	it("parse to the canonical order whatever the input order or separator", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(ownerArb, fc.constantFrom(",", "+", " ", ", "), (owners, sep) => {
 				const parsed = parseOwners(owners.join(sep));
 				assert.deepEqual(
@@ -105,7 +106,7 @@ describe("selection precedence", () => {
 describe("one grammar per conversation (issue 26)", () => {
 	const modeArb = fc.constantFrom("active" as const, "passive" as const, "off" as const);
 	it("law: a session start keeps the stored choice, flags win field by field, and an override is named only when one changed it", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(
 				modeArb,
 				ownerArb,
@@ -226,7 +227,7 @@ describe("admission", () => {
 			cwdRoot: fc.constantFrom("/p/.pi/state-flow", "/q/.pi/state-flow"),
 		});
 		const selArb = fc.record({ mode: fc.constantFrom("active" as const, "passive" as const), wanted: ownerArb, identity: identityArb });
-		fc.assert(
+		assertProperty(
 			fc.property(selArb, selArb, (issued, present) => {
 				const a = new Admission();
 				const receipt = a.capture(issued);

@@ -9,6 +9,7 @@ import { describe, it } from "node:test";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
 import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
 import { bytesUnder, type Flow, withFlow } from "./fixture.js";
+import { within } from "../helpers/soon.js";
 
 const write = (id: string, value: string) => ({ id, name: "patch_state", args: { cwd: { tactics: { step: value } } } });
 
@@ -103,7 +104,7 @@ describe("stale calls", () => {
 			});
 			await flow.prompt("go", [{ calls: [write("late", "late")] }, { text: "ok" }]);
 			assert.ok(waited, "the commit waited for the lock, so the mode changed between admission and the commit");
-			await released;
+			await within(released, "/state passive and the lock's release");
 			assertStale(flow, "late", /mode changed from active to passive/);
 			assert.equal(cwdBytes(flow), before);
 		});

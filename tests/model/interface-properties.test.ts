@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isDeepStrictEqual } from "node:util";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { StateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, tryParseLocator } from "../../lib/core/locator.js";
@@ -161,7 +162,7 @@ describe("flat round trip", () => {
 			const protoNames = Object.getOwnPropertyNames(Object.prototype).sort();
 			let anchoredRuns = 0;
 			let refusedRuns = 0;
-			fc.assert(
+			assertProperty(
 				fc.property(flatInput(owner), (input) => {
 					let canonical: ReturnType<typeof toCanonicalPatch>;
 					try {
@@ -197,7 +198,10 @@ describe("references revealed by deleting siblings", () => {
 				key.filter((k) => k !== "$ref"),
 				{ minLength: 1, maxLength: 3 },
 			);
-			fc.assert(
+			// Both outcomes are checked often: a bug refusing (or accepting) every reveal would leave one branch empty.
+			let revealed = 0;
+			let refused = 0;
+			assertProperty(
 				fc.property(
 					plane,
 					key.filter((k) => k !== "$ref"),
@@ -221,8 +225,12 @@ describe("references revealed by deleting siblings", () => {
 								at: "2026-11-30T00:00:00.000Z",
 								by,
 							});
-						if (!resolvable(ref, owner)) return void assert.throws(reveal, (e: unknown) => e instanceof StateError && e.code === "invalid_input");
+						if (!resolvable(ref, owner)) {
+							refused++;
+							return void assert.throws(reveal, (e: unknown) => e instanceof StateError && e.code === "invalid_input");
+						}
 						commitStaged({ [owner]: h }, reveal());
+						revealed++;
 						const stored = h.state[p];
 						assertQualified(stored, owner);
 						assert.deepEqual(presentValue(stored, [owner]), nest([entry], nest(path, { $ref: ref })));
@@ -230,6 +238,7 @@ describe("references revealed by deleting siblings", () => {
 				),
 				{ numRuns: 300 },
 			);
+			assert.ok(revealed >= 120 && refused >= 30, `${revealed} revealed and ${refused} refused of 300`);
 		});
 	}
 });

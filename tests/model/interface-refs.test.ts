@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { StateError } from "../../lib/core/errors.js";
 import { formatLocator, tryParseLocator } from "../../lib/core/locator.js";
 import { modelJson } from "../../lib/core/printable.js";
@@ -65,7 +66,7 @@ describe("a reference is a reference, for arbitrary keys", () => {
 			const base = tempDir(t, "state-flow-refs-");
 			let run = 0;
 			let refusedOther = 0;
-			await fc.assert(
+			await assertProperty(
 				fc.asyncProperty(key, key, fc.constantFrom("tactics" as const, "lazy" as const), async (target, intent, plane) => {
 					fc.pre(target !== SIBLING);
 					const dir = join(base, `r${run++}`);

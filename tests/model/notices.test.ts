@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
@@ -109,7 +110,7 @@ describe("concurrentNotice", () => {
 	});
 
 	it("law: silent exactly when every transition since the head is this run's own, whatever retention folded and whatever own seqs lie beyond the loaded history", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.array(fc.boolean(), { minLength: 1, maxLength: 24 }),
 				fc.nat({ max: 24 }),

@@ -24,13 +24,17 @@ function tool(name: string, shape: Shape): Tool {
 	return { name, description: readDescription(shape), parameters: readSchema() };
 }
 
-/** pi-ai's own argument validation, exactly as the agent loop runs it. */
+/**
+ * pi-ai's own argument validation, exactly as the agent loop runs it: false only for its
+ * refusal of the arguments; any other error (a crashed validator, a broken schema) fails the test.
+ */
 function accepts(t: Tool, args: Record<string, unknown>): boolean {
 	try {
 		validateToolArguments(t, { type: "toolCall", id: "c1", name: t.name, arguments: args });
 		return true;
-	} catch {
-		return false;
+	} catch (e) {
+		if (e instanceof Error && e.message.startsWith(`Validation failed for tool "${t.name}":\n  - `)) return false;
+		throw e;
 	}
 }
 

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { patchAt, replay, stateAt } from "../../lib/core/history.js";
 import { applyPatch } from "../../lib/core/merge.js";
@@ -172,7 +173,7 @@ for (const backend of backends) {
 				fc.dictionary(fc.constantFrom("p", "q"), fc.oneof(fc.constant(null), fc.integer())),
 			);
 			const patch = fc.record({ plane: fc.constantFrom("tactics", "lazy", "intents"), key, val });
-			await fc.assert(
+			await assertProperty(
 				fc.asyncProperty(fc.integer({ min: 0, max: 4 }), fc.array(patch, { minLength: 1, maxLength: backend.law.maxPatches }), (retention, patches) =>
 					withPlace(backend, async (p) => {
 						const s = p.open({ retention });

@@ -8,6 +8,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { inspect } from "node:util";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import pg from "pg";
 import { PgDatabase } from "../../lib/storage/pg/database.js";
 import { redactUrl, scrubber } from "../../lib/storage/pg/url.js";
@@ -143,7 +144,7 @@ describe("PostgreSQL owner store: the password never shows", () => {
 	});
 
 	it("redaction law: no password survives redactUrl or the scrubber", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.stringMatching(/^[A-Za-z0-9_.~!$%@:/-]{1,24}$/), fc.string({ maxLength: 40 }), (password, around) => {
 				const url = `postgres://user:${encodeURIComponent(password)}@db.example.com:5432/memory`;
 				const shown = redactUrl(url);

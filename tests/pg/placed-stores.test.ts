@@ -220,7 +220,8 @@ describe("shared owners in PostgreSQL", () => {
 		const child = runChild("pair-child", [a.agentDir, a.cwd, "200", JSON.stringify(config)]);
 		await child.ready;
 		let ended = false;
-		void child.done.then(() => (ended = true));
+		// Ends with the child, also when it fails or runs late (`await child.done` below reports it).
+		void child.done.finally(() => (ended = true)).catch(() => undefined);
 		const seen = new Set<unknown>();
 		let reads = 0;
 		while (!ended) {

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { performance } from "node:perf_hooks";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import type { ExtensionFactory } from "@mariozechner/pi-coding-agent";
 import { type RootClient, registerRoot } from "../../lib/api.js";
 import { isStateError } from "../../lib/core/errors.js";
@@ -51,7 +52,7 @@ describe("credentials: the pattern set", () => {
 	}
 
 	it("property: hex digests, UUIDs and prose about passwords never look like credentials", async () => {
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(
 				fc.array(
 					fc.oneof(

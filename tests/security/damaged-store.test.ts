@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError, messageOf } from "../../lib/core/errors.js";
 import { sumOf } from "../../lib/storage/format.js";
 import type { Stores } from "../../lib/storage/stores.js";
@@ -138,7 +139,7 @@ describe("damaged stores: bytes changed in place", () => {
 		const original = await history(open(s));
 		const live = open(s);
 		await live.load("cwd");
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), async (offset, delta) => {
 				const changed = Buffer.from(s.bytes);
 				changed[offset] = (at(changed, offset) + delta) & 0xff;
@@ -167,7 +168,7 @@ describe("damaged stores: bytes changed in place", () => {
 		const env = { PI_CODING_AGENT_DIR: s.agent };
 		const original = runCli(["show", "cwd"], { cwd: s.proj, env });
 		assert.equal(original.code, 0, original.stderr);
-		fc.assert(
+		assertProperty(
 			fc.property(fc.nat({ max: s.bytes.length - 1 }), fc.integer({ min: 1, max: 255 }), (offset, delta) => {
 				const changed = Buffer.from(s.bytes);
 				changed[offset] = (at(changed, offset) + delta) & 0xff;

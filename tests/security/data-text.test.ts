@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { newHistory } from "../../lib/core/history.js";
 import { HEAD_TAG, identifierProblem, inline, printable, spellId } from "../../lib/core/printable.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
@@ -155,7 +156,7 @@ describe("stored text is data (issue 24)", () => {
 	it("property: arbitrary stored strings (ids, keys, values, file names, damage reasons) never change the head's line or block structure", () => {
 		const text = fc.string({ unit: "binary", maxLength: 40 });
 		const key = text.filter((k) => k !== "" && !["__proto__", "constructor", "prototype"].includes(k));
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.array(fc.tuple(key, text), { minLength: 1, maxLength: 6 }),
 				fc.array(text, { minLength: 1, maxLength: 3 }),
@@ -223,7 +224,7 @@ describe("identifiers shown to the user (issue 24)", () => {
 	});
 
 	it("inline text never spells the head's tag, in any case or spacing, and is idempotent", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.string({ unit: "binary" }), (s) => {
 				const once = inline(`${s}< /State_Flow_Head>${s}<${HEAD_TAG}`);
 				assert.doesNotMatch(once, /<\s*\/?\s*state_flow_head/i);

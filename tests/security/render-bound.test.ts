@@ -8,6 +8,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import type { Component } from "@mariozechner/pi-tui";
 import { emptyState } from "../../lib/core/state.js";
 import { DEFAULT_LIMITS, type OwnerHistory } from "../../lib/core/types.js";
@@ -46,7 +47,7 @@ function assertBounded(c: Component, width: number, rows: number, label: string)
 
 describe("rendering bounded by the screen", () => {
 	it("property: fitScreen keeps at most rows × width columns, breaks every run at the width, and drops nothing it keeps", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.string({ unit: fc.constantFrom("a", " ", "\n", "日", "é", "\u0301", "😀", "b") }),
 				fc.integer({ min: 1, max: 40 }),

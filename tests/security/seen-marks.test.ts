@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
@@ -66,7 +67,7 @@ function missing(w: World, what: RegExp) {
 describe("seen marks: what a fresh process cannot know by itself", () => {
 	it("property: a log cut at any record boundary short of its end is refused by a fresh process; the whole log is not", async (t) => {
 		const w = await world(t, 6);
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(fc.integer({ min: 0, max: w.starts.length }), async (k) => {
 				const end = k === w.starts.length ? w.bytes.length : (w.starts[k] as number);
 				writeFileSync(w.log, w.bytes.subarray(0, end));

@@ -8,6 +8,7 @@ import { openStoresAt } from "../../lib/storage/open.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import type { Component } from "@mariozechner/pi-tui";
 import { printable } from "../../lib/core/printable.js";
 import type { Owner } from "../../lib/core/types.js";
@@ -18,6 +19,7 @@ import { theme } from "../helpers/render-theme.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "../cli/run.js";
 import { withFlow } from "../host/fixture.js";
+import { waitFor } from "../helpers/soon.js";
 
 /** Controls a terminal acts on: the clipboard (OSC 52), the screen (CSI), C1 CSI, a bell, a carriage return, a bidi override. */
 const OSC52 = "\u001b]52;c;cm0gLXJmIH4=\u0007";
@@ -53,7 +55,7 @@ async function planted(t: { after(fn: () => void): void }) {
 
 describe("terminal safety", () => {
 	it("property: printable leaves no control, is idempotent, and keeps the meaning of JSON text", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.string({ unit: "binary" }), (s) => {
 				const p = printable(s);
 				assert.equal(p.search(UNSAFE), -1);
@@ -125,7 +127,7 @@ describe("terminal safety", () => {
 		b.handleInput("u");
 		look("a refused undo");
 		b.handleInput("m");
-		await new Promise((r) => setImmediate(r));
+		await waitFor(() => !rendered(b, 80).includes("working…"), { what: "the browser to show the selection change's words" });
 		look("a selection change's words");
 		b.handleInput("\x1b[C");
 		look("an unreadable owner");

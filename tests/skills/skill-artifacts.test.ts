@@ -10,6 +10,7 @@ import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { loadSkills, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { isStateError } from "../../lib/core/errors.js";
 import type { JsonObject } from "../../lib/core/types.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
@@ -296,7 +297,10 @@ describe("ownership of compiled files (property)", () => {
 			fc.record({ op: fc.constant("unlink"), name: fc.constantFrom(...names) }),
 		);
 		let run = 0;
-		fc.assert(
+		// Both outcomes are checked often: a bug refusing every write would otherwise pass.
+		let committed = 0;
+		let refused = 0;
+		assertProperty(
 			fc.property(fc.array(op, { maxLength: 8 }), (ops) => {
 				const after: Array<() => void> = [];
 				const s = setup({ after: (fn) => after.push(fn) });
@@ -319,10 +323,12 @@ describe("ownership of compiled files (property)", () => {
 							const value = o.op === "author" ? { ...skill(o.name), body: `v${"v" in o ? o.v : 0}` } : null;
 							try {
 								s.commit({ cwd: { artifacts: { [key]: value } } });
+								committed++;
 							} catch (e) {
 								assert.ok(isStateError(e) && e.code === "artifact", String(e));
 								assert.deepEqual(tree(s.base), before);
 								assert.equal(JSON.stringify(s.histories.cwd.state), state);
+								refused++;
 							}
 						}
 						for (const [path, text] of foreign) assert.equal(readFileSync(path, "utf8"), text, `${path} was touched`);
@@ -333,5 +339,6 @@ describe("ownership of compiled files (property)", () => {
 			}),
 			{ numRuns: 60 },
 		);
+		assert.ok(committed >= 50 && refused >= 2, `${committed} writes committed and ${refused} refused in 60 runs`);
 	});
 });

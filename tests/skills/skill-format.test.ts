@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { loadSkillsFromDir, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { renderSkill, simpleFrontmatter, skillDescriptionProblem, skillKey, skillNameProblem } from "../../lib/storage/artifacts/skill-format.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
@@ -45,7 +46,7 @@ describe("rendering an inline Skill", () => {
 	it("round-trips any name and description through pi's own frontmatter parser (and the fallback)", () => {
 		const name = fc.stringMatching(/^[a-z0-9]{1,8}(-[a-z0-9]{1,8}){0,3}$/);
 		const description = fc.string({ unit: "grapheme", minLength: 1, maxLength: 200 }).filter((d) => d.trim() !== "");
-		fc.assert(
+		assertProperty(
 			fc.property(name, description, fc.string(), (n, d, body) => {
 				const text = renderSkill("cwd", skillKey("cwd", n), n, d, body);
 				const { frontmatter, body: parsedBody } = parseFrontmatter(text);

@@ -16,10 +16,11 @@ const CHILD = fileURLToPath(new URL(`children/config-link-child${import.meta.url
 
 function run(args: string[]): Promise<void> {
 	return new Promise((resolve, reject) => {
-		const p = spawn(process.execPath, [...process.execArgv, CHILD, ...args], { stdio: ["ignore", "ignore", "pipe"] });
+		// A hung child is killed after two minutes and named, never a hung test.
+		const p = spawn(process.execPath, [...process.execArgv, CHILD, ...args], { stdio: ["ignore", "ignore", "pipe"], timeout: 120_000, killSignal: "SIGKILL" });
 		let err = "";
 		p.stderr.on("data", (d: Buffer) => (err += d.toString()));
-		p.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`link child exited ${code}: ${err}`))));
+		p.on("close", (code, signal) => (code === 0 ? resolve() : reject(new Error(`link child ${args.join(" ")} exited ${code ?? signal}: ${err}`))));
 	});
 }
 

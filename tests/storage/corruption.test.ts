@@ -88,6 +88,30 @@ describe("damaged stores", () => {
 		await refusesAndPreserves(dir, log, /format version 3/);
 	});
 
+	it("refuses a format-2 record whose integrity check was removed and whose value was edited", async (t) => {
+		const dir = tempDir(t);
+		const { log } = await seeded(dir, 3);
+		const lines = readFileSync(log, "utf8").split("\n");
+		const record = JSON.parse(lines[1] ?? "") as { v: number; sum?: string; patch: { tactics: Record<string, unknown> } };
+		assert.equal(record.v, 2);
+		delete record.sum;
+		record.patch.tactics.k1 = "edited";
+		lines[1] = JSON.stringify(record);
+		writeFileSync(log, lines.join("\n"));
+		await refusesAndPreserves(dir, log, /the record at byte \d+ fails its integrity check/);
+	});
+
+	it("refuses a format-2 checkpoint whose integrity check was removed and whose state was edited", async (t) => {
+		const dir = tempDir(t);
+		const { checkpoint } = await seeded(dir, 2 + compactionSlack(2) + 1, 2);
+		const value = JSON.parse(readFileSync(checkpoint, "utf8")) as { v: number; sum?: string; state: { tactics: Record<string, unknown> } };
+		assert.equal(value.v, 2);
+		delete value.sum;
+		value.state.tactics.k0 = "edited";
+		writeFileSync(checkpoint, JSON.stringify(value));
+		await refusesAndPreserves(dir, checkpoint, /the checkpoint fails its integrity check/);
+	});
+
 	it("refuses a truncated checkpoint", async (t) => {
 		const dir = tempDir(t);
 		const { checkpoint } = await seeded(dir, 2 + compactionSlack(2) + 1, 2);

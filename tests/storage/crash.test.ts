@@ -1,7 +1,8 @@
 /**
  * Crash safety of multi-owner commits: child processes writing Global + CWD + a
  * file-backed Session are SIGKILLed at every fault point of the commit path and at random
- * moments; after each kill the next access must show every transition whole in all of
+ * moments (drawn from the run's seed: `STATE_FLOW_SEED` replays the plan and the delays, the
+ * scheduler does the rest); after each kill the next access must show every transition whole in all of
  * its owners or absent from all of them, and replay must equal the current state.
  */
 import { openStoresAt } from "../../lib/storage/open.js";
@@ -19,6 +20,7 @@ import { parseCheckpoint, parseRecordLine } from "../../lib/storage/format.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { jsonlSession } from "./children/jsonl-session.js";
 import { runChild } from "./children/spawn.js";
+import { randomInt, replayable } from "../helpers/seed.js";
 
 const RETENTION = 3;
 
@@ -81,7 +83,8 @@ async function crashRun(lane: Lane, count: number, fault: string | undefined, ra
 	);
 	if (randomKill) {
 		await child.ready;
-		await new Promise((r) => setTimeout(r, Math.random() * 25));
+		// Kill timing from the run's seed (tests/helpers/seed.ts): the same seed replays the same delays.
+		await new Promise((r) => setTimeout(r, randomInt("crash kill delay ms", 0, 25)));
 		child.proc.kill("SIGKILL");
 	}
 	const res = await child.done;
@@ -96,27 +99,28 @@ async function crashRun(lane: Lane, count: number, fault: string | undefined, ra
 const COMMIT_POINTS = FAULT_POINTS.filter((p) => !p.startsWith("mid-compaction") && !p.startsWith("pg-"));
 
 describe("crash safety (SIGKILL at fault points and at random)", () => {
-	it("keeps every transition whole or absent across 200+ kills, and replay equals state", async (t) => {
-		const dirs = [tempDir(t), tempDir(t), tempDir(t), tempDir(t)];
-		const lanes = dirs.map(newLane);
-		// Each lane runs its children one after the other (a check after every kill); the lanes run in parallel.
-		const plan: Array<{ count: number; fault?: string; random: boolean }> = [];
-		for (let round = 0; round < 5; round++) {
-			for (const p of COMMIT_POINTS) for (const n of [1, 2, 3]) plan.push({ count: 10, fault: hitFor(p, n), random: false });
-		}
-		for (let i = 0; i < 55; i++) plan.push({ count: 30, random: true });
-		shuffle(plan);
-		await Promise.all(
-			lanes.map(async (lane, li) => {
-				for (let i = li; i < plan.length; i += lanes.length) {
-					const step = plan[i] as { count: number; fault?: string; random: boolean };
-					await crashRun(lane, step.count, step.fault, step.random);
-				}
-			}),
-		);
-		const kills = lanes.reduce((n, l) => n + l.kills, 0);
-		assert.ok(kills >= 200, `only ${kills} kills happened`);
-	});
+	it("keeps every transition whole or absent across 200+ kills, and replay equals state", (t) =>
+		replayable(async () => {
+			const dirs = [tempDir(t), tempDir(t), tempDir(t), tempDir(t)];
+			const lanes = dirs.map(newLane);
+			// Each lane runs its children one after the other (a check after every kill); the lanes run in parallel.
+			const plan: Array<{ count: number; fault?: string; random: boolean }> = [];
+			for (let round = 0; round < 5; round++) {
+				for (const p of COMMIT_POINTS) for (const n of [1, 2, 3]) plan.push({ count: 10, fault: hitFor(p, n), random: false });
+			}
+			for (let i = 0; i < 55; i++) plan.push({ count: 30, random: true });
+			shuffle(plan);
+			await Promise.all(
+				lanes.map(async (lane, li) => {
+					for (let i = li; i < plan.length; i += lanes.length) {
+						const step = plan[i] as { count: number; fault?: string; random: boolean };
+						await crashRun(lane, step.count, step.fault, step.random);
+					}
+				}),
+			);
+			const kills = lanes.reduce((n, l) => n + l.kills, 0);
+			assert.ok(kills >= 200, `only ${kills} kills happened`);
+		}));
 
 	it("recovers from kills in the middle of compaction (checkpoint written, log not yet replaced)", async (t) => {
 		const lane = newLane(tempDir(t));
@@ -140,7 +144,7 @@ function hitFor(point: FaultPoint, n: number): string {
 
 function shuffle<T>(xs: T[]): void {
 	for (let i = xs.length - 1; i > 0; i--) {
-		const j = Math.floor(Math.random() * (i + 1));
+		const j = randomInt("crash plan order", 0, i);
 		[xs[i], xs[j]] = [xs[j] as T, xs[i] as T];
 	}
 }

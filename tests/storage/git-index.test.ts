@@ -7,10 +7,11 @@
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { appendFileSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { appendFileSync, chownSync, linkSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { MAX_SCAN, foldsCase, tracksUnder } from "../../lib/storage/project/git-index.js";
 import { git } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
@@ -78,7 +79,7 @@ function gitSays(dir: string, foldCase: boolean): "yes" | "no" {
 
 describe("which folders git tracks, from its index", () => {
 	it("agrees with `git ls-files` in every index format, split or not, SHA-1 and SHA-256", async (t) => {
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(
 				fc.uniqueArray(besideArb, { minLength: 0, maxLength: 10 }),
 				fc.option(storeArb),
@@ -225,6 +226,21 @@ describe("which folders git tracks, from its index", () => {
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
 		rmSync(index);
 		execFileSync("mkfifo", [index]);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+	});
+
+	it("an index or config of another user's is `unknown` (the rule of every git file, `git-files.ts`)", (t) => {
+		const dir = fresh(t, "sha1");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		// Only root can give a file away (the suite runs as root in CI, as the other ownership tests do).
+		if (process.getuid?.() !== 0) return;
+		writeFileSync(join(dir, "a.txt"), "a\n");
+		git(dir, "add", "a.txt");
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "no");
+		chownSync(join(dir, ".git", "index"), 4242, 4242);
+		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
+		chownSync(join(dir, ".git", "index"), 0, 0);
+		chownSync(join(dir, ".git", "config"), 4242, 4242);
 		assert.equal(tracksUnder(join(dir, ".git"), STORE), "unknown");
 	});
 

@@ -10,7 +10,8 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, utimesSync, writeFile
 import { hostname, uptime } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, readLockHolder } from "../../lib/storage/file/lock.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, onLockWait, readLockHolder } from "../../lib/storage/file/lock.js";
+import { expectSoon } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 /** The pid of a process that has already exited (pids are not reused this quickly). */
@@ -36,12 +37,18 @@ describe("lock", () => {
 	it("makes a second taker wait until the holder releases", async (t) => {
 		const path = join(tempDir(t), "lock");
 		const first = await acquireLock(path, 1000);
+		const held = JSON.parse(readFileSync(path, "utf8")).token as string;
 		const order: string[] = [];
-		const second = acquireLock(path, 2000).then((l) => {
+		// The event, not a timer: the second taker reports that it found the lock held and waits.
+		const waiting = expectSoon("the second taker never waited for the held lock");
+		t.after(onLockWait((p) => p === path && waiting.arrive()));
+		const second = acquireLock(path, 5000).then((l) => {
 			order.push("second");
 			l.release();
 		});
-		await new Promise((r) => setTimeout(r, 30));
+		await Promise.race([waiting.arrived, second.then(() => assert.fail("the second taker got the lock while the first held it"))]);
+		assert.equal(order.length, 0, "the second taker is still waiting");
+		assert.equal(JSON.parse(readFileSync(path, "utf8")).token, held, "the lock file still names the first holder");
 		order.push("first-release");
 		first.release();
 		await second;
@@ -57,7 +64,8 @@ describe("lock", () => {
 				const l = await acquireLock(path, 5000);
 				inside++;
 				maxInside = Math.max(maxInside, inside);
-				await new Promise((r) => setTimeout(r, 1));
+				// Yield a whole event-loop turn while holding: every other taker runs meanwhile.
+				await new Promise((r) => setImmediate(r));
 				inside--;
 				l.release();
 			}),

@@ -7,6 +7,8 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
+import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject, OwnerState, TransitionRecord } from "../../lib/core/types.js";
 import {
 	FORMAT_VERSION,
@@ -45,7 +47,7 @@ function plain<T>(value: T): T {
 
 describe("sealed text", () => {
 	it("law: a record line is JSON.stringify of the record with `sum` last, and reads back to the record", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(record, (r) => {
 				const line = recordLine(r);
 				assert.equal(line, JSON.stringify(recordValue(r)));
@@ -56,7 +58,7 @@ describe("sealed text", () => {
 	});
 
 	it("law: a checkpoint's text is its sealed value stringified whole, and reads back to its state", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(entries, fc.integer({ min: 0, max: 1_000_000 }), (tactics, seq) => {
 				const state = { intents: {}, strategy: {}, tactics, artifacts: {}, lazy: {} } as OwnerState;
 				const text = checkpointText("cwd", seq, state);
@@ -66,8 +68,44 @@ describe("sealed text", () => {
 		);
 	});
 
+	it("law: a format-2 value whose `sum` member was removed is refused, its value edited or not (record line, checkpoint, journal, a journal's part)", () => {
+		const integrity = (where: string) => (e: unknown) => isStateError(e) && e.code === "corrupt" && e.message.includes(`${where} fails its integrity check`);
+		type Sealed = { sum?: string; seq: number; id: string; parts?: Array<{ record: Sealed }> };
+		assertProperty(
+			fc.property(record, fc.boolean(), (r, edit) => {
+				const line = JSON.parse(recordLine(r)) as Sealed;
+				delete line.sum;
+				if (edit) line.seq += 1;
+				assert.throws(() => parseRecordLine(JSON.stringify(line), "log", "line 1"), integrity("line 1"));
+
+				const state = { intents: {}, strategy: {}, tactics: r.patch.tactics ?? {}, artifacts: {}, lazy: {} } as OwnerState;
+				const checkpoint = JSON.parse(checkpointText("cwd", r.seq, state)) as Sealed;
+				delete checkpoint.sum;
+				if (edit) checkpoint.seq += 1;
+				assert.throws(() => parseCheckpoint(JSON.stringify(checkpoint), "checkpoint.json", "cwd"), integrity("the checkpoint"));
+
+				const g = { ...r, owners: ["global" as const, "cwd" as const] };
+				const parts = [
+					{ owner: "global" as const, root: "/a/state-flow/global", record: g },
+					{ owner: "cwd" as const, root: "/p/.pi/state-flow", record: g },
+				];
+				const journal = JSON.parse(journalText({ id: r.id, parts })) as Sealed;
+				delete journal.sum;
+				if (edit) journal.id += "x";
+				assert.throws(() => parseJournal(JSON.stringify(journal), "journal"), integrity("the journal"));
+				// The journal's own check holds, one part's record lost its sum.
+				const part = JSON.parse(journalText({ id: r.id, parts })) as Sealed;
+				const first = (part.parts ?? [])[0] as { record: Sealed };
+				delete first.record.sum;
+				if (edit) first.record.seq += 1;
+				const { sum: _, ...unsealed } = part;
+				assert.throws(() => parseJournal(JSON.stringify({ ...unsealed, sum: sumOf(unsealed) }), "journal"), integrity("part 0 of the journal"));
+			}),
+		);
+	});
+
 	it("law: a journal's text is its sealed value stringified whole, and reads back to its parts", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(record, (r) => {
 				// A journal is a multi-owner transition: at least two parts.
 				const g = { ...r, owners: ["global" as const, "cwd" as const] };

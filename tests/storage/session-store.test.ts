@@ -165,11 +165,17 @@ describe("in-process commit ordering", () => {
 		const dir = tempDir(t);
 		const sm = SessionManager.inMemory(dir);
 		const s = storesFor(dir, sm);
+		// The hook yields a whole event-loop turn (no timer): unserialised commits would all be inside it at once.
+		let inside = 0;
+		let most = 0;
 		const slow = async (patch: CanonicalPatch) => {
-			await new Promise((r) => setTimeout(r, 5));
+			most = Math.max(most, ++inside);
+			await new Promise((r) => setImmediate(r));
+			inside--;
 			return { patch, apply: () => {}, revert: () => {} };
 		};
 		await Promise.all(Array.from({ length: 5 }, (_, i) => s.commit({ session: { tactics: { [`k${i}`]: i } } }, { ...meta(), prepare: slow })));
+		assert.equal(most, 1, "one prepare hook at a time");
 		const h = await storesFor(dir, sm).load("session");
 		assert.equal(h.seq, 5);
 		assert.deepEqual(Object.keys(h.state.tactics).sort(), ["k0", "k1", "k2", "k3", "k4"]);

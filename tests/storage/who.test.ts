@@ -13,6 +13,7 @@ import { hostname, userInfo } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import fc from "fast-check";
+import { assertProperty } from "../helpers/seed.js";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
 import type { TransitionRecord, Who } from "../../lib/core/types.js";
@@ -66,7 +67,7 @@ describe("whoAmI", () => {
 
 	it("law: whatever the config says, the who it gives is read back from a stored record unchanged", () => {
 		const record: TransitionRecord = { id: "x", at: "2026-12-01T00:00:00.000Z", seq: 1, by, patch: {}, undo: {}, cascades: [], owners: ["cwd"] };
-		fc.assert(
+		assertProperty(
 			fc.property(fc.option(fc.string({ unit: "binary", maxLength: 300 }), { nil: undefined }), (user) => {
 				const who = whoAmI(user);
 				assert.deepEqual(parseRecordLine(recordLine({ ...record, who }), "log", "line 1").who, who);

@@ -3,9 +3,8 @@
  * bytes other processes appended are read), the containment check, and every damage check a
  * fresh look at the files makes. `FileOwnerStore` (owner-store.ts) adds the locked writes.
  */
-import { inline, spellId } from "../../core/printable.js";
-import { closeSync, constants, fstatSync } from "node:fs";
-import type { Stats } from "node:fs";
+import { inline } from "../../core/printable.js";
+import { closeSync, constants, fstatSync, type Stats } from "node:fs";
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fail, isStateError } from "../../core/errors.js";
@@ -15,6 +14,7 @@ import type { OwnerHistory, OwnerState, SharedOwner, TransitionRecord } from "..
 import { crashEvidence } from "./lock.js";
 import { applyDurable, expectNext } from "../owner-log.js";
 import type { SeenMark, SeenMarks } from "./seen.js";
+import { behindWords, seenLossWords, tornWords } from "./log-damage.js";
 import { damaged, parseCheckpoint } from "../format.js";
 import type { Cache, Parsed } from "./log-cache.js";
 import { afterCheckpoint, emptyCache, isRealDirOrLink, lost, parseLines, realChain, sameStamp, statStamp } from "./log-cache.js";
@@ -284,15 +284,8 @@ export class FileLogReader {
 
 	/** A history re-read from the files must not lose what this process already saw. */
 	private checkNotBehind(seen: OwnerHistory, now: OwnerHistory): void {
-		const last = seen.tail[seen.tail.length - 1];
-		const gone = lost({ seq: seen.seq, ...(last !== undefined ? { id: last.id } : {}) }, now.seq, now.tail);
-		if (gone === "behind")
-			this.refuse(this.logPath, `the store went back from seq ${seen.seq}, which this process read, to seq ${now.seq} (acknowledged transitions are missing)`);
-		if (gone !== undefined)
-			this.refuse(
-				this.logPath,
-				`seq ${seen.seq} now holds transition \`${spellId(gone.id)}\`, but this process read \`${spellId(String(last?.id))}\` there (the store was replaced)`,
-			);
+		const why = behindWords(seen, now);
+		if (why !== undefined) this.refuse(this.logPath, why);
 	}
 
 	/**
@@ -308,17 +301,7 @@ export class FileLogReader {
 		// update half-done: what is evidence must read the same again.
 		const again = this.seen?.read(this.root);
 		if (again?.seq !== mark.seq || again.id !== mark.id) return;
-		const fix = `Restore the newer copy of ${this.root} if you have one, or run \`state-flow doctor --accept-store ${this.owner}\` to go on from the store as it is`;
-		if (gone === "behind") {
-			damaged(
-				this.logPath,
-				`${found}, but a writer on this machine committed seq ${mark.seq}${mark.id === undefined ? "" : ` (transition \`${spellId(mark.id)}\`)`} to it: acknowledged transitions are missing (the file was cut short or the folder replaced by an older copy). ${fix}`,
-			);
-		}
-		damaged(
-			this.logPath,
-			`seq ${mark.seq} holds transition \`${spellId(gone.id)}\`, but a writer on this machine committed \`${spellId(String(mark.id))}\` there: the folder was replaced by another history. ${fix}`,
-		);
+		damaged(this.logPath, seenLossWords(mark, gone, found, this.root, this.owner));
 	}
 
 	/**
@@ -331,10 +314,7 @@ export class FileLogReader {
 		if (lstatOrUndefined(this.lockPath) !== undefined) return;
 		const now = lstatOrUndefined(this.logPath);
 		if (now !== undefined && (now.size !== statSize || crashEvidence(this.lockPath, now.mtimeMs))) return;
-		damaged(
-			this.logPath,
-			`it ends in ${size - offset} byte(s) after its last complete record that are not a complete record, and no writer holds or left its lock: the file was cut short (a transition may be lost) or the machine lost power during a write. \`state-flow doctor --cut-torn ${this.owner}\` cuts those bytes if you know pi crashed`,
-		);
+		damaged(this.logPath, tornWords(size - offset, "no writer holds or left its lock", this.owner));
 	}
 
 	/**

@@ -17,6 +17,7 @@ import type { CommitOutcome, OwnerBackend, OwnerLocation, OwnerStore, OwnerStore
 import { checkpointText, damaged, recordLine } from "../format.js";
 import type { Cache } from "./log-cache.js";
 import { NEWLINE, emptyCache, isRealDirOrLink, statStamp } from "./log-cache.js";
+import { tornWords } from "./log-damage.js";
 import { DEFAULT_LOCK_TIMEOUT_MS, FileLogReader, type FileStoreOptions, OWNER_NAME } from "./log-reader.js";
 import {
 	FILE_MODE,
@@ -119,10 +120,7 @@ export class FileOwnerStore extends FileLogReader implements OwnerStore {
 		const c = this.cache as Cache;
 		if (c.ino !== 0 && c.size > c.offset) {
 			if (!recoveredCrash && !crashEvidence(this.lockPath, c.mtimeMs)) {
-				damaged(
-					this.logPath,
-					`it ends in ${c.size - c.offset} byte(s) after its last complete record that are not a complete record, and no crashed writer left them: the file was cut short (a transition may be lost) or the machine lost power during a write. \`state-flow doctor --cut-torn ${this.owner}\` cuts those bytes if you know pi crashed`,
-				);
+				damaged(this.logPath, tornWords(c.size - c.offset, "no crashed writer left them", this.owner));
 			}
 			this.cutTornLocked();
 		}

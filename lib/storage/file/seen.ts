@@ -14,7 +14,6 @@ import { closeSync, constants, existsSync, fstatSync, ftruncateSync, writeSync }
 import { dirname, join } from "node:path";
 import { isPlainObject } from "../../core/json.js";
 import { ensureDirIn, lstatOrUndefined, openFile, readRegular, removeFile } from "../fs-util.js";
-import type { StorePaths } from "../project/paths.js";
 
 /** The last transition a writer on this machine made durable in a store (`id` absent: none retained, e.g. an accepted empty store). */
 export interface SeenMark {
@@ -22,8 +21,8 @@ export interface SeenMark {
 	id?: string;
 }
 
-/** The marks of an agent directory's stores. */
-export function seenMarksOf(paths: StorePaths): SeenMarks {
+/** The marks of an agent directory's stores (`StorePaths`; the file adapter names only what it uses, so it never depends on the project rule). */
+export function seenMarksOf(paths: { seenDir: string; base: string }): SeenMarks {
 	return new SeenMarks(paths.seenDir, paths.base);
 }
 

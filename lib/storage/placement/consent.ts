@@ -12,14 +12,15 @@
  * may get its inode number; it cannot also hold the nonce, which only that repository and the
  * user's config knew (docs/decisions.md, "A link needs the user's yes").
  */
-import { closeSync, constants, fstatSync, lstatSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
 import { printable } from "../../core/printable.js";
 import { isLocalToken } from "../project/repo-token.js";
 import { normalRemote } from "../project/repository.js";
 import type { Project } from "../project/project.js";
-import { atomicWrite, openFile, readFrom } from "../fs-util.js";
+import { atomicWrite, ownedByMe } from "../fs-util.js";
+import { readGitFile } from "../project/git-files.js";
 
 /** The nonce's file in the git common dir (git ignores files it does not know there; a clone never copies it). */
 export const CONSENT_FILE = "state-flow-consent";
@@ -47,12 +48,6 @@ export interface CommonDir {
 	dir: string;
 }
 
-/** Owned by the user running State Flow; true where uids do not exist. */
-function mine(uid: number | bigint): boolean {
-	const me = process.getuid?.();
-	return me === undefined || Number(uid) === me;
-}
-
 /**
  * The common dir of a checkout State Flow follows (`projectOf`), as a folder of the user's (never
  * through a link), with its `<dev>:<ino>`; undefined otherwise (no consent can be kept there).
@@ -61,31 +56,19 @@ export function commonDirOf(p: Project): CommonDir | undefined {
 	if (p.git === undefined) return undefined;
 	try {
 		const st = lstatSync(p.git.commonDir, { bigint: true });
-		if (!st.isDirectory() || !mine(st.uid)) return undefined;
+		if (!st.isDirectory() || !ownedByMe({ uid: Number(st.uid) })) return undefined;
 		return { key: `${st.dev}:${st.ino}`, dir: p.git.commonDir };
 	} catch {
 		return undefined;
 	}
 }
 
-/** The nonce in a common dir's consent file, or undefined: none, or not a small regular file of the user's in the exact form. Never throws, never follows a link. */
+/** The nonce in a common dir's consent file, or undefined: none, or not a small regular file of the user's in the exact form (git-files.ts reads it: never through a link, never from a FIFO). Never throws. */
 export function readNonce(dir: string): string | undefined {
-	const file = join(dir, CONSENT_FILE);
-	let fd: number | undefined;
-	try {
-		fd = openFile(file, constants.O_RDONLY);
-		if (fd === undefined) return undefined;
-		// The opened file is the one judged (it cannot be swapped between a check and the read).
-		const st = fstatSync(fd);
-		if (!mine(st.uid) || st.size > MAX_CONSENT_FILE) return undefined;
-		const text = readFrom(fd, 0, st.size).toString("utf8");
-		const nonce = text.endsWith("\n") ? text.slice(0, -1) : text;
-		return NONCE.test(nonce) ? nonce : undefined;
-	} catch {
-		return undefined;
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
+	const text = readGitFile(join(dir, CONSENT_FILE), MAX_CONSENT_FILE);
+	if (text === undefined) return undefined;
+	const nonce = text.endsWith("\n") ? text.slice(0, -1) : text;
+	return NONCE.test(nonce) ? nonce : undefined;
 }
 
 /**

@@ -9,7 +9,7 @@
 import { type StateFlowConfig, databaseUrlProblem } from "./config.js";
 import { lstatSync } from "node:fs";
 import { inline, printable } from "../../core/printable.js";
-import { realOrSelf } from "../fs-util.js";
+import { ownedByMe, realOrSelf } from "../fs-util.js";
 import { projectOf } from "../project/project.js";
 import { identitiesOf } from "../project/repository.js";
 import { consented } from "./consent.js";
@@ -85,7 +85,7 @@ export interface Linkable {
  */
 export function linkState(config: StateFlowConfig, cwd: string): { link?: LinkOf; linkable?: Linkable } {
 	const path = linkEntry(config.links, cwd);
-	if (path !== undefined) return ownedByMe(path) ? { link: { project: config.links?.[path] as string, path } } : {};
+	if (path !== undefined) return folderIsMine(path) ? { link: { project: config.links?.[path] as string, path } } : {};
 	const repoLinks = config.repoLinks;
 	if (repoLinks === undefined || Object.keys(repoLinks).length === 0) return {};
 	const p = projectOf(cwd);
@@ -102,12 +102,10 @@ export function linkOf(config: StateFlowConfig, cwd: string): LinkOf | undefined
 	return linkState(config, cwd).link;
 }
 
-/** Whether the folder at `path` belongs to the user running State Flow (true where uids do not exist). */
-function ownedByMe(path: string): boolean {
-	const uid = process.getuid?.();
-	if (uid === undefined) return true;
+/** Whether the folder at `path` belongs to the user running State Flow (`fs-util.ts` decides "mine"). */
+function folderIsMine(path: string): boolean {
 	try {
-		return lstatSync(path).uid === uid;
+		return ownedByMe(lstatSync(path));
 	} catch {
 		return false;
 	}
@@ -116,7 +114,7 @@ function ownedByMe(path: string): boolean {
 /** Why a folder cannot be linked by its path (it is another user's: the link would never be followed), or undefined. */
 export function linkPathProblem(cwd: string): string | undefined {
 	const key = linkKey(cwd);
-	return ownedByMe(key)
+	return folderIsMine(key)
 		? undefined
 		: `the folder ${inline(key)} belongs to another user, and State Flow follows a link only in a folder of yours (a path outlives the checkout linked there)`;
 }
@@ -124,7 +122,7 @@ export function linkPathProblem(cwd: string): string | undefined {
 /** The loud line when a path link exists for this folder but is not followed: the folder is another user's. */
 export function foreignLinkLine(config: StateFlowConfig, cwd: string): string | undefined {
 	const path = linkEntry(config.links, cwd);
-	if (path === undefined || ownedByMe(path)) return undefined;
+	if (path === undefined || folderIsMine(path)) return undefined;
 	const project = config.links?.[path] as string;
 	return `warning: this folder is linked to project \`${printable(project)}\` in your config, but the folder ${inline(path)} belongs to another user, so the link is not followed (the checkout you linked there was moved or deleted?); run \`state-flow unlink\` here to drop the stale link.`;
 }

@@ -1,48 +1,26 @@
 /**
  * The checkout's git branch, for intents that know their branch (docs/model-surface.md,
- * "Branches"). `.git/HEAD` is read once per prompt (one small file, asynchronously); whether a
- * branch recorded by intents was merged into the default branch or deleted is computed from the
- * refs (files), and only when a tip changed by `git merge-base --is-ancestor` on two validated
- * commit ids, in a child process with a timeout, cached by the pair. Non-git folders, detached
- * HEADs and anything unreadable give no branch: the head then behaves as without git.
+ * "Branches"). `.git/HEAD` is read once per prompt (one small file, asynchronously, by the one
+ * safe reader, `git-files.ts`); whether a branch recorded by intents was merged into the default
+ * branch or deleted is computed from the refs (files), and only when a tip changed from git's
+ * object files (`git-ancestry.ts`: bounded in time and bytes, never blocking pi's event loop),
+ * cached by the pair. git itself is never run: a repository's config can make it run any
+ * command. Non-git folders, detached HEADs and anything unreadable give no branch: the head
+ * then behaves as without git; an ancestry that cannot be told is not called merged.
  */
-import { execFile } from "node:child_process";
-import { lstat, open } from "node:fs/promises";
 import { join } from "node:path";
 import { BRANCHED_OWNERS, intentBranch, isBranchName } from "../../core/intent-branch.js";
 import type { Json, Owner, OwnerHistory } from "../../core/types.js";
 import type { GitView } from "../../core/intent-branch.js";
+import { isAncestor } from "./git-ancestry.js";
+import { GIT_FILE_MAX, readGitFileAsync } from "./git-files.js";
 import { type GitDirs, gitDirsOf } from "./project.js";
 
 export type { GitDirs } from "./project.js";
 
-/** Largest `.git` file, `HEAD`, `commondir` or loose ref read; larger is not git's and is ignored. */
-const SMALL_FILE = 4096;
-/** Largest `packed-refs` read. */
-const PACKED_REFS_MAX = 8 * 1024 * 1024;
 /** Most branches checked per prompt; the rest are judged at a later prompt. */
 const MAX_CHECKS = 8;
-/** Bound of one ancestry check. */
-const GIT_TIMEOUT_MS = 2000;
 const SHA = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
-
-/** A regular file's text when it is at most `max` bytes (never through a link to a folder or a FIFO). */
-async function readSmall(path: string, max = SMALL_FILE): Promise<string | undefined> {
-	try {
-		const st = await lstat(path);
-		if (!st.isFile() || st.size > max) return undefined;
-		const fh = await open(path, "r");
-		try {
-			const buf = Buffer.alloc(st.size);
-			const { bytesRead } = await fh.read(buf, 0, st.size, 0);
-			return buf.subarray(0, bytesRead).toString("utf8");
-		} finally {
-			await fh.close();
-		}
-	} catch {
-		return undefined;
-	}
-}
 
 /** The git dirs of the checkout holding `cwd`, by the project rule (`storage/project/project.ts`): the branch is the store's checkout's. */
 export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
@@ -51,14 +29,14 @@ export async function findGitDirs(cwd: string): Promise<GitDirs | undefined> {
 
 /** The branch HEAD names, or undefined (detached, unreadable, not a branch name). */
 export async function readBranch(dirs: GitDirs): Promise<string | undefined> {
-	const head = await readSmall(join(dirs.gitDir, "HEAD"));
+	const head = await readGitFileAsync(join(dirs.gitDir, "HEAD"));
 	const m = /^ref: refs\/heads\/(\S+)\s*$/.exec(head ?? "");
 	return m !== null && isBranchName(m[1]) ? m[1] : undefined;
 }
 
 /** The commit a ref points to: its loose file, else its line in `packed-refs`; undefined when it does not exist. */
 async function refSha(dirs: GitDirs, ref: string, packed: () => Promise<string>): Promise<string | undefined> {
-	const loose = (await readSmall(join(dirs.commonDir, ref)))?.trim();
+	const loose = (await readGitFileAsync(join(dirs.commonDir, ref)))?.trim();
 	if (loose !== undefined && SHA.test(loose)) return loose;
 	for (const line of (await packed()).split("\n")) {
 		const [sha, name] = line.trim().split(" ");
@@ -69,7 +47,7 @@ async function refSha(dirs: GitDirs, ref: string, packed: () => Promise<string>)
 
 /** The default branch: what `origin/HEAD` names, else `main`, else `master` (when it exists). */
 async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Promise<{ name: string; sha: string } | undefined> {
-	const origin = /^ref: refs\/remotes\/origin\/(\S+)\s*$/.exec((await readSmall(join(dirs.commonDir, "refs/remotes/origin/HEAD"))) ?? "");
+	const origin = /^ref: refs\/remotes\/origin\/(\S+)\s*$/.exec((await readGitFileAsync(join(dirs.commonDir, "refs/remotes/origin/HEAD"))) ?? "");
 	const candidates = origin !== null && isBranchName(origin[1]) ? [origin[1]] : ["main", "master"];
 	for (const name of candidates) {
 		const sha = (await refSha(dirs, `refs/heads/${name}`, packed)) ?? (await refSha(dirs, `refs/remotes/origin/${name}`, packed));
@@ -83,24 +61,8 @@ async function defaultBranch(dirs: GitDirs, packed: () => Promise<string>): Prom
  * no commits of its own, so its tip being in the default branch says nothing about a merge.
  */
 async function neverMoved(dirs: GitDirs, branch: string): Promise<boolean> {
-	const log = await readSmall(join(dirs.commonDir, "logs/refs/heads", branch), 64 * 1024);
+	const log = await readGitFileAsync(join(dirs.commonDir, "logs/refs/heads", branch), GIT_FILE_MAX.reflog);
 	return log !== undefined && log.trim().split("\n").length === 1;
-}
-
-/** Whether commit `a` is an ancestor of `b` (git's own answer); undefined when git cannot say in time. */
-function isAncestor(dirs: GitDirs, a: string, b: string): Promise<boolean | undefined> {
-	return new Promise((done) => {
-		// Only validated commit ids reach git, after `--`-free positional use: nothing is read as an option.
-		execFile(
-			"git",
-			["--git-dir", dirs.commonDir, "-c", "core.fsmonitor=false", "merge-base", "--is-ancestor", a, b],
-			{ timeout: GIT_TIMEOUT_MS, windowsHide: true, env: { ...process.env, GIT_OPTIONAL_LOCKS: "0", GIT_TERMINAL_PROMPT: "0" } },
-			(err) => {
-				if (err === null) done(true);
-				else done((err as { code?: unknown }).code === 1 ? false : undefined);
-			},
-		);
-	});
 }
 
 /**
@@ -143,7 +105,7 @@ export class GitBranchWatch {
 		if (branch === undefined) return {};
 		let packedText: Promise<string> | undefined;
 		const packed = (): Promise<string> => {
-			packedText ??= readSmall(join(dirs.commonDir, "packed-refs"), PACKED_REFS_MAX).then((t) => t ?? "");
+			packedText ??= readGitFileAsync(join(dirs.commonDir, "packed-refs"), GIT_FILE_MAX.packedRefs).then((t) => t ?? "");
 			return packedText;
 		};
 		const others = [...new Set(recorded)].filter((b) => b !== branch && isBranchName(b)).sort();
@@ -162,7 +124,7 @@ export class GitBranchWatch {
 			let merged = this.#ancestry.get(key);
 			if (merged === undefined && checks < MAX_CHECKS) {
 				checks++;
-				merged = await isAncestor(dirs, sha, def.sha);
+				merged = await isAncestor(dirs.commonDir, sha, def.sha);
 				if (merged !== undefined) this.#ancestry.set(key, merged);
 			}
 			if (merged === true) gone[b] = "merged";

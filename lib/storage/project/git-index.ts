@@ -15,7 +15,9 @@
  */
 import { closeSync, constants, fstatSync, lstatSync, readdirSync, readSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { openFile, readRegular } from "../fs-util.js";
+import { openFile } from "../fs-util.js";
+import { configValue } from "./git-config.js";
+import { GIT_FILE_MAX, gitFile, gitFileProblem } from "./git-files.js";
 
 export type Tracked = "yes" | "no" | "unknown";
 
@@ -179,8 +181,8 @@ const scans = new Map<string, { file: string; scanned: Scanned }>();
 const MAX_SCANS = 32;
 
 /**
- * One index file's scan, reading no more of it than needed (never through a link, never a FIFO);
- * `absent` when there is no such file.
+ * One index file's scan, reading no more of it than needed (never through a link, never a FIFO,
+ * never another user's: `unknown`); `absent` when there is no such file.
  */
 function scanned(file: string, folder: Folder, key: string, hashBytes: number, toEnd: boolean, absent: Tracked): Scanned {
 	let fd: number | undefined;
@@ -192,6 +194,8 @@ function scanned(file: string, folder: Folder, key: string, hashBytes: number, t
 	if (fd === undefined) return { step: absent };
 	try {
 		const st = fstatSync(fd);
+		// The rule of every git file (`git-files.ts`): another user's index says nothing about this user's store.
+		if (gitFileProblem(st) !== undefined) return { step: "unknown" };
 		const at = `${file}\0${key}\0${hashBytes}\0${toEnd}`;
 		const same = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}:${st.ctimeMs}`;
 		const known = scans.get(at);
@@ -229,35 +233,16 @@ function scanFile(fd: number, folder: Folder, hashBytes: number, toEnd: boolean)
 	}
 }
 
-/** Largest git `config` read for its object format (a config of many branches is a few hundred KB). */
-const MAX_CONFIG = 4 * 1024 * 1024;
-
 /**
  * The size of the repository's object ids: 32 bytes when its config says
- * `[extensions] objectFormat = sha256`, else 20 (SHA-1); undefined when the config cannot be read.
+ * `[extensions] objectFormat = sha256`, else 20 (SHA-1); undefined when the config cannot be
+ * read (a link, a FIFO, another user's, too large: the one safe reader, `git-files.ts`).
  */
 function objectIdBytes(gitDir: string): number | undefined {
-	let text: string;
-	try {
-		const bytes = readRegular(join(gitDir, "config"));
-		if (bytes === undefined) return 20;
-		if (bytes.length > MAX_CONFIG) return undefined;
-		text = bytes.toString("utf8");
-	} catch {
-		return undefined;
-	}
-	let section = "";
-	for (const raw of text.split(/\r?\n/)) {
-		let line = raw.replace(/[#;].*$/, "").trim();
-		// A section header may have a variable after it on the same line: `[extensions] objectFormat = sha256`.
-		const head = /^\[\s*([A-Za-z0-9.-]+)\s*\]\s*(.*)$/.exec(line);
-		if (head !== null) {
-			section = (head[1] as string).toLowerCase();
-			line = head[2] as string;
-		}
-		if (section === "extensions" && /^objectformat\s*=\s*"?sha256"?$/i.test(line)) return 32;
-	}
-	return 20;
+	const read = gitFile(join(gitDir, "config"), GIT_FILE_MAX.config);
+	if ("absent" in read) return 20;
+	if ("problem" in read) return undefined;
+	return configValue(read.text, "extensions", "objectformat")?.toLowerCase() === "sha256" ? 32 : 20;
 }
 
 /**

@@ -39,10 +39,10 @@ export function movedTo(storeDir: string): string | undefined {
 }
 
 /** Whether a store folder holds state (a non-empty log or a checkpoint): two `lstat`s, nothing read. */
-function holdsState(storeDir: string): boolean {
+export function holdsState(storeDir: string): boolean {
 	const size = (name: string) => {
 		try {
-			return lstatSync(join(storeDir, name)).size;
+			return lstatSync(join(storeDir, name), { throwIfNoEntry: false })?.size ?? 0;
 		} catch {
 			return 0;
 		}

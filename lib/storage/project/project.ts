@@ -5,21 +5,26 @@
  * tree's root is the checkout. All worktrees of one repository share one store, in its git
  * common dir's `state-flow/` (`placed`), or the main worktree's `.pi/state-flow` where an older
  * build made it (it keeps working with no step). Outside git the folder itself is the project: no
- * ancestor's store is ever adopted. A repository is untrusted input: a `.git` not owned by
- * this user, one in the home folder seen from below, or a `.git` file whose worktree entry is
- * not one git made in the common dir, does not name the checkout back, or names another
- * checkout's `.git` is never followed to another folder's memory or identity.
- * Synchronous and a handful of `lstat`s (and, for a root store, the first KB of git's index, kept
- * per index file): resolved per session and cwd, again before each prompt, never per call.
+ * ancestor's store is ever adopted (one holding memory is named). A repository is untrusted
+ * input: a `.git` not owned by this user, or one in the home folder seen from below, is not
+ * followed; a `.git` FILE is followed only where git agrees and the target names this checkout
+ * back (a worktree entry git made in the common dir naming this `.git`; a git dir inside the
+ * checkout, or whose `core.worktree` names it), never to this checkout or a folder above it,
+ * never to another user's. git's files are read by the one safe reader (`git-files.ts`).
+ * Synchronous and a handful of small reads (and, for a root store, the first KB of git's index,
+ * kept per index file): resolved per session and cwd, again before each prompt, never per call.
  */
-import { lstatSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, realpathSync } from "node:fs";
 import type { Stats } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { type KeyLens, SAME_KEYS, keyLens } from "../../core/artifact-keys.js";
 import { inline, printable, shellWord } from "../../core/printable.js";
-import { realOrSelf } from "../fs-util.js";
+import { inside, ownedByMe, realOrSelf } from "../fs-util.js";
+import { configValue } from "./git-config.js";
+import { GIT_FILE_MAX, gitdirOf, ownFolder, pathLine, readGitFile } from "./git-files.js";
 import { foldsCase, tracksUnder } from "./git-index.js";
+import { holdsState } from "./moved-marker.js";
 
 /** The per-checkout git dir (HEAD) and the common dir (refs, worktrees), as git resolves them. */
 export interface GitDirs {
@@ -27,8 +32,12 @@ export interface GitDirs {
 	commonDir: string;
 }
 
-/** Why the project is where it is (shown by `/state` and `state-flow show`). */
-export type ProjectVia = "folder" | "git-root" | "worktree" | "common-dir";
+/**
+ * Why the project is where it is (shown by `/state` and `state-flow show`): a folder outside git,
+ * a git root, a linked worktree, a repository's common dir, or a git work tree whose `.git` file
+ * is not followed (`unfollowed`: its own folder keeps its memory, `note` says why).
+ */
+export type ProjectVia = "folder" | "git-root" | "worktree" | "common-dir" | "unfollowed";
 
 export interface Project {
 	/** The folder started in (real path). */
@@ -42,7 +51,7 @@ export interface Project {
 	via: ProjectVia;
 	/** The checkout's git dirs, when it is a git work tree State Flow follows. */
 	git?: GitDirs;
-	/** Why a `.git` on the way was not followed (shown with the project). */
+	/** Why a `.git` on the way was not followed, or that a folder above holds memory (shown with the project). */
 	note?: string;
 	/**
 	 * The root's `.pi/state-flow` when the repository carries it (git tracks it, so every clone
@@ -64,9 +73,6 @@ export interface Project {
 	supersededBy?: string;
 }
 
-/** Largest `.git`, `commondir` or `gitdir` file read; larger is not git's. */
-const SMALL_FILE = 4096;
-
 /** The CWD store folder inside a project root (where every build has kept it). */
 export function storeInRoot(root: string): string {
 	return join(root, ".pi", "state-flow");
@@ -80,17 +86,6 @@ function lstatOf(path: string): Stats | undefined {
 	}
 }
 
-/** A small regular file's text (never through a link, never a FIFO), or undefined. */
-function readSmall(path: string): string | undefined {
-	const st = lstatOf(path);
-	if (st === undefined || !st.isFile() || st.size > SMALL_FILE) return undefined;
-	try {
-		return readFileSync(path, "utf8");
-	} catch {
-		return undefined;
-	}
-}
-
 function realOf(path: string): string | undefined {
 	try {
 		return realpathSync.native(path);
@@ -99,19 +94,13 @@ function realOf(path: string): string | undefined {
 	}
 }
 
-/** Owned by the user running State Flow (git's own `safe.directory` rule); true where uids do not exist. */
-function ownedByMe(st: Stats): boolean {
-	const uid = process.getuid?.();
-	return uid === undefined || st.uid === uid;
-}
-
-/** The git dirs a `.git` file names: its `gitdir:`, and that dir's `commondir` (worktrees). */
+/** The git dirs a `.git` file names: its `gitdir:`, and that dir's `commondir` (worktrees); read as git reads them. */
 function dirsOfFile(checkout: string, dotGit: string): GitDirs | undefined {
-	const m = /^gitdir: (.+)$/m.exec(readSmall(dotGit) ?? "");
-	if (m === null) return undefined;
-	const gitDir = resolve(checkout, (m[1] as string).trim());
-	const common = readSmall(join(gitDir, "commondir"))?.trim();
-	return { gitDir, commonDir: common === undefined || common === "" ? gitDir : isAbsolute(common) ? common : resolve(gitDir, common) };
+	const named = gitdirOf(readGitFile(dotGit) ?? "");
+	if (named === undefined) return undefined;
+	const gitDir = resolve(checkout, named);
+	const common = pathLine(readGitFile(join(gitDir, "commondir")) ?? "");
+	return { gitDir, commonDir: common === undefined ? gitDir : resolve(gitDir, common) };
 }
 
 /** The nearest work tree root at or above `start` (a real path) and its `.git`'s kind; never above it. */
@@ -126,50 +115,97 @@ function nearestGit(start: string): { root: string; dotGit: string; st: Stats } 
 	}
 }
 
+/** A checkout whose `.git` file is not followed: its own folder keeps its memory (`guarded` decides whether it is read), saying why. */
+function unfollowed(start: string, checkout: string, note: string): Project {
+	return { start, checkout, root: checkout, store: storeInRoot(checkout), via: "unfollowed", note };
+}
+
+/** Why a git dir cannot be the checkout's: the checkout itself or a folder above it (its store would be made outside the checkout). */
+function aboveProblem(checkout: string, dir: string, what: string): string | undefined {
+	return inside(checkout, dir) ? `${what} \`${dir}\` is this checkout or a folder above it, never a git dir State Flow keeps memory in` : undefined;
+}
+
 /**
- * A linked worktree's store: the main worktree's, when the common dir's worktree entry names
- * this checkout back (a planted `.git` file cannot point into another repository) and the
- * common dir is this user's; the main worktree is the common dir's parent when that is a
- * `.git` folder, else (bare, separate git dir) the common dir keeps the store itself.
+ * The project of a checkout whose `.git` is a file: followed only where git itself agrees and
+ * the target names this checkout back (a planted `.git` file may name any folder of the user's).
+ * A git dir that is this checkout or above it, missing, not a folder of this user's, or that
+ * does not name the checkout back leaves the checkout on its own folder, saying why.
  */
-function worktreeProject(start: string, checkout: string, dirs: GitDirs): Project {
-	const own = (note: string): Project => ({ start, checkout, root: checkout, store: storeInRoot(checkout), via: "git-root", note });
-	const common = realOf(dirs.commonDir);
-	const commonSt = common === undefined ? undefined : lstatOf(common);
-	if (common === undefined || commonSt === undefined || !commonSt.isDirectory() || !ownedByMe(commonSt)) {
-		return own(`its git common dir \`${dirs.commonDir}\` is missing or not yours`);
+function fileProject(start: string, root: string, dotGit: string): Project {
+	const dirs = dirsOfFile(root, dotGit);
+	if (dirs === undefined) return unfollowed(start, root, `\`${dotGit}\` names no git dir`);
+	const gitDir = realOf(dirs.gitDir);
+	if (gitDir === undefined) {
+		// A worktree entry that is gone: its repository moved (or the worktree was pruned).
+		return basename(dirname(dirs.gitDir)) === "worktrees"
+			? unfollowed(start, root, `its repository's worktree entry \`${dirs.gitDir}\` is gone; if the repository moved, ${repair(root, "in the repository")}`)
+			: unfollowed(start, root, `its git dir \`${dirs.gitDir}\` is missing`);
 	}
+	const above = aboveProblem(root, gitDir, "its git dir");
+	if (above !== undefined) return unfollowed(start, root, above);
+	if (ownFolder(gitDir) === undefined) return unfollowed(start, root, `its git dir \`${gitDir}\` is not a folder of yours`);
+	// A submodule or a separate git dir: this checkout is its repository's main worktree.
+	if (realOf(dirs.commonDir) === gitDir) return ownGitDir(start, root, gitDir);
+	return worktreeProject(start, root, gitDir, dirs.commonDir);
+}
+
+/** The command that mends a moved worktree's link to its repository, the path as one shell word. */
+function repair(checkout: string, where: string): string {
+	return `\`git worktree repair ${shellWord(inline(checkout))}\` run ${where} mends it`;
+}
+
+/**
+ * A linked worktree's store: the main worktree's, when the common dir is a folder of this
+ * user's (not this checkout nor above it), the worktree entry is one git made in it
+ * (`worktrees/<name>`) and names this checkout back (a planted `.git` file cannot point into
+ * another repository); the main worktree is the common dir's parent when that is a `.git`
+ * folder, else (bare, separate git dir) the common dir keeps the store itself.
+ */
+function worktreeProject(start: string, checkout: string, gitDir: string, named: string): Project {
+	const common = realOf(named);
+	if (common === undefined)
+		return unfollowed(start, checkout, `its git common dir \`${named}\` is gone; if the repository moved, ${repair(checkout, "in the repository")}`);
+	const above = aboveProblem(checkout, common, "its git common dir");
+	if (above !== undefined) return unfollowed(start, checkout, above);
+	if (ownFolder(common) === undefined) return unfollowed(start, checkout, `its git common dir \`${common}\` is not a folder of yours`);
 	// The entry must be one git made in the common dir (`worktrees/<name>`): a git dir the
 	// repository ships itself names any common dir and names itself back.
-	if (realOf(dirname(dirs.gitDir)) !== join(common, "worktrees")) return own(`\`${dirs.gitDir}\` is not a worktree entry of \`${common}\``);
-	const back = readSmall(join(dirs.gitDir, "gitdir"))?.trim();
-	if (back === undefined || realOf(resolve(dirs.gitDir, back)) !== realOf(join(checkout, ".git"))) {
-		return own(`\`${dirs.gitDir}\` does not name this worktree back`);
+	if (dirname(gitDir) !== join(common, "worktrees")) return unfollowed(start, checkout, `\`${gitDir}\` is not a worktree entry of \`${common}\``);
+	const back = pathLine(readGitFile(join(gitDir, "gitdir")) ?? "");
+	if (back === undefined || realOf(resolve(gitDir, back)) !== realOf(join(checkout, ".git"))) {
+		return unfollowed(start, checkout, `\`${gitDir}\` does not name this worktree back; if this worktree was moved, ${repair(checkout, "here")}`);
 	}
-	const git = { gitDir: dirs.gitDir, commonDir: common };
+	const git = { gitDir, commonDir: common };
 	const main = dirname(common);
-	if (basename(common) === ".git" && lstatOf(common)?.isDirectory() === true && realOf(join(main, ".git")) === common) {
+	if (basename(common) === ".git" && realOf(join(main, ".git")) === common) {
 		return { start, checkout, root: main, store: storeInRoot(main), via: "worktree", git };
 	}
 	return { start, checkout, root: checkout, store: storeInCommonDir(common), via: "common-dir", git };
 }
 
 /**
- * A checkout whose `.git` file names its repository's own git dir (a submodule, a separate git
- * dir): followed only to a folder of this user's (git's `safe.directory` rule) that is not
- * another checkout's `.git` folder, so a planted `.git` file never takes on another
- * repository's identity (its `origin`, its token) nor writes a token there.
+ * A checkout whose `.git` file names its repository's own git dir (`gitDir`, real, a folder of
+ * the user's): followed when that git dir lies inside the checkout (its own content, as a
+ * `.git` folder is), or when its config's `core.worktree` names this checkout (what git writes
+ * for a submodule). A separate git dir elsewhere names no checkout (`git init
+ * --separate-git-dir` writes no back-pointer), and any folder may name it: it is not followed,
+ * so a planted `.git` file never takes on another repository's memory or identity (its
+ * `origin`, its token), nor writes there.
  */
-function ownGitDir(start: string, root: string, named: string): Project {
-	const plain = (note: string): Project => ({ start, checkout: root, root, store: storeInRoot(root), via: "git-root", note });
-	const gitDir = realOf(named);
-	const st = gitDir === undefined ? undefined : lstatOf(gitDir);
-	if (gitDir === undefined || st === undefined || !st.isDirectory() || !ownedByMe(st)) return plain(`its git dir \`${named}\` is missing or not yours`);
+function ownGitDir(start: string, root: string, gitDir: string): Project {
+	const followed: Project = { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir, commonDir: gitDir } };
+	if (inside(gitDir, root)) return followed;
+	const worktree = configValue(readGitFile(join(gitDir, "config"), GIT_FILE_MAX.config) ?? "", "core", "worktree");
+	if (worktree !== undefined && realOf(resolve(gitDir, worktree)) === root) return followed;
 	const holder = dirname(gitDir);
-	if (basename(gitDir) === ".git" && holder !== root && realOf(join(holder, ".git")) === gitDir) {
-		return plain(`its \`.git\` file names the git dir of another checkout, \`${holder}\``);
+	if (basename(gitDir) === ".git" && realOf(join(holder, ".git")) === gitDir) {
+		return unfollowed(start, root, `its \`.git\` file names the git dir of another checkout, \`${holder}\``);
 	}
-	return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir, commonDir: gitDir } };
+	return unfollowed(
+		start,
+		root,
+		`its git dir \`${gitDir}\` is outside this checkout and names no work tree of its own, so it may be another repository's; \`git --git-dir=${shellWord(inline(gitDir))} config core.worktree ${shellWord(inline(root))}\` names this checkout there (as git does for a submodule)`,
+	);
 }
 
 /** The CWD store folder in a git common dir: never in a work tree, never cloned. */
@@ -246,25 +282,31 @@ export function projectOf(cwd: string): Project {
 /** The project by the walk to the checkout alone, its store at the root (`placed` decides the store). */
 function foundProject(cwd: string): Project {
 	const start = realOrSelf(cwd);
-	const alone = (note?: string): Project => ({
-		start,
-		checkout: start,
-		root: start,
-		store: storeInRoot(start),
-		via: "folder",
-		...(note !== undefined ? { note } : {}),
-	});
+	const alone = (note?: string): Project => {
+		const notes = [note, memoryAbove(start)].filter((n) => n !== undefined);
+		return { start, checkout: start, root: start, store: storeInRoot(start), via: "folder", ...(notes.length > 0 ? { note: notes.join("; ") } : {}) };
+	};
 	const found = nearestGit(start);
 	if (found === undefined) return alone();
 	const { root, dotGit, st } = found;
 	if (root !== start && root === realOrSelf(homedir())) return alone("the home folder's repository is not the project of every folder below it");
 	if (!ownedByMe(st)) return alone(`\`${dotGit}\` belongs to another user`);
 	if (st.isDirectory()) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", git: { gitDir: dotGit, commonDir: dotGit } };
-	const dirs = dirsOfFile(root, dotGit);
-	if (dirs === undefined) return { start, checkout: root, root, store: storeInRoot(root), via: "git-root", note: `\`${dotGit}\` names no git dir` };
-	// A submodule or a separate git dir: this checkout is its repository's main worktree.
-	if (realOf(dirs.gitDir) === realOf(dirs.commonDir)) return ownGitDir(start, root, dirs.gitDir);
-	return worktreeProject(start, root, dirs);
+	return fileProject(start, root, dotGit);
+}
+
+/**
+ * Outside git, when this folder holds no memory of its own: the nearest folder above holding
+ * some, in words (`/state`, `show`), so that a subfolder's empty store is not taken for that
+ * folder's memory being lost. Two `lstat`s per folder up to the file system's root.
+ */
+function memoryAbove(start: string): string | undefined {
+	if (holdsState(storeInRoot(start))) return undefined;
+	for (let dir = dirname(start); ; dir = dirname(dir)) {
+		if (holdsState(storeInRoot(dir)))
+			return `a folder above, \`${dir}\`, has State Flow memory; this folder starts its own (outside git each folder is a project of its own)`;
+		if (dirname(dir) === dir) return undefined;
+	}
 }
 
 /** The git dirs of the checkout holding `cwd` (the project rule's, so the branch watch agrees with the store). */
@@ -282,25 +324,22 @@ function fitPath(path: string, room: number): string {
 	return shown.length <= room ? shown : `…${shown.slice(shown.length - Math.max(room - 1, 1))}`;
 }
 
+/** Why the project is where it is, in `projectLine`'s words. */
+const VIA_WORDS: Record<ProjectVia, (p: Project) => string> = {
+	folder: () => "this folder, not in git",
+	"git-root": (p) => (p.start === p.root ? "git root" : "git root above"),
+	worktree: (p) => (p.checkout === p.root ? "main worktree" : `worktree ${basename(p.checkout)}`),
+	"common-dir": () => "repository's common dir",
+	// A git work tree whose `.git` is not followed (a moved worktree, a `.git` file naming another repository): not a git root.
+	unfollowed: () => "its .git is not followed",
+};
+
 /**
  * Which project this is and why, in one line of at most 80 characters (`/state`, the browser,
  * `state-flow show`): `project /x (git root)`, `(worktree of /x)`, `(link acme/api)`, …
  */
 export function projectLine(p: Project, link?: string): string {
-	const why =
-		link !== undefined
-			? `link ${link}`
-			: p.via === "folder"
-				? "this folder, not in git"
-				: p.via === "git-root"
-					? p.start === p.root
-						? "git root"
-						: "git root above"
-					: p.via === "worktree"
-						? p.checkout === p.root
-							? "main worktree"
-							: `worktree ${basename(p.checkout)}`
-						: "repository's common dir";
+	const why = link !== undefined ? `link ${link}` : VIA_WORDS[p.via](p);
 	const where = p.via === "common-dir" && link === undefined ? p.store : p.root;
 	const fixed = `project  (${why})`;
 	// Folder names and link ids are shown, never obeyed: a newline or a control in one never ends the line.

@@ -9,9 +9,9 @@
  * a folder, another user's file or other text is ignored (and named by `state-flow doctor`).
  */
 import { randomUUID } from "node:crypto";
-import { closeSync, constants, fstatSync } from "node:fs";
 import { join } from "node:path";
-import { createOnce, kindOf, lstatOrUndefined, openFile, readFrom } from "../fs-util.js";
+import { createOnce } from "../fs-util.js";
+import { gitFile, ownFolder } from "./git-files.js";
 import type { Project } from "./project.js";
 
 /** The token's file name in the git common dir (git ignores files it does not know there). */
@@ -33,41 +33,13 @@ export function tokenFileOf(p: Project): string | undefined {
 	return p.git === undefined ? undefined : join(p.git.commonDir, TOKEN_FILE);
 }
 
-/** Owned by the user running State Flow; true where uids do not exist. */
-function mine(uid: number): boolean {
-	const me = process.getuid?.();
-	return me === undefined || uid === me;
-}
-
-/** What the token file holds: the token, nothing (`{}`), or why it is ignored. Never throws, never follows a link. */
+/** What the token file holds: the token, nothing (`{}`), or why it is ignored. Never throws, never follows a link (the one safe reader). */
 export function readToken(file: string): { token?: string; problem?: string } {
-	const st = lstatQuiet(file);
-	if (st === undefined) return {};
-	if (!st.isFile()) return { problem: `it is ${kindOf(st)}` };
-	let fd: number | undefined;
-	try {
-		fd = openFile(file, constants.O_RDONLY);
-		if (fd === undefined) return {};
-		// The opened file is the one judged (it cannot be swapped between a check and the read).
-		const opened = fstatSync(fd);
-		if (!mine(opened.uid)) return { problem: "it belongs to another user" };
-		if (opened.size > MAX_TOKEN_FILE) return { problem: `it is larger than ${MAX_TOKEN_FILE} bytes` };
-		const text = readFrom(fd, 0, Math.min(opened.size, MAX_TOKEN_FILE)).toString("utf8");
-		const token = text.endsWith("\n") ? text.slice(0, -1) : text;
-		return isLocalToken(token) ? { token } : { problem: "it does not hold a State Flow repository token (`local:<uuid>`)" };
-	} catch {
-		return { problem: "it cannot be read" };
-	} finally {
-		if (fd !== undefined) closeSync(fd);
-	}
-}
-
-function lstatQuiet(path: string) {
-	try {
-		return lstatOrUndefined(path);
-	} catch {
-		return undefined;
-	}
+	const read = gitFile(file, MAX_TOKEN_FILE);
+	if ("absent" in read) return {};
+	if ("problem" in read) return { problem: read.problem };
+	const token = read.text.endsWith("\n") ? read.text.slice(0, -1) : read.text;
+	return isLocalToken(token) ? { token } : { problem: "it does not hold a State Flow repository token (`local:<uuid>`)" };
 }
 
 /** The token of a project's repository, or undefined (none, or one that is ignored). */
@@ -86,8 +58,7 @@ export function tokenOf(p: Project): string | undefined {
 export function ensureToken(p: Project): { token: string } | { problem: string } {
 	const file = tokenFileOf(p);
 	if (file === undefined || p.git === undefined) return { problem: "State Flow does not follow this checkout's git dir" };
-	const dir = lstatQuiet(p.git.commonDir);
-	if (dir === undefined || !dir.isDirectory() || !mine(dir.uid)) return { problem: `its git common dir ${p.git.commonDir} is not a folder of yours` };
+	if (ownFolder(p.git.commonDir) === undefined) return { problem: `its git common dir ${p.git.commonDir} is not a folder of yours` };
 	const found = readToken(file);
 	if (found.token !== undefined) return { token: found.token };
 	if (found.problem !== undefined) return { problem: `${file} is ignored: ${found.problem}; remove it to let State Flow write its own` };

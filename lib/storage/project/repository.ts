@@ -8,35 +8,20 @@
  * dir (`repo-token.ts`), and its root's path is recorded too, so that a clone of it (whose
  * `origin` is that path) follows the link.
  */
-import { lstatSync } from "node:fs";
 import { join } from "node:path";
 import { inline, shellWord } from "../../core/printable.js";
-import { readRegular } from "../fs-util.js";
+import { configValues } from "./git-config.js";
+import { GIT_FILE_MAX, readGitFile } from "./git-files.js";
 import { type Project, projectOf } from "./project.js";
 import { TOKEN_FILE, ensureToken, isLocalToken, tokenOf } from "./repo-token.js";
 
-/** Largest git `config` read; a larger one is not a repository's ordinary config. */
-const MAX_CONFIG = 64 * 1024;
 /** Longest identity kept (a URL longer than this is not a remote's). */
 export const MAX_REPOSITORY = 1000;
 
-/** The `url` of `[remote "origin"]` in a git config's text, or undefined. */
+/** The `url` of `[remote "origin"]` in a git config's text (the first, as fetch takes it), or undefined. */
 export function originUrl(configText: string): string | undefined {
-	let inOrigin = false;
-	for (const raw of configText.split(/\r?\n/)) {
-		const line = raw.trim();
-		if (line.startsWith("[")) {
-			inOrigin = /^\[\s*remote\s+"origin"\s*\]$/.test(line);
-			continue;
-		}
-		if (!inOrigin) continue;
-		const m = /^url\s*=\s*(.*)$/i.exec(line);
-		if (m !== null) {
-			const value = (m[1] as string).replace(/^"(.*)"$/, "$1").trim();
-			return value === "" ? undefined : value;
-		}
-	}
-	return undefined;
+	const url = configValues(configText, "remote", "url", "origin")[0];
+	return typeof url !== "string" || url.trim() === "" ? undefined : url.trim();
 }
 
 /**
@@ -71,16 +56,9 @@ export function normalRemote(url: string): string | undefined {
 /** The normalised `origin` of a project's repository, or undefined. Never throws. */
 export function originOf(p: Project): string | undefined {
 	if (p.git === undefined) return undefined;
-	try {
-		const file = join(p.git.commonDir, "config");
-		if (lstatSync(file).size > MAX_CONFIG) return undefined;
-		const bytes = readRegular(file);
-		if (bytes === undefined || bytes.length > MAX_CONFIG) return undefined;
-		const url = originUrl(bytes.toString("utf8"));
-		return url === undefined ? undefined : normalRemote(url);
-	} catch {
-		return undefined;
-	}
+	const text = readGitFile(join(p.git.commonDir, "config"), GIT_FILE_MAX.config);
+	const url = text === undefined ? undefined : originUrl(text);
+	return url === undefined ? undefined : normalRemote(url);
 }
 
 /** The identity of a project's repository: its `origin`, else its token (see the header), or undefined. Never throws. */

@@ -8,10 +8,11 @@
  * the checkout's root and each worktree's root are looked at by `/state` and `show` (a few
  * `lstat`s); `doctor` also walks the checkout's subfolders, bounded.
  */
-import { type Dirent, lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { type Dirent, lstatSync, readdirSync, realpathSync } from "node:fs";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { inline, shellWord } from "../../core/printable.js";
 import { createOnce } from "../fs-util.js";
+import { gitdirOf, ownFolder, pathLine, readGitFile } from "./git-files.js";
 import { foldsCase, tracksUnder } from "./git-index.js";
 import { type Project, storeInRoot } from "./project.js";
 
@@ -53,7 +54,12 @@ function undecidedStore(store: string): boolean {
 	return (isFile(join(store, "log.jsonl")) || isFile(join(store, "checkpoint.json"))) && !isFile(join(store, APART_MARKER));
 }
 
-/** The roots of the repository's linked worktrees and their git dirs, as its common dir lists them (bounded). */
+/**
+ * The roots of the repository's linked worktrees and their git dirs, as its common dir lists
+ * them (bounded). An entry counts only when it is a folder of this user's whose `gitdir` names
+ * a `.git` file that names the entry back: a shipped `worktrees/x/gitdir` naming any folder of
+ * the user's (`~/notes/.pi`) never makes that folder's memory a store apart of this repository.
+ */
 function worktreeRoots(commonDir: string): Array<{ root: string; gitDir: string }> {
 	let names: string[];
 	try {
@@ -63,16 +69,26 @@ function worktreeRoots(commonDir: string): Array<{ root: string; gitDir: string 
 	}
 	const out: Array<{ root: string; gitDir: string }> = [];
 	for (const name of names) {
-		try {
-			const gitDir = join(commonDir, "worktrees", name);
-			const file = join(gitDir, "gitdir");
-			if (lstatSync(file).size > 4096) continue;
-			out.push({ root: dirname(realpathSync.native(resolve(gitDir, readFileSync(file, "utf8").trim()))), gitDir });
-		} catch {
-			// A pruned or moved worktree: nothing to look at.
-		}
+		const gitDir = join(commonDir, "worktrees", name);
+		if (ownFolder(gitDir) === undefined) continue;
+		const named = pathLine(readGitFile(join(gitDir, "gitdir")) ?? "");
+		if (named === undefined) continue;
+		const dotGit = resolve(gitDir, named);
+		// The worktree names this entry back (a pruned or moved worktree: nothing to look at).
+		const back = gitdirOf(readGitFile(dotGit) ?? "");
+		if (basename(dotGit) !== ".git" || back === undefined || realOf(resolve(dirname(dotGit), back)) !== realOf(gitDir)) continue;
+		const root = realOf(dirname(dotGit));
+		if (root !== undefined) out.push({ root, gitDir });
 	}
 	return out;
+}
+
+function realOf(path: string): string | undefined {
+	try {
+		return realpathSync.native(path);
+	} catch {
+		return undefined;
+	}
 }
 
 /** Folders `doctor` looks through below a checkout's root, and how deep (a bounded walk, never through a link). */

@@ -21,7 +21,10 @@ export interface ChildRun {
 	ready: Promise<void>;
 }
 
-export function runChild(name: string, args: string[], env: Record<string, string> = {}): ChildRun {
+/** Longest a child may run: a hung child is killed and its run fails, naming it (never a hung test). */
+const CHILD_MS = 120_000;
+
+export function runChild(name: string, args: string[], env: Record<string, string> = {}, timeoutMs = CHILD_MS): ChildRun {
 	const proc = spawn(process.execPath, [...process.execArgv, childPath(name), ...args], {
 		env: { ...process.env, ...env },
 		stdio: ["ignore", "pipe", "pipe"],
@@ -35,11 +38,21 @@ export function runChild(name: string, args: string[], env: Record<string, strin
 		if (stdout.includes("ready\n")) onReady();
 	});
 	proc.stderr?.on("data", (d: Buffer) => (stderr += d.toString()));
-	const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) => {
+	let late = false;
+	const deadline = setTimeout(() => {
+		late = true;
+		proc.kill("SIGKILL");
+	}, timeoutMs);
+	const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
 		proc.on("close", (code, signal) => {
+			clearTimeout(deadline);
+			// A child that never said `ready` ends the wait for it: its exit is what the test checks.
 			onReady();
-			resolve({ code, signal, stdout, stderr });
+			if (late) reject(new Error(`child ${name} ${args.join(" ")} ran past ${timeoutMs} ms and was killed.\nstdout: ${stdout}\nstderr: ${stderr}`));
+			else resolve({ code, signal, stdout, stderr });
 		});
 	});
+	// Awaited by the test when it needs the outcome; a late child's failure never goes unhandled meanwhile.
+	done.catch(() => undefined);
 	return { proc, done, ready };
 }
