@@ -144,6 +144,11 @@ export class Box {
 	#how: string | undefined;
 	/** The next candidate, taken from `next` but not yet placed (its tier was above the pass's). */
 	#peeked: Candidate | undefined;
+	/**
+	 * Candidates an object skipped for want of room, in priority order: a later pass retries them
+	 * first, since filling other planes shrinks their markers and frees room (at most `MAX_MISSES`).
+	 */
+	readonly #skipped: Candidate[] = [];
 	#remainingCount: number;
 	#remainingBytes: number;
 	#entryBytes = 0;
@@ -194,9 +199,16 @@ export class Box {
 	/**
 	 * Place as many candidates of tier up to `tier` as fit in `allowance` bytes, each in its first
 	 * form: at most its `cap` (a preview, or whole when smaller). Arrays stop at the first item
-	 * that does not fit (indices must stay true); objects skip it and try later, smaller ones.
+	 * that does not fit (indices must stay true); objects skip it and try later, smaller ones,
+	 * and offer it again, first, in their next pass.
 	 */
 	fillNames(allowance: number, tier = Number.POSITIVE_INFINITY): void {
+		for (let i = 0; i < this.#skipped.length; ) {
+			if (allowance - this.bytes() < 4) return;
+			const cand = this.#skipped[i] as Candidate;
+			if (cand.tier <= tier && this.#place(cand, allowance)) this.#skipped.splice(i, 1);
+			else i++;
+		}
 		let misses = 0;
 		while (!this.#done) {
 			if (allowance - this.bytes() < 4) return;
@@ -212,23 +224,26 @@ export class Box {
 			}
 			// A stored key named like the marker would read as one: it is only ever counted.
 			if (this.kind === "object" && cand.key === MARKER_KEY) continue;
-			const name = this.kind === "object" ? `${headJson(cand.key)}:` : "";
-			const nameBytes = utf8Bytes(name);
-			const n = this.#entries.length + 1;
-			// The value gets what is left once the name and the marker are placed, at most a preview.
-			const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
-			const shown = fitValue(cand.value, cand.size, Math.min(cand.cap, room), [...this.path, cand.key], this.sp);
-			const entryBytes = this.#entryBytes + nameBytes + shown.bytes;
-			if (shown.bytes <= room) {
-				this.#entries.push({ cand, name, nameBytes, shown });
-				this.#entryBytes = entryBytes;
-				this.#remainingCount--;
-				this.#remainingBytes -= cand.weight;
-				misses = 0;
-			} else if (this.kind === "array" || ++misses >= MAX_MISSES) {
-				this.#done = true;
-			}
+			if (this.#place(cand, allowance)) misses = 0;
+			else if (this.kind === "array" || ++misses >= MAX_MISSES) this.#done = true;
+			else if (this.#skipped.length < MAX_MISSES) this.#skipped.push(cand);
 		}
+	}
+
+	/** Show `cand` in its first form if it fits in `allowance` with the rest; whether it was placed. */
+	#place(cand: Candidate, allowance: number): boolean {
+		const name = this.kind === "object" ? `${headJson(cand.key)}:` : "";
+		const nameBytes = utf8Bytes(name);
+		const n = this.#entries.length + 1;
+		// The value gets what is left once the name and the marker are placed, at most a preview.
+		const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
+		const shown = fitValue(cand.value, cand.size, Math.min(cand.cap, room), [...this.path, cand.key], this.sp);
+		if (shown.bytes > room) return false;
+		this.#entries.push({ cand, name, nameBytes, shown });
+		this.#entryBytes += nameBytes + shown.bytes;
+		this.#remainingCount--;
+		this.#remainingBytes -= cand.weight;
+		return true;
 	}
 
 	/** Lengthen shown values (of `tier` only, when given), in priority order, while the box stays within `allowance` bytes. */

@@ -17,7 +17,8 @@ import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } fro
 import { MARKER_KEY, modelLocator, naturalCompare, renderHead, utf8Bytes } from "../../lib/model/head.js";
 import { formatSize, shownMember } from "../../lib/model/head-elide.js";
 import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
-import { build } from "./head-fixture.js";
+import { type HeadCase, SKIPPED_THEN_ROOM, build } from "./head-fixture.js";
+import { assertProperty } from "../helpers/seed.js";
 
 /** An object's values mapped, keys kept as own data (`__proto__` included). */
 function mapValues(obj: JsonObject, f: (v: Json) => Json): JsonObject {
@@ -47,6 +48,146 @@ function steps(count: number, size: number): JsonObject {
 	const out: JsonObject = {};
 	for (let i = 0; i < count; i++) out[`step-${i}`] = `step ${i}: `.padEnd(size, "x");
 	return out;
+}
+
+/** Any state of any owners, and how the head is asked for it: the arguments of `headLaws`. */
+function headInputs() {
+	// `fingerprint` and `provenance` are artifact bookkeeping the head leaves out of artifacts only.
+	// `gitBranch` with a branch given folds other branches' intents (and what only they own) into lines of their own.
+	const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance", "gitBranch");
+	const leaf = fc.oneof(
+		fc.string({ maxLength: 12 }),
+		fc.string({ minLength: 40, maxLength: 400 }),
+		fc.integer(),
+		fc.boolean(),
+		fc.constantFrom("main", "done"),
+	);
+	const { value } = fc.letrec<{ value: Json }>((tie) => ({
+		value: fc.oneof(
+			{ depthSize: "small", withCrossShrink: true },
+			leaf,
+			fc.array(tie("value"), { maxLength: 4 }),
+			fc.dictionary(key, tie("value"), { maxKeys: 4, noNullPrototype: true }) as fc.Arbitrary<Json>,
+		),
+	}));
+	const plane = fc.dictionary(key, value, { maxKeys: 8, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
+	// Intents of a branch (this one or another), owning tactics and lazy entries, so folding is exercised often.
+	const ref = fc.constantFrom(...OWNERS.flatMap((o) => [`${o}.tactics.a`, `${o}.tactics.t`, `${o}.lazy.n1`])).map(($ref) => ({ $ref }));
+	const branched = fc.record({ goal: leaf, gitBranch: fc.constantFrom("main", "feature/x"), owns: fc.array(ref, { maxLength: 3 }) });
+	const intents = fc.dictionary(key, fc.oneof(value, branched), { maxKeys: 6, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
+	const ownerPatch = fc.record({ intents, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
+	const wantedArb = fc.subarray([...OWNERS], { minLength: 1 });
+	const budgetArb = fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1024, max: 9000 }));
+	return [
+		wantedArb,
+		fc.array(fc.dictionary(fc.constantFrom(...OWNERS), ownerPatch, { maxKeys: 3 }), { maxLength: 4 }),
+		budgetArb,
+		fc.constantFrom("active", "passive"),
+		fc.option(fc.constantFrom("main", "feature/x"), { nil: undefined }),
+	] as const;
+}
+
+/**
+ * The budget laws of one head: it fits whenever the skeleton does, fills at least 85 % of the
+ * budget when shortened, shows every non-empty plane, and every marker and preview reads back.
+ */
+function headLaws(...[wanted, patches, budget, mode, branch]: HeadCase): void {
+	const histories = build(OWNERS, patches as CanonicalPatch[], true);
+	const input = { mode: mode as "active" | "passive", wanted, histories, budget, ...(branch === undefined ? {} : { git: { branch } }) };
+	const head = renderHead(input);
+	assert.equal(renderHead(input), head, "deterministic");
+	const bytes = utf8Bytes(head);
+	// The floor at this budget: every plane collapsed, and the footer naming this budget
+	// (its size in words is part of the floor: "1.0 KB" is 3 bytes longer than "0 B").
+	const skeleton = utf8Bytes(renderHead({ ...input, budget: 0 })) - utf8Bytes(formatSize(0)) + utf8Bytes(formatSize(budget));
+	const shortened = SHORTENED.test(head);
+	if (budget >= skeleton) assert.ok(bytes <= budget, `${bytes} > ${budget}`);
+	if (shortened && budget >= 1024 && budget >= skeleton) assert.ok(bytes >= 0.85 * budget, `fill ${bytes} / ${budget}`);
+	if (!shortened) assert.ok(!head.includes("- elided"), "transitions are dropped only in a shortened head");
+	const read = (loc: string): Json => {
+		const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);
+		assert.ok(result !== undefined, loc);
+		return presentValue(result.value, wanted);
+	};
+	/** Check a displayed value against the original; returns whether anything was left out. */
+	const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
+		if (jsonEqual(displayed, original)) return false;
+		// A plane that folds other branches' entries counts them in its marker, shortened or not.
+		const folds = at.path.length === 0 && head.split("\n").some((l) => l.startsWith("~ "));
+		assert.ok(shortened || folds, "a value is shown whole unless the head says it was shortened");
+		if (typeof original === "string") {
+			assert.ok(
+				typeof displayed === "string" && displayed.endsWith("…") && original.startsWith(displayed.slice(0, -1)),
+				`preview of ${JSON.stringify(original).slice(0, 40)}`,
+			);
+			return true;
+		}
+		assert.ok(
+			typeof displayed === "object" && displayed !== null && typeof original === "object" && original !== null,
+			"only strings and containers are shortened",
+		);
+		const isArray = Array.isArray(original);
+		assert.equal(Array.isArray(displayed), isArray);
+		const items = isArray ? (displayed as Json[]) : Object.entries(displayed as JsonObject);
+		const last = items.at(-1);
+		// An array's marker counts items; an object item shown as its marker alone counts keys.
+		const lastMarker = (last as JsonObject | undefined)?.[MARKER_KEY];
+		const markerText = isArray
+			? typeof lastMarker === "string" && / items?, /.test(lastMarker)
+				? lastMarker
+				: undefined
+			: (last as [string, Json] | undefined)?.[0] === MARKER_KEY
+				? (last as [string, Json])[1]
+				: undefined;
+		const shownItems = markerText === undefined ? items : items.slice(0, -1);
+		if (typeof markerText === "string") {
+			const m = MARKER_TEXT.exec(markerText);
+			assert.ok(m, markerText);
+			// A plane's marker names its locator; a nested one is read at its own path.
+			const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
+			assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
+			const value = read(loc);
+			// A catalog marker reads the bodies; the catalog is their keys.
+			if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
+			// An artifact is read with the bookkeeping the head leaves out.
+			else if (at.plane === "artifacts" && at.path.length <= 1) {
+				const asShown = at.path.length === 0 ? mapValues(value as JsonObject, (v) => shownMember("artifacts", v)) : shownMember("artifacts", value);
+				assert.ok(jsonEqual(asShown, original), `marker at ${loc} reads the value`);
+			} else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
+			const total = isArray ? (original as Json[]).length : Object.keys(original).length;
+			assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
+		}
+		shownItems.forEach((item, i) => {
+			if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
+			else {
+				const [k, v] = item as [string, Json];
+				assert.ok(Object.hasOwn(original, k), `shown key ${k} exists`);
+				if (catalog) assert.equal(v, (original as JsonObject)[k]);
+				else check(v, (original as JsonObject)[k] as Json, false, { ...at, path: [...at.path, k] });
+			}
+		});
+		return true;
+	};
+	for (const owner of wanted) {
+		for (const p of PLANES) {
+			const state = histories[owner]?.state[p] ?? {};
+			const name = wanted.length === 1 ? p : `${owner}.${p}`;
+			const displayed = shown(head).get(name);
+			if (Object.keys(state).length === 0) {
+				assert.equal(displayed, undefined);
+				continue;
+			}
+			assert.ok(displayed !== undefined, `${name} is shown`);
+			const original =
+				p === "lazy"
+					? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))]))
+					: presentValue(
+							mapValues(state, (v) => shownMember(p, v)),
+							wanted,
+						);
+			check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
+		}
+	}
 }
 
 describe("head budget", () => {
@@ -194,7 +335,7 @@ describe("head budget", () => {
 			"s10",
 		]);
 		const key = fc.string({ unit: fc.constantFrom("0", "1", "2", "9", "a", "b", "-", " "), maxLength: 6 });
-		fc.assert(
+		assertProperty(
 			fc.property(key, key, key, (a, b, c) => {
 				assert.equal(Math.sign(naturalCompare(a, b)) + Math.sign(naturalCompare(b, a)), 0, "antisymmetric");
 				assert.equal(naturalCompare(a, b) === 0, a === b);
@@ -205,140 +346,13 @@ describe("head budget", () => {
 	});
 
 	it("fits the budget, fills it, shows every non-empty plane, and every marker and preview reads back (any state)", () => {
-		// `fingerprint` and `provenance` are artifact bookkeeping the head leaves out of artifacts only.
-		// `gitBranch` with a branch given folds other branches' intents (and what only they own) into lines of their own.
-		const key = fc.constantFrom("a", "b.c", "", "__proto__", "x y", 'q"', "n1", "n10", "n2", "$ref", "[0]", "t", "fingerprint", "provenance", "gitBranch");
-		const leaf = fc.oneof(
-			fc.string({ maxLength: 12 }),
-			fc.string({ minLength: 40, maxLength: 400 }),
-			fc.integer(),
-			fc.boolean(),
-			fc.constantFrom("main", "done"),
-		);
-		const { value } = fc.letrec<{ value: Json }>((tie) => ({
-			value: fc.oneof(
-				{ depthSize: "small", withCrossShrink: true },
-				leaf,
-				fc.array(tie("value"), { maxLength: 4 }),
-				fc.dictionary(key, tie("value"), { maxKeys: 4, noNullPrototype: true }) as fc.Arbitrary<Json>,
-			),
-		}));
-		const plane = fc.dictionary(key, value, { maxKeys: 8, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
-		// Intents of a branch (this one or another), owning tactics and lazy entries, so folding is exercised often.
-		const ref = fc.constantFrom(...OWNERS.flatMap((o) => [`${o}.tactics.a`, `${o}.tactics.t`, `${o}.lazy.n1`])).map(($ref) => ({ $ref }));
-		const branched = fc.record({ goal: leaf, gitBranch: fc.constantFrom("main", "feature/x"), owns: fc.array(ref, { maxLength: 3 }) });
-		const intents = fc.dictionary(key, fc.oneof(value, branched), { maxKeys: 6, noNullPrototype: true }) as fc.Arbitrary<JsonObject>;
-		const ownerPatch = fc.record({ intents, strategy: plane, tactics: plane, artifacts: plane, lazy: plane }, { requiredKeys: [] });
-		const wantedArb = fc.subarray([...OWNERS], { minLength: 1 });
-		const budgetArb = fc.oneof(fc.integer({ min: 0, max: 3000 }), fc.integer({ min: 1024, max: 9000 }));
-		fc.assert(
-			fc.property(
-				wantedArb,
-				fc.array(fc.dictionary(fc.constantFrom(...OWNERS), ownerPatch, { maxKeys: 3 }), { maxLength: 4 }),
-				budgetArb,
-				fc.constantFrom("active", "passive"),
-				fc.option(fc.constantFrom("main", "feature/x"), { nil: undefined }),
-				(wanted, patches, budget, mode, branch) => {
-					const histories = build(OWNERS, patches as CanonicalPatch[], true);
-					const input = { mode: mode as "active" | "passive", wanted, histories, budget, ...(branch === undefined ? {} : { git: { branch } }) };
-					const head = renderHead(input);
-					assert.equal(renderHead(input), head, "deterministic");
-					const bytes = utf8Bytes(head);
-					// The floor at this budget: every plane collapsed, and the footer naming this budget
-					// (its size in words is part of the floor: "1.0 KB" is 3 bytes longer than "0 B").
-					const skeleton = utf8Bytes(renderHead({ ...input, budget: 0 })) - utf8Bytes(formatSize(0)) + utf8Bytes(formatSize(budget));
-					const shortened = SHORTENED.test(head);
-					if (budget >= skeleton) assert.ok(bytes <= budget, `${bytes} > ${budget}`);
-					if (shortened && budget >= 1024 && budget >= skeleton) assert.ok(bytes >= 0.85 * budget, `fill ${bytes} / ${budget}`);
-					if (!shortened) assert.ok(!head.includes("- elided"), "transitions are dropped only in a shortened head");
-					const read = (loc: string): Json => {
-						const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);
-						assert.ok(result !== undefined, loc);
-						return presentValue(result.value, wanted);
-					};
-					/** Check a displayed value against the original; returns whether anything was left out. */
-					const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
-						if (jsonEqual(displayed, original)) return false;
-						// A plane that folds other branches' entries counts them in its marker, shortened or not.
-						const folds = at.path.length === 0 && head.split("\n").some((l) => l.startsWith("~ "));
-						assert.ok(shortened || folds, "a value is shown whole unless the head says it was shortened");
-						if (typeof original === "string") {
-							assert.ok(
-								typeof displayed === "string" && displayed.endsWith("…") && original.startsWith(displayed.slice(0, -1)),
-								`preview of ${JSON.stringify(original).slice(0, 40)}`,
-							);
-							return true;
-						}
-						assert.ok(
-							typeof displayed === "object" && displayed !== null && typeof original === "object" && original !== null,
-							"only strings and containers are shortened",
-						);
-						const isArray = Array.isArray(original);
-						assert.equal(Array.isArray(displayed), isArray);
-						const items = isArray ? (displayed as Json[]) : Object.entries(displayed as JsonObject);
-						const last = items.at(-1);
-						// An array's marker counts items; an object item shown as its marker alone counts keys.
-						const lastMarker = (last as JsonObject | undefined)?.[MARKER_KEY];
-						const markerText = isArray
-							? typeof lastMarker === "string" && / items?, /.test(lastMarker)
-								? lastMarker
-								: undefined
-							: (last as [string, Json] | undefined)?.[0] === MARKER_KEY
-								? (last as [string, Json])[1]
-								: undefined;
-						const shownItems = markerText === undefined ? items : items.slice(0, -1);
-						if (typeof markerText === "string") {
-							const m = MARKER_TEXT.exec(markerText);
-							assert.ok(m, markerText);
-							// A plane's marker names its locator; a nested one is read at its own path.
-							const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
-							assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
-							const value = read(loc);
-							// A catalog marker reads the bodies; the catalog is their keys.
-							if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
-							// An artifact is read with the bookkeeping the head leaves out.
-							else if (at.plane === "artifacts" && at.path.length <= 1) {
-								const asShown = at.path.length === 0 ? mapValues(value as JsonObject, (v) => shownMember("artifacts", v)) : shownMember("artifacts", value);
-								assert.ok(jsonEqual(asShown, original), `marker at ${loc} reads the value`);
-							} else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
-							const total = isArray ? (original as Json[]).length : Object.keys(original).length;
-							assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
-						}
-						shownItems.forEach((item, i) => {
-							if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
-							else {
-								const [k, v] = item as [string, Json];
-								assert.ok(Object.hasOwn(original, k), `shown key ${k} exists`);
-								if (catalog) assert.equal(v, (original as JsonObject)[k]);
-								else check(v, (original as JsonObject)[k] as Json, false, { ...at, path: [...at.path, k] });
-							}
-						});
-						return true;
-					};
-					for (const owner of wanted) {
-						for (const p of PLANES) {
-							const state = histories[owner]?.state[p] ?? {};
-							const name = wanted.length === 1 ? p : `${owner}.${p}`;
-							const displayed = shown(head).get(name);
-							if (Object.keys(state).length === 0) {
-								assert.equal(displayed, undefined);
-								continue;
-							}
-							assert.ok(displayed !== undefined, `${name} is shown`);
-							const original =
-								p === "lazy"
-									? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))]))
-									: presentValue(
-											mapValues(state, (v) => shownMember(p, v)),
-											wanted,
-										);
-							check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
-						}
-					}
-				},
-			),
-			{ numRuns: 120 },
-		);
+		assertProperty(fc.property(...headInputs(), headLaws), { numRuns: 120 });
+	});
+
+	it("fills the budget when other planes shrink after a key was skipped for want of room (seed 1950138472: fill 823 / 1030)", () => {
+		// fast-check's shrunk counterexample: the active intent `a` did not fit while the tactics and
+		// lazy planes were still markers; once they were shown whole, nothing offered `a` again.
+		headLaws(...SKIPPED_THEN_ROOM);
 	});
 });
 
