@@ -4,7 +4,8 @@
  * even previews do not fit — then the leftover bytes lengthen previews back to whole values in
  * priority order. Every partial object or array ends with one `"…"` entry counting what it
  * does not show (keys and bytes); a plane's also names its `read_state` locator and the `keys`
- * projection, a nested one is read at its own path.
+ * projection (and, for intents and tactics, what kinds of entries it counts and how old), a
+ * nested one is read at its own path. A shortened object shows its status first.
  *
  * Cost is bounded by the budget, not the state: per plane a size index (`plane-index.ts`: key order and value
  * sizes) is kept next to the stored plane object and brought up to date from the retained
@@ -14,11 +15,13 @@
 import { shownLocator } from "../core/elide.js";
 import { naturalCompare } from "../core/order.js";
 import { type Locator, formatModelLocator } from "../core/locator.js";
-import { isRef, presentRefs } from "../core/refs.js";
+import { isRef } from "../core/refs.js";
 import { ownKeys } from "../core/json.js";
 import type { Json, JsonObject, Owner, Section } from "../core/types.js";
 import { formatSize, utf8Bytes } from "../core/size.js";
+import { headRefs, refsArrayText } from "./head-refs.js";
 import { headJson, memberNameBytes, storedBytes } from "./plane-index.js";
+import { STATUS_FIELDS } from "./status.js";
 
 export { planeIndex, type SectionRef, shownMember } from "./plane-index.js";
 
@@ -48,8 +51,9 @@ export interface Spelling {
 	base: string[];
 }
 
+/** The JSON text of a value as the head shows it: references as `headRefs` spells them. */
 export function presentedText(value: Json, sp: Spelling): string {
-	return headJson(sp.sole === undefined ? value : presentRefs(value, sp.sole));
+	return headJson(headRefs(value, sp.sole));
 }
 
 /** A rendered value: its text, UTF-8 bytes, and whether it is the whole value. */
@@ -89,9 +93,14 @@ function previewString(s: string, allowance: number): Shown {
 /**
  * A value within `allowance` bytes: whole when it fits, else a string preview or a partial
  * container; atomic values (numbers, booleans, null, references) are always whole. `size` is
- * the stored value's UTF-8 size (the presented one is never larger, and never less than half).
+ * the stored value's UTF-8 size: the presented one is never larger (an array of references
+ * inside it is much shorter: a container that fits whole then comes out of the box complete).
  */
-function fitValue(value: Json, size: number, allowance: number, path: (string | number)[], sp: Spelling): Shown {
+function fitValue(stored: Json, size: number, allowance: number, path: (string | number)[], sp: Spelling): Shown {
+	// An array of references is shown as one string (`head-refs.ts`), whole or as its preview.
+	const refs = Array.isArray(stored) ? refsArrayText(stored, sp.sole) : undefined;
+	const value = refs ?? stored;
+	if (refs !== undefined) size = utf8Bytes(headJson(refs));
 	const atomic = typeof value !== "string" && (typeof value !== "object" || value === null || isRef(value));
 	let whole: Shown | undefined;
 	// Small values are spelled out even past the allowance: a shortened form must be shorter.
@@ -125,7 +134,24 @@ export interface Candidate {
 	cap: number;
 	/** Position in its container's document order (nested objects are listed in it). */
 	order: number;
+	/** Index of its kind in the plane marker's `MarkerKinds.labels` (plane level, kinded planes only). */
+	kind?: number;
+	/** Lengthened only by the last pass (`upgrade` without a tier), after every tier's values. */
+	late?: boolean;
 }
+
+/** What a plane's marker says of the entries it counts besides how many: their kinds and how old they are. */
+export interface MarkerKinds {
+	/** Kind labels in the order the marker names them (`in flight`, `open`, `closed`, …). */
+	labels: readonly string[];
+	/** How many of the plane's entries are of each kind (they sum to its count). */
+	totals: readonly number[];
+	/** The day (`YYYY-MM-DD`) none of the entries not shown changed after, given the shown keys; absent: not said. */
+	age?: (shown: ReadonlySet<string>) => string;
+}
+
+/** Stands for the day while sizes are counted: every day is spelled in 10 characters. */
+const ANY_DAY = "0000-00-00";
 
 interface Entry {
 	cand: Candidate;
@@ -152,6 +178,8 @@ export class Box {
 	readonly #skipped: Candidate[] = [];
 	#remainingCount: number;
 	#remainingBytes: number;
+	/** Entries not shown, per kind of `kinds` (kinded plane markers only). */
+	readonly #remainingKinds: number[];
 	#entryBytes = 0;
 	#done = false;
 
@@ -163,13 +191,20 @@ export class Box {
 		private readonly sp: Spelling,
 		/** Plane level: the marker also names the `keys` projection, entries sort naturally. */
 		private readonly planeLevel: boolean,
+		/** Plane level: what the marker says of the kinds of entries it counts. */
+		private readonly kinds?: MarkerKinds,
 	) {
 		this.#remainingCount = total.count;
 		this.#remainingBytes = total.bytes;
+		this.#remainingKinds = [...(kinds?.totals ?? [])];
 	}
 
-	/** The marker for `count` entries of `bytes` not shown; `some` when entries are shown before it. */
-	#marker(count: number, bytes: number, some: boolean): string {
+	/**
+	 * The marker for `count` entries of `bytes` not shown; `some` when entries are shown before it.
+	 * A kinded plane's says what they are (`2 more (closed)`, `261 more (250 closed, 11 open; none
+	 * changed after 2025-08-01)`), `minus` leaving one entry of that kind out of the counts.
+	 */
+	#marker(count: number, bytes: number, some: boolean, minus?: number, day = ANY_DAY): string {
 		const noun = this.kind === "object" ? (count === 1 ? "key" : "keys") : count === 1 ? "item" : "items";
 		// A plane's marker names its locator. A nested one is read at its own path, as the head's
 		// shortened line says once: spelling it would cost more than most previews a budget shows.
@@ -177,13 +212,25 @@ export class Box {
 			? `: read_state ${modelLocator(this.sp.sole === undefined ? this.sp.owner : undefined, this.sp.plane, this.sp.base)} with projection keys`
 			: "";
 		const how = this.#how;
-		const text = headJson(`${count} ${some ? "more " : ""}${noun}, ${formatSize(bytes)}${how}`);
+		let what = `${count} ${some ? "more " : ""}${noun}`;
+		const kinds = this.kinds;
+		if (kinds !== undefined) {
+			const parts: Array<[string, number]> = [];
+			kinds.labels.forEach((label, i) => {
+				const n = (this.#remainingKinds[i] ?? 0) - (i === minus ? 1 : 0);
+				if (n > 0) parts.push([label, n]);
+			});
+			const named = parts.length === 1 ? (parts[0] as [string, number])[0] : parts.map(([label, n]) => `${n} ${label}`).join(", ");
+			const age = kinds.age === undefined ? "" : `; none changed after ${day}`;
+			if (parts.length > 0) what = `${count} ${some ? "more" : noun} (${named}${age})`;
+		}
+		const text = headJson(`${what}, ${formatSize(bytes)}${how}`);
 		return this.kind === "object" ? `"${MARKER_KEY}":${text}` : `{"${MARKER_KEY}":${text}}`;
 	}
 
-	#size(entryBytes: number, shown: number, remainingCount: number, remainingBytes: number): number {
+	#size(entryBytes: number, shown: number, remainingCount: number, remainingBytes: number, minus?: number): number {
 		const parts = shown + (remainingCount > 0 ? 1 : 0);
-		const marker = remainingCount > 0 ? utf8Bytes(this.#marker(remainingCount, remainingBytes, shown > 0)) : 0;
+		const marker = remainingCount > 0 ? utf8Bytes(this.#marker(remainingCount, remainingBytes, shown > 0, minus)) : 0;
 		return 2 + entryBytes + marker + Math.max(0, parts - 1);
 	}
 
@@ -237,20 +284,21 @@ export class Box {
 		const nameBytes = utf8Bytes(name);
 		const n = this.#entries.length + 1;
 		// The value gets what is left once the name and the marker are placed, at most a preview.
-		const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight);
+		const room = allowance - this.#size(this.#entryBytes + nameBytes, n, this.#remainingCount - 1, this.#remainingBytes - cand.weight, cand.kind);
 		const shown = fitValue(cand.value, cand.size, Math.min(cand.cap, room), [...this.path, cand.key], this.sp);
 		if (shown.bytes > room) return false;
 		this.#entries.push({ cand, name, nameBytes, shown });
 		this.#entryBytes += nameBytes + shown.bytes;
 		this.#remainingCount--;
 		this.#remainingBytes -= cand.weight;
+		if (cand.kind !== undefined && this.#remainingKinds[cand.kind] !== undefined) (this.#remainingKinds[cand.kind] as number)--;
 		return true;
 	}
 
 	/** Lengthen shown values (of `tier` only, when given), in priority order, while the box stays within `allowance` bytes. */
 	upgrade(allowance: number, tier?: number): void {
 		for (const e of this.#entries) {
-			if (e.shown.full || (tier !== undefined && e.cand.tier !== tier)) continue;
+			if (e.shown.full || (tier !== undefined && (e.cand.tier !== tier || e.cand.late === true))) continue;
 			const extra = allowance - this.bytes();
 			if (extra <= 0) return;
 			const longer = fitValue(e.cand.value, e.cand.size, e.shown.bytes + extra, [...this.path, e.cand.key], this.sp);
@@ -267,42 +315,57 @@ export class Box {
 	}
 
 	text(): string {
-		// A plane lists its keys in natural order, a nested object in document order (its members are placed short ones first).
+		// A plane lists its keys in natural order; a nested object in document order, its status
+		// first when it is shortened (a status is never lost in the middle of previews).
+		const complete = this.complete();
+		const rank = (e: Entry): number => (!complete && STATUS_FIELDS.has(String(e.cand.key)) ? 0 : 1);
 		const entries = this.planeLevel
 			? [...this.#entries].sort((a, b) => naturalCompare(String(a.cand.key), String(b.cand.key)))
-			: [...this.#entries].sort((a, b) => a.cand.order - b.cand.order);
+			: [...this.#entries].sort((a, b) => rank(a) - rank(b) || a.cand.order - b.cand.order);
 		const parts = entries.map((e) => e.name + e.shown.text);
-		if (this.#remainingCount > 0) parts.push(this.#marker(this.#remainingCount, this.#remainingBytes, entries.length > 0));
+		if (this.#remainingCount > 0) {
+			const day = this.kinds?.age?.(new Set(this.#entries.map((e) => String(e.cand.key))));
+			parts.push(this.#marker(this.#remainingCount, this.#remainingBytes, entries.length > 0, undefined, day));
+		}
 		return this.kind === "object" ? `{${parts.join(",")}}` : `[${parts.join(",")}]`;
 	}
 }
 
-/** Members up to this size are placed before longer ones, so a status or flag beside a long text stays visible. */
+/** Members up to this size are placed before longer ones, so a flag or a reference beside a long text stays visible. */
 const SHORT_MEMBER_BYTES = 32;
 
 /**
- * Nested object: short members (a status, a flag, a reference) first, then the rest, each in
- * document order; listed in document order. Sizes measured as they are considered (a key list
- * is walked twice at most).
+ * Nested object, members offered in passes, each in document order: its status (`STATUS_FIELDS`,
+ * whole whatever its length), then short members (a flag, a reference), then an intent's goal
+ * (whole when it fits), then the rest as previews; listed in document order, the status first
+ * when shortened. Sizes measured once each.
  */
 function objectBox(value: JsonObject, size: number, path: (string | number)[], sp: Spelling): Box {
 	const keys = ownKeys(value);
+	const intent = sp.plane === "intents" && path.length === 1;
+	let passes: number[][] | undefined;
+	let p = 0;
 	let i = 0;
-	let pass: "short" | "long" = "short";
 	const next = (): Candidate | undefined => {
-		for (;;) {
-			if (i >= keys.length) {
-				if (pass === "long") return undefined;
-				pass = "long";
-				i = 0;
-			}
-			const order = i++;
+		if (passes === undefined) {
+			passes = [[], [], [], []];
+			keys.forEach((key, order) => {
+				const pass = STATUS_FIELDS.has(key) ? 0 : intent && key === "goal" ? 2 : storedBytes(value[key] as Json) <= SHORT_MEMBER_BYTES ? 1 : 3;
+				(passes as number[][])[pass]?.push(order);
+			});
+		}
+		for (; p < passes.length; p++, i = 0) {
+			const list = passes[p] as number[];
+			if (i >= list.length) continue;
+			const order = list[i++] as number;
 			const key = keys[order] as string;
 			const v = value[key] as Json;
 			const s = storedBytes(v);
-			if (pass === "short" ? s > SHORT_MEMBER_BYTES : s <= SHORT_MEMBER_BYTES) continue;
-			return { key, value: v, size: s, weight: memberNameBytes(key) + s, tier: 0, cap: PREVIEW_BYTES, order };
+			// A status and a goal get all the room there is; the rest start as previews.
+			const cap = p === 0 || p === 2 ? Number.POSITIVE_INFINITY : PREVIEW_BYTES;
+			return { key, value: v, size: s, weight: memberNameBytes(key) + s, tier: 0, cap, order };
 		}
+		return undefined;
 	};
 	// The members' bytes follow from the whole value's size: braces and commas are all the rest.
 	return new Box("object", path, { count: keys.length, bytes: size - 2 - Math.max(0, keys.length - 1) }, next, sp, false);

@@ -6,41 +6,10 @@
  */
 import { BRANCHED_OWNERS, type GitView, intentBranch } from "../core/intent-branch.js";
 import { isPlainObject } from "../core/json.js";
+import { isClosed } from "./status.js";
 import { naturalCompare } from "../core/order.js";
 import { ownedEntries } from "../core/ownership.js";
 import type { Json, JsonObject, OwnerHistory, Section } from "../core/types.js";
-
-/** Status words that close an intent or a step (compared in lower case). */
-const CLOSED_STATUS = new Set([
-	"done",
-	"closed",
-	"complete",
-	"completed",
-	"finished",
-	"dropped",
-	"abandoned",
-	"cancelled",
-	"canceled",
-	"rejected",
-	"superseded",
-	"obsolete",
-	"wontfix",
-	"shipped",
-	"merged",
-]);
-
-/**
- * Whether an intent or a tactic is closed: `status` (or `state`) is one of the closing words, or
- * `done` / `closed` is `true`. Anything else, a plain string included, is open.
- */
-export function isClosed(value: Json | undefined): boolean {
-	if (!isPlainObject(value)) return false;
-	for (const field of ["status", "state"]) {
-		const s = value[field];
-		if (typeof s === "string" && CLOSED_STATUS.has(s.trim().toLowerCase())) return true;
-	}
-	return value.done === true || value.closed === true;
-}
 
 /** One intent of another branch, folded into one line. */
 export interface FoldedIntent {

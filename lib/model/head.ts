@@ -17,9 +17,11 @@ import { staleMention } from "./results.js";
 import { formatSize, utf8Bytes } from "../core/size.js";
 import { type Box, MARKER_KEY, PREVIEW_BYTES, modelLocator, planeIndex } from "./head-elide.js";
 import { type PlaneOrder, type PlaneView, planeView } from "./plane-view.js";
-import { branchLines, foldLines } from "./head-folds.js";
+import { branchLines, hiddenDay } from "./head-folds.js";
 import type { GitView } from "../core/intent-branch.js";
 import { type OwnerRank, rankOwner, recentKeys } from "./head-rank.js";
+import { naturalCompare } from "../core/order.js";
+import type { StatusClass } from "./status.js";
 
 export { MARKER_KEY, modelLocator } from "./head-elide.js";
 export { naturalCompare } from "../core/order.js";
@@ -60,16 +62,24 @@ export interface HeadInput {
 
 /**
  * Relevance tiers (docs/model-surface.md, "Relevance"): the budget is filled tier by tier, names
- * first and then values, so older detail never crowds out the active work.
+ * first and then values, so older detail never crowds out the work in flight.
  */
-const TIER = { active: 1, rules: 2, recent: 3, names: 4, rest: 5 } as const;
+const TIER = { inflight: 1, small: 2, owned: 3, rules: 4, recent: 5, names: 6, rest: 7 } as const;
 /** Transitions whose keys count as "changed recently" (per owner). */
 const RECENT_CHANGES = 3;
 
-/** Layouts tried at most when the reserved fold lines turn out longer than needed (`layout`). */
-const MAX_LAYOUTS = 3;
-/** Bytes of reserved fold lines left unused that are worth another layout (a count one digit shorter is not). */
-const RELAYOUT_BYTES = 24;
+/**
+ * A section (plane or registered root) whose entries take at most this many bytes is shown whole,
+ * ids and all: the previews and marker it would otherwise get cost about as much (measured in
+ * docs/decisions.md, issue 36), and a small list is read whole to be acted on.
+ */
+export const SMALL_SECTION_BYTES = 512;
+
+/** The kinds a plane marker of intents or tactics counts, in the order it names them. */
+const KINDS: readonly string[] = ["in flight", "open", "closed", "on other branches"];
+const KIND_OF: Record<StatusClass, number> = { inflight: 0, open: 1, closed: 2 };
+/** The kind of the entries folded into lines of their own (`~ intents.x of branch …`). */
+const OTHER_BRANCH = 3;
 
 /** Longest reason the head gives for an unavailable owner. */
 const MAX_REASON = 240;
@@ -98,7 +108,6 @@ export function renderHead(input: HeadInput): string {
 	const views: PlaneView[] = [];
 	const ownerLines = new Map<Owner, string>();
 	const notices = new Map<Owner, string[]>();
-	const ranks = new Map<Owner, OwnerRank>();
 	for (const owner of owners) {
 		const down = input.unavailable?.[owner];
 		if (down !== undefined) {
@@ -116,13 +125,12 @@ export function renderHead(input: HeadInput): string {
 		ownerLines.set(owner, `# ${owner} seq ${seq}${empty ? " (empty)" : ""}`);
 		if (h === undefined) continue;
 		const rank = rankOwner(h, input.git);
-		ranks.set(owner, rank);
 		for (const plane of PLANES) {
 			if (isEmptyPlane(h, plane)) continue;
 			const loc = modelLocator(sole === undefined ? owner : undefined, plane, []);
 			// The lazy plane is a catalog: key -> size of the body. Bodies are read on demand, never shown.
 			const prefix = plane === "lazy" ? `${loc} (catalog, bytes): ` : `${loc}: `;
-			views.push(planeView(h, plane, prefix, sole, undefined, planeOrder(h, plane, rank, input.budget)));
+			views.push(planeView(h, plane, prefix, sole, undefined, small(h, plane, undefined, planeOrder(h, plane, rank, input.budget))));
 		}
 		// Registered roots after the planes, under the same budget; dormant ones are never shown.
 		for (const name of input.roots ?? []) {
@@ -132,7 +140,7 @@ export function renderHead(input: HeadInput): string {
 				restTier: TIER.names,
 				restCap: entryCap(input.budget),
 			};
-			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name, order));
+			views.push(planeView(h, ROOTS, `${modelLocator(sole === undefined ? owner : undefined, ROOTS, [name])}: `, sole, name, small(h, ROOTS, name, order)));
 		}
 		notices.set(owner, [
 			...branchLines(owner, rank, sole, input.git),
@@ -140,11 +148,11 @@ export function renderHead(input: HeadInput): string {
 		]);
 	}
 	const recent = input.mode === "active" ? recentLines(input, owners, sole) : [];
-	return layout(input.budget, owners, ownerLines, views, notices, recent, (boxes) => foldLines(owners, input.histories, ranks, views, boxes, sole));
+	return layout(input.budget, owners, ownerLines, views, notices, recent);
 }
 
-/** First form of an active intent: whole up to this share of the budget (its goal and decisions), else a preview. */
-function intentCap(budget: number): number {
+/** First form of an active intent or of a tactic in flight: whole up to this share of the budget, else a preview (status first). */
+function inflightCap(budget: number): number {
 	return Math.max(PREVIEW_BYTES, Math.floor(budget / 6));
 }
 
@@ -158,16 +166,73 @@ function planeOrder(h: OwnerHistory, plane: Plane, rank: OwnerRank, budget: numb
 	const recent = { tier: TIER.recent, keys: recentKeys(h, plane, RECENT_CHANGES) };
 	switch (plane) {
 		case "intents":
-			return { groups: [{ tier: TIER.active, keys: rank.active, cap: intentCap(budget) }, recent], restTier: TIER.rest, exclude: rank.exclude.intents };
+			return {
+				groups: [{ tier: TIER.inflight, keys: rank.active, cap: inflightCap(budget) }, recent],
+				restTier: TIER.rest,
+				exclude: rank.exclude.intents,
+				marker: kinds(h, plane, rank.exclude.intents),
+			};
 		case "strategy":
 			return { groups: [], restTier: TIER.rules, restCap: entryCap(budget) };
-		case "tactics":
-			return { groups: [{ tier: TIER.active, keys: rank.owned.tactics }, recent], restTier: TIER.rest, exclude: rank.exclude.tactics };
+		case "tactics": {
+			// Steps in flight (next, doing, blocked, …: status.ts) whole and first, owned or not; then the
+			// active intents' other steps, open ones before finished ones (named with them, lengthened last).
+			const status = planeIndex(h, plane).status;
+			const inflight = [...(status?.inflight ?? [])].filter((k) => !rank.exclude.tactics.has(k)).sort(naturalCompare);
+			const open = rank.owned.tactics.filter((k) => status?.of.get(k) !== "closed");
+			const closed = rank.owned.tactics.filter((k) => status?.of.get(k) === "closed");
+			return {
+				groups: [
+					{ tier: TIER.inflight, keys: inflight, cap: inflightCap(budget) },
+					{ tier: TIER.owned, keys: open },
+					{ tier: TIER.owned, keys: closed, late: true },
+					recent,
+				],
+				restTier: TIER.rest,
+				exclude: rank.exclude.tactics,
+				marker: kinds(h, plane, rank.exclude.tactics),
+			};
+		}
 		case "lazy":
-			return { groups: [{ tier: TIER.active, keys: rank.owned.lazy }, recent], restTier: TIER.names, exclude: rank.exclude.lazy };
+			return { groups: [{ tier: TIER.owned, keys: rank.owned.lazy }, recent], restTier: TIER.names, exclude: rank.exclude.lazy };
 		case "artifacts":
 			return { groups: [recent], restTier: TIER.names };
 	}
+}
+
+/**
+ * What the marker of intents or tactics says of the entries it counts: how many are in flight,
+ * open, closed or of other branches (folded into lines of their own), and how old they are.
+ */
+function kinds(h: OwnerHistory, plane: "intents" | "tactics", exclude: ReadonlySet<string>): PlaneOrder["marker"] {
+	const status = planeIndex(h, plane).status;
+	if (status === undefined) return undefined;
+	const totals = [status.count.inflight, status.count.open, status.count.closed, 0];
+	for (const key of exclude) {
+		const cls = status.of.get(key);
+		if (cls === undefined) continue;
+		(totals[KIND_OF[cls]] as number)--;
+		(totals[OTHER_BRANCH] as number)++;
+	}
+	return {
+		labels: KINDS,
+		totals,
+		kindOf: (key) => (exclude.has(key) ? OTHER_BRANCH : KIND_OF[status.of.get(key) ?? "open"]),
+		...(h.tail.length > 0 ? { age: (shown: ReadonlySet<string>) => hiddenDay(h, plane, shown) as string } : {}),
+	};
+}
+
+/**
+ * A section whose entries take at most `SMALL_SECTION_BYTES` is offered whole, all its keys right
+ * after the work in flight (a three-item todo list is acted on by its ids).
+ */
+function small(h: OwnerHistory, plane: Section, root: string | undefined, order: PlaneOrder): PlaneOrder {
+	const idx = planeIndex(h, plane, root);
+	const bytes = plane === "lazy" ? idx.catalogMembers : idx.members;
+	if (bytes > SMALL_SECTION_BYTES) return order;
+	const [first, ...rest] = order.groups;
+	const whole = { tier: TIER.small, keys: idx.keys, cap: Number.POSITIVE_INFINITY };
+	return { ...order, groups: first?.tier === TIER.inflight ? [first, whole, ...rest] : [whole, ...order.groups] };
 }
 
 /**
@@ -249,8 +314,8 @@ function shortenedLine(budget: number): string {
 /**
  * Assemble the block within the budget. When the whole state does not fit: the skeleton (owner
  * lines, notices, every non-empty plane as one marker) first, then as many recent transitions as
- * fit, then state detail — every plane's names before any plane's values (intents, strategy,
- * tactics, artifacts, lazy; global, cwd, session), then the leftover lengthens previews.
+ * fit, then state detail tier by tier — every plane's names before any plane's values (intents,
+ * strategy, tactics, artifacts, lazy, roots; global, cwd, session) — then the rest.
  */
 function layout(
 	budget: number,
@@ -259,17 +324,13 @@ function layout(
 	views: PlaneView[],
 	notices: Map<Owner, string[]>,
 	recent: RecentLine[],
-	folds: (boxes: Map<PlaneView, Box> | undefined) => Map<Owner, string>,
 ): string {
-	let folded = new Map<Owner, string>();
 	const compose = (shownRecent: number, summary: string | undefined, planeText: (v: PlaneView) => string): string[] => {
 		// Each line stays one line whatever it quotes (`modelLine`); plane text is head JSON already (`head-elide.ts`).
 		const lines = [HEAD_OPEN];
 		for (const owner of owners) {
 			lines.push(modelLine(ownerLines.get(owner) as string));
 			for (const v of views) if (v.owner === owner) lines.push(modelLine(v.prefix) + planeText(v));
-			const fold = summary === undefined ? undefined : folded.get(owner);
-			if (fold !== undefined) lines.push(modelLine(fold));
 			lines.push(...(notices.get(owner) ?? []).map(modelLine));
 		}
 		if (recent.length > 0) {
@@ -303,36 +364,19 @@ function layout(
 	}
 
 	const summary = shortenedLine(budget);
-	const linesBytes = (m: Map<Owner, string>): number => [...m.values()].reduce((n, l) => n + utf8Bytes(modelLine(l)) + 1, 0);
-	/** One layout of fresh boxes with `reserved` fold lines set aside; returns what it showed and the fold lines it needs. */
-	const attempt = (reserved: Map<Owner, string>) => {
-		folded = reserved;
-		const boxes = new Map(views.map((v) => [v, v.box()]));
-		const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
-		// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
-		let shown = recent.length;
-		while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
-		const fixed = bytes(compose(shown, summary, () => ""));
-		const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
-		const room = (box: Box): number => budget - fixed - planeBytes() + box.bytes();
-		// Names of the relevant tiers first, then their values in tier order, then the rest (closed intents, loose tactics).
-		const relevant = [TIER.active, TIER.rules, TIER.recent, TIER.names];
-		for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box), tier);
-		for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box), tier);
-		for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box));
-		for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box));
-		return { boxes, shown, folds: folds(boxes) };
-	};
-	// The fold lines are first reserved at their longest (every closed intent and loose tactic
-	// hidden). What the layout then folds is often less, or nothing: a layout reserving only that
-	// fills the bytes it frees, and is kept when its own fold lines fit what it reserved (showing
-	// more can only shorten them, but the greedy fill is not strictly monotone).
-	let best = attempt(folds(undefined));
-	for (let i = 0; i < MAX_LAYOUTS - 1 && linesBytes(folded) - linesBytes(best.folds) >= RELAYOUT_BYTES; i++) {
-		const next = attempt(best.folds);
-		if (linesBytes(next.folds) > linesBytes(folded)) break;
-		best = next;
-	}
-	folded = best.folds;
-	return compose(best.shown, summary, (v) => (best.boxes.get(v) as Box).text()).join("\n");
+	const boxes = new Map(views.map((v) => [v, v.box()]));
+	const planeBytes = (): number => [...boxes.values()].reduce((n, b) => n + b.bytes(), 0);
+	// Recent transitions go only when even the skeleton leaves no room for them (newest kept longest).
+	let shown = recent.length;
+	while (shown > 0 && bytes(compose(shown, summary, () => "")) + planeBytes() > budget) shown--;
+	const fixed = bytes(compose(shown, summary, () => ""));
+	const byRank = [...views].sort((a, b) => SECTIONS.indexOf(a.plane) - SECTIONS.indexOf(b.plane) || OWNERS.indexOf(a.owner) - OWNERS.indexOf(b.owner));
+	const room = (box: Box): number => budget - fixed - planeBytes() + box.bytes();
+	// Names of the relevant tiers first, then their values in tier order, then the rest (closed intents, loose tactics).
+	const relevant = [TIER.inflight, TIER.small, TIER.owned, TIER.rules, TIER.recent, TIER.names];
+	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box), tier);
+	for (const tier of relevant) for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box), tier);
+	for (const v of byRank) (boxes.get(v) as Box).fillNames(room(boxes.get(v) as Box));
+	for (const v of byRank) (boxes.get(v) as Box).upgrade(room(boxes.get(v) as Box));
+	return compose(shown, summary, (v) => (boxes.get(v) as Box).text()).join("\n");
 }

@@ -8,7 +8,9 @@ import { utf8Bytes } from "../core/size.js";
 import { jsonUtf8Bytes, setOwn } from "../core/json.js";
 import { modelJson } from "../core/printable.js";
 import { ARTIFACT_COMPILER_FIELDS, ROOTS } from "../core/types.js";
-import type { Json, JsonObject, OwnerHistory, PlanePatch, Section } from "../core/types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, PlanePatch, Section } from "../core/types.js";
+import { headRefs } from "./head-refs.js";
+import { type StatusClass, statusClass } from "./status.js";
 
 /** A section the head shows: a plane, or one registered root (`roots` + its name). */
 export interface SectionRef {
@@ -41,7 +43,10 @@ export function sectionPatch(patch: PlanePatch, s: SectionRef): JsonObject | und
  */
 const ARTIFACT_BOOKKEEPING: ReadonlySet<string> = new Set(ARTIFACT_COMPILER_FIELDS.filter((f) => f !== "compiledTo"));
 
-/** A member of a section as the head shows it: an artifact without the compiler's bookkeeping; anything else as stored. */
+/**
+ * A member of a section as the head measures it: an artifact without the compiler's bookkeeping;
+ * anything else as stored (references are spelled when shown: `head-refs.ts`).
+ */
 export function shownMember(plane: Section, value: Json): Json {
 	if (plane !== "artifacts" || value === null || typeof value !== "object" || Array.isArray(value)) return value;
 	let bookkeeping = false;
@@ -51,6 +56,14 @@ export function shownMember(plane: Section, value: Json): Json {
 	for (const key of Object.keys(value)) if (!ARTIFACT_BOOKKEEPING.has(key)) setOwn(out, key, value[key] as Json);
 	return out;
 }
+
+/** A member as the head shows it: `shownMember`, references spelled for the sole owner `sole` (flat form) or qualified. */
+export function headMember(plane: Section, value: Json, sole: Owner | undefined): Json {
+	return headRefs(shownMember(plane, value), sole);
+}
+
+/** Planes whose entries have a status the head ranks and counts by (`status.ts`). */
+const STATUS_PLANES: ReadonlySet<Section> = new Set(["intents", "tactics"]);
 
 /** Bytes of the JSON text of a key plus its colon (`"k":`). */
 export function memberNameBytes(key: string): number {
@@ -77,6 +90,8 @@ export interface PlaneIndex {
 	catalogMembers: number;
 	/** Sum of the values' sizes (the lazy bodies' bytes). */
 	valueBytes: number;
+	/** Intents and tactics: each key's status class, how many keys are in each, and the keys in flight. */
+	status?: { of: Map<string, StatusClass>; count: Record<StatusClass, number>; inflight: Set<string> };
 }
 
 /** Indexes by the stored plane object: merges mutate it in place, a reload replaces it. */
@@ -93,7 +108,25 @@ function searchKey(keys: readonly string[], key: string): number {
 	return lo;
 }
 
-function indexSet(idx: PlaneIndex, key: string, value: Json): void {
+/** Record `key`'s status class (or its removal: `undefined`) in a status plane's index. */
+function indexStatus(idx: PlaneIndex, key: string, value: Json | undefined): void {
+	const st = idx.status;
+	if (st === undefined) return;
+	const before = st.of.get(key);
+	if (before !== undefined) st.count[before]--;
+	st.inflight.delete(key);
+	if (value === undefined) {
+		st.of.delete(key);
+		return;
+	}
+	const cls = statusClass(value);
+	st.of.set(key, cls);
+	st.count[cls]++;
+	if (cls === "inflight") st.inflight.add(key);
+}
+
+function indexSet(idx: PlaneIndex, key: string, value: Json, stored: Json): void {
+	indexStatus(idx, key, stored);
 	const before = idx.sizes.get(key);
 	const size = storedBytes(value);
 	const name = memberNameBytes(key);
@@ -113,6 +146,7 @@ function indexSet(idx: PlaneIndex, key: string, value: Json): void {
 }
 
 function indexDelete(idx: PlaneIndex, key: string): void {
+	indexStatus(idx, key, undefined);
 	const before = idx.sizes.get(key);
 	if (before === undefined) return;
 	const at = searchKey(idx.keys, key);
@@ -138,12 +172,14 @@ export function planeIndex(h: OwnerHistory, plane: Section, root?: string): Plan
 		const touched = new Set<string>();
 		for (const rec of h.tail) if (rec.seq > idx.seq) for (const key of Object.keys(sectionPatch(rec.patch, s) ?? {})) touched.add(key);
 		for (const key of touched) {
-			if (Object.hasOwn(value, key)) indexSet(idx, key, shownMember(plane, value[key] as Json));
+			if (Object.hasOwn(value, key)) indexSet(idx, key, shownMember(plane, value[key] as Json), value[key] as Json);
 			else indexDelete(idx, key);
 		}
 	} else {
 		idx = { seq: 0, bytes: 0, keys: Object.keys(value).sort(naturalCompare), sizes: new Map(), members: 0, catalogMembers: 0, valueBytes: 0 };
+		if (root === undefined && STATUS_PLANES.has(plane)) idx.status = { of: new Map(), count: { inflight: 0, open: 0, closed: 0 }, inflight: new Set() };
 		for (const key of idx.keys) {
+			indexStatus(idx, key, value[key] as Json);
 			const size = storedBytes(shownMember(plane, value[key] as Json));
 			const name = memberNameBytes(key);
 			idx.sizes.set(key, size);

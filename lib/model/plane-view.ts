@@ -4,7 +4,7 @@
  * (`plane-index.ts`) makes both cheap; the box (`head-elide.ts`) fills within the budget.
  */
 import type { Json, Owner, OwnerHistory, Section } from "../core/types.js";
-import { Box, type Candidate, PREVIEW_BYTES, presentedText, type Spelling } from "./head-elide.js";
+import { Box, type Candidate, type MarkerKinds, PREVIEW_BYTES, presentedText, type Spelling } from "./head-elide.js";
 import { headJson, memberNameBytes, planeIndex, sectionPatch, type SectionRef, sectionValue, shownMember } from "./plane-index.js";
 
 /**
@@ -13,11 +13,14 @@ import { headJson, memberNameBytes, planeIndex, sectionPatch, type SectionRef, s
  * then natural order) at `restTier`. Excluded keys are never offered: only the marker counts them.
  */
 export interface PlaneOrder {
-	groups: ReadonlyArray<{ tier: number; keys: readonly string[]; cap?: number }>;
+	/** `late`: named in its tier, lengthened only after every tier (finished steps of active intents). */
+	groups: ReadonlyArray<{ tier: number; keys: readonly string[]; cap?: number; late?: boolean }>;
 	restTier: number;
 	/** Cap of the other keys' first form (default: a preview). */
 	restCap?: number;
 	exclude?: ReadonlySet<string>;
+	/** What the plane's marker says of the keys it counts: their kinds (`kindOf` indexes `labels`) and age. */
+	marker?: MarkerKinds & { kindOf(key: string): number };
 }
 
 /** Every key at one tier, recently changed first: what a plane offers without a ranking. */
@@ -54,11 +57,13 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 	const n = idx.keys.length;
 	const fullBytes = 2 + Math.max(0, n - 1) + (catalog ? idx.catalogMembers : idx.members);
 	const exclude = order.exclude ?? new Set<string>();
-	const candidate = (key: string, tier: number, cap: number): Candidate => {
+	const candidate = (key: string, tier: number, cap: number, late = false): Candidate => {
 		const size = idx.sizes.get(key) as number;
+		const kind = order.marker?.kindOf(key);
+		const extra = { ...(kind !== undefined ? { kind } : {}), ...(late ? { late } : {}) };
 		return catalog
-			? { key, value: size, size: String(size).length, weight: size, tier, cap, order: 0 }
-			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size, tier, cap, order: 0 };
+			? { key, value: size, size: String(size).length, weight: size, tier, cap, order: 0, ...extra }
+			: { key, value: shownMember(plane, value[key] as Json), size, weight: memberNameBytes(key) + size, tier, cap, order: 0, ...extra };
 	};
 	return {
 		owner: h.owner,
@@ -92,7 +97,7 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 					}
 					if (!seen.has(key) && Object.hasOwn(value, key)) {
 						seen.add(key);
-						return candidate(key, group.tier, group.cap ?? PREVIEW_BYTES);
+						return candidate(key, group.tier, group.cap ?? PREVIEW_BYTES, group.late);
 					}
 				}
 				// Then recently changed keys: the keys each retained transition set, newest first.
@@ -118,7 +123,7 @@ export function planeView(h: OwnerHistory, plane: Section, prefix: string, sole:
 				}
 				return undefined;
 			};
-			return new Box("object", [], { count: n, bytes: catalog ? idx.valueBytes : idx.members }, next, sp, true);
+			return new Box("object", [], { count: n, bytes: catalog ? idx.valueBytes : idx.members }, next, sp, true, order.marker);
 		},
 	};
 }

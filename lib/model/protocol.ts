@@ -65,7 +65,7 @@ export function renderProtocol(opts: ProtocolOptions): string {
 		"State Flow is your durable working memory. Tools: `read_state` reads it, `patch_state` changes it (JSON merge patch: null deletes). " +
 			(mcp
 				? "`state_head` shows it: call it when you start a task. Results end with `seen`; send it with a patch_state to have the write refused, with the current values, if another agent changed those keys since."
-				: "<state_flow_head> shows it before each user prompt, frozen for that run; tool results acknowledge your writes."),
+				: "<state_flow_head> shows it before each user prompt, frozen for that run."),
 	);
 	if (scoped) {
 		lines.push(
@@ -79,20 +79,21 @@ export function renderProtocol(opts: ProtocolOptions): string {
 		"Planes:",
 		"- intents: what the user asks for: goals, requirements, decisions, status.",
 		"- strategy: the approach taken, standing rules (they outlive intents), rationale, rejected options.",
-		"- tactics: concrete next steps.",
-		"- artifacts: files and Skills the work uses or produced, keyed by exact path.",
+		"- tactics: concrete next steps with a status (next, doing, blocked: shown first; todo, done).",
+		"- artifacts: files and Skills the work uses or made, keyed by exact path.",
 		"- lazy: large bodies (notes, logs, plans); the head lists only key and size.",
 		`A reference is {"$ref":"${q("tactics.t1")}"} (a read_state locator) alone in its object; quote keys that are not plain names: {"$ref":${JSON.stringify(q('lazy["notes/plan.md"]'))}}. ` +
-			"An intent owns the tactics and lazy entries it references; deleting the intent deletes them.",
+			"An intent owns the tactics and lazy entries it references; deleting the intent deletes them; " +
+			`the head abbreviates ref arrays ("refs: ${q("tactics.t1")}…t3 (3)").`,
 	);
 	if (opts.mode === "active") {
 		lines.push(
-			"When the user asks for something, record it as an intent in the same turn; a plain question needs none. Keep tactics honest: add steps before you work, " +
-				"update them as you go, delete finished ones. When an intent is done, delete it (null) or set its status to done. Put long text in lazy.",
+			"Record multi-step work the user wants carried across turns as an intent; a one-shot edit or a plain question needs none. " +
+				"Keep tactics honest: add steps before you work, update their status, delete finished ones. Close a finished intent: null, or status done.",
 		);
 		if (opts.bootstrap) {
 			lines.push(
-				"The state is empty. Start now: record the user's request and your first steps, e.g. patch_state " +
+				"The state is empty. Start now for multi-step work, e.g. patch_state " +
 					wrap(`{"intents":{"login":{"goal":"fix login","owns":[{"$ref":"${q("tactics.t1")}"}]}},"tactics":{"t1":"reproduce the bug"}}`),
 			);
 		}
@@ -102,9 +103,9 @@ export function renderProtocol(opts: ProtocolOptions): string {
 	const temporal = scoped ? `${other}[1].tactics` : "effective[1].tactics";
 	const latest = scoped ? `${other}.patches[0]` : "patches[0]";
 	lines.push(
-		`Read: \`${q('lazy["notes/plan.md"]')}\` returns a lazy body; \`${temporal}\` is the state one transition back; ` +
-			`\`${latest}\` is the latest change; projection "keys" lists keys, "history" lists the changes of a path; ` +
-			'{"search":"x"} finds text.' +
+		`Read: \`${q('lazy["notes/plan.md"]')}\` is a lazy body; \`${temporal}\` is one transition back; ` +
+			`\`${latest}\` the latest change; projections "keys", "history" (a path's changes); ` +
+			'{"search":"x"} finds text, lazy bodies too.' +
 			// How to read what a shortened head hides is said by the head itself, once, when it is shortened.
 			(scoped ? ` \`effective.tactics\` overlays ${[...owners].reverse().join(" over ")}.` : ""),
 		PROTOCOL_CLOSE,

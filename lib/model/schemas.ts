@@ -119,19 +119,19 @@ function basePatchDescription(shape: "flat" | "scoped"): string {
 
 /** Description of `read_state` for the current shape (parameters never change). */
 export function readDescription(shape: "flat" | "scoped"): string {
-	const tail = "Give `path`, `paths` (a batch) or `search` (text in keys and values; under `path` if given). projection: value (default), keys, history.";
+	const tail = "Give `path`, `paths` (a batch) or `search` (text in keys, values, lazy bodies; under `path` if given). projection: value, keys, history.";
 	switch (shape) {
 		case "flat":
 			return (
-				'Read State Flow state by locator: tactics, tactics.items[1], lazy["notes/a.md"] (a lazy body), ' +
-				"effective[1].tactics (one transition back), patches[0] (latest transition). " +
+				'Read State Flow by locator: tactics, tactics.items[1], lazy["notes/a.md"] (a lazy body), ' +
+				"effective[1].tactics (1 transition back), patches[0] (latest transition). " +
 				tail
 			);
 		case "scoped":
 			return (
-				'Read State Flow state by locator: cwd.tactics, cwd.lazy["notes/a.md"] (a lazy body), ' +
-				"global[1].strategy (one transition back), session.patches[0] (latest transition), " +
-				"effective.tactics (session over cwd over global). " +
+				'Read State Flow by locator: cwd.tactics, cwd.lazy["notes/a.md"] (a lazy body), ' +
+				"global[1].strategy (1 transition back), session.patches[0] (latest transition), " +
+				"effective.tactics (session over cwd over global; current only, no [N]). " +
 				tail
 			);
 		default:

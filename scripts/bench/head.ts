@@ -8,7 +8,8 @@ import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { DEFAULT_HEAD_BUDGET, renderHead } from "../../lib/model/head.js";
 import { utf8Bytes } from "../../lib/core/size.js";
-import { activeWorkShown, longProject } from "../../tests/helpers/long-project.js";
+import { activeWorkShown } from "../../tests/helpers/head-checks.js";
+import { longProject } from "../../tests/helpers/long-project.js";
 import { BY, ms, p50 } from "./shared.js";
 
 /** A CWD history of `count` tactics of about `size` bytes each, committed through the engine in batches of 500. */
@@ -61,9 +62,9 @@ export function headFill(): number {
 }
 
 /**
- * The share of a long-lived project's active work (issue 26's shape, ~75 KB: active intents'
- * goals, owned steps with their status, lazy note and artifact names, todo texts) that the
- * default head shows whole; target 1.0.
+ * The share of a long-lived project's active work (issue 36's shape, ~75 KB: active intents'
+ * goals and status, owned steps with their status, lazy note and artifact names, the todos
+ * whole) that the default head shows; target 1.0.
  */
 export function headActiveWork(): number {
 	const { cwd, work, roots } = longProject();

@@ -6,7 +6,15 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { ToolDefinition } from "@mariozechner/pi-coding-agent";
 import { type Component, visibleWidth } from "@mariozechner/pi-tui";
-import { readLocators, renderPatchCall, renderPatchResult, renderReadCall, renderReadResult, summarizePatchArgs } from "../../lib/host/tools/render.js";
+import {
+	changedLocators,
+	readLocators,
+	renderPatchCall,
+	renderPatchResult,
+	renderReadCall,
+	renderReadResult,
+	summarizePatchArgs,
+} from "../../lib/host/tools/render.js";
 import { code, draw, plain, raw, theme } from "../helpers/render-theme.js";
 
 const text = (t: string) => [{ type: "text", text: t }];
@@ -70,15 +78,15 @@ describe("renderPatchResult", () => {
 		const lines = draw(renderPatchResult(result, { expanded: false, isPartial: false }, theme, { isError: false }));
 		assert.deepEqual(lines, [
 			"✓ · cwd · 6 changed · 0b9f5c1e",
-			"  /cwd/tactics/a",
-			"  /cwd/tactics/b",
-			"  /cwd/tactics/c",
-			"  /cwd/tactics/d",
+			"  cwd.tactics.a",
+			"  cwd.tactics.b",
+			"  cwd.tactics.c",
+			"  cwd.tactics.d",
 			"  … 2 more",
 			"cascaded:",
 			"  cwd.intents.ship → cwd.tactics.step1, cwd.lazy.plan",
 			"already absent:",
-			"  /cwd/lazy/old",
+			"  cwd.lazy.old",
 			"dangling refs:",
 			"  cwd.intents.keep → cwd.tactics.gone",
 		]);
@@ -87,7 +95,10 @@ describe("renderPatchResult", () => {
 	it("expands to every path, each shown once, and the full transition id", () => {
 		const lines = draw(renderPatchResult(result, { expanded: true, isPartial: false }, theme, { isError: false }));
 		assert.equal(lines[0], `✓ · cwd · 6 changed · ${patchDetails.transitionId}`);
-		for (const p of patchDetails.changed) assert.equal(lines.filter((l) => l.includes(p)).length, 1, p);
+		for (const p of patchDetails.changed) {
+			const loc = `cwd.tactics.${p.slice("/cwd/tactics/".length)}`;
+			assert.equal(lines.filter((l) => l.trim() === loc).length, 1, loc);
+		}
 		assert.ok(!lines.some((l) => l.includes("more")));
 		assert.ok(!lines.some((l) => l.includes("Committed")), "the model-facing prose is not repeated");
 	});
@@ -142,6 +153,36 @@ describe("renderPatchResult", () => {
 			'  cwd.artifacts[".pi/skills/notes/SKILL.md"] compiled',
 			'  global.artifacts["old.md"] removed',
 		]);
+	});
+
+	it("names changed paths as the user types them: no pointer escapes, a registered root beside the planes, bookkeeping as one refreshed line", () => {
+		const changed = [
+			"/cwd/artifacts/src~1parse.js/fingerprint/size",
+			"/cwd/artifacts/src~1parse.js/fingerprint/mtimeMs",
+			"/cwd/artifacts/src~1parse.js/sourceHash",
+			"/cwd/artifacts/docs~1a.md/note",
+			"/cwd/artifacts/docs~1a.md/fingerprint/size",
+			"/cwd/roots/todos/t1/done",
+			"/session/lazy/notes~1x~0y.md",
+			"/cwd/tactics/a b",
+		];
+		assert.deepEqual(changedLocators(changed), [
+			'cwd.artifacts["src/parse.js"] refreshed',
+			'cwd.artifacts["docs/a.md"].note',
+			"cwd.todos.t1.done",
+			'session.lazy["notes/x~y.md"]',
+			'cwd.tactics["a b"]',
+		]);
+		const refreshed = {
+			content: text("ok"),
+			details: { ...patchDetails, changed: changed.slice(0, 3), cascades: [], missingDeletions: [], danglingRefs: [] },
+		};
+		for (const expanded of [false, true]) {
+			const lines = draw(renderPatchResult(refreshed, { expanded, isPartial: false }, theme));
+			assert.equal(lines[0]?.replace(/ · [0-9a-f-]+$/, ""), "✓ · cwd · 1 changed");
+			assert.deepEqual(lines.slice(1), ['  cwd.artifacts["src/parse.js"] refreshed']);
+			assert.ok(!lines.some((l) => /~1|fingerprint|mtimeMs|sourceHash|size/.test(l)), lines.join("\n"));
+		}
 	});
 
 	it("shows a progress line while the result is partial", () => {

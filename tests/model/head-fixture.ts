@@ -1,7 +1,9 @@
-/** Set-up shared by the head renderer's tests: owner histories built by the real engine. */
+/** Set-up shared by the head renderer's tests: owner histories built by the real engine, and what a plane marker must say. */
+import assert from "node:assert/strict";
 import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, Owner, OwnerHistory } from "../../lib/core/types.js";
+import { type StatusClass, statusClass } from "../../lib/model/status.js";
 
 export type Histories = Partial<Record<Owner, OwnerHistory>>;
 
@@ -60,3 +62,52 @@ export const SKIPPED_THEN_ROOM: HeadCase = [
 	"passive",
 	"main",
 ];
+
+/**
+ * What the marker of a plane of intents or tactics says is true: its kinds (`kinds`, the text in
+ * its parentheses) add up to its count; per kind at most as many hidden entries are of that status
+ * (`status.ts`), the rest are other branches' (folded into lines of their own, only on a branch);
+ * and no hidden entry changed after the day it names, which it names exactly when there is history.
+ */
+export function markerKindsLaw(
+	kinds: string,
+	count: number,
+	h: OwnerHistory,
+	plane: "intents" | "tactics",
+	shownKeys: ReadonlySet<string>,
+	onBranch: boolean,
+): void {
+	const state = h.state[plane];
+	const hidden = Object.keys(state).filter((k) => !shownKeys.has(k));
+	assert.equal(hidden.length, count);
+	const [named, age] = kinds.split("; none changed after ");
+	const claimed = new Map<string, number>();
+	const parts = (named as string).split(", ");
+	for (const part of parts) {
+		const pm = /^(?:(\d+) )?(in flight|open|closed|on other branches)$/.exec(part);
+		assert.ok(pm, `kind ${part}`);
+		claimed.set(pm[2] as string, pm[1] === undefined ? count : Number(pm[1]));
+	}
+	assert.ok(parts.length === 1 || parts.every((p) => /^\d+ /.test(p)), "several kinds are counted each; one is named alone");
+	assert.equal(
+		[...claimed.values()].reduce((a, b) => a + b, 0),
+		count,
+		"the kinds add up to the count",
+	);
+	const label: Record<StatusClass, string> = { inflight: "in flight", open: "open", closed: "closed" };
+	let other = 0;
+	for (const cls of ["inflight", "open", "closed"] as const) {
+		const actual = hidden.filter((k) => statusClass(state[k]) === cls).length;
+		const said = claimed.get(label[cls]) ?? 0;
+		assert.ok(said <= actual, `${said} ${label[cls]} said, ${actual} hidden`);
+		other += actual - said;
+	}
+	assert.equal(claimed.get("on other branches") ?? 0, other, "the rest are other branches' entries");
+	assert.ok(other === 0 || onBranch, "entries are folded by branch only on a branch");
+	assert.equal(age !== undefined, h.tail.length > 0, "the age is said when there is history to say it from");
+	for (const rec of h.tail) {
+		if (age === undefined || rec.at.slice(0, 10) <= age) continue;
+		const patch = rec.patch[plane] ?? {};
+		for (const k of Object.keys(patch)) assert.ok(patch[k] === null || !hidden.includes(k), `${k} is hidden but changed on ${rec.at}, after ${age}`);
+	}
+}

@@ -1,8 +1,9 @@
 /**
- * The head of a long-lived project (issue 26): relevance, not key order. On the fixture of
- * `tests/helpers/long-project.ts` the 8 KiB head shows every active intent's goal, every owned
- * step's key and status, every lazy note's and artifact's key and the todo texts, and folds the
- * closed intents and old tactics into one line that says how many, how old and how to read them.
+ * The head of a long-lived project (issues 26 and 36): relevance, not key order. On the fixture of
+ * `tests/helpers/long-project.ts` the 8 KiB head shows every active intent's goal and status,
+ * every owned step's key and status, every lazy note's and artifact's key and the todos whole;
+ * steps in flight come whole and first, a shortened step keeps its status, small sections are
+ * whole, and a plane's marker says what kinds of entries it counts, how old and how to read them.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -11,13 +12,15 @@ import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
 import { DEFAULT_HEAD_BUDGET, renderHead } from "../../lib/model/head.js";
 import { utf8Bytes } from "../../lib/core/size.js";
-import { activeWorkShown, longProject } from "../helpers/long-project.js";
+import { activeWorkShown, lineObject } from "../helpers/head-checks.js";
+import { longProject } from "../helpers/long-project.js";
 
 describe("head relevance", () => {
-	it("shows the active work of a 75 KB project whole at 8 KiB", () => {
+	it("shows the active work of a 75 KB project at 8 KiB: every active intent's goal and status, every owned step's status, names, the todos whole", () => {
 		const { cwd, work, roots } = longProject();
 		assert.ok(cwd.bytes > 70_000 && cwd.bytes < 90_000, `${cwd.bytes} B of state`);
 		assert.equal(Object.keys(cwd.state.tactics).length, 311);
+		assert.equal(Object.keys(cwd.state.intents).length, 5);
 		const head = renderHead({ mode: "active", wanted: ["cwd"], histories: { cwd }, budget: DEFAULT_HEAD_BUDGET, roots });
 		if (process.env.SHOW_HEAD) console.log(head);
 		assert.ok(utf8Bytes(head) <= DEFAULT_HEAD_BUDGET);
@@ -48,36 +51,37 @@ function steps(prefix: string, count: number, status?: string): JsonObject {
 }
 
 describe("head relevance: what goes first and what folds", () => {
-	it("puts the active intent's steps before loose and closed ones, and folds those into one line saying how many, how old, how to read them", () => {
+	it("puts steps in flight whole first, then the active intent's other steps (status first), and says what its marker counts: how many of each kind, how old, where to read them", () => {
 		const histories = build([
 			{ cwd: { tactics: steps("old", 120, "done"), intents: { was: { goal: "old goal", status: "done" } } } },
 			{ cwd: { tactics: steps("loose", 40) } },
 			{
 				cwd: {
 					intents: { now: { goal: "the current goal", owns: [{ $ref: "cwd.tactics.now-0" }, { $ref: "cwd.tactics.now-1" }] } },
-					tactics: steps("now", 2, "todo"),
+					tactics: { ...steps("now", 2, "todo"), "now-0": { step: "now 0 ".padEnd(100, "y"), status: "next", notes: "n".repeat(150) } },
 				},
 			},
 		]);
 		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 2048 });
 		assert.ok(utf8Bytes(head) <= 2048);
-		const tactics = head.split("\n").find((l) => l.startsWith("tactics: ")) ?? "";
-		assert.match(tactics, /"now-0":\{"step":"now 0[^"]*","status":"todo"\}/);
-		assert.match(tactics, /"now-1":\{"step":"now 1[^"]*","status":"todo"\}/);
-		assert.ok(head.includes('intents: {"now":{"goal":"the current goal"'), "the active intent is whole");
-		const fold = head.split("\n").find((l) => l.startsWith("folded: ")) ?? "";
-		const m =
-			/^folded: (1 closed intent, )?(\d+) tactics no active intent owns, none changed after (\S+): read_state (intents, )?tactics with projection keys$/.exec(
-				fold,
-			);
-		assert.ok(m, fold);
-		// Leftover bytes may show the small closed intent; the fold names it exactly when it is not shown.
-		assert.equal(m[1] !== undefined, !head.includes('"was":'));
-		assert.equal(m[4] !== undefined, m[1] !== undefined);
-		m.splice(1, 1);
-		const shownLoose = (tactics.match(/"(old|loose)-\d+":/g) ?? []).length;
-		assert.equal(Number(m[1]) + shownLoose, 160, "the fold counts exactly the hidden loose and finished tactics");
-		assert.equal(m[2], "2026-01-02", "the newest hidden change (the loose steps), by day");
+		const tactics = lineObject(head, "tactics: ");
+		assert.deepEqual(tactics["now-0"], (histories.cwd as OwnerHistory).state.tactics["now-0"], "the step in flight is whole");
+		assert.equal((tactics["now-1"] as JsonObject).status, "todo");
+		assert.ok(head.includes('intents: {"now":{"goal":"the current goal","owns":"refs: tactics.now-0, tactics.now-1"}'), head);
+		const marker = tactics["…"] as string;
+		const m = /^(\d+) more \((\d+) open, (\d+) closed; none changed after (\S+)\), [\d.]+ KB: read_state tactics with projection keys$/.exec(marker);
+		assert.ok(m, marker);
+		const shownOld = Object.keys(tactics).filter((k) => k.startsWith("old-")).length;
+		const shownLoose = Object.keys(tactics).filter((k) => k.startsWith("loose-")).length;
+		assert.equal(Number(m[1]), 160 - shownOld - shownLoose, "the marker counts exactly the hidden tactics");
+		assert.equal(Number(m[2]), 40 - shownLoose, "the loose steps (no status) are open");
+		assert.equal(Number(m[3]), 120 - shownOld, "the finished ones are closed");
+		assert.equal(m[4], "2026-01-02", "the newest hidden change (the loose steps), by day");
+		// The closed intent: shown, or counted by the intents marker as closed, never twice.
+		const intents = lineObject(head, "intents: ");
+		assert.equal(Object.hasOwn(intents, "was"), !Object.hasOwn(intents, "…"));
+		if (Object.hasOwn(intents, "…")) assert.match(intents["…"] as string, /^1 more \(closed; none changed after 2026-01-01\), /);
+		assert.ok(!head.includes("\nfolded: "), "no separate fold line: the markers say what they count");
 	});
 
 	it("folds another branch's intents and their steps into one line each; on their own branch they are shown first; without a branch nothing folds", () => {
@@ -111,7 +115,7 @@ describe("head relevance: what goes first and what folds", () => {
 		const tight = renderHead({ ...input, budget: 700, git: { branch: "feature/b" } });
 		assert.ok(tight.includes('"theirs":{"goal":"their goal"'), tight);
 	});
-	it("fills the bytes a fold line was reserved but turned out not to need (all loose tactics shown)", () => {
+	it("shows small sections whole, ids and all, and fills what is left to the budget", () => {
 		const owners = ["global", "session"] as const;
 		const tactics = { a: "check the build", b: "then the docs" };
 		const histories = build(
@@ -121,8 +125,26 @@ describe("head relevance: what goes first and what folds", () => {
 		const budget = 1100;
 		const head = renderHead({ mode: "passive", wanted: owners, histories, budget });
 		assert.ok(head.includes('global.tactics: {"a":"check the build","b":"then the docs"}'), head);
-		assert.ok(!head.includes("\nfolded: "), "every loose tactic is shown, so nothing is folded");
-		// The longest fold lines (about 120 B an owner) were set aside first; the strings give way to fill them.
+		assert.ok(head.includes('session.tactics: {"a":"check the build","b":"then the docs"}'), head);
 		assert.ok(utf8Bytes(head) <= budget && utf8Bytes(head) >= budget - 24, `${utf8Bytes(head)} of ${budget} B`);
+	});
+
+	it("shortens a long step with its status first, whole, and only its text cut (the cut says so)", () => {
+		const status = "blocked: waiting on the security review of the new token store";
+		const step = { step: "Cut the release branch and tag it, then ".padEnd(400, "z"), status };
+		const histories = build([{ cwd: { tactics: steps("filler", 60, "todo") } }, { cwd: { tactics: { "rel-02": { ...step, status: "todo" } } } }]);
+		const head = renderHead({ mode: "passive", wanted: ["cwd"], histories, budget: 1500 });
+		const shown = lineObject(head, "tactics: ")["rel-02"] as JsonObject;
+		assert.deepEqual(Object.keys(shown), ["status", "step"], "the status first, then the text");
+		assert.equal(shown.status, "todo");
+		assert.match(shown.step as string, /^Cut the release.*…$/);
+		// In flight, the same step is whole (up to a sixth of the budget); a status longer than a preview is never cut.
+		const inflight = build([{ cwd: { tactics: steps("filler", 60, "todo") } }, { cwd: { tactics: { "rel-02": step } } }]);
+		const whole = renderHead({ mode: "passive", wanted: ["cwd"], histories: inflight, budget: 4096 });
+		assert.deepEqual(lineObject(whole, "tactics: ")["rel-02"], step);
+		const tight = lineObject(renderHead({ mode: "passive", wanted: ["cwd"], histories: inflight, budget: 1500 }), "tactics: ")["rel-02"] as JsonObject;
+		assert.deepEqual(Object.keys(tight), ["status", "step"]);
+		assert.equal(tight.status, status);
+		assert.match(tight.step as string, /…$/);
 	});
 });

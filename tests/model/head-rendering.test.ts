@@ -43,7 +43,8 @@ describe("head rendering", () => {
 			lines.slice(2, 7).map((l) => l.split(/[ :]/)[0]),
 			["intents", "strategy", "tactics", "artifacts", "lazy"],
 		);
-		assert.equal(lines[2], 'intents: {"login":{"goal":"fix login","owns":[{"$ref":"tactics.t1"},{"$ref":"tactics.t2"}]}}');
+		// Ownership is one string naming the references, relative in flat form; storage keeps the array.
+		assert.equal(lines[2], 'intents: {"login":{"goal":"fix login","owns":"refs: tactics.t1, tactics.t2"}}');
 		assert.equal(lines[6], `lazy (catalog, bytes): {"notes/plan.md":${utf8Bytes(JSON.stringify(BODY))}}`);
 		assert.ok(!head.includes("never shown"), "no lazy body in the head");
 		assert.ok(lines.includes("! dangling ref: intents.login -> tactics.t2 (missing)"));

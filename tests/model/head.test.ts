@@ -15,11 +15,11 @@ import { commitStaged, stage } from "../../lib/core/stage.js";
 import { OWNERS, PLANES } from "../../lib/core/types.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, Plane } from "../../lib/core/types.js";
 import { MARKER_KEY, modelLocator, naturalCompare, renderHead } from "../../lib/model/head.js";
-import { utf8Bytes } from "../../lib/core/size.js";
-import { shownMember } from "../../lib/model/head-elide.js";
-import { formatSize } from "../../lib/core/size.js";
-import { presentValue, toCanonicalLocator } from "../../lib/model/interface.js";
-import { type HeadCase, SKIPPED_THEN_ROOM, build } from "./head-fixture.js";
+import { formatSize, utf8Bytes } from "../../lib/core/size.js";
+import { headRefs } from "../../lib/model/head-refs.js";
+import { toCanonicalLocator } from "../../lib/model/interface.js";
+import { headMember } from "../../lib/model/plane-index.js";
+import { type HeadCase, SKIPPED_THEN_ROOM, build, markerKindsLaw } from "./head-fixture.js";
 import { assertProperty } from "../helpers/seed.js";
 
 /** An object's values mapped, keys kept as own data (`__proto__` included). */
@@ -41,9 +41,12 @@ function planeLines(head: string): Map<string, Json> {
 
 /** A shortened head says so on this line; its absence means every value is shown whole. */
 const SHORTENED = /\nshortened to the [\d.]+ K?B head budget: /;
-/** A marker: what is not shown and where to read it. */
-/** A marker: what is not shown; a plane's also names its locator (group 4) and the keys projection. */
-const MARKER_TEXT = /^(\d+) (more )?(keys?|items?), [\d.]+ K?B(?:: read_state (.+) with projection keys)?$/;
+/**
+ * A marker: how many entries are not shown (`count`); a plane's of intents or tactics also what
+ * kinds they are and how old (`kinds`), and every plane's names its locator (`loc`) and the keys projection.
+ */
+const MARKER_TEXT =
+	/^(?<count>\d+) (?:more (?:keys?|items?)|keys?|items?|more(?= \())(?: \((?<kinds>[^)]*)\))?, [\d.]+ K?B(?:: read_state (?<loc>.+) with projection keys)?$/;
 
 /** Tactics `step-0` … of about `size` bytes each, committed at once. */
 function steps(count: number, size: number): JsonObject {
@@ -106,10 +109,12 @@ function headLaws(...[wanted, patches, budget, mode, branch]: HeadCase): void {
 	if (budget >= skeleton) assert.ok(bytes <= budget, `${bytes} > ${budget}`);
 	if (shortened && budget >= 1024 && budget >= skeleton) assert.ok(bytes >= 0.85 * budget, `fill ${bytes} / ${budget}`);
 	if (!shortened) assert.ok(!head.includes("- elided"), "transitions are dropped only in a shortened head");
+	const sole = wanted.length === 1 ? wanted[0] : undefined;
+	/** The value at `loc` as stored (references canonical): the head spells it with `headRefs`. */
 	const read = (loc: string): Json => {
 		const [result] = evaluate({ wanted, histories }, [toCanonicalLocator(loc, wanted)]);
 		assert.ok(result !== undefined, loc);
-		return presentValue(result.value, wanted);
+		return result.value;
 	};
 	/** Check a displayed value against the original; returns whether anything was left out. */
 	const check = (displayed: Json, original: Json, catalog: boolean, at: { owner: Owner; plane: Plane; path: (string | number)[] }): boolean => {
@@ -147,17 +152,22 @@ function headLaws(...[wanted, patches, budget, mode, branch]: HeadCase): void {
 			assert.ok(m, markerText);
 			// A plane's marker names its locator; a nested one is read at its own path.
 			const loc = modelLocator(wanted.length === 1 ? undefined : at.owner, at.plane, at.path);
-			assert.equal(m[4], at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
+			assert.equal(m.groups?.loc, at.path.length === 0 ? loc : undefined, "only a plane's marker names its locator");
 			const value = read(loc);
 			// A catalog marker reads the bodies; the catalog is their keys.
 			if (catalog) assert.deepEqual(Object.keys(value as JsonObject), Object.keys(original));
 			// An artifact is read with the bookkeeping the head leaves out.
 			else if (at.plane === "artifacts" && at.path.length <= 1) {
-				const asShown = at.path.length === 0 ? mapValues(value as JsonObject, (v) => shownMember("artifacts", v)) : shownMember("artifacts", value);
+				const asShown = at.path.length === 0 ? mapValues(value as JsonObject, (v) => headMember("artifacts", v, sole)) : headMember("artifacts", value, sole);
 				assert.ok(jsonEqual(asShown, original), `marker at ${loc} reads the value`);
-			} else assert.ok(jsonEqual(value, original), `marker at ${loc} reads the value`);
+			} else assert.ok(jsonEqual(headRefs(value, sole), original), `marker at ${loc} reads the value`);
 			const total = isArray ? (original as Json[]).length : Object.keys(original).length;
-			assert.equal(Number(m[1]) + shownItems.length, total, "the marker counts exactly the rest");
+			assert.equal(Number(m.groups?.count) + shownItems.length, total, "the marker counts exactly the rest");
+			if (m.groups?.kinds !== undefined) {
+				assert.ok(at.path.length === 0 && (at.plane === "intents" || at.plane === "tactics"), `only a plane of intents or tactics says kinds: ${markerText}`);
+				const shownKeys = new Set(shownItems.map((e) => (e as [string, Json])[0]));
+				markerKindsLaw(m.groups.kinds, Number(m.groups.count), histories[at.owner] as OwnerHistory, at.plane, shownKeys, branch !== undefined);
+			}
 		}
 		shownItems.forEach((item, i) => {
 			if (isArray) check(item as Json, (original as Json[])[i] as Json, false, { ...at, path: [...at.path, i] });
@@ -183,10 +193,7 @@ function headLaws(...[wanted, patches, budget, mode, branch]: HeadCase): void {
 			const original =
 				p === "lazy"
 					? Object.fromEntries(Object.entries(state).map(([k, v]) => [k, utf8Bytes(JSON.stringify(v))]))
-					: presentValue(
-							mapValues(state, (v) => shownMember(p, v)),
-							wanted,
-						);
+					: mapValues(state, (v) => headMember(p, v, sole));
 			check(displayed, original, p === "lazy", { owner, plane: p, path: [] });
 		}
 	}
@@ -216,8 +223,8 @@ describe("head budget", () => {
 		}
 		const m = MARKER_TEXT.exec(tactics[MARKER_KEY] as string);
 		assert.ok(m, String(tactics[MARKER_KEY]));
-		assert.equal(Number(m[1]), 250 - shown.length);
-		assert.equal(m[4], "tactics");
+		assert.equal(Number(m.groups?.count), 250 - shown.length);
+		assert.equal(m.groups?.loc, "tactics");
 		assert.equal(Object.keys(tactics).at(-1), MARKER_KEY, "the marker comes last");
 	});
 
@@ -255,10 +262,10 @@ describe("head budget", () => {
 		const loc = typeof shownDeep[MARKER_KEY] === "string" ? "tactics.deep" : "tactics.deep.notes";
 		const marker = loc === "tactics.deep" ? shownDeep[MARKER_KEY] : (notes.at(-1) as JsonObject)[MARKER_KEY];
 		const m = MARKER_TEXT.exec(marker as string);
-		assert.ok(m !== null && m[4] === undefined, String(marker));
+		assert.ok(m !== null && m.groups?.loc === undefined, String(marker));
 		const [read] = evaluate({ wanted: ["cwd"], histories }, [toCanonicalLocator(loc, ["cwd"])]);
 		assert.deepEqual(read?.value, loc === "tactics.deep" ? deep : deep.notes);
-		assert.equal(Number(m[1]) + (loc === "tactics.deep" ? Object.keys(shownDeep).length - 1 : notes.length - 1), loc === "tactics.deep" ? 3 : 2);
+		assert.equal(Number(m.groups?.count) + (loc === "tactics.deep" ? Object.keys(shownDeep).length - 1 : notes.length - 1), loc === "tactics.deep" ? 3 : 2);
 	});
 
 	it("shows a lazy catalog that does not fit as names with sizes and a marker pointing at the keys projection", () => {
@@ -272,8 +279,8 @@ describe("head budget", () => {
 		assert.equal(catalog["notes/n0.md"], utf8Bytes(JSON.stringify("body 0")));
 		assert.deepEqual(Object.keys(catalog).slice(0, 3), ["notes/n0.md", "notes/n1.md", "notes/n2.md"]);
 		const m = MARKER_TEXT.exec(catalog[MARKER_KEY] as string) as RegExpExecArray;
-		assert.equal(m[4], "cwd.lazy");
-		assert.equal(Number(m[1]) + Object.keys(catalog).length - 1, 60);
+		assert.equal(m.groups?.loc, "cwd.lazy");
+		assert.equal(Number(m.groups?.count) + Object.keys(catalog).length - 1, 60);
 		const [keys] = evaluate({ wanted: ["cwd", "session"], histories }, [toCanonicalLocator("cwd.lazy", ["cwd", "session"])], "keys");
 		assert.equal((keys?.value as string[] | undefined)?.length, 60);
 	});
@@ -287,7 +294,7 @@ describe("head budget", () => {
 		assert.match(head, /"[ab]":"[xy]+…"/, "a value gave way instead");
 		const skeleton = renderHead({ mode: "active", wanted: ["cwd"], histories, budget: 0 });
 		assert.ok(skeleton.includes("- elided 2 older: read_state patches[0], patches[1]"));
-		assert.ok(skeleton.includes('tactics: {"…":"2 keys, '));
+		assert.ok(skeleton.includes('tactics: {"…":"2 keys (open; none changed after 2026-01-01), 612 B: read_state tactics with projection keys"}'), skeleton);
 	});
 
 	it("renders the same bytes from a cold and an incrementally kept index, also after the tail was folded past it", () => {
@@ -321,7 +328,7 @@ describe("head budget", () => {
 		assert.equal(line.split(`"${MARKER_KEY}":`).length, 2, "one marker entry only");
 		const shownTactics = planeLines(head).get("tactics") as JsonObject;
 		const m = MARKER_TEXT.exec(shownTactics[MARKER_KEY] as string) as RegExpExecArray;
-		assert.equal(Number(m[1]) + Object.keys(shownTactics).length - 1, 41);
+		assert.equal(Number(m.groups?.count) + Object.keys(shownTactics).length - 1, 41);
 	});
 
 	it("orders keys naturally: a total order where digit runs compare as numbers", () => {

@@ -51,14 +51,14 @@ describe("protocol block", () => {
 			const boot = renderProtocol({ mode: "active", wanted, bootstrap: true });
 			const passive = renderProtocol({ mode: "passive", wanted, bootstrap: true });
 			for (const t of [active, boot]) {
-				assert.match(t, /record it as an intent/);
+				assert.match(t, /Record multi-step work the user wants carried across turns as an intent; a one-shot edit or a plain question needs none\./);
 				assert.match(t, /Keep tactics honest/);
-				assert.match(t, /When an intent is done/);
+				assert.match(t, /Close a finished intent/);
 			}
 			assert.doesNotMatch(active, /The state is empty/);
 			assert.match(boot, /The state is empty\. Start now/);
 			assert.match(passive, /write only when the user explicitly asks/);
-			assert.doesNotMatch(passive, /The state is empty|record it as an intent/);
+			assert.doesNotMatch(passive, /The state is empty|as an intent;/);
 		}
 	});
 
@@ -148,15 +148,15 @@ describe("protocol block", () => {
 
 	it("matches the reviewed default texts (update a hash only after reading the new text)", () => {
 		const expected: Record<string, string> = {
-			"cwd active": "3d681c0b3b6877783e927c54e8031240f464af768daa55d4d3899dcab229f85a",
-			"cwd bootstrap": "165c7876a3fd642903c7d3cc78094d4c59ca245b07b1fbf9d61021e81751401e",
-			"cwd passive": "32934e8dc98385c7450e3203f054842d2933f2d0916f9e4144cd8526a7a4b826",
-			"cwd+session active": "ff1e97ab468fd9e0a5d7094e969840f692901658a3aee944f83a706253409d21",
-			"cwd+session bootstrap": "51c696581ab7b051fd835c3dce186f1108be0af26270f60c02400512651a8430",
-			"cwd+session passive": "96e58201c3d16cf61ccdd617c3081e84562f21d6f4fe964ffe35e203747908b2",
-			"global+cwd+session active": "17a1ed3863a308660f7a9e316a6d01e6c1826c70c447d98072f64ff66aaddc44",
-			"global+cwd+session bootstrap": "7f4ac8a86175800043e95b9cf6e0f5678f152c43d6925641c580bfd1ec4473b8",
-			"global+cwd+session passive": "ccc2cfe4610dd3d44c47879556cbc522750027f58f3272fc525e15d4d19b7f53",
+			"cwd active": "4c9111345947c28c1eb43d17aaa15379607266b3e6852f3604100a0a488e64a8",
+			"cwd bootstrap": "37f2147fc22587fcdc3fd48fcd76381d8791608210fd811c521db5c4023b64a0",
+			"cwd passive": "a1f603b9ffe2a8143fb54ff749b026fc50587df85172f38ec0376bd4576833ab",
+			"cwd+session active": "8c735f931d0232e83a4e60c428fc928808f3afa6b1c1567dac6a7d952a960766",
+			"cwd+session bootstrap": "b52962c7039f9d9a92e207a56c2cf95782c43236964de5232654856091d526bc",
+			"cwd+session passive": "40c7ec359d7bacbab1e9067dc2059b513283ca1937346a2023e12df5349fe59f",
+			"global+cwd+session active": "c636ba689d9e136e4a9604e6c09b56899b432c0d53b4b7b9c95ca9bc5cbf54db",
+			"global+cwd+session bootstrap": "cf58c762c730621991d63daa2bacc511fd58325ef2ce09c4ac03525c1c0a8482",
+			"global+cwd+session passive": "663c952ea26af8c02bf701325270cc1e3ca51cc22eb8b552cb4df625a14d38b3",
 		};
 		for (const wanted of [["cwd"], ["cwd", "session"], ["global", "cwd", "session"]] as Owner[][]) {
 			for (const v of VARIANTS) {

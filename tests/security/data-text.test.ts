@@ -189,7 +189,7 @@ describe("stored text is data (issue 24)", () => {
 					assertOneBlock(head);
 					// The lines that are ours stay ours: each starts as one of the head's own line forms.
 					for (const line of head.split("\n").slice(1, -1)) {
-						assert.match(line, /^(# (global|cwd|session) |global\.|cwd\.|session\.|! |~ |- |recent transitions |folded: |shortened to )/, line);
+						assert.match(line, /^(# (global|cwd|session) |global\.|cwd\.|session\.|! |~ |- |recent transitions |shortened to )/, line);
 					}
 				},
 			),

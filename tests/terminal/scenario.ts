@@ -75,7 +75,8 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 		await step("Ctrl+O expands the tool view with each changed path once", async () => {
 			pane.press("C-o");
 			const screen = await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}-[0-9a-f]{4}/, false);
-			assert.equal(screen.split("\n").filter((l) => l.includes("/cwd/tactics/alpha")).length, 1, screen);
+			// Named as the user types it (issue 36), not as the JSON pointer in `details`.
+			assert.equal(screen.split("\n").filter((l) => l.trim() === "cwd.tactics.alpha").length, 1, screen);
 			pane.press("C-o");
 			await wait(/✓ · cwd · 1 changed · [0-9a-f]{8}\s*$/m, false);
 		});

@@ -14,7 +14,7 @@ import { type Component, Text } from "@mariozechner/pi-tui";
 import { ScreenText, WIDEST, clipDeep } from "../screen-text.js";
 import { formatKeySegment } from "../../core/locator.js";
 import { printableDeep } from "../../core/printable.js";
-import { OWNERS } from "../../core/types.js";
+import { ARTIFACT_COMPILER_FIELDS, OWNERS } from "../../core/types.js";
 
 /** The part of pi's `Theme` the renderers use (pi's `Theme` satisfies it). */
 export type RenderTheme = Pick<Theme, "fg" | "bold">;
@@ -90,6 +90,49 @@ function list(items: string[], expanded: boolean, theme: RenderTheme, color: "mu
 	const lines = shown.map((i) => `  ${theme.fg(color, i)}`);
 	if (shown.length < items.length) lines.push(`  ${theme.fg("dim", `… ${items.length - shown.length} more`)}`);
 	return lines;
+}
+
+/** Members of an artifact the compiler keeps for its own checks: a change to them alone is shown as `refreshed`. */
+const BOOKKEEPING: ReadonlySet<string> = new Set(ARTIFACT_COMPILER_FIELDS);
+
+/** An RFC 6901 pointer's segments (`~1` is `/`, `~0` is `~`); not a pointer: undefined. */
+function segments(ptr: string): string[] | undefined {
+	if (!ptr.startsWith("/")) return undefined;
+	return ptr
+		.slice(1)
+		.split("/")
+		.map((t) => t.replace(/~1/g, "/").replace(/~0/g, "~"));
+}
+
+/**
+ * Changed paths as the user types them (issue 36): `cwd.tactics.a`, `cwd.todos.t1` (a registered
+ * root beside the planes), `cwd.artifacts["src/parse.js"]` — never a JSON pointer with its `~1`
+ * escapes. An artifact whose only changes are the compiler's bookkeeping (fingerprint, hashes,
+ * provenance) is one line, `cwd.artifacts["src/parse.js"] refreshed`; beside a change of its own
+ * members the bookkeeping is not listed. Each line once, in first-seen order.
+ */
+export function changedLocators(pointers: readonly string[]): string[] {
+	// Each line once, in first-seen order; a bookkeeping change stands for its artifact until the end.
+	const lines = new Map<string, { artifact?: string }>();
+	const own = new Set<string>();
+	for (const ptr of pointers) {
+		const segs = segments(ptr);
+		if (segs === undefined || segs.length < 2) {
+			lines.set(segs?.[0] ?? ptr, {});
+			continue;
+		}
+		const [owner, section, ...rest] = segs as [string, string, ...string[]];
+		// A registered root is written where a plane is: `cwd.todos.t1`, not `cwd.roots.todos.t1`.
+		const [plane, path] = section === "roots" && rest.length > 0 ? [rest[0] as string, rest.slice(1)] : [section, rest];
+		const at = (p: readonly string[]): string => `${owner}.${plane}${p.map(formatKeySegment).join("")}`;
+		if (section !== "artifacts" || path.length === 0) lines.set(at(path), {});
+		else if (path.length >= 2 && BOOKKEEPING.has(path[1] as string)) lines.set(`${at(path.slice(0, 1))} refreshed`, { artifact: at(path.slice(0, 1)) });
+		else {
+			own.add(at(path.slice(0, 1)));
+			lines.set(at(path), {});
+		}
+	}
+	return [...lines].filter(([, l]) => l.artifact === undefined || !own.has(l.artifact)).map(([text]) => text);
 }
 
 /** `tactics.step1`, `cwd: intents.goal (delete)` — the keys a patch touches, one level into each plane. */
@@ -188,7 +231,7 @@ export function renderPatchResult(raw: RenderableResult, options: ToolRenderResu
 	const result = shown(raw, options.expanded ? EXPANDED_ROWS : COLLAPSED_ROWS) as RenderableResult;
 	if (context?.isError === true) return renderError(result, options.expanded, theme);
 	const d = isRec(result.details) ? result.details : {};
-	const changed = strings(d.changed);
+	const changed = changedLocators(strings(d.changed));
 	const scopes = strings(d.scopes);
 	const id = typeof d.transitionId === "string" ? d.transitionId : undefined;
 	if (id === undefined && changed.length === 0) {
@@ -204,7 +247,7 @@ export function renderPatchResult(raw: RenderableResult, options: ToolRenderResu
 	lines.push(...list(changed, options.expanded, theme, "muted"));
 	const cascades = cascadeLines(d.cascades);
 	if (cascades.length > 0) lines.push(theme.fg("warning", "cascaded:"), ...list(cascades, options.expanded, theme, "warning"));
-	const missing = strings(d.missingDeletions);
+	const missing = changedLocators(strings(d.missingDeletions));
 	if (missing.length > 0) lines.push(theme.fg("dim", "already absent:"), ...list(missing, options.expanded, theme, "dim"));
 	const dangling = danglingLines(d.danglingRefs);
 	if (dangling.length > 0) lines.push(theme.fg("warning", "dangling refs:"), ...list(dangling, options.expanded, theme, "warning"));
