@@ -25,6 +25,7 @@ export const COMMANDS = [
 	"unlink",
 	"migrate",
 	"adopt",
+	"mcp",
 ] as const;
 export type Command = (typeof COMMANDS)[number];
 
@@ -80,6 +81,12 @@ export interface Parsed {
 	path?: string;
 	/** `set|edit|import --allow-secret`: store what looks like a credential, this once (the user says it is none). */
 	allowSecret: boolean;
+	/** `mcp --owners <list>`: the owners served (Global and/or CWD). */
+	owners?: string;
+	/** `mcp --http`: Streamable HTTP on 127.0.0.1 instead of stdio. */
+	http: boolean;
+	/** `mcp --http --port <n>`. */
+	port?: string;
 }
 
 /** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
@@ -99,6 +106,7 @@ const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
 	unlink: [],
 	migrate: ["--global", "--to-files"],
 	adopt: ["--keep"],
+	mcp: ["--owners", "--http", "--port"],
 };
 
 /** Highest number of positionals per command (show/history/export take an optional owner). */
@@ -118,6 +126,7 @@ const MAX_POSITIONALS: Record<Command, number> = {
 	unlink: 0,
 	migrate: 1,
 	adopt: 1,
+	mcp: 0,
 };
 
 /**
@@ -157,6 +166,9 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--yes": { takesValue: false, set: (out) => (out.yes = true) },
 	"--allow-secret": { takesValue: false, set: (out) => (out.allowSecret = true) },
 	"--path": { takesValue: true, set: (out, value) => (out.path = value) },
+	"--owners": { takesValue: true, set: (out, value) => (out.owners = value) },
+	"--http": { takesValue: false, set: (out) => (out.http = true) },
+	"--port": { takesValue: true, set: (out, value) => (out.port = value) },
 };
 
 /** Options every command accepts. */
@@ -180,6 +192,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 		toFiles: false,
 		keep: false,
 		allowSecret: false,
+		http: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;

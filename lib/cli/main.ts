@@ -21,6 +21,7 @@ import { runDelete, runEdit, runSet } from "./edit.js";
 import { usageLine, helpText } from "./help.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
 import { runAdopt } from "./adopt.js";
+import { runMcp } from "./mcp.js";
 
 /**
  * Commands whose standard output reports configuration (where the stores live, connection
@@ -88,6 +89,8 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 				return await runMigrate(p);
 			case "adopt":
 				return await runAdopt(p);
+			case "mcp":
+				return await runMcp(p, packageVersion());
 			default:
 				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
 		}

@@ -39,6 +39,8 @@ export async function serveMcp(opts: ServeOptions): Promise<void> {
 		process.stdin.once("close", () => void stop());
 		await waitSignal(stopped, () => stop());
 		await handle.close();
+		// Stopped by a signal, stdin may still be open: nothing more is read from it.
+		process.stdin.destroy();
 	} else {
 		const token = tokenOf(process.env, say);
 		const server = await serveHttp(tools, token, { port: opts.http.port, maxBody: limitsOf(ctx.config).maxOwnerBytes + ENVELOPE_BYTES, say });

@@ -28,7 +28,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 	surface: ["core", "model", "storage", "ops"],
 	host: ["core", "model", "storage", "ops", "surface", "api"],
 	mcp: ["core", "model", "storage", "ops", "surface"],
-	cli: ["core", "storage", "ops"],
+	// the CLI starts the MCP server (`state-flow mcp`, a dynamic import in that verb only).
+	cli: ["core", "storage", "ops", "mcp"],
 	"": ["core", "model", "storage", "ops", "surface", "host", "mcp", "cli", "api"],
 	// the public contract for other extensions: a leaf that imports nothing.
 	api: [],
