@@ -3,12 +3,12 @@
  * per request, as the SDK's `createMcpHandler` serves both protocol eras). A local port is
  * reachable by every local process and, through DNS rebinding, by web pages: every request
  * passes, before its body is read, a Host check (loopback names only: 403), an Origin check
- * (absent or loopback: 403), the path (404) and the bearer token (401); the SDK then caps the
- * body (413). The gates are the SDK's own (`@modelcontextprotocol/node` guards,
- * `requireBearerAuth`); the token is compared in constant time.
+ * (absent or loopback: 403), the path (404) and the bearer token (401); the SDK's Node adapter
+ * then caps the body (413) as it reads it. The gates are the SDK's own (`@modelcontextprotocol/
+ * node` guards, `requireBearerAuth`); the token is compared in constant time.
  */
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server } from "node:http";
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from "@modelcontextprotocol/node";
 import { type AuthInfo, createMcpHandler, OAuthError, OAuthErrorCode, requireBearerAuth } from "@modelcontextprotocol/server";
 import { fail } from "../core/errors.js";
@@ -61,24 +61,39 @@ export async function serveHttp(tools: McpTools, token: string, opts: HttpOption
 		maxRequestBodySize: opts.maxBody,
 		onerror: (e) => opts.say(`state-flow mcp: ${e.message}`),
 	});
-	const fetch = async (request: Request): Promise<Response> => {
-		if (new URL(request.url).pathname !== MCP_PATH) return new Response("not found: the endpoint is /mcp\n", { status: 404 });
-		const auth = await gate(request);
-		if (auth instanceof Response) return auth;
-		return handler.fetch(request, { authInfo: auth });
-	};
 	const validHost = localhostHostValidation();
 	const validOrigin = localhostOriginValidation();
-	const node = toNodeHandler({ fetch }, { maxRequestBodySize: opts.maxBody });
+	// The adapter reads the whole body before its handler runs: every gate answers first.
+	const node = toNodeHandler(handler, { maxRequestBodySize: opts.maxBody });
 	const server = createServer((req, res) => {
-		// Both guards answer 403 themselves; the body is never read.
+		// Both guards answer 403 themselves.
 		if (!validHost(req, res) || !validOrigin(req, res)) return;
-		node(req, res).catch((e: unknown) => {
-			opts.say(`state-flow mcp: ${e instanceof Error ? e.message : String(e)}`);
-			if (!res.headersSent) res.writeHead(500);
-			res.end();
-		});
+		admit(req)
+			.then(async (admitted) => {
+				if (admitted instanceof Response) {
+					res.writeHead(admitted.status, Object.fromEntries(admitted.headers));
+					res.end(await admitted.text());
+					return;
+				}
+				// The adapter hands `req.auth` to the handler as the request's authInfo.
+				Object.assign(req, { auth: admitted });
+				await node(req, res);
+			})
+			.catch((e: unknown) => {
+				opts.say(`state-flow mcp: ${e instanceof Error ? e.message : String(e)}`);
+				if (!res.headersSent) res.writeHead(500);
+				res.end();
+			});
 	});
+	/** The path (404) and the token (401, the SDK's challenge), from the request line and headers alone. */
+	const admit = async (req: IncomingMessage): Promise<AuthInfo | Response> => {
+		const url = new URL(req.url ?? "/", "http://127.0.0.1");
+		if (url.pathname !== MCP_PATH) return new Response("not found: the endpoint is /mcp\n", { status: 404 });
+		const headers = new Headers();
+		const auth = req.headers.authorization;
+		if (auth !== undefined) headers.set("authorization", auth);
+		return gate(new Request(url, { method: req.method ?? "POST", headers }));
+	};
 	await new Promise<void>((resolve, reject) => {
 		server.once("error", reject);
 		server.listen(opts.port, "127.0.0.1", () => {

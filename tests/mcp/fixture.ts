@@ -77,7 +77,7 @@ export interface HttpServer {
 	url: URL;
 	proc: ChildProcess;
 	stderr(): string;
-	/** A client with this token (default: the server's). */
+	/** A client with this token (default: the server's; "": none). */
 	connect(token?: string): Promise<Client>;
 	stop(): Promise<void>;
 }
@@ -107,7 +107,7 @@ export async function httpServer(d: ServeDirs & { token?: string }): Promise<Htt
 		stderr: () => err,
 		async connect(t = token) {
 			const client = new Client({ name: "sf-http-test", version: "0" });
-			const headers: Record<string, string> = t === undefined ? {} : { authorization: `Bearer ${t}` };
+			const headers: Record<string, string> = t === undefined || t === "" ? {} : { authorization: `Bearer ${t}` };
 			await within(client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } })), "the HTTP client to connect", 60_000);
 			return client;
 		},
