@@ -18,7 +18,7 @@ import { MODES } from "../../storage/placement/config.js";
 import { messageOf } from "../../core/errors.js";
 import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail, valueDetail } from "./rows.js";
 import type { UndoPlan } from "../../core/undo.js";
-import { type PendingEdit, rowTarget } from "../commands/edit.js";
+import { type PendingEdit, rowTarget } from "./edits.js";
 import { DetailPager } from "./detail-pager.js";
 import type { RenderTheme } from "../tools/render.js";
 import type { Selection } from "../session/selection.js";

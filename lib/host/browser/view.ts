@@ -10,7 +10,7 @@ import type { UndoPlan } from "../../core/undo.js";
 import { formatSize } from "../../model/head.js";
 import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
 import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
-import { type BrowserEdits, editQuestion, type PendingEdit } from "../commands/edit.js";
+import { type BrowserEdits, editQuestion, type PendingEdit } from "./edits.js";
 import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "../commands/status.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "../screen-text.js";
