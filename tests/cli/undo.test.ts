@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { latestUndoPlan, reversalFor } from "../../lib/core/undo.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
@@ -117,6 +118,25 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		assert.equal(done.code, 0, done.stderr);
 		assert.match(done.stdout, /^Reverted bob1-0000 \(cwd\) as transition /);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
+	});
+
+	it("redoes my own change that alice undid without asking or naming her", async (t) => {
+		const { cwd, agentDir: agent } = projectDirs(t, "state-flow-redo-own-");
+		await new Stores({ agentDir: agent, cwd }).commit({ cwd: { tactics: { mine: 1 } } }, { by, id: "mine-0000", at: "2026-12-01T10:00:00.000Z" });
+		const alice = new Stores({ agentDir: agent, cwd, who: { user: "alice", host: "lap" } });
+		const plan = latestUndoPlan({ cwd: { ok: true, value: await alice.load("cwd") } }, ["cwd"], true);
+		assert.ok(plan.ok);
+		const reverts = reversalFor(plan.value);
+		await alice.commit(plan.value.patch, {
+			by: { kind: "command", command: "state-flow undo cwd", reverts },
+			id: "alic-0000",
+			at: "2026-12-01T10:00:01.000Z",
+			exact: true,
+		});
+		const redo = runCli(["redo", "--agent-dir", agent], { cwd });
+		assert.equal(redo.code, 0, redo.stderr);
+		assert.doesNotMatch(redo.stdout + redo.stderr, /made by|someone else|--yes/);
+		assert.deepEqual((await alice.load("cwd")).state.tactics, { mine: 1 });
 	});
 
 	it("restore <id> [--path] brings an owner or one path back as one transition that names it", async (t) => {

@@ -7,7 +7,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { ME } from "../helpers/who.js";
-import { type Flow, withFlow } from "./fixture.js";
+import { latestUndoPlan, reversalFor } from "../../lib/core/undo.js";
+import { Stores } from "../../lib/storage/stores.js";
+import { type Flow, flowDirs, withFlow } from "./fixture.js";
 
 /** t-0001 sets tactics a and b, t-0002 changes both: two writes of the same keys. */
 function twoWrites(fn: (flow: Flow) => Promise<void>): Promise<void> {
@@ -66,6 +68,23 @@ describe("/state undo walks back, redo walks forward", () => {
 			await said(flow, "/state undo");
 			await flow.prompt("more", [{ calls: [{ id: "call-3", name: "patch_state", args: { cwd: { tactics: { c: 3 } } } }] }, { text: "ok" }]);
 			assert.match(await said(flow, "/state redo"), /nothing to redo for cwd\+session \(transition t-0004 came after the last undo/);
+		});
+	});
+});
+
+describe("/state redo of my own change", () => {
+	it("brings back my change that alice undid without asking, naming her or needing --yes", async (t) => {
+		const dirs = flowDirs(t, "state-flow-redo-own-");
+		await withFlow({ cwd: dirs.cwd, agentDir: dirs.agentDir }, async (flow) => {
+			await flow.prompt("plan", [{ calls: [{ id: "call-1", name: "patch_state", args: { cwd: { tactics: { mine: 1 } } } }] }, { text: "ok" }]);
+			const alice = new Stores({ agentDir: dirs.agentDir, cwd: dirs.cwd, who: { user: "alice", host: "lap" } });
+			const plan = latestUndoPlan({ cwd: { ok: true, value: await alice.load("cwd") } }, ["cwd"], true);
+			assert.ok(plan.ok);
+			const by = { kind: "command", command: "state-flow undo cwd", reverts: reversalFor(plan.value) } as const;
+			await alice.commit(plan.value.patch, { by, id: "alic-0000", at: "2026-11-30T09:30:00.000Z", exact: true });
+			const out = await said(flow, "/state redo cwd");
+			assert.doesNotMatch(out, /made by|someone else|--yes/);
+			assert.deepEqual(await tactics(flow), { mine: 1 });
 		});
 	});
 });
