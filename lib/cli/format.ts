@@ -6,7 +6,7 @@ import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
 import { DATABASE_ENV, type Placement } from "../storage/placement/placement.js";
 import type { OwnerLocation } from "../storage/port.js";
-import { type HistoryFormat, historyText } from "../ops/history-text.js";
+import { type HistoryFormat, historyText, type HistoryText } from "../ops/history-text.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 
@@ -66,10 +66,11 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 }
 
 /** Terminal columns as the CLI counts them: code points (it loads no pi; pi's width rules live in the host). */
-const columns = (text: string): number => [...text].length;
+export const columns = (text: string): number => [...text].length;
 
 /** The shared history vocabulary (`ops/history-text.ts`), so `state-flow history` and `/state history` read alike. */
-export const { labelledList, transitionLine } = historyText(columns);
+export const cliText: HistoryText = historyText(columns);
+export const { labelledList, transitionLine } = cliText;
 
 /** One owner's retained transitions, newest first (as `/state history`), with where the folded history ends; `short` ids are unique across the owners listed. */
 export function formatHistory(owner: Owner, root: string, h: OwnerHistory, f: HistoryFormat, short: ReadonlyMap<string, string>): string {

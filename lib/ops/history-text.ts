@@ -227,5 +227,22 @@ export function historyText(columns: (text: string) => number) {
 		return clipText(`${head} ${fitList(changedKeys(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
 	}
 
-	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine };
+	/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
+	function wrapWords(text: string, width: number): string[] {
+		const lines: string[] = [];
+		let line = "";
+		for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+			if (line !== "" && columns(line) + 1 + columns(word) > width) {
+				lines.push(line);
+				line = word;
+			} else line = line === "" ? word : `${line} ${word}`;
+		}
+		if (line !== "") lines.push(line);
+		return lines;
+	}
+
+	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords };
 }
+
+/** The history vocabulary for one way of counting columns. */
+export type HistoryText = ReturnType<typeof historyText>;

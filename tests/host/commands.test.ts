@@ -100,7 +100,7 @@ describe("/state", () => {
 	it("undoes the latest transition as a new transition recorded as a user command", async () => {
 		await withWrites(async (flow) => {
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
@@ -123,11 +123,11 @@ describe("/state", () => {
 			const [none] = await flow.command("/state show cwd");
 			assert.match(none ?? "", /"t": "changed"/, "nothing was written by a refused undo");
 			const [done] = await flow.command("/state undo t-0002");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "step"/);
 			// An undo named by its id is redone: the change comes back.
 			const [again] = await flow.command("/state undo t-0003");
-			assert.match(again ?? "", /redid what t-0003 undid \(cwd\) as transition t-0004/);
+			assert.match(again ?? "", /Redid what t-0003 undid \(cwd\) as transition t-0004/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "changed"/);
 		});
 	});
@@ -140,7 +140,7 @@ describe("/state", () => {
 				{ text: "ok" },
 			]);
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "older step"/);
 			assert.doesNotMatch(shown ?? "", /"i":/);
@@ -179,7 +179,7 @@ describe("/state", () => {
 				{ text: "ok" },
 			]);
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\+session\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\+session\) as transition t-0003/);
 			const [shown] = await flow.command("/state show");
 			assert.match(shown ?? "", /"a": 1/);
 			assert.doesNotMatch(shown ?? "", /"s": "x"/);

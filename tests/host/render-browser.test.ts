@@ -159,11 +159,11 @@ describe("/state browse", () => {
 		b.keys("k", "u");
 		assert.match(draw(b.component, 80).join("\n"), new RegExp(`Undo #2 02aa1111 by ${ME_FULL} in cwd\\+session\\? y = undo, any other key = keep`));
 		b.keys("n");
-		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing changed/);
+		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing was written/);
 		b.keys("u", "y");
 		await settled(b.component);
 		const text = draw(b.component, 80).join("\n");
-		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
+		assert.match(text, /Reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
 		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} tactics\\.first`));
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		// r redoes the latest undo, after the same kind of question, naming whose the undo was.
@@ -171,7 +171,7 @@ describe("/state browse", () => {
 		assert.match(draw(b.component, 80).join("\n"), new RegExp(`Redo #3 03aa1111 by ${ME_FULL} in cwd\\+session\\? y = redo, any other key = keep`));
 		b.keys("y");
 		await settled(b.component);
-		assert.match(draw(b.component, 80).join("\n"), /redid what 03aa1111 undid \(cwd\+session\) as transition 04aa1111\./);
+		assert.match(draw(b.component, 80).join("\n"), /Redid what 03aa1111 undid \(cwd\+session\) as transition 04aa1111\./);
 		await b.close();
 	});
 

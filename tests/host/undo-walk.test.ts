@@ -30,7 +30,7 @@ describe("/state undo walks back, redo walks forward", () => {
 	it("a second undo reverts the transition before the first (never the undo), until nothing is left; redo walks forward again", async () => {
 		await twoWrites(async (flow) => {
 			const first = await said(flow, "/state undo");
-			assert.match(first, /^reverted t-0002 \(cwd\) as transition t-0003\.$/m);
+			assert.match(first, /^Reverted t-0002 \(cwd\) as transition t-0003\.$/m);
 			assert.match(
 				first,
 				new RegExp(`^ {2}cwd #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-2 ${ME} tactics\\.a, tactics\\.b$`, "m"),
@@ -39,13 +39,13 @@ describe("/state undo walks back, redo walks forward", () => {
 			assert.match(first, /^changes: cwd\.tactics\.a, cwd\.tactics\.b$/m);
 			assert.deepEqual(await tactics(flow), { a: 1, b: 1 });
 			const second = await said(flow, "/state undo");
-			assert.match(second, /reverted t-0001 \(cwd\) as transition t-0004\./);
+			assert.match(second, /Reverted t-0001 \(cwd\) as transition t-0004\./);
 			assert.deepEqual(await tactics(flow), {}, "the state before #1 is reached");
 			assert.match(await said(flow, "/state undo cwd"), /no retained transition to undo for cwd \(every retained one is undone/);
 			// Redo: the latest undo first.
-			assert.match(await said(flow, "/state redo"), /redid what t-0004 undid \(cwd\) as transition t-0005\./);
+			assert.match(await said(flow, "/state redo"), /Redid what t-0004 undid \(cwd\) as transition t-0005\./);
 			assert.deepEqual(await tactics(flow), { a: 1, b: 1 });
-			assert.match(await said(flow, "/state redo"), /redid what t-0003 undid \(cwd\) as transition t-0006\./);
+			assert.match(await said(flow, "/state redo"), /Redid what t-0003 undid \(cwd\) as transition t-0006\./);
 			assert.deepEqual(await tactics(flow), { a: 2, b: 2 });
 			assert.match(await said(flow, "/state redo"), /nothing to redo for cwd\+session\./);
 			const history = await said(flow, "/state history cwd");
@@ -58,7 +58,7 @@ describe("/state undo walks back, redo walks forward", () => {
 		await twoWrites(async (flow) => {
 			await said(flow, "/state undo");
 			assert.match(await said(flow, "/state undo t-0002"), /cwd #2 \(t-0002\) was already reverted by cwd #3 \(t-0003\); undo that one to apply it again/);
-			assert.match(await said(flow, "/state undo t-0001"), /reverted t-0001 \(cwd\) as transition t-0004\./);
+			assert.match(await said(flow, "/state undo t-0001"), /Reverted t-0001 \(cwd\) as transition t-0004\./);
 			assert.deepEqual(await tactics(flow), {});
 		});
 	});
@@ -94,8 +94,8 @@ describe("/state restore", () => {
 		await twoWrites(async (flow) => {
 			await flow.prompt("more", [{ calls: [{ id: "call-3", name: "patch_state", args: { cwd: { tactics: { c: 3 } } } }] }, { text: "ok" }]);
 			const out = await said(flow, "/state restore t-0001");
-			assert.match(out, /^restored cwd to after t-0001 as transition t-0004 \(2 reverted\)\.$/m);
-			assert.match(out, /restore cwd to how it was after t-0001; it reverts 2 transitions:/);
+			assert.match(out, /^Restored cwd to after t-0001 as transition t-0004 \(2 reverted\)\.$/m);
+			assert.match(out, /It restores cwd to after t-0001, reverting 2 transitions:/);
 			assert.match(out, /^ {2}cwd #2 t-0002 .* model call-2 /m);
 			assert.match(out, /^ {2}cwd #3 t-0003 .* model call-3 /m);
 			assert.deepEqual(await tactics(flow), { a: 1, b: 1 });
@@ -109,7 +109,7 @@ describe("/state restore", () => {
 	it("restores one path only; nothing to restore and bad words are refused, writing nothing", async () => {
 		await twoWrites(async (flow) => {
 			const out = await said(flow, "/state restore t-0001 cwd.tactics.a");
-			assert.match(out, /^restored cwd\.tactics\.a to after t-0001 as transition t-0003 \(1 reverted\)\.$/m);
+			assert.match(out, /^Restored cwd\.tactics\.a to after t-0001 as transition t-0003 \(1 reverted\)\.$/m);
 			assert.deepEqual(await tactics(flow), { a: 1, b: 2 });
 			assert.match(await said(flow, "/state restore t-0001 cwd.tactics.a"), /nothing to restore: cwd\.tactics\.a is already as it was after t-0001/);
 			assert.match(await said(flow, "/state restore"), /`restore` needs a transition id/);

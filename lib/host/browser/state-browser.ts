@@ -222,7 +222,7 @@ export class StateBrowser extends BrowserView {
 		const pending = this.confirm;
 		this.confirm = undefined;
 		if (!pending || data !== "y") {
-			this.message = { text: `${pending?.plan.op ?? "undo"} cancelled; nothing changed.`, level: "info" };
+			this.message = { text: `${pending?.plan.op ?? "undo"} cancelled; nothing was written.`, level: "info" };
 			this.requestRender();
 			return;
 		}

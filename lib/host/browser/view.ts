@@ -11,6 +11,7 @@ import { formatSize } from "../../model/head.js";
 import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
 import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
 import { type BrowserEdits, editQuestion, type PendingEdit } from "./edits.js";
+import { formatWho } from "../../storage/placement/who.js";
 import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "../commands/status.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "../screen-text.js";
@@ -158,7 +159,7 @@ export abstract class BrowserView implements Component {
 			const { op, owners } = this.confirm.plan;
 			const verb = op === "redo" ? "Redo" : "Undo";
 			// Whose it was, so reverting a teammate's change is never a surprise.
-			const by = r.who === undefined ? "" : ` by ${spellId(r.who.user)}@${spellId(r.who.host)}`;
+			const by = r.who === undefined ? "" : ` by ${formatWho(r.who)}`;
 			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${spellId(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
 		} else if (this.pendingEdit) out.push(fit(t.fg("warning", printable(editQuestion(this.pendingEdit)))));
 		else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));

@@ -18,15 +18,26 @@ import { formatWho, whoAmI } from "../../storage/placement/who.js";
 import { projectLine, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { movedLine } from "../../storage/project/moved-marker.js";
-import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../../ops/history-text.js";
+import {
+	changedCount,
+	changedKeys,
+	compactTime,
+	type HistoryFormat,
+	historyText,
+	type HistoryText,
+	LISTED_KEYS,
+	TEXT_WIDTH,
+	uniquePrefixes,
+} from "../../ops/history-text.js";
 import type { StateFlowHost } from "../runtime.js";
 import { describeSelection, shapeOf } from "../session/selection.js";
 
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;
 
-/** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it. */
-export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine } = historyText(columns);
+/** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it (whole, for `ops/` functions that take one). */
+export const piText: HistoryText = historyText(columns);
+export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords } = piText;
 export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
 
 /**
@@ -57,20 +68,6 @@ export function whereIs(host: StateFlowHost, owner: Owner): string[] {
 		return [host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"]];
 	}
 	return locationLines(stores.location(owner));
-}
-
-/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
-export function wrapWords(text: string, width: number): string[] {
-	const lines: string[] = [];
-	let line = "";
-	for (const word of text.split(/\s+/).filter((w) => w !== "")) {
-		if (line !== "" && columns(line) + 1 + columns(word) > width) {
-			lines.push(line);
-			line = word;
-		} else line = line === "" ? word : `${line} ${word}`;
-	}
-	if (line !== "") lines.push(line);
-	return lines;
 }
 
 /** An owner that cannot be read, wrapped to the width: `cwd: unavailable: …` and indented continuation lines. */
