@@ -4,6 +4,7 @@
  */
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
+import { undoneIn } from "../core/undo.js";
 import { DATABASE_ENV, type Placement } from "../storage/placement/placement.js";
 import type { OwnerLocation } from "../storage/port.js";
 import { type HistoryFormat, historyText, type HistoryText } from "../ops/history-text.js";
@@ -77,5 +78,6 @@ export function formatHistory(owner: Owner, root: string, h: OwnerHistory, f: Hi
 	const head = `${TITLES[owner]}  ${root}  (seq ${h.seq}; ${h.tail.length} retained`;
 	if (h.seq === 0) return `${head})\n  (no transitions)`;
 	const folded = h.checkpointSeq > 0 ? `, transitions 1-${h.checkpointSeq} folded into the checkpoint)` : ")";
-	return [head + folded, ...[...h.tail].reverse().map((r) => transitionLine(r, short.get(r.id) ?? r.id, f))].join("\n");
+	const undone = undoneIn(h.tail);
+	return [head + folded, ...[...h.tail].reverse().map((r) => transitionLine(r, short.get(r.id) ?? r.id, { ...f, undone }))].join("\n");
 }

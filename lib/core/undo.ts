@@ -153,6 +153,25 @@ export function timeline(histories: Histories, owners: readonly Owner[]): Transi
 	}
 }
 
+/**
+ * Which of one owner's `records` (in seq order) are undone now, each with the id of the undo or
+ * redo that reverted it: an undo marks its target; a redo marks the undo it reverted and puts
+ * that undo's target back in effect. A restore is no mark (its own line names what it reverted).
+ */
+export function undoneIn(records: readonly TransitionRecord[]): Map<string, string> {
+	const undone = new Map<string, string>();
+	const targetOf = new Map<string, string>();
+	for (const r of records) {
+		const rev = reversalOf(r);
+		if (rev === undefined || rev.op === "restore") continue;
+		undone.set(rev.target, r.id);
+		targetOf.set(r.id, rev.target);
+		const back = rev.op === "redo" ? targetOf.get(rev.target) : undefined;
+		if (back !== undefined) undone.delete(back);
+	}
+	return undone;
+}
+
 /** The undo chain: transitions in effect that an undo would revert (latest last), undos a redo would revert, and what cleared the redos. */
 export interface Chain {
 	done: TransitionRecord[];

@@ -39,7 +39,7 @@ describe("state-flow undo", () => {
 		assert.equal(latest.code, 0, latest.stderr);
 		assert.match(latest.stdout, /^Reverted ccc3-000 \(global\) as transition [0-9a-f]{8}\.$/m);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
-		assert.match(e.run("history", "global").stdout, /^ {2}#3 \S+ (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) undo of ccc3-000 \S+ tactics\.g$/m);
+		assert.match(e.run("history", "global").stdout, /^ {2}#3 \S+ (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) undo of ccc3-000 \S+ set tactics\.g$/m);
 
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
@@ -51,7 +51,7 @@ describe("state-flow undo", () => {
 		assert.equal(walk.code, 0, walk.stderr);
 		assert.match(
 			walk.stdout,
-			/^Reverted aaa1-000 \(global\+cwd\) as transition [0-9a-f]{8}\.\nIt reverts:\n {2}global #1 aaa1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test tactics\.\w+$/m,
+			/^Reverted aaa1-000 \(global\+cwd\) as transition [0-9a-f]{8}\.\nIt reverts:\n {2}global #1 aaa1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test set tactics\.\w+$/m,
 		);
 		assert.deepEqual(await e.tactics("global"), {});
 		assert.deepEqual(await e.tactics("cwd"), {});
@@ -114,7 +114,10 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		const before = readFileSync(log, "utf8");
 		const refused = run("undo");
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /^It reverts:\n {2}cwd #1 bob1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test bob@desk tactics\.b\n/m);
+		assert.match(
+			refused.stderr,
+			/^It reverts:\n {2}cwd #1 bob1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test bob@desk set tactics\.b\n/m,
+		);
 		assert.match(refused.stderr, /^state-flow: This undo reverts changes made by bob@desk\.\nNothing was written; add --yes to go ahead\.$/m);
 		assert.equal(readFileSync(log, "utf8"), before);
 		const done = run("undo", "--yes");

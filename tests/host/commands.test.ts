@@ -57,8 +57,8 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} tactics\\.t$`, "m"));
-			assert.match(history ?? "", new RegExp(`^ {2}#1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} intents\\.i, tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} set tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} set intents\\.i, tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
 			assert.match(full ?? "", new RegExp(`^ {2}#2 t-0002\n {5}at 2026-11-30T09:00:01\\.000Z by model call-b ${ME_FULL}\n {5}changed: tactics\\.t$`, "m"));
 			const [bad] = await flow.command("/state history cwd session");
@@ -73,7 +73,7 @@ describe("/state", () => {
 			const record = JSON.parse(readFileSync(join(flow.harness.cwd, ".pi", "state-flow", "log.jsonl"), "utf8")) as { who?: unknown };
 			assert.deepEqual(record.who, { user: "alice", host: hostname() });
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model call-w ${literal(shortWho(whoAmI("alice")))} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model call-w ${literal(shortWho(whoAmI("alice")))} set tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
 			assert.match(full ?? "", new RegExp(` {5}at \\S+ by model call-w ${literal(`alice@${hostname()}`)}\n`));
 		});
@@ -105,7 +105,9 @@ describe("/state", () => {
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
 			// The undo names the transition it reverted.
-			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d undo of t-0002 ${ME} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d undo of t-0002 ${ME} set tactics\\.t$`, "m"));
+			// And the transition it reverted is marked undone.
+			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d \\(undone\\) model call-b ${ME} set tactics\\.t$`, "m"));
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});

@@ -65,9 +65,9 @@ describe("/state browse", () => {
 			const lines = draw(b.component, width);
 			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
 			const text = lines.join("\n");
-			assert.match(text, new RegExp(`› #2 02aa 09:00:01 model call_Yr0lA3… ${ME} tactics\\.first`));
+			assert.match(text, new RegExp(`› #2 02aa 09:00:01 model call_Yr0lA3… ${ME} set tactics\\.first`));
 			// At 80 columns the keys that fit beside who (its length is this machine's) and a count of the rest.
-			const keys = width === 80 ? "tactics\\.first(, tactics\\.second)? \\+[12]" : 'tactics\\.first, tactics\\.second, lazy\\["notes\\/design\\.md"\\]';
+			const keys = width === 80 ? "set tactics\\.first(, tactics\\.second)? \\+[12]" : 'set tactics\\.first, tactics\\.second, lazy\\["notes\\/design\\.md"\\]';
 			assert.match(text, new RegExp(` {2}#1 01aa 09:00:00 model call_Xq9kZ2… ${ME} ${keys}$`, "m"));
 			assert.match(text, /- tactics\.first: write the parser\n\s*\+ tactics\.first: parser written/);
 		}
@@ -164,7 +164,7 @@ describe("/state browse", () => {
 		await settled(b.component);
 		const text = draw(b.component, 80).join("\n");
 		assert.match(text, /Reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
-		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} tactics\\.first`));
+		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} set tactics\\.first`));
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		// r redoes the latest undo, after the same kind of question, naming whose the undo was.
 		b.keys("r");
@@ -307,7 +307,7 @@ describe("/state browse", () => {
 			const [text] = await flow.command("/state browse");
 			assert.match(text ?? "", /^active cwd\+session — scoped interface/);
 			assert.match(text ?? "", /"t": "step"/);
-			assert.match(text ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model c1 ${ME} tactics\\.t$`, "m"));
+			assert.match(text ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model c1 ${ME} set tactics\\.t$`, "m"));
 		} finally {
 			flow.dispose();
 		}

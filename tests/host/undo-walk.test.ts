@@ -33,7 +33,7 @@ describe("/state undo walks back, redo walks forward", () => {
 			assert.match(first, /^Reverted t-0002 \(cwd\) as transition t-0003\.$/m);
 			assert.match(
 				first,
-				new RegExp(`^ {2}cwd #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-2 ${ME} tactics\\.a, tactics\\.b$`, "m"),
+				new RegExp(`^ {2}cwd #2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-2 ${ME} set tactics\\.a, tactics\\.b$`, "m"),
 				"says what it reverts and whose",
 			);
 			assert.match(first, /^changes: cwd\.tactics\.a, cwd\.tactics\.b$/m);
@@ -49,8 +49,11 @@ describe("/state undo walks back, redo walks forward", () => {
 			assert.deepEqual(await tactics(flow), { a: 2, b: 2 });
 			assert.match(await said(flow, "/state redo"), /nothing to redo for cwd\+session\./);
 			const history = await said(flow, "/state history cwd");
-			assert.match(history, /^ {2}#3 t-0003 \S+ undo of t-0002 /m);
+			// Each line says what it did and which are undone now: #3 and #4 were, by the redos #6 and #5.
+			assert.match(history, /^ {2}#3 t-0003 \S+ \(undone\) undo of t-0002 \S+ set tactics\.a, tactics\.b$/m);
+			assert.match(history, /^ {2}#4 t-0004 \S+ \(undone\) undo of t-0001 \S+ delete tactics\.a, tactics\.b$/m);
 			assert.match(history, /^ {2}#5 t-0005 \S+ redo of t-0004 /m);
+			assert.match(history, /^ {2}#2 t-0002 \S+ model call-2 /m, "in effect again: no mark");
 		});
 	});
 

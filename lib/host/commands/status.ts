@@ -9,6 +9,7 @@ import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../../core/errors.js";
 import type { Owner, OwnerHistory, Result } from "../../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
+import { undoneIn } from "../../core/undo.js";
 import { formatSize } from "../../model/head.js";
 import { configPath, readConfig } from "../../storage/placement/config.js";
 import type { Stores } from "../../storage/stores.js";
@@ -19,6 +20,7 @@ import { projectLine, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { movedLine } from "../../storage/project/moved-marker.js";
 import {
+	changeItems,
 	changedCount,
 	changedKeys,
 	compactTime,
@@ -27,6 +29,7 @@ import {
 	type HistoryText,
 	LISTED_KEYS,
 	TEXT_WIDTH,
+	UNDONE,
 	uniquePrefixes,
 } from "../../ops/history-text.js";
 import type { StateFlowHost } from "../runtime.js";
@@ -38,7 +41,7 @@ export const columns: (text: string) => number = visibleWidth;
 /** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it (whole, for `ops/` functions that take one). */
 export const piText: HistoryText = historyText(columns);
 export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords } = piText;
-export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
+export { changeItems, changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, UNDONE, uniquePrefixes, type HistoryFormat };
 
 /**
  * Load an owner's history for display; a damaged or unavailable store is described, not thrown.
@@ -198,7 +201,8 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 		}
 		const h = result.value;
 		lines.push(`${owner}: ${h.tail.length} retained of ${h.seq} transitions`);
-		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, f));
+		const undone = undoneIn(h.tail);
+		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, { ...f, undone }));
 	}
 	if (!f.full && lines.length > owners.length) lines.push("full ids and times: /state history --full");
 	return lines.join("\n");
