@@ -11,6 +11,7 @@ import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/session/selection.js";
 import { configPath } from "../../lib/storage/placement/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/commands/output.js";
+import { completeStateArgs, USAGE, usageOf } from "../../lib/host/commands/index.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME, ME_FULL } from "../helpers/who.js";
 import { shortWho } from "../../lib/host/commands/status.js";
@@ -258,6 +259,23 @@ describe("/state in the user's words (issue 27)", () => {
 			assert.deepEqual(await flow.command("/state owners global"), ["State Flow: active global"]);
 			assert.deepEqual(await flow.command("/state owners global,session"), ["State Flow: active global+session (new tool grammar from the next prompt)"]);
 		});
+	});
+});
+
+describe("/state's verbs are one table", () => {
+	it("every verb /state help lists has its own usage lines and, but status and help, a completion", () => {
+		const rows = USAGE.split("\n").slice(1);
+		const verbs = rows.flatMap((row) => (/^ {2}\/state(?: (\S+))?/.exec(row)?.[1] ?? "status").split("|"));
+		assert.ok(verbs.length >= 18, verbs.join(" "));
+		for (const verb of verbs) {
+			const own = rows.filter(
+				(row) =>
+					row.startsWith(`  /state ${verb}`) || (verb === "status" && /^ {2}\/state {2}/.test(row)) || row.includes(`${verb}|`) || row.includes(`|${verb}`),
+			);
+			assert.ok(own.length > 0 && own.every((row) => usageOf(verb).includes(row)), `usage of ${verb}`);
+			const offered = completeStateArgs(verb)?.map((i) => i.label) ?? [];
+			assert.equal(offered.includes(verb), verb !== "status" && verb !== "help", `completion of ${verb}`);
+		}
 	});
 });
 

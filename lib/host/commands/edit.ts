@@ -20,16 +20,6 @@ export interface EditOutput {
 	flush?: () => void;
 }
 
-/** `set`, `delete` and `tidy`: the `/state` words this module answers. */
-export const EDIT_VERBS = ["set", "delete", "tidy"] as const;
-
-/** Usage lines for `/state` (commands.ts lists them with the rest). */
-export const EDIT_USAGE = [
-	"  /state set <locator> <json>   set one value by hand (a JSON value)",
-	"  /state delete <locator>       delete one value by hand",
-	"  /state tidy                   the model closes, deletes, merges: one change",
-];
-
 /** Split `<locator> <rest>` off a raw argument text, keeping the rest as typed (JSON may hold spaces). */
 function splitFirst(text: string): [string, string] {
 	const trimmed = text.trim();
