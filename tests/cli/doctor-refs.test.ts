@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseArgs } from "../../lib/cli/args.js";
+import { parseArgs } from "../../lib/cli/verbs.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { Stores } from "../../lib/storage/stores.js";
 import { projectDirs } from "../helpers/temp-dir.js";
