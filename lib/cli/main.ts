@@ -13,14 +13,10 @@ import { DATABASE_ENV } from "../storage/placement/placement.js";
 import { closeDatabases } from "../storage/pg/placed.js";
 import { readConfig } from "../storage/placement/config.js";
 import { scrubber } from "../storage/pg/url.js";
-import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
-import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
-import { runUndo } from "./undo.js";
-import { runDoctor } from "./doctor/index.js";
-import { runDelete, runEdit, runSet } from "./edit.js";
+import { defaultAgentDir, UsageError } from "./args.js";
+import type { Outcome } from "./commands.js";
 import { usageLine, helpText } from "./help.js";
-import { runLink, runMigrate, runUnlink } from "./share.js";
-import { runAdopt } from "./adopt.js";
+import { parseArgs, verbNamed } from "./verbs.js";
 
 /**
  * Commands whose standard output reports configuration (where the stores live, connection
@@ -59,38 +55,9 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 		command = p.command;
 		if (p.version) return { stdout: `${packageVersion()}\n`, stderr: "", code: 0 };
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
-		switch (p.command) {
-			case "show":
-				return await runShow(p);
-			case "history":
-				return await runHistory(p);
-			case "undo":
-			case "redo":
-			case "restore":
-				return await runUndo(p);
-			case "set":
-				return await runSet(p);
-			case "delete":
-				return await runDelete(p);
-			case "edit":
-				return await runEdit(p);
-			case "export":
-				return await runExport(p);
-			case "import":
-				return await runImport(p, stdin);
-			case "doctor":
-				return await runDoctor(p);
-			case "link":
-				return await runLink(p);
-			case "unlink":
-				return await runUnlink(p);
-			case "migrate":
-				return await runMigrate(p);
-			case "adopt":
-				return await runAdopt(p);
-			default:
-				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
-		}
+		const verb = verbNamed(p.command);
+		if (verb === undefined) throw new UsageError(`unknown command \`${String(p.command)}\`.`);
+		return await verb.run(p, stdin);
 	} catch (e) {
 		if (e instanceof UsageError) {
 			// The problem and the one usage line; the whole help is one command away.
