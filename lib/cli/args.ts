@@ -6,28 +6,6 @@
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { didYouMean } from "../core/suggest.js";
-import { isOneOf } from "../core/types.js";
-
-/** The commands, in help order. */
-export const COMMANDS = [
-	"show",
-	"history",
-	"undo",
-	"redo",
-	"restore",
-	"set",
-	"delete",
-	"edit",
-	"export",
-	"import",
-	"doctor",
-	"link",
-	"unlink",
-	"migrate",
-	"adopt",
-	"mcp",
-] as const;
-export type Command = (typeof COMMANDS)[number];
 
 /** A bad command line: printed with the relevant usage, exit code 2. */
 export class UsageError extends Error {
@@ -35,7 +13,7 @@ export class UsageError extends Error {
 	constructor(
 		message: string,
 		/** The command whose usage to print, when known. */
-		readonly command?: Command,
+		readonly command?: string,
 	) {
 		super(message);
 	}
@@ -44,7 +22,7 @@ export class UsageError extends Error {
 /** What the command line asked for. */
 export interface Parsed {
 	/** Undefined for a bare `state-flow` or `state-flow --help`; for `help <command>`, that command. */
-	command: Command | undefined;
+	command: string | undefined;
 	/** `-h`, `--help` or the `help` command: print help instead of running. */
 	help: boolean;
 	/** `--version`: print the package version instead of running. */
@@ -77,10 +55,10 @@ export interface Parsed {
 	toFiles: boolean;
 	/** `adopt --keep`: keep the store apart on purpose instead of moving it in. */
 	keep: boolean;
-	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
-	path?: string;
 	/** `set|edit|import --allow-secret`: store what looks like a credential, this once (the user says it is none). */
 	allowSecret: boolean;
+	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
+	path?: string;
 	/** `mcp --owners <list>`: the owners served (Global and/or CWD). */
 	owners?: string;
 	/** `mcp --http`: Streamable HTTP on 127.0.0.1 instead of stdio. */
@@ -89,45 +67,21 @@ export interface Parsed {
 	port?: string;
 }
 
-/** Options each command accepts beyond `--cwd`, `--agent-dir` and `--help`. */
-const COMMAND_OPTIONS: Record<Command, readonly string[]> = {
-	show: ["--full", "--owner"],
-	history: ["--full", "--owner"],
-	undo: ["--yes"],
-	redo: ["--yes"],
-	restore: ["--path", "--yes"],
-	set: ["--yes", "--allow-secret"],
-	delete: ["--yes"],
-	edit: ["--yes", "--allow-secret"],
-	export: ["--owner"],
-	import: ["--owner", "--allow-secret"],
-	doctor: ["--dry-run", "--drop-journal", "--move-aside", "--cut-torn", "--accept-store", "--salvage"],
-	link: ["--force"],
-	unlink: [],
-	migrate: ["--global", "--to-files"],
-	adopt: ["--keep"],
-	mcp: ["--owners", "--http", "--port"],
-};
-
-/** Highest number of positionals per command (show/history/export take an optional owner). */
-const MAX_POSITIONALS: Record<Command, number> = {
-	show: 1,
-	history: 1,
-	undo: 1,
-	redo: 1,
-	restore: 1,
-	set: 2,
-	delete: 1,
-	edit: 1,
-	export: 1,
-	import: 1,
-	doctor: 0,
-	link: 1,
-	unlink: 0,
-	migrate: 1,
-	adopt: 1,
-	mcp: 0,
-};
+/**
+ * One command as the parser knows it (`verbs.ts` holds the records): the options it takes, how
+ * many positionals, and the rules about its whole line.
+ */
+export interface CommandSpec {
+	name: string;
+	/** Options it accepts beyond `--cwd`, `--agent-dir` and `--help`. */
+	options: readonly string[];
+	/** Highest number of positionals. */
+	positionals: number;
+	/** `--owner` is its own option (import), not another spelling of the owner positional. */
+	ownOwner?: boolean;
+	/** Rules about the whole line once parsed (a needed argument); throws `UsageError`. */
+	check?: (p: Parsed) => void;
+}
 
 /**
  * pi's agent directory, exactly as pi's `getAgentDir()` computes it: `$PI_CODING_AGENT_DIR`
@@ -147,7 +101,7 @@ export function defaultAgentDir(env: NodeJS.ProcessEnv = process.env): string {
 /** How an option is read: a flag, or one value (`--name value` or `--name=value`); `set` records it. */
 type OptionSpec = { takesValue: false; set: (out: Parsed) => void } | { takesValue: true; set: (out: Parsed, value: string, cwd: string) => void };
 
-/** Every option the CLI knows. A new option is one row here and its commands in `COMMAND_OPTIONS`. */
+/** Every option the CLI knows. A new option is one row here and its commands' `options` in `verbs.ts`. */
 const OPTIONS: Record<string, OptionSpec> = {
 	"--cwd": { takesValue: true, set: (out, value, cwd) => (out.cwd = resolve(cwd, value)) },
 	"--agent-dir": { takesValue: true, set: (out, value, cwd) => (out.agentDir = resolve(cwd, value)) },
@@ -174,8 +128,8 @@ const OPTIONS: Record<string, OptionSpec> = {
 /** Options every command accepts. */
 const COMMON_OPTIONS: readonly string[] = ["--cwd", "--agent-dir"];
 
-/** Parse `argv` (without node and script). Throws `UsageError`. */
-export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Parsed {
+/** Parse `argv` (without node and script) for these commands. Throws `UsageError`. */
+export function parseWith(specs: readonly CommandSpec[], argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Parsed {
 	const out: Parsed = {
 		command: undefined,
 		help: false,
@@ -217,32 +171,34 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 			continue;
 		}
 		if (arg.startsWith("-") && arg !== "-") {
-			i = readOption(argv, i, out, seen, cwd);
+			i = readOption(specs, argv, i, out, seen, cwd);
 			continue;
 		}
 		if (out.command === undefined) {
-			setCommand(out, arg, seen);
+			setCommand(specs, out, arg, seen);
 			continue;
 		}
 		if (helpWord) throw new UsageError(`\`help\` takes one command; unexpected argument \`${arg}\`.`, out.command);
 		out.positionals.push(arg);
 	}
-	checkComplete(out, argv);
+	checkComplete(specs, out, argv);
 	return out;
 }
 
+const specOf = (specs: readonly CommandSpec[], name: string): CommandSpec => specs.find((s) => s.name === name) as CommandSpec;
+
 /** Read the option at `argv[i]` (and its value); returns the index of the last argument it used. */
-function readOption(argv: readonly string[], i: number, out: Parsed, seen: Set<string>, cwd: string): number {
+function readOption(specs: readonly CommandSpec[], argv: readonly string[], i: number, out: Parsed, seen: Set<string>, cwd: string): number {
 	const arg = argv[i] as string;
 	const eq = arg.indexOf("=");
 	const name = eq < 0 ? arg : arg.slice(0, eq);
 	const spec = Object.hasOwn(OPTIONS, name) ? OPTIONS[name] : undefined;
 	if (spec === undefined) {
 		// The nearest option this command takes (any option before the command is known).
-		const known = out.command === undefined ? Object.keys(OPTIONS) : [...COMMON_OPTIONS, ...COMMAND_OPTIONS[out.command]];
+		const known = out.command === undefined ? Object.keys(OPTIONS) : [...COMMON_OPTIONS, ...specOf(specs, out.command).options];
 		throw new UsageError(`unknown option \`${arg}\`.${didYouMean(name, known)}`, out.command);
 	}
-	if (out.command !== undefined) checkAccepted(out.command, name);
+	if (out.command !== undefined) checkAccepted(specOf(specs, out.command), name);
 	if (seen.has(name)) throw new UsageError(`\`${name}\` is given twice.`, out.command);
 	seen.add(name);
 	if (!spec.takesValue) {
@@ -257,58 +213,36 @@ function readOption(argv: readonly string[], i: number, out: Parsed, seen: Set<s
 }
 
 /** The first word that is not an option names the command; options given before it must be ones it accepts. */
-function setCommand(out: Parsed, arg: string, seen: ReadonlySet<string>): void {
-	if (!isOneOf(COMMANDS, arg)) {
-		const hint = didYouMean(arg, [...COMMANDS, "help"]);
+function setCommand(specs: readonly CommandSpec[], out: Parsed, arg: string, seen: ReadonlySet<string>): void {
+	const spec = specs.find((s) => s.name === arg);
+	if (spec === undefined) {
+		const hint = didYouMean(arg, [...specs.map((s) => s.name), "help"]);
 		throw new UsageError(`unknown command \`${arg}\`.${hint === "" ? " `state-flow help` lists the commands." : hint}`);
 	}
 	out.command = arg;
-	for (const name of seen) checkAccepted(arg, name);
+	for (const name of seen) checkAccepted(spec, name);
 }
 
-function checkAccepted(command: Command, option: string): void {
-	if (!COMMON_OPTIONS.includes(option) && !COMMAND_OPTIONS[command].includes(option)) {
-		throw new UsageError(`\`${command}\` does not take \`${option}\`.`, command);
+function checkAccepted(spec: CommandSpec, option: string): void {
+	if (!COMMON_OPTIONS.includes(option) && !spec.options.includes(option)) {
+		throw new UsageError(`\`${spec.name}\` does not take \`${option}\`.`, spec.name);
 	}
 }
 
-/** Rules about the whole command line: positional counts, the owner given once, a file for `import`. */
-function checkComplete(out: Parsed, argv: readonly string[]): void {
+/** Rules about the whole command line: positional counts, the owner given once, then the command's own. */
+function checkComplete(specs: readonly CommandSpec[], out: Parsed, argv: readonly string[]): void {
 	if (out.command !== undefined && !out.help && !out.version) {
-		const max = MAX_POSITIONALS[out.command];
-		if (out.positionals.length > max) {
-			throw new UsageError(`unexpected argument \`${out.positionals[max]}\`.`, out.command);
+		const spec = specOf(specs, out.command);
+		if (out.positionals.length > spec.positionals) {
+			throw new UsageError(`unexpected argument \`${out.positionals[spec.positionals]}\`.`, out.command);
 		}
 		// `show --owner cwd` means `show cwd`: the same spelling as `import --owner cwd`.
-		if (out.command !== "import" && out.owner !== undefined) {
+		if (!spec.ownOwner && out.owner !== undefined) {
 			if (out.positionals.length > 0) throw new UsageError(`give the owner once: \`${out.positionals[0]}\` or \`--owner ${out.owner}\`.`, out.command);
 			out.positionals.push(out.owner);
 			out.owner = undefined;
 		}
-		if (out.command === "import" && out.positionals.length === 0) {
-			throw new UsageError("`import` needs a file to read (`-` for standard input).", out.command);
-		}
-		if (out.command === "restore" && out.positionals.length === 0) throw new UsageError("`restore` needs the id of the transition to go back to.", out.command);
-		if ((out.command === "set" || out.command === "delete" || out.command === "edit") && out.positionals.length === 0) {
-			throw new UsageError(`\`${out.command}\` needs a locator, e.g. \`cwd.tactics.next\`.`, out.command);
-		}
-		if (out.command === "set" && out.positionals.length === 1) {
-			throw new UsageError("`set` needs a JSON value after the locator (a string in quotes: '\"text\"'), or @<file>.", out.command);
-		}
-		if (out.command === "adopt" && out.positionals.length === 0)
-			throw new UsageError("`adopt` needs the folder whose store apart to decide about.", out.command);
-		if (out.command === "migrate" && out.toFiles && out.positionals.length > 0) {
-			throw new UsageError(
-				"`migrate --to-files` takes no project id: it moves back the project this checkout is linked to (or, with `--global`, your shared Global).",
-				out.command,
-			);
-		}
-		if (out.command === "migrate" && !out.toFiles && out.global === out.positionals.length > 0) {
-			throw new UsageError(
-				out.global ? "`migrate --global` takes no project id: Global is keyed by your user name." : "`migrate` needs a project id (or `--global`).",
-				out.command,
-			);
-		}
+		spec.check?.(out);
 	}
 	if (out.command === undefined && !out.help && !out.version && argv.length > 0) {
 		throw new UsageError("no command given.");

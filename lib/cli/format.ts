@@ -5,9 +5,10 @@
 import { jsonTextBytes } from "../core/size.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
+import { undoneIn } from "../core/undo.js";
 import type { Linkable } from "../storage/placement/placement.js";
 import { linkCommand, linkableWords } from "../ops/where.js";
-import { type HistoryFormat, historyText } from "../ops/history-text.js";
+import { type HistoryFormat, historyText, type HistoryText } from "../ops/history-text.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 
@@ -51,15 +52,17 @@ export function formatShow(owner: Owner, root: string, h: OwnerHistory, full: bo
 }
 
 /** Terminal columns as the CLI counts them: code points (it loads no pi; pi's width rules live in the host). */
-const columns = (text: string): number => [...text].length;
+export const columns = (text: string): number => [...text].length;
 
 /** The shared history vocabulary (`ops/history-text.ts`), so `state-flow history` and `/state history` read alike. */
-export const { labelledList, transitionLine } = historyText(columns);
+export const cliText: HistoryText = historyText(columns);
+export const { labelledList, transitionLine } = cliText;
 
 /** One owner's retained transitions, newest first (as `/state history`), with where the folded history ends; `short` ids are unique across the owners listed. */
 export function formatHistory(owner: Owner, root: string, h: OwnerHistory, f: HistoryFormat, short: ReadonlyMap<string, string>): string {
 	const head = `${TITLES[owner]}  ${root}  (seq ${h.seq}; ${h.tail.length} retained`;
 	if (h.seq === 0) return `${head})\n  (no transitions)`;
 	const folded = h.checkpointSeq > 0 ? `, transitions 1-${h.checkpointSeq} folded into the checkpoint)` : ")";
-	return [head + folded, ...[...h.tail].reverse().map((r) => transitionLine(r, short.get(r.id) ?? r.id, f))].join("\n");
+	const undone = undoneIn(h.tail);
+	return [head + folded, ...[...h.tail].reverse().map((r) => transitionLine(r, short.get(r.id) ?? r.id, { ...f, undone }))].join("\n");
 }

@@ -5,23 +5,18 @@
  * 1 failure (a refused import, a damaged store, an unreachable database), 2 usage error.
  */
 import { readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { fail, isStateError } from "../core/errors.js";
+import { pathToFileURL } from "node:url";
+import { isStateError } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { DATABASE_ENV } from "../storage/placement/placement.js";
 import { closeDatabases } from "../storage/pg/placed.js";
 import { readConfig } from "../storage/placement/config.js";
 import { scrubber } from "../storage/pg/url.js";
-import { defaultAgentDir, parseArgs, UsageError } from "./args.js";
-import { type Outcome, runExport, runHistory, runImport, runShow } from "./commands.js";
-import { runUndo } from "./undo.js";
-import { runDoctor } from "./doctor/index.js";
-import { runDelete, runEdit, runSet } from "./edit.js";
+import { defaultAgentDir, UsageError } from "./args.js";
+import type { Outcome } from "./commands.js";
 import { usageLine, helpText } from "./help.js";
-import { runLink, runMigrate, runUnlink } from "./share.js";
-import { runAdopt } from "./adopt.js";
-import { runMcp } from "./mcp.js";
+import { parseArgs, verbNamed } from "./verbs.js";
+import { packageVersion } from "./version.js";
 
 /**
  * Commands whose standard output reports configuration (where the stores live, connection
@@ -60,40 +55,9 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 		command = p.command;
 		if (p.version) return { stdout: `${packageVersion()}\n`, stderr: "", code: 0 };
 		if (p.help || p.command === undefined) return { stdout: `${helpText(p.command)}\n`, stderr: "", code: 0 };
-		switch (p.command) {
-			case "show":
-				return await runShow(p);
-			case "history":
-				return await runHistory(p);
-			case "undo":
-			case "redo":
-			case "restore":
-				return await runUndo(p);
-			case "set":
-				return await runSet(p);
-			case "delete":
-				return await runDelete(p);
-			case "edit":
-				return await runEdit(p);
-			case "export":
-				return await runExport(p);
-			case "import":
-				return await runImport(p, stdin);
-			case "doctor":
-				return await runDoctor(p);
-			case "link":
-				return await runLink(p);
-			case "unlink":
-				return await runUnlink(p);
-			case "migrate":
-				return await runMigrate(p);
-			case "adopt":
-				return await runAdopt(p);
-			case "mcp":
-				return await runMcp(p, packageVersion());
-			default:
-				throw new UsageError(`unknown command \`${String(p.command)}\`.`);
-		}
+		const verb = verbNamed(p.command);
+		if (verb === undefined) throw new UsageError(`unknown command \`${String(p.command)}\`.`);
+		return await verb.run(p, stdin);
 	} catch (e) {
 		if (e instanceof UsageError) {
 			// The problem and the one usage line; the whole help is one command away.
@@ -104,24 +68,6 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 	} finally {
 		// An open database connection would keep the process alive; the next run reconnects.
 		await closeDatabases();
-	}
-}
-
-const PACKAGE_NAME = "pi-state-flow";
-
-/**
- * The version in this package's `package.json`, found by walking up from this module's folder
- * (`lib/cli` from source, `dist/lib/cli` built, the same inside an installed package).
- */
-export function packageVersion(from = dirname(fileURLToPath(import.meta.url))): string {
-	for (let dir = from; ; dir = dirname(dir)) {
-		try {
-			const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
-			if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
-		} catch {
-			// No package.json here (or another package's unreadable one): keep walking up.
-		}
-		if (dirname(dir) === dir) fail("io", `cannot find the package.json of ${PACKAGE_NAME} above ${from}; reinstall the package`);
 	}
 }
 

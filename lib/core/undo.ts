@@ -31,6 +31,8 @@ export interface UndoPlan {
 	seqs: Partial<Record<Owner, number>>;
 	/** restore of one path: its canonical locator. */
 	path?: string;
+	/** redo: the change it applies again (the undo's target), when still retained. */
+	again?: Reverted;
 }
 
 /** Owners' histories as loaded, each or why it cannot be read; an owner not asked for is absent. */
@@ -51,9 +53,16 @@ export function reversalFor(plan: UndoPlan): Reversal {
 	return { op: "restore", target: plan.id, reverted: plan.reverts.map((r) => r.record.id), ...(plan.path !== undefined ? { path: plan.path } : {}) };
 }
 
-/** The transitions of a plan made by someone else than `me` (another user, or another machine); unrecorded authors are not counted. */
+/** Made by someone else than `me` (another user, or another machine); an unrecorded author is not counted. */
+const byOther = (who: Who | undefined, me: Who): boolean => who !== undefined && (who.user !== me.user || who.host !== me.host);
+
+/**
+ * The transitions of a plan made by someone else than `me`, which reverting needs their consent
+ * for. A redo of `me`'s own change (undone by anyone) reverts nobody's work: it brings `me`'s back.
+ */
 export function othersIn(plan: UndoPlan, me: Who): Reverted[] {
-	return plan.reverts.filter(({ record: { who } }) => who !== undefined && (who.user !== me.user || who.host !== me.host));
+	if (plan.op === "redo" && plan.again !== undefined && !byOther(plan.again.record.who, me)) return [];
+	return plan.reverts.filter(({ record }) => byOther(record.who, me));
 }
 
 /** Why a commit of `plan` must not go ahead under these histories (an owner moved since it was planned), or undefined. */
@@ -144,6 +153,25 @@ export function timeline(histories: Histories, owners: readonly Owner[]): Transi
 	}
 }
 
+/**
+ * Which of one owner's `records` (in seq order) are undone now, each with the id of the undo or
+ * redo that reverted it: an undo marks its target; a redo marks the undo it reverted and puts
+ * that undo's target back in effect. A restore is no mark (its own line names what it reverted).
+ */
+export function undoneIn(records: readonly TransitionRecord[]): Map<string, string> {
+	const undone = new Map<string, string>();
+	const targetOf = new Map<string, string>();
+	for (const r of records) {
+		const rev = reversalOf(r);
+		if (rev === undefined || rev.op === "restore") continue;
+		undone.set(rev.target, r.id);
+		targetOf.set(r.id, rev.target);
+		const back = rev.op === "redo" ? targetOf.get(rev.target) : undefined;
+		if (back !== undefined) undone.delete(back);
+	}
+	return undone;
+}
+
 /** The undo chain: transitions in effect that an undo would revert (latest last), undos a redo would revert, and what cleared the redos. */
 export interface Chain {
 	done: TransitionRecord[];
@@ -211,6 +239,9 @@ function inversePlan(histories: Histories, record: TransitionRecord, owners: rea
 		plan.owners.push(owner);
 		plan.seqs[owner] = h.seq;
 		if (plan.reverts.length === 0) plan.reverts.push({ owner, record: h.tail[at] as TransitionRecord });
+		const target = plan.op === "redo" ? reversalOf(record)?.target : undefined;
+		const again = target === undefined ? undefined : h.tail.find((r) => r.id === target);
+		if (plan.again === undefined && again !== undefined) plan.again = { owner, record: again };
 	}
 	if (plan.owners.length === 0) return { ok: false, why: `transition ${record.id} is no longer retained.` };
 	return { ok: true, value: plan };

@@ -1,7 +1,8 @@
 /**
  * History in one vocabulary (issue 27): `state-flow history`, `/state history`, the browser and
  * what an undo lists print a transition with the same words — newest first, local short times
- * (ISO with `--full`), short ids, keys as users type them (`intents.x`, `tactics["a b"]`).
+ * (ISO with `--full`), short ids, keys as users type them (`intents.x`, `tactics["a b"]`), and
+ * what each did (`set …, delete …`, `undo of …`, `(undone)`), so no two read alike (issue 35).
  * Shared by the CLI and the host, so it lives beside `projectLine`; terminal width rules differ
  * (pi's `visibleWidth` in the host, code points in the CLI, which loads no pi), so they are passed
  * in: `historyText(columns)`. Stored text goes through `core/printable.ts` (`spellId`, `inline`).
@@ -74,6 +75,25 @@ export function changedCount(record: TransitionRecord): number {
 	return n;
 }
 
+/**
+ * What a transition did to each key, one level into each plane, sets first: `set tactics.a`,
+ * `lazy.b`, `delete tactics.c` (a list reads "set tactics.a, lazy.b, delete tactics.c"); at most
+ * `limit` keys (`changedCount` counts them all).
+ */
+export function changeItems(record: TransitionRecord, limit = Number.POSITIVE_INFINITY): string[] {
+	const sets: string[] = [];
+	const deletes: string[] = [];
+	for (const plane of SECTIONS) {
+		const patch = record.patch[plane] as Record<string, unknown> | undefined;
+		for (const key in patch ?? {}) {
+			if (sets.length + deletes.length >= limit) break;
+			if (Object.hasOwn(patch as object, key)) (patch?.[key] === null ? deletes : sets).push(`${plane}${formatKeySegment(key)}`);
+		}
+	}
+	const lead = (words: string[], verb: string) => words.map((k, i) => (i === 0 ? `${verb} ${k}` : k));
+	return [...lead(sets, "set"), ...lead(deletes, "delete")];
+}
+
 /** Every leaf a transition sets or deletes, as a locator relative to its owner: `intents.x.goal`, `tactics.a (deleted)`. */
 export function changedLeaves(record: TransitionRecord): string[] {
 	return patchLeaves(record.patch).map((l) => `${l.plane}${l.path.map(formatKeySegment).join("")}${l.deleted ? " (deleted)" : ""}`);
@@ -85,7 +105,12 @@ export interface HistoryFormat {
 	/** Whole ids, ISO times, full call ids, every changed leaf and the cascades, one field per line. */
 	full: boolean;
 	width?: number;
+	/** Transitions undone now, each with the undo or redo that reverted it (`core/undo.ts` `undoneIn`). */
+	undone?: ReadonlyMap<string, string>;
 }
+
+/** The mark of a transition undone now, in a one-line listing. */
+export const UNDONE = "(undone)";
 
 /** Columns of a short who; when both names do not fit, each keeps at least half, so neither is lost. */
 const WHO_WIDTH = 20;
@@ -215,17 +240,36 @@ export function historyText(columns: (text: string) => number) {
 	 */
 	function transitionLine(r: TransitionRecord, shortId: string, f: HistoryFormat, indent = "  "): string {
 		const width = f.width ?? TEXT_WIDTH;
+		const undoneBy = f.undone?.get(r.id);
 		if (f.full) {
 			const lines = [`${indent}#${r.seq} ${spellId(r.id)}${r.owners.length > 1 ? ` (with ${r.owners.join(", ")})` : ""}`];
 			lines.push(`${indent}   at ${r.at} by ${madeBy(r, true)}`);
+			if (undoneBy !== undefined) lines.push(`${indent}   undone by ${spellId(undoneBy)}`);
 			lines.push(...labelledList(`${indent}   changed: `, changedLeaves(r), Number.POSITIVE_INFINITY, width));
 			for (const c of r.cascades) lines.push(`${indent}   cascaded: intents${formatKeySegment(c.intent)} -> ${spellId(c.targets.join(", "))}`);
 			return lines.join("\n");
 		}
-		const head = `${indent}#${r.seq} ${spellId(shortId)} ${compactTime(r.at, f.now)} ${madeBy(r)}`;
+		const head = `${indent}#${r.seq} ${spellId(shortId)} ${compactTime(r.at, f.now)} ${undoneBy !== undefined ? `${UNDONE} ` : ""}${madeBy(r)}`;
 		// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
-		return clipText(`${head} ${fitList(changedKeys(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
+		return clipText(`${head} ${fitList(changeItems(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
 	}
 
-	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine };
+	/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
+	function wrapWords(text: string, width: number): string[] {
+		const lines: string[] = [];
+		let line = "";
+		for (const word of text.split(/\s+/).filter((w) => w !== "")) {
+			if (line !== "" && columns(line) + 1 + columns(word) > width) {
+				lines.push(line);
+				line = word;
+			} else line = line === "" ? word : `${line} ${word}`;
+		}
+		if (line !== "") lines.push(line);
+		return lines;
+	}
+
+	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords };
 }
+
+/** The history vocabulary for one way of counting columns. */
+export type HistoryText = ReturnType<typeof historyText>;

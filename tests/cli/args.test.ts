@@ -11,7 +11,8 @@ import { dirname, join } from "node:path";
 import { after, describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { getAgentDir } from "@mariozechner/pi-coding-agent";
-import { COMMANDS, defaultAgentDir, parseArgs, UsageError } from "../../lib/cli/args.js";
+import { defaultAgentDir, UsageError } from "../../lib/cli/args.js";
+import { COMMANDS, parseArgs } from "../../lib/cli/verbs.js";
 import { main } from "../../lib/cli/main.js";
 import { importPatch, parseImport } from "../../lib/cli/transfer.js";
 import { isStateError } from "../../lib/core/errors.js";
@@ -150,6 +151,8 @@ describe("the real binary: --version and help", () => {
 		for (const cmd of [undefined, ...COMMANDS]) {
 			const r = await main(cmd === undefined ? ["--help"] : [cmd, "--help"]);
 			for (const line of r.stdout.split("\n")) assert.ok(line.length <= 80, `${cmd ?? "state-flow"}: ${line}`);
+			// Whole phrases: a wrapped row never leaves one word alone on a line (`adopt`'s "or" did).
+			for (const line of r.stdout.split("\n")) assert.doesNotMatch(line, /^\s+\S+$/, `${cmd ?? "state-flow"}: a word alone`);
 		}
 		const typo = await main(["show", "--ful"]);
 		assert.equal(typo.code, 2);

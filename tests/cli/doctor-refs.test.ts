@@ -6,7 +6,7 @@
 import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { parseArgs } from "../../lib/cli/args.js";
+import { parseArgs } from "../../lib/cli/verbs.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, it } from "node:test";
 import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
-import { parseArgs } from "../../lib/cli/args.js";
+import { parseArgs } from "../../lib/cli/verbs.js";
 import { runDoctor } from "../../lib/cli/doctor/index.js";
 import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
 import { renderSkill } from "../../lib/storage/artifacts/skill-format.js";

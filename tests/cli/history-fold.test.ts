@@ -80,7 +80,7 @@ describe("history's changed list", () => {
 			cascades: [{ owner: "cwd", intent: "old", targets: ["cwd.tactics.t1"] }],
 		} as never;
 		for (const full of [false, true]) assert.equal(cliLine(record, "3f2a", { now, full }), hostLine(record, "3f2a", { now, full }));
-		assert.equal(cliLine(record, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop intents.x, tactics.a +1");
+		assert.equal(cliLine(record, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop set intents.x, tactics.a +1");
 		assert.match(
 			cliLine(record, "3f2a", { now, full: true }),
 			/changed: intents\.x\.goal, tactics\.a, tactics\["b c"\] \(deleted\)\n {5}cascaded: intents\.old -> cwd\.tactics\.t1$/,

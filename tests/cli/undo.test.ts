@@ -9,10 +9,14 @@ import assert from "node:assert/strict";
 import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
+import { latestUndoPlan, reversalFor } from "../../lib/core/undo.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
+
+/** A message as one line: the CLI wraps what it prints at 80 columns. */
+const flat = (text: string) => text.replace(/\n/g, " ");
 
 async function setup(t: { after(fn: () => void): void }) {
 	const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-");
@@ -33,13 +37,13 @@ describe("state-flow undo", () => {
 		const e = await setup(t);
 		const latest = e.run("undo");
 		assert.equal(latest.code, 0, latest.stderr);
-		assert.match(latest.stdout, /^Reverted ccc3-0000 \(global\) as transition [0-9a-f-]{36}\.$/m);
+		assert.match(latest.stdout, /^Reverted ccc3-000 \(global\) as transition [0-9a-f]{8}\.$/m);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
-		assert.match(e.run("history", "global").stdout, /^ {2}#3 \S+ (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) undo of ccc3-000 \S+ tactics\.g$/m);
+		assert.match(e.run("history", "global").stdout, /^ {2}#3 \S+ (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) undo of ccc3-000 \S+ set tactics\.g$/m);
 
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
-		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
+		assert.match(cwd.stdout, /Reverted bbb2-000 \(cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 
 		// ccc3 and bbb2 are undone (their undos cancel them), so aaa1 is undone next, in both owners.
@@ -47,20 +51,20 @@ describe("state-flow undo", () => {
 		assert.equal(walk.code, 0, walk.stderr);
 		assert.match(
 			walk.stdout,
-			/^Reverted aaa1-0000 \(global and cwd\) as transition [0-9a-f-]{36}\.\nIt reverts:\nglobal #1 aaa1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test tactics\.\w+$/m,
+			/^Reverted aaa1-000 \(global\+cwd\) as transition [0-9a-f]{8}\.\nIt reverts:\n {2}global #1 aaa1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test set tactics\.\w+$/m,
 		);
 		assert.deepEqual(await e.tactics("global"), {});
 		assert.deepEqual(await e.tactics("cwd"), {});
 		// Redo walks forward again, newest undo first; an undone transition is not undone twice.
 		const redo = e.run("redo");
 		assert.equal(redo.code, 0, redo.stderr);
-		assert.match(redo.stdout, /^Redid what [0-9a-f-]{36} undid \(global and cwd\)/);
+		assert.match(redo.stdout, /^Redid what [0-9a-f]{8} undid \(global\+cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		const before = e.logs();
 		const twice = e.run("undo", "ccc3");
 		assert.equal(twice.code, 1);
 		assert.match(
-			twice.stderr,
+			flat(twice.stderr),
 			/global #2 \(ccc3-000\) was already reverted by global #3 \([0-9a-f]{8}\); undo that one to apply it again\. Nothing was written\./,
 		);
 		assert.deepEqual(e.logs(), before);
@@ -72,12 +76,12 @@ describe("state-flow undo", () => {
 		const unknown = e.run("undo", "zzz");
 		assert.equal(unknown.code, 1);
 		assert.match(
-			unknown.stderr,
+			flat(unknown.stderr),
 			/no retained transition's id starts with `zzz`, and it is not an owner \(global, cwd\); `state-flow history` lists the ids\. Nothing was written\./,
 		);
 		const ambiguous = e.run("undo", "");
 		assert.equal(ambiguous.code, 1);
-		assert.match(ambiguous.stderr, /`` starts 3 transition ids \(aaa1-0000, ccc3-0000, bbb2-0000\); type more of the id/);
+		assert.match(flat(ambiguous.stderr), /`` starts 3 transition ids \(aaa1-0000, ccc3-0000, bbb2-0000\); type more of the id/);
 		const session = e.run("undo", "session");
 		assert.equal(session.code, 2);
 		assert.match(session.stderr, /use `\/state undo session` inside pi/);
@@ -87,15 +91,15 @@ describe("state-flow undo", () => {
 		appendFileSync(e.globalLog, "{not a record}\n");
 		const whole = e.run("undo");
 		assert.equal(whole.code, 1);
-		assert.match(whole.stderr, /cannot undo global: .*is damaged/);
+		assert.match(flat(whole.stderr), /cannot undo global: .*is damaged/);
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
-		assert.match(cwd.stdout, /Reverted bbb2-0000 \(cwd\)/);
+		assert.match(cwd.stdout, /Reverted bbb2-000 \(cwd\)/);
 		writeFileSync(e.globalLog, damaged);
 		// By id, in every owner that retains it, when nothing changed its keys since.
 		const byId = e.run("undo", "ccc");
 		assert.equal(byId.code, 0, byId.stderr);
-		assert.match(byId.stdout, /Reverted ccc3-0000 \(global\)/);
+		assert.match(byId.stdout, /Reverted ccc3-000 \(global\)/);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
 	});
 });
@@ -110,13 +114,35 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		const before = readFileSync(log, "utf8");
 		const refused = run("undo");
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /^It reverts:\ncwd #1 bob1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test bob@desk tactics\.b\n/m);
-		assert.match(refused.stderr, /state-flow: this undo reverts changes made by bob@desk; nothing was written\. Add --yes to go ahead\./);
+		assert.match(
+			refused.stderr,
+			/^It reverts:\n {2}cwd #1 bob1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test bob@desk set tactics\.b\n/m,
+		);
+		assert.match(refused.stderr, /^state-flow: This undo reverts changes made by bob@desk\.\nNothing was written; add --yes to go ahead\.$/m);
 		assert.equal(readFileSync(log, "utf8"), before);
 		const done = run("undo", "--yes");
 		assert.equal(done.code, 0, done.stderr);
-		assert.match(done.stdout, /^Reverted bob1-0000 \(cwd\) as transition /);
+		assert.match(done.stdout, /^Reverted bob1-000 \(cwd\) as transition /);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
+	});
+
+	it("redoes my own change that alice undid without asking or naming her", async (t) => {
+		const { cwd, agentDir: agent } = projectDirs(t, "state-flow-redo-own-");
+		await openStoresAt({ agentDir: agent, cwd }).commit({ cwd: { tactics: { mine: 1 } } }, { by, id: "mine-0000", at: "2026-12-01T10:00:00.000Z" });
+		const alice = openStoresAt({ agentDir: agent, cwd, who: { user: "alice", host: "lap" } });
+		const plan = latestUndoPlan({ cwd: { ok: true, value: await alice.load("cwd") } }, ["cwd"], true);
+		assert.ok(plan.ok);
+		const reverts = reversalFor(plan.value);
+		await alice.commit(plan.value.patch, {
+			by: { kind: "command", command: "state-flow undo cwd", reverts },
+			id: "alic-0000",
+			at: "2026-12-01T10:00:01.000Z",
+			exact: true,
+		});
+		const redo = runCli(["redo", "--agent-dir", agent], { cwd });
+		assert.equal(redo.code, 0, redo.stderr);
+		assert.doesNotMatch(redo.stdout + redo.stderr, /made by|someone else|--yes/);
+		assert.deepEqual((await alice.load("cwd")).state.tactics, { mine: 1 });
 	});
 
 	it("restore <id> [--path] brings an owner or one path back as one transition that names it", async (t) => {
@@ -125,7 +151,7 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		assert.equal(path.code, 0, path.stderr);
 		assert.match(
 			path.stdout,
-			/^Restored cwd\.tactics\.t to after aaa1-0000 as transition [0-9a-f-]{36}\.\nIt brings cwd\.tactics\.t back to how it was after aaa1-0000, reverting 1 transition:\ncwd #2 /,
+			/^Restored cwd\.tactics\.t to after aaa1-000 as transition [0-9a-f]{8} \(1 reverted\)\.\nIt restores cwd\.tactics\.t to after aaa1-000, reverting 1 transition:\n {2}cwd #2 /,
 		);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		assert.match(e.run("history", "cwd", "--full").stdout, / by restore to aaa1-0000 \(cwd\.tactics\.t\) /);
@@ -134,7 +160,7 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
 		const again = e.run("restore", "aaa1");
 		assert.equal(again.code, 1);
-		assert.match(again.stderr, /nothing to restore: every owner that retains it is already as it was after aaa1-000/);
+		assert.match(flat(again.stderr), /nothing to restore: every owner that retains it is already as it was after aaa1-000/);
 		assert.equal(e.run("restore").code, 2);
 		assert.equal(e.run("restore", "aaa1", "--path", "effective.tactics").code, 2);
 	});

@@ -250,6 +250,33 @@ describe("whose transitions a plan reverts", () => {
 		assert.equal(othersIn(latest.value, { user: "bob", host: "laptop" }).length, 0);
 	});
 
+	it("a redo of my own change that someone else undid reverts nobody's work; a redo of a third person's change names whose undo it reverts", () => {
+		const me: Who = { user: "bob", host: "laptop" };
+		const alice: Who = { user: "alice", host: "desk" };
+		const w = world();
+		commit(w, { cwd: { tactics: { mine: 1 } } }, undefined, { who: me });
+		const undo = latestUndoPlan(loaded(w), ["cwd"], true);
+		assert.ok(undo.ok);
+		commit(w, undo.value.patch, { kind: "command", command: "test undo", reverts: reversalFor(undo.value) }, { exact: true, who: alice });
+		const redo = latestRedoPlan(loaded(w), ["cwd"], true);
+		assert.ok(redo.ok);
+		assert.equal(redo.value.again?.record.id, "id-0001", "the plan knows the change it applies again");
+		assert.deepEqual(othersIn(redo.value, me), [], "bringing my own change back needs nobody's consent");
+		// Carol's change, undone by Alice: a redo by me reverts Alice's undo, and asks.
+		const carol: Who = { user: "carol", host: "box" };
+		const v = world();
+		commit(v, { cwd: { tactics: { hers: 1 } } }, undefined, { who: carol });
+		const u = latestUndoPlan(loaded(v), ["cwd"], true);
+		assert.ok(u.ok);
+		commit(v, u.value.patch, { kind: "command", command: "test undo", reverts: reversalFor(u.value) }, { exact: true, who: alice });
+		const r = latestRedoPlan(loaded(v), ["cwd"], true);
+		assert.ok(r.ok);
+		assert.deepEqual(
+			othersIn(r.value, me).map((o) => o.record.who?.user),
+			["alice"],
+		);
+	});
+
 	it("a plan is not committed once an owner moved since it was made", () => {
 		const w = world();
 		commit(w, { cwd: { tactics: { a: 1 } } });

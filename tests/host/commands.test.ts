@@ -12,6 +12,7 @@ import { describe, it } from "node:test";
 import { SELECTION_ENTRY } from "../../lib/host/session/selection.js";
 import { configPath } from "../../lib/storage/placement/config.js";
 import { OUTPUT_TYPE } from "../../lib/host/commands/output.js";
+import { completeStateArgs, USAGE, usageOf } from "../../lib/host/commands/index.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME, ME_FULL } from "../helpers/who.js";
 import { shortWho } from "../../lib/host/commands/status.js";
@@ -58,8 +59,8 @@ describe("/state", () => {
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "changed"/);
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} tactics\\.t$`, "m"));
-			assert.match(history ?? "", new RegExp(`^ {2}#1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} intents\\.i, tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d model call-b ${ME} set tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-0001 \\d\\d:\\d\\d:\\d\\d model call-a ${ME} set intents\\.i, tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
 			assert.match(full ?? "", new RegExp(`^ {2}#2 t-0002\n {5}at 2026-11-30T09:00:01\\.000Z by model call-b ${ME_FULL}\n {5}changed: tactics\\.t$`, "m"));
 			const [bad] = await flow.command("/state history cwd session");
@@ -74,7 +75,7 @@ describe("/state", () => {
 			const record = JSON.parse(readFileSync(join(flow.harness.cwd, ".pi", "state-flow", "log.jsonl"), "utf8")) as { who?: unknown };
 			assert.deepEqual(record.who, { user: "alice", host: hostname() });
 			const [history] = await flow.command("/state history cwd");
-			assert.match(history ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model call-w ${literal(shortWho(whoAmI("alice")))} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model call-w ${literal(shortWho(whoAmI("alice")))} set tactics\\.t$`, "m"));
 			const [full] = await flow.command("/state history cwd --full");
 			assert.match(full ?? "", new RegExp(` {5}at \\S+ by model call-w ${literal(`alice@${hostname()}`)}\n`));
 		});
@@ -101,12 +102,14 @@ describe("/state", () => {
 	it("undoes the latest transition as a new transition recorded as a user command", async () => {
 		await withWrites(async (flow) => {
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "step"/);
 			const [history] = await flow.command("/state history cwd");
 			// The undo names the transition it reverted.
-			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d undo of t-0002 ${ME} tactics\\.t$`, "m"));
+			assert.match(history ?? "", new RegExp(`^ {2}#3 t-0003 \\d\\d:\\d\\d:\\d\\d undo of t-0002 ${ME} set tactics\\.t$`, "m"));
+			// And the transition it reverted is marked undone.
+			assert.match(history ?? "", new RegExp(`^ {2}#2 t-0002 \\d\\d:\\d\\d:\\d\\d \\(undone\\) model call-b ${ME} set tactics\\.t$`, "m"));
 			const [nothing] = await flow.command("/state undo global");
 			assert.match(nothing ?? "", /no retained transition to undo for global/);
 		});
@@ -124,11 +127,11 @@ describe("/state", () => {
 			const [none] = await flow.command("/state show cwd");
 			assert.match(none ?? "", /"t": "changed"/, "nothing was written by a refused undo");
 			const [done] = await flow.command("/state undo t-0002");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "step"/);
 			// An undo named by its id is redone: the change comes back.
 			const [again] = await flow.command("/state undo t-0003");
-			assert.match(again ?? "", /redid what t-0003 undid \(cwd\) as transition t-0004/);
+			assert.match(again ?? "", /Redid what t-0003 undid \(cwd\) as transition t-0004/);
 			assert.match((await flow.command("/state show cwd"))[0] ?? "", /"t": "changed"/);
 		});
 	});
@@ -141,7 +144,7 @@ describe("/state", () => {
 				{ text: "ok" },
 			]);
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\) as transition t-0003/);
 			const [shown] = await flow.command("/state show cwd");
 			assert.match(shown ?? "", /"t": "older step"/);
 			assert.doesNotMatch(shown ?? "", /"i":/);
@@ -180,7 +183,7 @@ describe("/state", () => {
 				{ text: "ok" },
 			]);
 			const [done] = await flow.command("/state undo");
-			assert.match(done ?? "", /reverted t-0002 \(cwd\+session\) as transition t-0003/);
+			assert.match(done ?? "", /Reverted t-0002 \(cwd\+session\) as transition t-0003/);
 			const [shown] = await flow.command("/state show");
 			assert.match(shown ?? "", /"a": 1/);
 			assert.doesNotMatch(shown ?? "", /"s": "x"/);
@@ -257,6 +260,23 @@ describe("/state in the user's words (issue 27)", () => {
 			assert.deepEqual(await flow.command("/state owners global"), ["State Flow: active global"]);
 			assert.deepEqual(await flow.command("/state owners global,session"), ["State Flow: active global+session (new tool grammar from the next prompt)"]);
 		});
+	});
+});
+
+describe("/state's verbs are one table", () => {
+	it("every verb /state help lists has its own usage lines and, but status and help, a completion", () => {
+		const rows = USAGE.split("\n").slice(1);
+		const verbs = rows.flatMap((row) => (/^ {2}\/state(?: (\S+))?/.exec(row)?.[1] ?? "status").split("|"));
+		assert.ok(verbs.length >= 18, verbs.join(" "));
+		for (const verb of verbs) {
+			const own = rows.filter(
+				(row) =>
+					row.startsWith(`  /state ${verb}`) || (verb === "status" && /^ {2}\/state {2}/.test(row)) || row.includes(`${verb}|`) || row.includes(`|${verb}`),
+			);
+			assert.ok(own.length > 0 && own.every((row) => usageOf(verb).includes(row)), `usage of ${verb}`);
+			const offered = completeStateArgs(verb)?.map((i) => i.label) ?? [];
+			assert.equal(offered.includes(verb), verb !== "status" && verb !== "help", `completion of ${verb}`);
+		}
 	});
 });
 

@@ -13,7 +13,7 @@ import { describe, it } from "node:test";
 import { fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionUIContext } from "@mariozechner/pi-coding-agent";
 import type { Component } from "@mariozechner/pi-tui";
-import { tidyPrompt } from "../../lib/host/commands/edit.js";
+import { tidyPrompt } from "../../lib/host/commands/tidy.js";
 import { createStateFlow } from "../../lib/index.js";
 import { shownOutput } from "../helpers/output.js";
 import { draw, theme } from "../helpers/render-theme.js";

@@ -25,7 +25,7 @@ function record(who: Who | undefined, by: Provenance = tool, seq = 12, keys = ["
 describe("who in /state history", () => {
 	it("shows user@host's first label after the provenance, and both whole with --full", () => {
 		const r = record({ user: "alice", host: "laptop.example.com" });
-		assert.equal(transitionLine(r, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop tactics.a");
+		assert.equal(transitionLine(r, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop set tactics.a");
 		assert.equal(
 			transitionLine(r, "3f2a", { now, full: true }),
 			`  #12 ${r.id}\n     at ${at} by model call_8xKzQ2mN5pR7 alice@laptop.example.com\n     changed: tactics.a`,
@@ -35,7 +35,7 @@ describe("who in /state history", () => {
 	it("clips a long who to 20 columns in the listing, keeping part of both names; never in --full", () => {
 		const who = { user: "continuous-integration", host: "ip-10-0-3-17.eu-west-1.compute.internal" };
 		const line = transitionLine(record(who), "3f2a", { now, full: false });
-		assert.match(line, / model call_8xKzQ2… continuou…@ip-10-0-… tactics\.a$/);
+		assert.match(line, / model call_8xKzQ2… continuou…@ip-10-0-… set tactics\.a$/);
 		assert.equal(shortWho({ user: "alice", host: "buildkite-agent-runner-42.internal" }), "alice@buildkite-age…", "a short user leaves the host the rest");
 		assert.equal(shortWho({ user: "maximilian.mustermann", host: "mac" }), "maximilian.must…@mac", "a short host leaves the user the rest");
 		assert.match(transitionLine(record(who), "3f2a", { now, full: true }), / continuous-integration@ip-10-0-3-17\.eu-west-1\.compute\.internal\n/);
@@ -44,14 +44,14 @@ describe("who in /state history", () => {
 	it("counts a wide (CJK) name by the columns it takes and never cuts a character apart", () => {
 		const who = { user: "山田太郎", host: "開発用ノートパソコン.example.com" };
 		const line = transitionLine(record(who), "3f2a", { now, full: false });
-		assert.match(line, / model call_8xKzQ2… 山田太郎@開発用ノー… tactics\.a$/);
+		assert.match(line, / model call_8xKzQ2… 山田太郎@開発用ノー… set tactics\.a$/);
 		assert.equal(visibleWidth(shortWho(who)), 20);
 		assert.equal(clipText("👩‍💻👩‍💻👩‍💻", 5), "👩‍💻👩‍💻…", "a joined emoji stays whole");
 		assert.equal(clipText("e\u0301e\u0301e\u0301", 2), "e\u0301…", "a letter keeps its accent");
 	});
 
 	it("shows nothing for a record written before who was recorded", () => {
-		assert.equal(transitionLine(record(undefined), "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… tactics.a");
+		assert.equal(transitionLine(record(undefined), "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… set tactics.a");
 	});
 
 	// Any names as a store may hold them: made storable the way `whoAmI` makes a configured user name.

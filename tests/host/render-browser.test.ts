@@ -66,9 +66,9 @@ describe("/state browse", () => {
 			const lines = draw(b.component, width);
 			assert.ok(widest(b.component, width) <= width, `fits ${width}`);
 			const text = lines.join("\n");
-			assert.match(text, new RegExp(`› #2 02aa 09:00:01 model call_Yr0lA3… ${ME} tactics\\.first`));
+			assert.match(text, new RegExp(`› #2 02aa 09:00:01 model call_Yr0lA3… ${ME} set tactics\\.first`));
 			// At 80 columns the keys that fit beside who (its length is this machine's) and a count of the rest.
-			const keys = width === 80 ? "tactics\\.first(, tactics\\.second)? \\+[12]" : 'tactics\\.first, tactics\\.second, lazy\\["notes\\/design\\.md"\\]';
+			const keys = width === 80 ? "set tactics\\.first(, tactics\\.second)? \\+[12]" : 'set tactics\\.first, tactics\\.second, lazy\\["notes\\/design\\.md"\\]';
 			assert.match(text, new RegExp(` {2}#1 01aa 09:00:00 model call_Xq9kZ2… ${ME} ${keys}$`, "m"));
 			assert.match(text, /- tactics\.first: write the parser\n\s*\+ tactics\.first: parser written/);
 		}
@@ -160,19 +160,19 @@ describe("/state browse", () => {
 		b.keys("k", "u");
 		assert.match(draw(b.component, 80).join("\n"), new RegExp(`Undo #2 02aa1111 by ${ME_FULL} in cwd\\+session\\? y = undo, any other key = keep`));
 		b.keys("n");
-		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing changed/);
+		assert.match(draw(b.component, 80).join("\n"), /undo cancelled; nothing was written/);
 		b.keys("u", "y");
 		await settled(b.component);
 		const text = draw(b.component, 80).join("\n");
-		assert.match(text, /reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
-		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} tactics\\.first`));
+		assert.match(text, /Reverted 02aa1111 \(cwd\+session\) as transition 03aa1111\./);
+		assert.match(text, new RegExp(`› #3 03aa .* undo of 02aa1111 ${ME} set tactics\\.first`));
 		assert.match(text, /- tactics\.first: parser written\n\s*\+ tactics\.first: write the parser/);
 		// r redoes the latest undo, after the same kind of question, naming whose the undo was.
 		b.keys("r");
 		assert.match(draw(b.component, 80).join("\n"), new RegExp(`Redo #3 03aa1111 by ${ME_FULL} in cwd\\+session\\? y = redo, any other key = keep`));
 		b.keys("y");
 		await settled(b.component);
-		assert.match(draw(b.component, 80).join("\n"), /redid what 03aa1111 undid \(cwd\+session\) as transition 04aa1111\./);
+		assert.match(draw(b.component, 80).join("\n"), /Redid what 03aa1111 undid \(cwd\+session\) as transition 04aa1111\./);
 		await b.close();
 	});
 
@@ -308,7 +308,7 @@ describe("/state browse", () => {
 			const [text] = await flow.command("/state browse");
 			assert.match(text ?? "", /^active cwd\+session — scoped interface/);
 			assert.match(text ?? "", /"t": "step"/);
-			assert.match(text ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model c1 ${ME} tactics\\.t$`, "m"));
+			assert.match(text ?? "", new RegExp(`^ {2}#1 t-00 \\d\\d:\\d\\d:\\d\\d model c1 ${ME} set tactics\\.t$`, "m"));
 		} finally {
 			flow.dispose();
 		}

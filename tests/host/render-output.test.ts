@@ -43,7 +43,7 @@ describe("/state output messages", () => {
 			}
 		}
 		const history = out[1]?.text ?? "";
-		assert.match(history, new RegExp(`^ {2}#2 02aa 09:00:01 model call_Yr0lA3… ${ME} tactics\\.first$`, "m"));
+		assert.match(history, new RegExp(`^ {2}#2 02aa 09:00:01 model call_Yr0lA3… ${ME} set tactics\\.first$`, "m"));
 		assert.match(history, /^full ids and times: \/state history --full$/m);
 		// Output is for the user: the next request does not carry it.
 		let seen: string[] = [];

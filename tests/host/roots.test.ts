@@ -57,7 +57,7 @@ async function modelWritesAndUserUndoes(order: "before" | "after"): Promise<void
 		assert.match(head, /^cwd\.todos: \{"milk":\{"text":"buy milk","done":false\}\}$/m);
 		assert.match(head, /^# cwd seq 1$/m, "an owner with root data is not empty");
 		const [undone] = await flow.command("/state undo");
-		assert.match(undone ?? "", /reverted t-0001/);
+		assert.match(undone ?? "", /Reverted t-0001/);
 		assert.deepEqual(probe.changes.at(-1), {
 			owner: "cwd",
 			value: {},

@@ -48,9 +48,9 @@ describe("undo in a team", () => {
 		assert.equal(no.asked.length, 1);
 		const question = no.asked[0] as string;
 		assert.match(question, /^State Flow: undo someone else's change\?/);
-		assert.match(question, /undo bob-\d in cwd:\n {2}cwd #2 bob-\d \S+ state-flow import bob@desk tactics\.bob/);
-		assert.match(question, /This reverts changes made by bob@desk\. Go ahead\?/);
-		assert.match(refused, /undo cancelled; nothing changed/);
+		assert.match(question, /It reverts:\n {2}cwd #2 bob-\d \S+ state-flow import bob@desk set tactics\.bob/);
+		assert.match(question, /This undo reverts changes made by bob@desk\. Go ahead\?/);
+		assert.match(refused, /undo cancelled; nothing was written/);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, { mine: "her step", bob: "his step" }, "a no wrote nothing");
 	});
 
@@ -61,12 +61,12 @@ describe("undo in a team", () => {
 		await bobWrites(bob);
 		const done = (await yes.command("/state undo")).join("\n");
 		assert.equal(yes.asked.length, 1);
-		assert.match(done, /reverted bob-\d \(cwd\) as transition t-0002\./);
+		assert.match(done, /Reverted bob-\d \(cwd\) as transition t-0002\./);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, { mine: "her step" });
 		// Next in the walk back is her own transition: no question.
 		const own = (await yes.command("/state undo")).join("\n");
 		assert.equal(yes.asked.length, 1, "her own transition is undone without asking");
-		assert.match(own, /reverted t-0001 \(cwd\) as transition t-0003\./);
+		assert.match(own, /Reverted t-0001 \(cwd\) as transition t-0003\./);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
 	});
 
@@ -78,10 +78,10 @@ describe("undo in a team", () => {
 		assert.match(pi.output("status"), /^you are: alice@\S+ \(config `user`\)$/m);
 		await bobWrites(bob);
 		const refused = (await pi.command("/state undo")).join("\n");
-		assert.match(refused, /This reverts changes made by bob@desk; nothing changed\. Add --yes to the command to go ahead\./);
+		assert.match(refused, /^This undo reverts changes made by bob@desk\.\nNothing was written; add --yes to go ahead\.$/m);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, { bob: "his step" });
 		const done = (await pi.command("/state undo --yes")).join("\n");
-		assert.match(done, /reverted bob-\d \(cwd\)/);
+		assert.match(done, /Reverted bob-\d \(cwd\)/);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
 		// Bob sees who undid it, and what.
 		const last = (await bob.load("cwd")).tail.at(-1);

@@ -34,7 +34,9 @@ describe("state-flow mcp, several server processes on one owner", () => {
 					for (let i = 0; i < WRITES; i++) await ok(s.client, "patch_state", { tactics: { [`p${p}w${i}`]: `process ${p} write ${i}` } });
 				}),
 			);
-			const read = await ok(servers[0]!.client, "read_state", { path: "tactics", projection: "keys" });
+			const [first] = servers;
+			assert.ok(first);
+			const read = await ok(first.client, "read_state", { path: "tactics", projection: "keys" });
 			const keys = JSON.parse(read.text.split("\n")[0] as string) as string[];
 			const expected = servers.flatMap((_, p) => Array.from({ length: WRITES }, (_, i) => `p${p}w${i}`));
 			assert.deepEqual([...keys].sort(), [...expected].sort(), "every acknowledged write is present");

@@ -107,7 +107,9 @@ describe("stored text is data (issue 24)", () => {
 			assert.doesNotMatch(r.stdout, USER_LINE, r.stdout);
 			// The listing shows a short id, `--full` the whole one: spelled either way.
 			assert.match(r.stdout, full ? /x\\u000aAll stores are healthy\./ : /#1 x\\u000aAl /);
-			assert.match(r.stdout, /a\\u200bb/, "the invisible character in the key is spelled out");
+			// The one-line listing may clip the key (its line fits 80 columns), never before the spelled character starts.
+			assert.match(r.stdout, full ? /a\\u200bb/ : /a\\u200/, "the invisible character in the key is spelled out");
+			assert.ok(!r.stdout.includes("\u200b"), "never shown as it reads");
 		}
 	});
 

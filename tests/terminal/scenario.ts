@@ -90,7 +90,7 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			const screen = await wait(/State Flow · history[\s\S]*full ids and times/);
 			assert.match(
 				screen,
-				new RegExp(`^ {2}#1 [0-9a-f]{4,} (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha\\s*$`, "m"),
+				new RegExp(`^ {2}#1 [0-9a-f]{4,} (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} set tactics\\.alpha\\s*$`, "m"),
 			);
 			// The earlier output is still there as it was shown, not merged into or replaced by this one.
 			assert.match(screen, /State Flow · status\s*\n\s*active cwd\+session — scoped interface[\s\S]*State Flow · history/);
@@ -106,7 +106,7 @@ export async function runScenario(o: ScenarioOptions): Promise<void> {
 			pane.press("Tab");
 			const screen = await wait(
 				new RegExp(
-					`\\[history\\][\\s\\S]*› #1 \\w+ (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} tactics\\.alpha[\\s\\S]*\\+ tactics\\.alpha: noted`,
+					`\\[history\\][\\s\\S]*› #1 \\w+ (\\d\\d:\\d\\d:\\d\\d|\\d\\d-\\d\\d \\d\\d:\\d\\d) model call_01scri… ${ME} set tactics\\.alpha[\\s\\S]*\\+ tactics\\.alpha: noted`,
 				),
 				false,
 			);

@@ -9,7 +9,7 @@ import { latestRedoPlan, selectedUndoPlan, type UndoPlan } from "../../core/undo
 import { projectLine } from "../../storage/project/project.js";
 import { StateBrowser, type BrowserSource } from "./state-browser.js";
 import type { OwnerView } from "./rows.js";
-import { type BrowserEdits, browserEdits, reloading, type Suspend } from "../commands/edit.js";
+import { type BrowserEdits, browserEdits, reloading, type Suspend } from "./edits.js";
 import { loadFor } from "../commands/status.js";
 import type { StateFlowHost } from "../runtime.js";
 import type { Selection } from "../session/selection.js";

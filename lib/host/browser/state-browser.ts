@@ -18,7 +18,7 @@ import { MODES } from "../../storage/placement/config.js";
 import { messageOf } from "../../core/errors.js";
 import { type Detail, pathKey, searchPaths, searchTransitions, transitionDetail, valueDetail } from "./rows.js";
 import type { UndoPlan } from "../../core/undo.js";
-import { type PendingEdit, rowTarget } from "../commands/edit.js";
+import { type PendingEdit, rowTarget } from "./edits.js";
 import { DetailPager } from "./detail-pager.js";
 import type { RenderTheme } from "../tools/render.js";
 import type { Selection } from "../session/selection.js";
@@ -222,7 +222,7 @@ export class StateBrowser extends BrowserView {
 		const pending = this.confirm;
 		this.confirm = undefined;
 		if (!pending || data !== "y") {
-			this.message = { text: `${pending?.plan.op ?? "undo"} cancelled; nothing changed.`, level: "info" };
+			this.message = { text: `${pending?.plan.op ?? "undo"} cancelled; nothing was written.`, level: "info" };
 			this.requestRender();
 			return;
 		}

@@ -10,8 +10,10 @@ import type { UndoPlan } from "../../core/undo.js";
 import { formatSize } from "../../core/size.js";
 import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
 import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
-import { type BrowserEdits, editQuestion, type PendingEdit } from "../commands/edit.js";
-import { changedCount, changedKeys, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary } from "../commands/status.js";
+import { type BrowserEdits, editQuestion, type PendingEdit } from "./edits.js";
+import { formatWho } from "../../storage/placement/who.js";
+import { changeItems, changedCount, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary, UNDONE } from "../commands/status.js";
+import { undoneIn } from "../../core/undo.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "../screen-text.js";
 import type { RenderTheme } from "../tools/render.js";
@@ -158,7 +160,7 @@ export abstract class BrowserView implements Component {
 			const { op, owners } = this.confirm.plan;
 			const verb = op === "redo" ? "Redo" : "Undo";
 			// Whose it was, so reverting a teammate's change is never a surprise.
-			const by = r.who === undefined ? "" : ` by ${spellId(r.who.user)}@${spellId(r.who.host)}`;
+			const by = r.who === undefined ? "" : ` by ${formatWho(r.who)}`;
 			out.push(fit(t.fg("warning", `${verb} #${r.seq} ${spellId(r.id.slice(0, 8))}${by} in ${owners.join("+")}? y = ${op}, any other key = keep`)));
 		} else if (this.pendingEdit) out.push(fit(t.fg("warning", printable(editQuestion(this.pendingEdit)))));
 		else if (this.message) out.push(fit(t.fg(this.message.level === "info" ? "success" : this.message.level, printable(this.message.text))));
@@ -230,13 +232,16 @@ export abstract class BrowserView implements Component {
 		if (records.length === 0) return [t.fg("muted", "  no retained transitions")];
 		const short = shortIdsOf([this.view().history]);
 		const now = this.source.now();
+		const h = this.view().history;
+		const undone = h.ok ? undoneIn(h.value.tail) : new Map<string, string>();
 		const { shown, start } = this.#window(records);
 		const out = shown.map((r, i) => {
 			const selected = start + i === this.cursor;
 			const id = spellId(this.full ? r.id : (short.get(r.id) ?? r.id));
-			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${madeBy(r, this.full)}`);
+			const mark = undone.has(r.id) ? `${UNDONE} ` : "";
+			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${mark}${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - columns(head) - 1);
-			const line = `${head} ${t.fg("muted", fitList(changedKeys(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
+			const line = `${head} ${t.fg("muted", fitList(changeItems(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];

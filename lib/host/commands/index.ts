@@ -1,117 +1,233 @@
 /**
- * The `/state` command (docs/spec.md §11): status, mode and owner selection, show, history,
- * undo/redo/restore (`undo-command.ts`), hand edits and tidy (`edit-command.ts`), the config
- * defaults and the interactive browser. Arguments are validated before anything changes; a bad
- * argument gets the one usage line of its subcommand (`/state help`: all of them) and, for a
- * mistyped word, the nearest one. Every answer is a chat message (`output.ts`). Typed commands ask only before reverting someone else's
- * transition, a hand edit that deletes more than the value named (`--yes` without a UI), and
- * `link`/`unlink`; the browser's undo, `d` and a cascading `e` ask. The browser changes mode
- * and owners through the same function as the typed commands.
+ * The `/state` command (docs/spec.md §11), one record per verb (`VERBS`): usage, completion,
+ * "did you mean" and dispatch are read from that table. Status, mode and owner selection, show
+ * and history live here; undo/redo/restore in `undo.ts`, hand edits in `edit.ts`, tidy in
+ * `tidy.ts`, link in `link.ts`, the browser in `../browser/`. Arguments are checked before
+ * anything changes; a bad one gets its verb's usage (`/state help`: all) and, for a mistyped
+ * word, the nearest one. Every answer is a chat message (`output.ts`). Typed commands ask only
+ * before reverting someone else's transition, a hand edit that deletes more than the value named
+ * (`--yes` without a UI), and `link`/`unlink`; the browser's undo, `d` and a cascading `e` ask.
  */
 import type { ExtensionCommandContext } from "@mariozechner/pi-coding-agent";
 import type { AutocompleteItem } from "@mariozechner/pi-tui";
 import { messageOf } from "../../core/errors.js";
 import { didYouMean } from "../../core/suggest.js";
 import { OWNERS, type Owner, isOwner } from "../../core/types.js";
-import { configPath, isMode, MODES, parseOwners, updateConfig } from "../../storage/placement/config.js";
+import { configPath, isMode, type Mode, MODES, parseOwners, updateConfig } from "../../storage/placement/config.js";
 import { openBrowser } from "../browser/open.js";
 import { describeHistory, describeState, describeStatus } from "./status.js";
 import { link, unlink } from "./link.js";
 import { commitPlan, runUndoCommand } from "./undo.js";
-import { EDIT_USAGE, registerTidyHook, runEditCommand, runTidy } from "./edit.js";
+import { runEditCommand } from "./edit.js";
+import { registerTidyHook, runTidy } from "./tidy.js";
 import type { CommandOutput, Level } from "./output.js";
 import type { StateFlowHost } from "../runtime.js";
 import { allOwnerSelections, describeSelection, type Selection, shapeOf } from "../session/selection.js";
 
-export const USAGE = [
-	"Usage:",
-	"  /state                        status: mode, owners, stores, retention",
-	"  /state active|passive|off     set this session's mode",
-	"  /state owners <list>          set this session's owners, e.g. cwd,session",
-	"  /state show [owner]           the state of an owner (default: wanted ones)",
-	"  /state history [owner] [--full]  retained transitions: who, when, what",
-	"  /state undo [owner|id]        revert the latest still in effect, or that id",
-	"  /state redo [owner]           apply the latest undone change again",
-	"  /state restore <id> [where]   back to how it was after <id> (owner, path)",
-	...EDIT_USAGE,
-	"  /state browse                 browse owners, planes and history",
-	"  /state default <mode>         set the default mode in the config file",
-	"  /state default owners <list>  set the default owners in the config file",
-	"  /state link [project-id]      share this checkout's CWD memory (asks first)",
-	"  /state unlink                 keep this checkout's CWD memory in files again",
-	"  /state help                   this list",
-].join("\n");
-
-/** Every subcommand word `/state` knows (modes included), for "did you mean". */
-const VERBS = [
-	"status",
-	...MODES,
-	"owners",
-	"show",
-	"history",
-	"undo",
-	"redo",
-	"restore",
-	"set",
-	"delete",
-	"tidy",
-	"browse",
-	"default",
-	"link",
-	"unlink",
-	"help",
-];
-
-/** The usage line of one subcommand (`/state default owners` for `default`, both lines), else the pointer to all. */
-export function usageOf(verb: string | undefined): string {
-	const lines = USAGE.split("\n").filter((l) => verb !== undefined && (l.startsWith(`  /state ${verb} `) || l === `  /state ${verb}`));
-	const modes = USAGE.split("\n").filter((l) => l.startsWith("  /state active|"));
-	const found = lines.length > 0 ? lines : verb !== undefined && isMode(verb) ? modes : [];
-	const how = "(/state help lists every command)";
-	return found.length > 0 ? `Usage:\n${found.join("\n")}\n${how}` : `Usage: /state <command> ${how}`;
+/** What a verb's `run` is given: the words after it, the raw text after it, and where to answer. */
+interface Call {
+	host: StateFlowHost;
+	ctx: ExtensionCommandContext;
+	output: CommandOutput;
+	/** The word typed (a mode is its own verb). */
+	verb: string;
+	/** The words after the verb. */
+	rest: string[];
+	/** The text after the verb as typed (a JSON value keeps its spaces). */
+	raw: string;
+	show: (title: string, text: string, level?: Level) => void;
+	usage: (problem: string) => void;
+	say: (text: string, level?: Level) => void;
 }
 
-const SUBCOMMANDS: AutocompleteItem[] = [
-	{ value: "active", label: "active", description: "keep the state current, with reconciliation" },
-	{ value: "passive", label: "passive", description: "state visible; writes only when asked" },
-	{ value: "off", label: "off", description: "withdraw both tools, inject nothing" },
-	{ value: "owners ", label: "owners", description: "choose the wanted owners" },
-	{ value: "show ", label: "show", description: "print an owner's state" },
-	{ value: "history ", label: "history", description: "list retained transitions" },
-	{ value: "undo ", label: "undo", description: "revert the latest transition (again: the one before)" },
-	{ value: "redo ", label: "redo", description: "apply the latest undone transition again" },
-	{ value: "restore ", label: "restore", description: "bring an owner or path back to how it was after a transition" },
-	{ value: "set ", label: "set", description: "set one value by hand: /state set <locator> <json>" },
-	{ value: "delete ", label: "delete", description: "delete one value by hand" },
-	{ value: "tidy", label: "tidy", description: "ask the model to close, delete and merge, as one change" },
-	{ value: "default ", label: "default", description: "change the config file defaults" },
-	{ value: "browse", label: "browse", description: "browse state and history interactively" },
-	{ value: "link ", label: "link", description: "share this checkout's CWD memory with a project (asks first)" },
-	{ value: "unlink", label: "unlink", description: "keep this checkout's CWD memory in files again" },
+/**
+ * One `/state` verb, whole: the words it is typed with, its usage lines (`/state help` lists
+ * them in table order), what completion offers for it and after it, and what it does. Usage,
+ * completion, "did you mean" and dispatch are all read from `VERBS`: a new verb is one record.
+ */
+interface StateVerb {
+	names: readonly string[];
+	/** Usage rows: the form after `/state`, and what it does. */
+	usage: ReadonlyArray<readonly [form: string, what: string]>;
+	/** Completion of the word: one item per name offered (absent: not offered), with a space after it when arguments follow. */
+	offer?: ReadonlyArray<{ name: string; description: string; args: boolean }>;
+	/** Completion after the word: candidates for its arguments (`rest`: the words typed after it), the whole text each. */
+	complete?: (rest: readonly string[]) => AutocompleteItem[];
+	run: (c: Call) => Promise<void> | void;
+}
+
+const ownerItems = (lead: string): AutocompleteItem[] => OWNERS.map((o) => ({ value: `${lead}${o}`, label: o }));
+const ownerLists = (lead: string): AutocompleteItem[] => allOwnerSelections().map((o) => ({ value: `${lead}${o.join(",")}`, label: o.join(",") }));
+/** An owner after the verb, for `show`, `history`, `undo`, `redo`. */
+const oneOwner = (verb: string) => (rest: readonly string[]) => (rest.length === 1 ? ownerItems(`${verb} `) : []);
+/** A verb that takes no argument. */
+const noArgument = (verb: string, c: Call): boolean => {
+	if (c.rest.length > 0) c.usage(`\`${verb}\` takes no argument.`);
+	return c.rest.length === 0;
+};
+
+const MODE_TEXT: Record<string, string> = {
+	active: "keep the state current, with reconciliation",
+	passive: "state visible; writes only when asked",
+	off: "withdraw both tools, inject nothing",
+};
+
+const VERBS: readonly StateVerb[] = [
+	{
+		names: ["status"],
+		usage: [["", "status: mode, owners, stores, retention"]],
+		run: async (c) => {
+			if (noArgument(c.verb, c)) c.show("status", await describeStatus(c.host, c.ctx.hasUI));
+		},
+	},
+	{
+		names: MODES,
+		usage: [[MODES.join("|"), "set this session's mode"]],
+		offer: MODES.map((m) => ({ name: m, description: MODE_TEXT[m] as string, args: false })),
+		run: (c) => {
+			if (c.rest.length > 0) return c.usage(`\`/state ${c.verb}\` takes no argument.`);
+			c.say(chooseSelection(c.host, { mode: c.verb as Mode, owners: c.host.selection().owners }));
+		},
+	},
+	{
+		names: ["owners"],
+		usage: [["owners <list>", "set this session's owners, e.g. cwd,session"]],
+		offer: [{ name: "owners", description: "choose the wanted owners", args: true }],
+		complete: (rest) => (rest.length === 1 ? ownerLists("owners ") : []),
+		run: (c) => {
+			const sel = c.host.selection();
+			if (c.rest.length === 0) {
+				return c.say(`State Flow: owners ${sel.owners.join("+")} (${sel.mode}); choose others with /state owners <list>, e.g. cwd,session`);
+			}
+			const owners = tryOwners(c.rest.join(","), c.usage);
+			if (owners) c.say(chooseSelection(c.host, { mode: sel.mode, owners }));
+		},
+	},
+	{
+		names: ["show"],
+		usage: [["show [owner]", "the state of an owner (default: wanted ones)"]],
+		offer: [{ name: "show", description: "print an owner's state", args: true }],
+		complete: oneOwner("show"),
+		run: (c) => showOrHistory(c),
+	},
+	{
+		names: ["history"],
+		usage: [["history [owner] [--full]", "retained transitions: who, when, what"]],
+		offer: [{ name: "history", description: "list retained transitions", args: true }],
+		complete: (rest) => (rest.length === 1 ? ownerItems("history ") : rest.length === 2 ? [{ value: `history ${rest[0]} --full`, label: "--full" }] : []),
+		run: (c) => showOrHistory(c),
+	},
+	{
+		names: ["undo"],
+		usage: [["undo [owner|id]", "revert the latest still in effect, or that id"]],
+		offer: [{ name: "undo", description: "revert the latest transition (again: the one before)", args: true }],
+		complete: oneOwner("undo"),
+		run: (c) => runUndoCommand(c.host, "undo", c.rest, c.ctx, c),
+	},
+	{
+		names: ["redo"],
+		usage: [["redo [owner]", "apply the latest undone change again"]],
+		offer: [{ name: "redo", description: "apply the latest undone transition again", args: true }],
+		complete: oneOwner("redo"),
+		run: (c) => runUndoCommand(c.host, "redo", c.rest, c.ctx, c),
+	},
+	{
+		names: ["restore"],
+		usage: [["restore <id> [where]", "back to how it was after <id> (owner, path)"]],
+		offer: [{ name: "restore", description: "bring an owner or path back to how it was after a transition", args: true }],
+		run: (c) => runUndoCommand(c.host, "restore", c.rest, c.ctx, c),
+	},
+	{
+		names: ["set"],
+		usage: [["set <locator> <json> [--allow-secret]", "set one value by hand (JSON)"]],
+		offer: [{ name: "set", description: "set one value by hand: /state set <locator> <json>", args: true }],
+		run: (c) => runEditCommand(c.host, "set", c.raw, editOutput(c), c.ctx),
+	},
+	{
+		names: ["delete"],
+		usage: [["delete <locator>", "delete one value by hand"]],
+		offer: [{ name: "delete", description: "delete one value by hand", args: true }],
+		run: (c) => runEditCommand(c.host, "delete", c.raw, editOutput(c), c.ctx),
+	},
+	{
+		names: ["tidy"],
+		usage: [["tidy", "the model closes, deletes, merges: one change"]],
+		offer: [{ name: "tidy", description: "ask the model to close, delete and merge, as one change", args: false }],
+		run: (c) => runTidy(c.host, c.raw, editOutput(c), c.ctx),
+	},
+	{
+		names: ["browse"],
+		usage: [["browse", "browse owners, planes and history"]],
+		offer: [{ name: "browse", description: "browse state and history interactively", args: false }],
+		run: (c) => browse(c),
+	},
+	{
+		names: ["default"],
+		usage: [
+			["default <mode>", "set the default mode in the config file"],
+			["default owners <list>", "set the default owners in the config file"],
+		],
+		offer: [{ name: "default", description: "change the config file defaults", args: true }],
+		complete: (rest) =>
+			rest.length === 1
+				? [...MODES.map((m) => ({ value: `default ${m}`, label: m })), { value: "default owners ", label: "owners" }]
+				: rest.length === 2 && rest[0] === "owners"
+					? ownerLists("default owners ")
+					: [],
+		run: (c) => setDefault(c.host, c.rest, c),
+	},
+	{
+		names: ["link"],
+		usage: [["link [project-id]", "share this checkout's CWD memory (asks first)"]],
+		offer: [{ name: "link", description: "share this checkout's CWD memory with a project (asks first)", args: true }],
+		run: (c) => {
+			if (c.rest.length > 1) return c.usage("`link` takes at most one project id.");
+			return link(c.host, c.rest[0], c, c.ctx);
+		},
+	},
+	{
+		names: ["unlink"],
+		usage: [["unlink", "keep this checkout's CWD memory in files again"]],
+		offer: [{ name: "unlink", description: "keep this checkout's CWD memory in files again", args: false }],
+		run: async (c) => {
+			if (noArgument(c.verb, c)) await unlink(c.host, c.say, c.ctx);
+		},
+	},
+	{
+		names: ["help"],
+		usage: [["help", "this list"]],
+		run: (c) => c.show("help", USAGE),
+	},
 ];
+
+/** A usage row as `/state help` lists it: the form, then what it does from column 33. */
+const usageRow = ([form, what]: readonly [string, string]): string => `${`  /state ${form}`.trimEnd().padEnd(30)}  ${what}`;
+
+export const USAGE = ["Usage:", ...VERBS.flatMap((v) => v.usage.map(usageRow))].join("\n");
+
+const verbNamed = (word: string): StateVerb | undefined => VERBS.find((v) => v.names.includes(word));
+
+/** The usage lines of one verb (`default`: both), else the pointer to all. */
+export function usageOf(verb: string | undefined): string {
+	const found = verb === undefined ? undefined : verbNamed(verb);
+	const how = "(/state help lists every command)";
+	return found !== undefined ? `Usage:\n${found.usage.map(usageRow).join("\n")}\n${how}` : `Usage: /state <command> ${how}`;
+}
 
 /** Completions for the text after `/state `. */
 export function completeStateArgs(prefix: string): AutocompleteItem[] | null {
-	const words = prefix.trimStart().split(/\s+/);
-	const filter = (items: AutocompleteItem[], last: string) => {
-		const hits = items.filter((i) => i.value.startsWith(last));
-		return hits.length > 0 ? hits : null;
+	const typed = prefix.trimStart();
+	const [first = "", ...rest] = typed.split(/\s+/);
+	const hits = (items: AutocompleteItem[], text: string) => {
+		const found = items.filter((i) => i.value.startsWith(text));
+		return found.length > 0 ? found : null;
 	};
-	const ownerLists = (lead: string): AutocompleteItem[] => allOwnerSelections().map((o) => ({ value: `${lead}${o.join(",")}`, label: o.join(",") }));
-	const ownerItems = (lead: string): AutocompleteItem[] => OWNERS.map((o) => ({ value: `${lead}${o}`, label: o }));
-	if (words.length <= 1) return filter(SUBCOMMANDS, words[0] ?? "");
-	const [first, second] = words;
-	if (words.length === 2) {
-		if (first === "owners") return filter(ownerLists("owners "), prefix.trimStart());
-		if (first === "show" || first === "history" || first === "undo" || first === "redo") return filter(ownerItems(`${first} `), prefix.trimStart());
-		if (first === "default") {
-			const items = [...MODES.map((m) => ({ value: `default ${m}`, label: m })), { value: "default owners ", label: "owners" }];
-			return filter(items, prefix.trimStart());
-		}
+	if (rest.length === 0) {
+		const words = VERBS.flatMap((v) => (v.offer ?? []).map((o) => ({ value: o.args ? `${o.name} ` : o.name, label: o.name, description: o.description })));
+		return hits(words, first);
 	}
-	if (words.length === 3 && first === "default" && second === "owners") return filter(ownerLists("default owners "), prefix.trimStart());
-	if (words.length === 3 && first === "history") return filter([{ value: `history ${second} --full`, label: "--full" }], prefix.trimStart());
-	return null;
+	const complete = verbNamed(first)?.complete;
+	return complete === undefined ? null : hits(complete(rest), typed);
 }
 
 /** Register `/state`. */
@@ -132,86 +248,55 @@ export function registerStateCommand(host: StateFlowHost, output: CommandOutput)
 	});
 }
 
-/** Parse and run one `/state` command line. */
+/** Parse and run one `/state` command line: its first word names the verb (none: status). */
 export async function runStateCommand(host: StateFlowHost, output: CommandOutput, args: string, ctx: ExtensionCommandContext): Promise<void> {
 	host.bind(ctx);
-	const words = args
-		.trim()
-		.split(/\s+/)
-		.filter((w) => w !== "");
-	const [verb, ...rest] = words;
-	const show = (title: string, text: string, level: Level = "info") => output.show(text, { title, level }, ctx);
-	const usage = (problem: string) => show("usage", `${problem}\n${usageOf(verb)}`, "warning");
+	const text = args.trim();
+	const [word = "status", ...rest] = text.split(/\s+/).filter((w) => w !== "");
+	const show = (title: string, body: string, level: Level = "info") => output.show(body, { title, level }, ctx);
+	const usage = (problem: string) => show("usage", `${problem}\n${usageOf(word)}`, "warning");
 	// One-line answers are chat messages too: pi 1.6 rewrites earlier notices with newer text.
-	const say = (text: string, level: Level = "info") => output.line(text, level, ctx);
-	const sel = host.selection();
-	if (verb === undefined || verb === "status") {
-		if (rest.length > 0) return usage(`\`${verb}\` takes no argument.`);
-		return show("status", await describeStatus(host, ctx.hasUI));
+	const say = (line: string, level: Level = "info") => output.line(line, level, ctx);
+	const verb = verbNamed(word);
+	if (verb === undefined)
+		return usage(
+			`unknown command \`${word}\`.${didYouMean(
+				word,
+				VERBS.flatMap((v) => v.names),
+			)}`,
+		);
+	await verb.run({ host, ctx, output, verb: word, rest, raw: text.slice(word.length), show, usage, say });
+}
+
+/** Where `set`, `delete` and `tidy` answer: a titled message, and the delivery of what waits. */
+function editOutput(c: Call) {
+	return { show: c.show, flush: () => c.output.flush(c.ctx) };
+}
+
+/** `/state show [owner]` and `/state history [owner] [--full]`. */
+async function showOrHistory(c: Call): Promise<void> {
+	const full = c.verb === "history" && c.rest.includes("--full");
+	const names = c.rest.filter((w) => !(full && w === "--full"));
+	if (names.length > 1) return c.usage(`\`${c.verb}\` takes at most one owner.`);
+	const owner = names[0];
+	if (owner !== undefined && !isOwner(owner)) {
+		if (owner.startsWith("-")) return c.usage(`unknown option \`${owner}\`.${didYouMean(owner, c.verb === "history" ? ["--full"] : [])}`);
+		return c.usage(`unknown owner "${owner}" — owners are ${OWNERS.join(", ")}.${didYouMean(owner, OWNERS)}`);
 	}
-	if (isMode(verb)) {
-		if (rest.length > 0) return usage(`\`/state ${verb}\` takes no argument.`);
-		return say(chooseSelection(host, { mode: verb, owners: sel.owners }));
-	}
-	switch (verb) {
-		case "set":
-		case "delete":
-		case "tidy": {
-			const raw = args.trim().slice(verb.length);
-			const out = { show: (title: string, text: string, level: Level = "info") => show(title, text, level), flush: () => output.flush(ctx) };
-			return verb === "tidy" ? runTidy(host, raw, out, ctx) : runEditCommand(host, verb, raw, out, ctx);
-		}
-		case "owners": {
-			if (rest.length === 0) {
-				return say(`State Flow: owners ${sel.owners.join("+")} (${sel.mode}); choose others with /state owners <list>, e.g. cwd,session`);
-			}
-			const owners = tryOwners(rest.join(","), usage);
-			if (!owners) return;
-			return say(chooseSelection(host, { mode: sel.mode, owners }));
-		}
-		case "undo":
-		case "redo":
-		case "restore":
-			return runUndoCommand(host, verb, rest, ctx, { show, usage, say });
-		case "show":
-		case "history": {
-			const full = verb === "history" && rest.includes("--full");
-			const names = rest.filter((w) => !(full && w === "--full"));
-			if (names.length > 1) return usage(`\`${verb}\` takes at most one owner.`);
-			const owner = names[0];
-			if (owner !== undefined && !isOwner(owner)) {
-				if (owner.startsWith("-")) return usage(`unknown option \`${owner}\`.${didYouMean(owner, verb === "history" ? ["--full"] : [])}`);
-				return usage(`unknown owner "${owner}" — owners are ${OWNERS.join(", ")}.${didYouMean(owner, OWNERS)}`);
-			}
-			const owners: Owner[] = owner !== undefined ? [owner as Owner] : sel.owners;
-			if (verb === "show") return show("show", await describeState(host, owners));
-			return show("history", await describeHistory(host, owners, { now: host.options.now(), full }));
-		}
-		case "browse":
-			if (rest.length > 0) return usage("`browse` takes no argument.");
-			if (await openBrowser(host, ctx, { undo: (plan) => commitPlan(host, plan, ctx), choose: (next) => chooseSelection(host, next) })) return;
-			// No interactive UI (print, JSON or RPC mode): the same information as text.
-			return show(
-				"browse",
-				[
-					await describeStatus(host),
-					await describeState(host, sel.owners),
-					await describeHistory(host, sel.owners, { now: host.options.now(), full: false }),
-				].join("\n"),
-			);
-		case "default":
-			return setDefault(host, rest, { usage, say });
-		case "link":
-			if (rest.length > 1) return usage("`link` takes at most one project id.");
-			return link(host, rest[0], { usage, say }, ctx);
-		case "unlink":
-			if (rest.length > 0) return usage("`unlink` takes no argument.");
-			return unlink(host, say, ctx);
-		case "help":
-			return show("help", USAGE);
-		default:
-			return usage(`unknown command \`${verb}\`.${didYouMean(verb, VERBS)}`);
-	}
+	const owners: Owner[] = owner !== undefined ? [owner] : c.host.selection().owners;
+	if (c.verb === "show") return c.show("show", await describeState(c.host, owners));
+	c.show("history", await describeHistory(c.host, owners, { now: c.host.options.now(), full }));
+}
+
+/** `/state browse`: the browser, or without an interactive UI the same information as text. */
+async function browse(c: Call): Promise<void> {
+	if (!noArgument(c.verb, c)) return;
+	const { host, ctx } = c;
+	if (await openBrowser(host, ctx, { undo: (plan) => commitPlan(host, plan, ctx), choose: (next) => chooseSelection(host, next) })) return;
+	// No interactive UI (print, JSON or RPC mode): the same information as text.
+	const owners = host.selection().owners;
+	const now = host.options.now();
+	c.show("browse", [await describeStatus(host), await describeState(host, owners), await describeHistory(host, owners, { now, full: false })].join("\n"));
 }
 
 /**

@@ -9,6 +9,7 @@ import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../../core/errors.js";
 import type { Owner, OwnerHistory, Result } from "../../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
+import { undoneIn } from "../../core/undo.js";
 import { formatSize } from "../../core/size.js";
 import { configPath, readConfig } from "../../storage/placement/config.js";
 import type { Stores } from "../../storage/stores.js";
@@ -18,16 +19,29 @@ import { locationLines } from "../../ops/where.js";
 import { projectLine, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { movedLine } from "../../storage/project/moved-marker.js";
-import { changedCount, changedKeys, compactTime, type HistoryFormat, historyText, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes } from "../../ops/history-text.js";
+import {
+	changeItems,
+	changedCount,
+	changedKeys,
+	compactTime,
+	type HistoryFormat,
+	historyText,
+	type HistoryText,
+	LISTED_KEYS,
+	TEXT_WIDTH,
+	UNDONE,
+	uniquePrefixes,
+} from "../../ops/history-text.js";
 import type { StateFlowHost } from "../runtime.js";
 import { describeSelection, shapeOf } from "../session/selection.js";
 
 /** Terminal columns of plain text: a wide (CJK) character takes two, a combining mark none. */
 export const columns: (text: string) => number = visibleWidth;
 
-/** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it. */
-export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine } = historyText(columns);
-export { changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, uniquePrefixes, type HistoryFormat };
+/** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it (whole, for `ops/` functions that take one). */
+export const piText: HistoryText = historyText(columns);
+export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords } = piText;
+export { changeItems, changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, UNDONE, uniquePrefixes, type HistoryFormat };
 
 /**
  * Load an owner's history for display; a damaged or unavailable store is described, not thrown.
@@ -57,20 +71,6 @@ export function whereIs(host: StateFlowHost, owner: Owner): string[] {
 		return [host.identity()[owner === "global" ? "globalRoot" : "cwdRoot"]];
 	}
 	return locationLines(stores.location(owner));
-}
-
-/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
-export function wrapWords(text: string, width: number): string[] {
-	const lines: string[] = [];
-	let line = "";
-	for (const word of text.split(/\s+/).filter((w) => w !== "")) {
-		if (line !== "" && columns(line) + 1 + columns(word) > width) {
-			lines.push(line);
-			line = word;
-		} else line = line === "" ? word : `${line} ${word}`;
-	}
-	if (line !== "") lines.push(line);
-	return lines;
 }
 
 /** An owner that cannot be read, wrapped to the width: `cwd: unavailable: …` and indented continuation lines. */
@@ -183,7 +183,8 @@ export async function describeHistory(host: StateFlowHost, owners: readonly Owne
 		}
 		const h = result.value;
 		lines.push(`${owner}: ${h.tail.length} retained of ${h.seq} transitions`);
-		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, f));
+		const undone = undoneIn(h.tail);
+		for (const r of [...h.tail].reverse()) lines.push(transitionLine(r, short.get(r.id) ?? r.id, { ...f, undone }));
 	}
 	if (!f.full && lines.length > owners.length) lines.push("full ids and times: /state history --full");
 	return lines.join("\n");
