@@ -13,6 +13,7 @@ import { describe, it } from "node:test";
 import { flatPatchSchema, patchDescription, readDescription, readSchema } from "../../lib/model/schemas.js";
 import { within } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { git, repo } from "../helpers/git-repo.js";
 import { argsOf, call, envOf, ok, stdioServer } from "./fixture.js";
 
 function dirs(t: { after(fn: () => void): void }): { cwd: string; agentDir: string } {
@@ -137,6 +138,32 @@ describe("state-flow mcp on stdio", () => {
 			}
 		} finally {
 			await s.close();
+		}
+	});
+
+	it("serves the repository's project from any folder of it and its worktrees, and stamps new intents with the branch", async (t) => {
+		const { base, dir } = repo(t);
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const wt = join(base, "wt");
+		git(dir, "worktree", "add", "-q", "-b", "feature", wt);
+		const fromSub = await stdioServer({ cwd: join(dir, "src"), agentDir });
+		try {
+			await ok(fromSub.client, "patch_state", { intents: { login: { goal: "fix login" } } });
+			assert.match((await ok(fromSub.client, "read_state", { path: "intents.login" })).text, /"gitBranch":"main"/);
+		} finally {
+			await fromSub.close();
+		}
+		const inWorktree = await stdioServer({ cwd: wt, agentDir });
+		try {
+			await ok(inWorktree.client, "patch_state", { intents: { api: { goal: "new api" } } });
+			assert.match(
+				(await ok(inWorktree.client, "read_state", { path: "intents" })).text,
+				/"login":\{[^}]*"gitBranch":"main".*"api":\{[^}]*"gitBranch":"feature"/,
+			);
+			assert.match((await ok(inWorktree.client, "state_head")).text, /new api/);
+		} finally {
+			await inWorktree.close();
 		}
 	});
 
