@@ -2,7 +2,9 @@
  * Text search over state (issue 26): a project that lived for months cannot be scanned into the
  * context to find "everything about GraphQL". `searchState` walks the values the evaluator
  * returns for some start locators and lists where a key or a string value holds the text,
- * case-insensitively, each as the locator that reads it and a short snippet. Bounded: at most
+ * case-insensitively, each as the locator that reads it and a short snippet. Several terms
+ * (`graphql|apollo`) find any of them in one call, so a model need not search again with a
+ * synonym to be sure. Bounded: at most
  * `max` matches are kept, the rest only counted. Pure; spelling is the caller's (`present`).
  */
 import { evaluate, type QueryView } from "./query.js";
@@ -58,13 +60,32 @@ function preview(v: Json): string {
 	return text.length <= PREVIEW ? text : `${text.slice(0, bounds(text, 0, PREVIEW)[1])}…`;
 }
 
-/** Where `needle` (lower case) first occurs in `text`, case-insensitively; -1 when it does not. */
-function find(text: string, needle: string): number {
+/** What separates the terms of one search: any of them is a match (`graphql|apollo`). */
+export const TERM_SEPARATOR = "|";
+
+/**
+ * The terms of a query, lower case: split at `|`, each trimmed, empty ones dropped (a query of
+ * only separators and spaces is searched as it is). A term may hold spaces: it is a phrase.
+ */
+export function searchTerms(query: string): string[] {
+	const terms = query
+		.split(TERM_SEPARATOR)
+		.map((t) => t.trim().toLowerCase())
+		.filter((t) => t !== "");
+	return terms.length > 0 ? [...new Set(terms)] : [query.toLowerCase()];
+}
+
+/** Where the first of `needles` (lower case) first occurs in `text`, case-insensitively, and its length; undefined when none does. */
+function find(text: string, needles: readonly string[]): { at: number; length: number } | undefined {
 	const lower = text.toLowerCase();
-	const i = lower.indexOf(needle);
-	if (i < 0) return -1;
+	let best: { at: number; length: number } | undefined;
+	for (const needle of needles) {
+		const i = lower.indexOf(needle);
+		if (i >= 0 && (best === undefined || i < best.at)) best = { at: i, length: needle.length };
+	}
+	if (best === undefined) return undefined;
 	// Lower-casing may change a string's length (e.g. "İ"); the excerpt then starts at the beginning.
-	return lower.length === text.length ? i : 0;
+	return lower.length === text.length ? best : { at: 0, length: 0 };
 }
 
 /**
@@ -82,12 +103,13 @@ export function descend(base: Locator, sub: readonly Segment[]): Locator {
 }
 
 /**
- * Search under each start locator, in order, for `query` (case-insensitive) in member names
- * and string values. A member whose name matches is one match (its value previewed); a string
- * value that matches is another, unless its own member's name already matched.
+ * Search under each start locator, in order, for any of `query`'s terms (`searchTerms`,
+ * case-insensitive) in member names and string values. A member whose name matches is one match
+ * (its value previewed); a string value that matches is another, unless its own member's name
+ * already matched.
  */
 export function searchState(view: QueryView, starts: readonly Locator[], query: string, present: (loc: Locator) => string, max: number): SearchAnswer {
-	const needle = query.toLowerCase();
+	const needles = searchTerms(query);
 	const matches: SearchMatch[] = [];
 	let omitted = 0;
 	const add = (loc: Locator, m: Omit<SearchMatch, "locator">): void => {
@@ -97,8 +119,8 @@ export function searchState(view: QueryView, starts: readonly Locator[], query: 
 	const walk = (base: Locator, v: Json, sub: Segment[], keyMatched: boolean): void => {
 		if (typeof v === "string") {
 			if (keyMatched) return;
-			const at = find(v, needle);
-			if (at >= 0) add(descend(base, sub), { in: "value", snippet: excerpt(v, at, needle.length) });
+			const found = find(v, needles);
+			if (found !== undefined) add(descend(base, sub), { in: "value", snippet: excerpt(v, found.at, found.length) });
 			return;
 		}
 		if (Array.isArray(v)) {
@@ -108,7 +130,7 @@ export function searchState(view: QueryView, starts: readonly Locator[], query: 
 		if (!isPlainObject(v)) return;
 		for (const key of Object.keys(v)) {
 			const child = v[key] as Json;
-			const hit = find(key, needle) >= 0;
+			const hit = find(key, needles) !== undefined;
 			if (hit) add(descend(base, [...sub, key]), { in: "key", snippet: preview(child) });
 			walk(base, child, [...sub, key], hit);
 		}

@@ -119,7 +119,7 @@ function basePatchDescription(shape: "flat" | "scoped"): string {
 
 /** Description of `read_state` for the current shape (parameters never change). */
 export function readDescription(shape: "flat" | "scoped"): string {
-	const tail = "Give `path`, `paths` (a batch) or `search` (text in keys, values, lazy bodies; under `path` if given). projection: value, keys, history.";
+	const tail = "Give `path`, `paths` (a batch) or `search` (keys, text, lazy bodies; a|b: any; under `path` if given). projection: value, keys, history.";
 	switch (shape) {
 		case "flat":
 			return (

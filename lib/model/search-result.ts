@@ -8,7 +8,7 @@
  */
 import { elideMiddle, MAX_SHOWN_LOCATOR, shownLocator } from "../core/elide.js";
 import { printable } from "../core/printable.js";
-import type { SearchAnswer } from "../core/search.js";
+import { type SearchAnswer, searchTerms } from "../core/search.js";
 import type { Owner } from "../core/types.js";
 import type { ReadDetails, ToolText } from "./results.js";
 
@@ -52,8 +52,18 @@ export function searchResult(input: {
 		shown++;
 	}
 	const total = answer.matches.length + answer.omitted;
-	const where = input.under === undefined ? input.wanted.join(", ") : elideMiddle(printable(JSON.stringify(input.under)), MAX_SHOWN_LOCATOR + 2);
-	const head = `search ${printable(JSON.stringify(query))} in ${where} (case-insensitive, keys and text): ${total === 0 ? "no match" : `${total} match${total === 1 ? "" : "es"}`}`;
+	// What was searched, said once, so a model need not search again to be sure (issue 36).
+	const covered =
+		input.under === undefined
+			? `in ${input.wanted.join(", ")}: keys and text of every plane, lazy bodies and registered roots, now (not history)`
+			: `under ${elideMiddle(printable(JSON.stringify(input.under)), MAX_SHOWN_LOCATOR + 2)}: keys and text`;
+	const terms = searchTerms(query);
+	// However long the query, the first line stays within a match line's bound.
+	const asked = elideMiddle(
+		terms.length > 1 ? `any of ${terms.map((t) => printable(JSON.stringify(t))).join(", ")}` : printable(JSON.stringify(query)),
+		MAX_SEARCH_LINE / 2,
+	);
+	const head = `search ${asked} ${covered}, case-insensitive: ${total === 0 ? "no match" : `${total} match${total === 1 ? "" : "es"}`}`;
 	const left = total - shown;
 	const tail = left > 0 ? [`+ ${left} more not shown: search under a narrower path (e.g. one of the locators above), or read_state it`] : [];
 	const text = [head, ...lines, ...tail, ...notices].join("\n");

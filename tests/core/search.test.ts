@@ -11,7 +11,7 @@ import { assertProperty } from "../helpers/seed.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
 import { evaluate, type QueryView } from "../../lib/core/query.js";
-import { searchState } from "../../lib/core/search.js";
+import { searchState, searchTerms } from "../../lib/core/search.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
 import { presentLocator, toCanonicalLocator } from "../../lib/model/interface.js";
@@ -112,6 +112,50 @@ describe("searchState", () => {
 		assert.deepEqual(
 			answer.matches.map((m) => m.locator),
 			["cwd.strategy.b"],
+		);
+	});
+	it("finds any of several terms separated by |, each a phrase that may hold spaces (issue 36)", () => {
+		const view = viewOf(["cwd"], {
+			cwd: {
+				tactics: { "apollo-client": "swap it", t2: "the GraphQL gateway", t3: "a parse error here", t4: "parse, then error", t5: "unrelated" },
+			},
+		});
+		const present = (loc: Locator) => presentLocator(loc, ["cwd"]);
+		const places = (q: string) => searchState(view, [WHOLE("cwd")], q, present, 40).matches.map((m) => [m.locator, m.in, m.snippet]);
+		assert.deepEqual(places("graphql | APOLLO"), [
+			["tactics.apollo-client", "key", '"swap it"'],
+			["tactics.t2", "value", '"the GraphQL gateway"'],
+		]);
+		// A term with a space is a phrase: "parse error" is not "parse" and "error" anywhere.
+		assert.deepEqual(places("parse error"), [["tactics.t3", "value", '"a parse error here"']]);
+		// Empty terms are dropped; a query of nothing but separators is searched as it is.
+		assert.deepEqual(places("|parse error||"), places("parse error"));
+		assert.deepEqual(searchTerms(" | "), [" | "]);
+		assert.deepEqual(searchTerms("A|a| b "), ["a", "b"]);
+		// The snippet is cut around the earliest term in the text.
+		const long = viewOf(["cwd"], { cwd: { tactics: { t: `${"x".repeat(200)} apollo ${"y".repeat(200)} graphql` } } });
+		const [m] = searchState(long, [WHOLE("cwd")], "graphql|apollo", present, 40).matches;
+		assert.match(m?.snippet ?? "", /^"…x+ apollo y+…"$/);
+	});
+
+	it("property: a search for a|b finds exactly the places a search for a or one for b finds", () => {
+		const word = fc.constantFrom("alpha", "beta", "gamma", "Alpha beta", "al", "ph");
+		const value = fc.array(word, { maxLength: 3 }).map((a) => a.join(" "));
+		const tactics = fc.dictionary(fc.oneof(word, fc.constantFrom("k1", "k2", "k3")), value, { maxKeys: 6 });
+		assertProperty(
+			fc.property(tactics, word, word, (t, a, b) => {
+				const view = viewOf(["cwd"], { cwd: { tactics: t } });
+				const at = (q: string) => new Set(searchState(view, [WHOLE("cwd")], q, formatLocator, 1000).matches.map((m) => `${m.locator} ${m.in}`));
+				const either = at(`${a}|${b}`);
+				const union = new Set([...at(a), ...at(b)]);
+				for (const p of either) assert.ok(union.has(p), `${p} found by ${a}|${b} but by neither`);
+				// What a or b finds, a|b finds, but a string whose own key matched one of the terms is shown by that key.
+				for (const p of union) {
+					const keyOfIt = p.endsWith(" value") && either.has(`${p.slice(0, -" value".length)} key`);
+					assert.ok(either.has(p) || keyOfIt, `${p} lost by ${a}|${b}`);
+				}
+			}),
+			{ numRuns: 120 },
 		);
 	});
 });

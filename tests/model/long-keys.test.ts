@@ -163,3 +163,25 @@ describe("long keys where locators are shown", () => {
 		assert.match(changed, /^\/tactics\/k+…\(\d+ characters left out\)…k+$/);
 	});
 });
+
+describe("what a search says it searched (issue 36)", () => {
+	it("names the owners and what it covers, the terms when there are several, and stays one bounded line for any query", () => {
+		const h = planted({ "graphql-spike": "try it", apollo: "the Apollo client" });
+		const first = (q: string) => (search(h, q).result.content[0]?.text ?? "").split("\n")[0] ?? "";
+		assert.equal(
+			first("graphql"),
+			'search "graphql" in cwd: keys and text of every plane, lazy bodies and registered roots, now (not history), case-insensitive: 1 match',
+		);
+		assert.equal(
+			first("graphql|apollo"),
+			'search any of "graphql", "apollo" in cwd: keys and text of every plane, lazy bodies and registered roots, now (not history), case-insensitive: 2 matches',
+		);
+		const under = searchResult({ query: "x", under: "tactics", answer: { matches: [], omitted: 0 }, wanted: ["cwd"] });
+		assert.equal(under.content[0]?.text, 'search "x" under "tactics": keys and text, case-insensitive: no match');
+		for (const q of ["q".repeat(50_000), "a|".repeat(20_000), "\u001b\n".repeat(5_000)]) {
+			const line = first(q);
+			assert.ok(line.length <= MAX_SEARCH_LINE, `${line.length} characters`);
+			assert.doesNotMatch(line, /[\u0000-\u001f]/);
+		}
+	});
+});
