@@ -78,7 +78,7 @@ export interface HttpServer {
 	proc: ChildProcess;
 	stderr(): string;
 	/** A client with this token (default: the server's; "": none). */
-	connect(token?: string): Promise<Client>;
+	connect(token?: string, options?: ConstructorParameters<typeof Client>[1]): Promise<Client>;
 	stop(): Promise<void>;
 }
 
@@ -105,8 +105,8 @@ export async function httpServer(d: ServeDirs & { token?: string }): Promise<Htt
 		url,
 		proc,
 		stderr: () => err,
-		async connect(t = token) {
-			const client = new Client({ name: "sf-http-test", version: "0" });
+		async connect(t = token, options) {
+			const client = new Client({ name: "sf-http-test", version: "0" }, options);
 			const headers: Record<string, string> = t === undefined || t === "" ? {} : { authorization: `Bearer ${t}` };
 			await within(client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } })), "the HTTP client to connect", 60_000);
 			return client;

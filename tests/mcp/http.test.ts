@@ -98,6 +98,14 @@ describe("state-flow mcp --http", () => {
 			await client.close();
 		}
 		assert.ok(!server.stderr().includes(TOKEN), "a token from the environment is never printed");
+		// A 2026-07-28 client (stateless, no session) is served the same tools.
+		const modern = await server.connect(TOKEN, { versionNegotiation: { mode: "auto" } });
+		try {
+			assert.equal(modern.getProtocolEra(), "modern");
+			assert.match((await ok(modern, "read_state", { path: "tactics.h" })).text, /over http/);
+		} finally {
+			await modern.close();
+		}
 	});
 
 	it("refuses a client without the token or with a wrong one (401)", async () => {
