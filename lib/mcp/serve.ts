@@ -4,6 +4,7 @@
  * module only when it runs, so pi and the other verbs never load the MCP SDK. A stop waits for
  * the writes already received: one in progress commits or fails whole, never half.
  */
+import { inline } from "../core/printable.js";
 import { limitsOf } from "../storage/placement/config.js";
 import { McpContext, type ServeAt } from "./context.js";
 import { serveHttp, tokenOf } from "./http.js";
@@ -22,7 +23,8 @@ const ENVELOPE_BYTES = 64 * 1024;
 
 /** Serve until stopped; resolves when every received write has settled and the stores are closed. */
 export async function serveMcp(opts: ServeOptions): Promise<void> {
-	const say = opts.say ?? ((line: string) => void process.stderr.write(`${line}\n`));
+	// Every line stays one line of ours: an error's text may carry what a client sent.
+	const say = opts.say ?? ((line: string) => void process.stderr.write(`${inline(line)}\n`));
 	// stdio serves one client per process (its run is kept); HTTP is stateless.
 	const ctx = new McpContext(opts, opts.http === undefined);
 	for (const p of ctx.problems) say(`state-flow mcp: warning: ${p}`);
