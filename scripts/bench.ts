@@ -21,7 +21,9 @@
  * load). `cold_load_p50_ms_2mb` is a fresh process's load of the 2 MB owner when its log is the
  * longest the compaction rule lets it grow (`--cold` runs it alone). Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
- * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
+ * run; `scripts/bench-pg.ts`). Then MCP: `state-flow mcp` beside the reference memory server through the
+ * same client over stdio, at a 2 MB memory, and lost updates with 4 server processes each (`mcp_*`,
+ * `memory_server_*`; `scripts/bench/mcp.ts`, `--mcp` runs it alone). Prints a table and writes `bench-results.json`.
  *
  * The parts live in `scripts/bench/`, one module each (storage, head, skills, tools, credentials;
  * `shared.ts` holds the one id counter and the timing helpers, `results.ts` the table and the file).
@@ -38,11 +40,20 @@ import { skillSync } from "./bench/skills.js";
 import { sqliteAnchor, sqliteMissing } from "./bench/sqlite.js";
 import { child, coldLoadP50, commitCpuShare, commitVsRawBackToBack, concurrent, readP50, seeded, storageOps } from "./bench/storage.js";
 import { toolTimes } from "./bench/tools.js";
+import { type McpBench, mcpBench } from "./bench/mcp.js";
 
 async function main(): Promise<void> {
 	const argv = process.argv.slice(2);
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
-	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit" || argv[0] === "--credentials" || argv[0] === "--cold")
+	if (
+		argv[0] === "--tools" ||
+		argv[0] === "--head" ||
+		argv[0] === "--skills" ||
+		argv[0] === "--commit" ||
+		argv[0] === "--credentials" ||
+		argv[0] === "--cold" ||
+		argv[0] === "--mcp"
+	)
 		return part(argv[0]);
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
@@ -119,6 +130,7 @@ async function main(): Promise<void> {
 			credential_check_p50_ms: round(credentials),
 			credential_check_share: round(credentials / cmp.big),
 			...(await benchPg()),
+			...mcpResults(await mcpBench(join(root, "mcp"))),
 		};
 		writeResults(results);
 	} finally {
@@ -127,7 +139,7 @@ async function main(): Promise<void> {
 }
 
 /** One part alone, printed and not written (for profiling: `node --cpu-prof dist/scripts/bench.js --tools`). */
-async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--credentials" | "--cold"): Promise<void> {
+async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--credentials" | "--cold" | "--mcp"): Promise<void> {
 	if (which === "--head") {
 		console.log({ ...headAtLimit(), deep: headOneDeepValue(), fill: headFill(), activeWork: headActiveWork() });
 		return;
@@ -135,6 +147,7 @@ async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--c
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		if (which === "--skills") console.log(await skillSync(root));
+		else if (which === "--mcp") console.log(mcpResults(await mcpBench(root)));
 		else if (which === "--cold") console.log(await coldLoadP50(join(root, "cold"), 10_000));
 		else if (which === "--credentials") {
 			// Against the back-to-back 2 MB commit (cheaper than one inside a tool session: a conservative share).
@@ -154,6 +167,22 @@ async function part(which: "--tools" | "--head" | "--skills" | "--commit" | "--c
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}
+}
+
+/** The MCP part's keys, and its two ratios against the reference memory server. */
+function mcpResults(m: McpBench): Record<string, number> {
+	return {
+		mcp_patch_p50_ms_2mb: round(m.mcp_patch_p50_ms_2mb),
+		mcp_read_p50_ms_2mb: round(m.mcp_read_p50_ms_2mb),
+		memory_server_write_p50_ms_2mb: round(m.memory_server_write_p50_ms_2mb),
+		memory_server_read_p50_ms_2mb: round(m.memory_server_read_p50_ms_2mb),
+		mcp_patch_vs_memory_server_write: round(m.mcp_patch_p50_ms_2mb / m.memory_server_write_p50_ms_2mb),
+		mcp_read_vs_memory_server_read: round(m.mcp_read_p50_ms_2mb / m.memory_server_read_p50_ms_2mb),
+		mcp_state_bytes_2mb: m.mcp_state_bytes,
+		memory_server_file_bytes_2mb: m.memory_server_file_bytes,
+		mcp_lost_updates_4x50: m.mcp_lost_updates_4x50,
+		memory_server_lost_updates_4x50: m.memory_server_lost_updates_4x50,
+	};
 }
 
 await main();

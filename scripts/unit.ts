@@ -20,6 +20,7 @@ const NEEDS_SERVICES = [
 	"host/shared-memory.test.js",
 	"host/shared-outage.test.js",
 	"skills/materialise-pg.test.js",
+	"mcp/pg.test.js",
 ];
 
 function testFiles(dir: string): string[] {

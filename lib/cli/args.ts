@@ -59,6 +59,12 @@ export interface Parsed {
 	allowSecret: boolean;
 	/** `restore --path <owner|locator>`: what to restore (default: every owner that retains the transition). */
 	path?: string;
+	/** `mcp --owners <list>`: the owners served (Global and/or CWD). */
+	owners?: string;
+	/** `mcp --http`: Streamable HTTP on 127.0.0.1 instead of stdio. */
+	http: boolean;
+	/** `mcp --http --port <n>`. */
+	port?: string;
 }
 
 /**
@@ -114,6 +120,9 @@ const OPTIONS: Record<string, OptionSpec> = {
 	"--yes": { takesValue: false, set: (out) => (out.yes = true) },
 	"--allow-secret": { takesValue: false, set: (out) => (out.allowSecret = true) },
 	"--path": { takesValue: true, set: (out, value) => (out.path = value) },
+	"--owners": { takesValue: true, set: (out, value) => (out.owners = value) },
+	"--http": { takesValue: false, set: (out) => (out.http = true) },
+	"--port": { takesValue: true, set: (out, value) => (out.port = value) },
 };
 
 /** Options every command accepts. */
@@ -137,6 +146,7 @@ export function parseWith(specs: readonly CommandSpec[], argv: readonly string[]
 		toFiles: false,
 		keep: false,
 		allowSecret: false,
+		http: false,
 	};
 	const seen = new Set<string>();
 	let helpWord = false;

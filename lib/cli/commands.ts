@@ -10,18 +10,18 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";
 import { fail, isStateError, messageOf } from "../core/errors.js";
 import { formatKeySegment } from "../core/locator.js";
-import type { CanonicalPatch, OwnerHistory, OwnerState, SharedOwner } from "../core/types.js";
+import type { OwnerHistory, OwnerState, SharedOwner } from "../core/types.js";
 import { SHARED_OWNERS, isSharedOwner } from "../core/types.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { foreignLinkLine, type Placement, placementFor, userOf } from "../storage/placement/placement.js";
 import { readConfig, type StateFlowConfig } from "../storage/placement/config.js";
-import { type FrontmatterParser, simpleFrontmatter } from "../storage/artifacts/skill-format.js";
 import { projectLine, projectNote, projectOf } from "../storage/project/project.js";
 import { apartLine, storesApart } from "../storage/project/stores-apart.js";
 import { movedLine } from "../storage/project/moved-marker.js";
 import { type Parsed, UsageError } from "./args.js";
 import { uniquePrefixes } from "../ops/history-text.js";
+import { frontmatterParser } from "../ops/frontmatter.js";
 import { formatHistory, formatShow, linkableLine, TITLES } from "./format.js";
 import { databaseInUse, locationWords } from "../ops/where.js";
 import { exportDoc, IMPORT_ROOTS, importPatch, parseImport } from "./transfer.js";
@@ -220,20 +220,6 @@ export async function runImport(p: Parsed, stdin: () => string): Promise<Outcome
 	for (const c of result.report.cascades) summary.push(`cascaded: ${c.owner}.intents${formatKeySegment(c.intent)} -> ${c.targets.join(", ")}`);
 	for (const d of result.report.danglingRefs) summary.push(`dangling reference: ${d.owner}.intents${formatKeySegment(d.intent)} -> ${d.ref}`);
 	return ok(`${summary.join("\n")}\n`, lines(warnings));
-}
-
-/**
- * pi's own frontmatter parser when the import touches artifacts (Skills are then read exactly
- * as pi reads them); loading pi takes seconds, so other imports, and a CLI run where pi is not
- * installed, use the built-in parser for the same YAML subset.
- */
-export async function frontmatterParser(patch: CanonicalPatch): Promise<FrontmatterParser> {
-	if (!Object.values(patch).some((planes) => planes?.artifacts !== undefined)) return simpleFrontmatter;
-	try {
-		return (await import("@mariozechner/pi-coding-agent")).parseFrontmatter;
-	} catch {
-		return simpleFrontmatter;
-	}
 }
 
 export function lines(items: string[]): string {

@@ -243,4 +243,24 @@ where git's checkout, pull and clean never touch it (\`state-flow doctor\` sugge
   --keep    keep it apart on purpose (no longer reported)
 
 ${COMMON}`,
+	mcp: `Usage: state-flow mcp [--owners cwd|global|global,cwd] [--http [--port <n>]]
+
+Serve this project's State Flow memory to MCP clients (Claude Code, Codex, Cursor,
+Gemini CLI, pi's own MCP client): the tools read_state and patch_state, with pi's
+grammar and results, and state_head, the head pi shows before each prompt. The
+project is found from --cwd (default: here) as pi finds it. Every write commits
+atomically, as pi's do; a client that sends back the \`seen\` of its last result is
+refused, with the current values, when another writer changed what it writes.
+
+  --owners <list>  the owners served: cwd (default: this project), global (you,
+                   every project), or both. Session state is pi's alone.
+  --http           serve Streamable HTTP at http://127.0.0.1:<port>/mcp instead
+                   of stdio. Every request needs "Authorization: Bearer <token>":
+                   $STATE_FLOW_MCP_TOKEN, else a token printed on stderr at start.
+                   Requests from other hosts or web pages are refused.
+  --port <n>       the HTTP port (default 8765; 0: any free port)
+
+See docs/mcp.md for each client's configuration.
+
+${COMMON}`,
 };

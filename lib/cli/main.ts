@@ -5,9 +5,8 @@
  * 1 failure (a refused import, a damaged store, an unreachable database), 2 usage error.
  */
 import { readFileSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { fail, isStateError } from "../core/errors.js";
+import { pathToFileURL } from "node:url";
+import { isStateError } from "../core/errors.js";
 import { printable } from "../core/printable.js";
 import { DATABASE_ENV } from "../storage/placement/placement.js";
 import { closeDatabases } from "../storage/pg/placed.js";
@@ -17,6 +16,7 @@ import { defaultAgentDir, UsageError } from "./args.js";
 import type { Outcome } from "./commands.js";
 import { usageLine, helpText } from "./help.js";
 import { parseArgs, verbNamed } from "./verbs.js";
+import { packageVersion } from "./version.js";
 
 /**
  * Commands whose standard output reports configuration (where the stores live, connection
@@ -68,24 +68,6 @@ async function run(argv: readonly string[], stdin: () => string, seen: (agentDir
 	} finally {
 		// An open database connection would keep the process alive; the next run reconnects.
 		await closeDatabases();
-	}
-}
-
-const PACKAGE_NAME = "pi-state-flow";
-
-/**
- * The version in this package's `package.json`, found by walking up from this module's folder
- * (`lib/cli` from source, `dist/lib/cli` built, the same inside an installed package).
- */
-export function packageVersion(from = dirname(fileURLToPath(import.meta.url))): string {
-	for (let dir = from; ; dir = dirname(dir)) {
-		try {
-			const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
-			if (pkg.name === PACKAGE_NAME && typeof pkg.version === "string") return pkg.version;
-		} catch {
-			// No package.json here (or another package's unreadable one): keep walking up.
-		}
-		if (dirname(dir) === dir) fail("io", `cannot find the package.json of ${PACKAGE_NAME} above ${from}; reinstall the package`);
 	}
 }
 

@@ -13,7 +13,8 @@ import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
 import { whoAmI } from "../storage/placement/who.js";
 import { type Parsed, UsageError } from "./args.js";
-import { frontmatterParser, lines, ok, type Outcome, openStores } from "./commands.js";
+import { lines, ok, type Outcome, openStores } from "./commands.js";
+import { frontmatterParser } from "../ops/frontmatter.js";
 import { cliText } from "./format.js";
 import { IMPORT_ROOTS } from "./transfer.js";
 

@@ -12,6 +12,8 @@ import { runDelete, runEdit, runSet } from "./edit.js";
 import { HELP } from "./help-text.js";
 import { runLink, runMigrate, runUnlink } from "./share.js";
 import { runUndo } from "./undo.js";
+import { runMcp } from "./mcp.js";
+import { packageVersion } from "./version.js";
 
 /** One command: what the parser, the help and the dispatcher know of it. */
 export interface CliVerb extends CommandSpec {
@@ -180,6 +182,14 @@ export const VERBS: readonly CliVerb[] = [
 		check: needs("`adopt` needs the folder whose store apart to decide about."),
 		help: HELP.adopt,
 		run: (p) => runAdopt(p),
+	},
+	{
+		name: "mcp",
+		rows: [["mcp [--owners] [--http]", "serve this project's memory to MCP clients (stdio, or HTTP on 127.0.0.1 with a token); docs/mcp.md"]],
+		options: ["--owners", "--http", "--port"],
+		positionals: 0,
+		help: HELP.mcp,
+		run: (p) => runMcp(p, packageVersion()),
 	},
 ];
 

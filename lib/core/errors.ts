@@ -19,7 +19,8 @@ export type StateErrorCode =
 	| "io" // unexpected file-system failure
 	| "unavailable" // an owner's store cannot be reached now (database down, not configured); the others keep working
 	| "artifact" // artifact / Skill compilation refused
-	| "credential"; // a patch writes what looks like a secret (storage/credentials/check.ts)
+	| "credential" // a patch writes what looks like a secret (storage/credentials/check.ts)
+	| "conflict"; // the writer saw an older state than the keys it writes (core/precondition.ts)
 
 export class StateError extends Error {
 	override readonly name = "StateError";

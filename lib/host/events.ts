@@ -7,23 +7,20 @@
  */
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { keyLensFor } from "../storage/project/project.js";
-import { staleToModel, viewHistories } from "../core/artifact-keys.js";
 import type { ExtensionContext } from "@mariozechner/pi-coding-agent";
 import type { AgentMessage } from "@mariozechner/pi-agent-core";
-import { isStateError, messageOf } from "../core/errors.js";
-import type { Owner, StaleArtifact } from "../core/types.js";
-import { DEFAULT_HEAD_BUDGET, isBootstrap, renderHead, unavailableReason } from "../model/head.js";
-import { soleOwner } from "../model/interface.js";
+import { messageOf } from "../core/errors.js";
+import type { Owner } from "../core/types.js";
+import { DEFAULT_HEAD_BUDGET } from "../model/head.js";
 import { renderProtocol } from "../model/protocol.js";
-import { staleMention } from "../model/results.js";
 import { acquisitionHint } from "./skills/acquisition.js";
-import { recordedBranches } from "../storage/project/git-branch.js";
 import { type CommandOutput, withoutOutput } from "./commands/output.js";
-import { type SkillSync, registerSkillSync, withSkillProblems } from "./skills/sync.js";
+import { type SkillSync, registerSkillSync } from "./skills/sync.js";
 import type { RunState, StateFlowHost } from "./runtime.js";
 import { shapeOf } from "./session/selection.js";
 import { ensureShape } from "./tools/tools.js";
-import { checkStaleWindow, staleSignature } from "./tools/stale-window.js";
+import { surfaceOf } from "./tools/surface.js";
+import { buildHead } from "../surface/head.js";
 
 /**
  * Built-in tools whose use without a state update triggers reconciliation (docs/spec.md §6.5):
@@ -43,15 +40,6 @@ export const RECONCILE_TEXT =
 
 function report(host: StateFlowHost, ctx: ExtensionContext, what: string, e: unknown): void {
 	host.say(`State Flow: ${what}: ${messageOf(e)}`, "error", ctx);
-}
-
-/** The one-line reason the head gives for each unavailable owner. */
-function reasonsOf(unavailable: Partial<Record<Owner, Error>>, damage: boolean): Partial<Record<Owner, string>> | undefined {
-	const out: Partial<Record<Owner, string>> = {};
-	for (const [owner, e] of Object.entries(unavailable) as Array<[Owner, Error]>) {
-		if ((isStateError(e) && e.code === "corrupt") === damage) out[owner] = unavailableReason(e.message);
-	}
-	return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Session start (startup, reload, new, resume, fork) and `/tree` navigation. */
@@ -105,39 +93,17 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 		}
 		let head: string | undefined;
 		let bootstrap = false;
-		const seqAtHead: Partial<Record<Owner, number>> = {};
-		const shown: string[] = [];
+		let seqAtHead: Partial<Record<Owner, number>> = {};
+		let shown: string[] = [];
 		try {
-			const { histories, unavailable } = await host.available(sel.owners);
-			// An unavailable owner has no seq to compare: its changes are not "concurrent", it was not shown.
-			for (const owner of sel.owners) if (unavailable[owner] === undefined) seqAtHead[owner] = histories[owner]?.seq ?? 0;
-			const down = Object.keys(unavailable).length > 0;
-			bootstrap = sel.mode === "active" && !down && isBootstrap(histories, sel.owners);
-			const roots = artifactRootsFor(ctx.cwd, host.options.agentDir, host.project(ctx));
-			// Compiled Skills missing here are written first; what cannot be is named like a stale artifact.
-			const { problems } = skills.sync(ctx, histories);
-			const { stale: window, unchecked } = checkStaleWindow(host, sel.owners, histories, roots);
-			const stale = withSkillProblems(problems, window);
-			// The branch is read once per prompt; other branches' fate only when intents record them.
-			const git = await host.git.refresh(ctx.cwd, recordedBranches(histories));
-			// Artifact keys as the model is shown them: relative to the folder pi runs in.
-			const lens = keyLensFor(host.project(ctx));
-			const shownStale = stale.map((s) => staleToModel(lens, s));
-			head = renderHead({
+			const built = await buildHead(surfaceOf(host, ctx), {
 				mode: sel.mode,
 				wanted: sel.owners,
-				histories: viewHistories(lens, histories),
 				budget: host.config.headBudget ?? DEFAULT_HEAD_BUDGET,
-				staleArtifacts: shownStale,
-				staleUnchecked: unchecked,
-				roots: host.declaredRootNames(),
-				git,
-				...(down ? { unavailable: reasonsOf(unavailable, false), damaged: reasonsOf(unavailable, true) } : {}),
+				// Compiled Skills missing here are written first; what cannot be is named like a stale artifact.
+				skillProblems: (histories) => skills.sync(ctx, histories).problems,
 			});
-			// Tool results repeat only what the head did not show (it may have elided some lines).
-			stale.forEach((s, i) => {
-				if (head?.includes(staleMention(shownStale[i] as StaleArtifact, soleOwner(sel.owners)))) shown.push(staleSignature(s, histories[s.owner]?.state));
-			});
+			({ head, bootstrap, seqAtHead, shown } = built);
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}

@@ -33,9 +33,9 @@ import { LinkAsker } from "./commands/link-ask.js";
 import { createSessionLog } from "./session/session-log.js";
 import { RootRegistry } from "./roots/registry.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";
-import { footerText, type Health } from "./session/footer.js";
-import { type Available, historiesOf, sortLoaded } from "./session/available.js";
-import { RunTracker, type RunState } from "./session/run.js";
+import { footerText } from "./session/footer.js";
+import { type Available, type Health, historiesOf, sortLoaded } from "../surface/available.js";
+import { RunTracker, type RunState } from "../surface/run.js";
 import { applyActivation, MODE_FLAG, OWNERS_FLAG } from "./activation.js";
 import type { RootDeclaration } from "../model/schemas.js";
 
@@ -48,7 +48,7 @@ export interface StateFlowOptions {
 	notify?: (message: string, level: "info" | "warning" | "error") => void;
 }
 
-export type { RunState } from "./session/run.js";
+export type { RunState } from "../surface/run.js";
 export { MODE_FLAG, OWNERS_FLAG, TOOL_NAMES } from "./activation.js";
 
 export class StateFlowHost {

@@ -15,6 +15,11 @@ export interface ProtocolOptions {
 	wanted: readonly Owner[];
 	/** True when every wanted owner is empty (see `isBootstrap` in head.ts); Active only. */
 	bootstrap: boolean;
+	/**
+	 * Who shows the protocol: pi injects the head before each prompt; an MCP client injects
+	 * nothing, so the model is told to call `state_head`, and about `seen` (issue 38).
+	 */
+	front?: "pi" | "mcp";
 }
 
 /** Delimiters of the protocol block in the system prompt. */
@@ -26,6 +31,9 @@ const OWNER_NOTES: Record<Owner, string> = {
 	cwd: "CWD (this project, shared by its pi sessions)",
 	session: "Session (this conversation and its branch)",
 };
+
+/** An MCP server serves every agent of the project: the project's note says so. */
+const MCP_OWNER_NOTES: Record<Owner, string> = { ...OWNER_NOTES, cwd: "CWD (this project, shared by every agent working in it)" };
 
 /** Wanted owners in the fixed display order, duplicates dropped. */
 export function orderedOwners(wanted: readonly Owner[]): Owner[] {
@@ -50,18 +58,22 @@ export function renderProtocol(opts: ProtocolOptions): string {
 	const wrap = (planes: string): string => (scoped ? `{"${ex}":${planes}}` : planes);
 	const other = owners.find((o) => o !== ex) ?? ex;
 
+	const mcp = opts.front === "mcp";
+	const notes = mcp ? MCP_OWNER_NOTES : OWNER_NOTES;
 	const lines: string[] = [PROTOCOL_OPEN];
 	lines.push(
 		"State Flow is your durable working memory. Tools: `read_state` reads it, `patch_state` changes it (JSON merge patch: null deletes). " +
-			"<state_flow_head> shows it before each user prompt, frozen for that run.",
+			(mcp
+				? "`state_head` shows it: call it when you start a task. Results end with `seen`; send it with a patch_state to have the write refused, with the current values, if another agent changed those keys since."
+				: "<state_flow_head> shows it before each user prompt, frozen for that run."),
 	);
 	if (scoped) {
 		lines.push(
-			`Owners of this session (others are refused): ${owners.map((o) => OWNER_NOTES[o]).join("; ")}. ` +
+			`Owners ${mcp ? "served here" : "of this session"} (others are refused): ${owners.map((o) => notes[o]).join("; ")}. ` +
 				`Every patch key and locator names its owner: ${wrap('{"tactics":{…}}')}, \`${ex}.tactics\`.`,
 		);
 	} else {
-		lines.push(`Owner: ${OWNER_NOTES[ex]}, the only one of this session. Patch keys and locators start at the plane.`);
+		lines.push(`Owner: ${notes[ex]}, the only one ${mcp ? "served here" : "of this session"}. Patch keys and locators start at the plane.`);
 	}
 	lines.push(
 		"Planes:",

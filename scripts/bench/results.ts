@@ -27,6 +27,10 @@ const targets: Record<string, string> = {
 	pg_commit_vs_floor: "<= 1.5",
 	pg_read_p50_ms: "<= 0.5",
 	pg_lost_commits: "= 0",
+	mcp_patch_vs_memory_server_write: "<= 1.3 (it does not fsync)",
+	mcp_read_vs_memory_server_read: "< 1",
+	mcp_lost_updates_4x50: "= 0",
+	memory_server_lost_updates_4x50: "(reference)",
 };
 
 /** Prints the table in the order of `results` and writes them, in that order, to `bench-results.json`. */

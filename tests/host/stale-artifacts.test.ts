@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { STALE_CHECKS_PER_CALL } from "../../lib/host/tools/stale-window.js";
+import { STALE_CHECKS_PER_CALL } from "../../lib/surface/stale-window.js";
 import { MAX_STALE_HINTS } from "../../lib/model/results.js";
 import { type Flow, withFlow, userTexts } from "./fixture.js";
 

@@ -52,7 +52,10 @@ describe("a long-lived project through the SDK", () => {
 			const all = result(flow, "all");
 			assert.equal(all.isError, false);
 			const lines = all.text.split("\n");
-			assert.match(lines[0] as string, /^search "GRAPHQL" in cwd, session: keys and text of every plane, lazy bodies and registered roots, now \(not history\), case-insensitive: 13 matches$/);
+			assert.match(
+				lines[0] as string,
+				/^search "GRAPHQL" in cwd, session: keys and text of every plane, lazy bodies and registered roots, now \(not history\), case-insensitive: 13 matches$/,
+			);
 			assert.ok(lines.includes('cwd.tactics.s0.do: "wire the GraphQL resolver 0"'), all.text);
 			assert.ok(lines.includes('cwd.tactics.graphql-spike (key): "tried it in May"'), all.text);
 			// A matching key's value is previewed (the artifact's bookkeeping follows, cut short).

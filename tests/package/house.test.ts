@@ -24,10 +24,13 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
 	model: ["core"],
 	storage: ["core"],
 	ops: ["core", "storage"],
-	host: ["core", "model", "storage", "ops", "api"],
-	mcp: ["core", "model", "storage", "ops"],
-	cli: ["core", "storage", "ops"],
-	"": ["core", "model", "storage", "ops", "host", "mcp", "cli", "api"],
+	// the model surface any front-end serves (read_state, patch_state, the head), written once.
+	surface: ["core", "model", "storage", "ops"],
+	host: ["core", "model", "storage", "ops", "surface", "api"],
+	mcp: ["core", "model", "storage", "ops", "surface"],
+	// the CLI starts the MCP server (`state-flow mcp`, a dynamic import in that verb only).
+	cli: ["core", "storage", "ops", "mcp"],
+	"": ["core", "model", "storage", "ops", "surface", "host", "mcp", "cli", "api"],
 	// the public contract for other extensions: a leaf that imports nothing.
 	api: [],
 };
@@ -157,6 +160,41 @@ describe("the house of lib/", () => {
 			if (pure !== undefined) for (const p of packages.get(file) ?? []) if (!pure.includes(p)) broken.push(`${file} -> package ${p}`);
 		}
 		assert.deepEqual(broken, []);
+	});
+
+	it("keeps the MCP SDK off pi's load path and off every other CLI command (only `state-flow mcp` loads it)", () => {
+		const reach = (from: string, follow: (file: string, dep: string) => boolean): Set<string> => {
+			const seen = new Set<string>([from]);
+			const todo = [from];
+			for (let f = todo.pop(); f !== undefined; f = todo.pop()) {
+				for (const dep of edges.get(f) ?? []) {
+					if (seen.has(dep) || !follow(f, dep)) continue;
+					seen.add(dep);
+					todo.push(dep);
+				}
+			}
+			return seen;
+		};
+		const sdk = (file: string) => (packages.get(file) ?? []).filter((p) => p.startsWith("@modelcontextprotocol/"));
+		const fromPi = [...reach("index.ts", () => true)];
+		assert.ok(fromPi.length > 50, "pi's load path was read");
+		assert.deepEqual(
+			fromPi.filter((f) => sdk(f).length > 0 || f.startsWith("mcp/")),
+			[],
+		);
+		// The CLI reaches lib/mcp through the `mcp` verb's dynamic import only.
+		const fromCli = [...reach("cli/main.ts", (f, dep) => !(f === "cli/mcp.ts" && dep.startsWith("mcp/")))];
+		assert.deepEqual(
+			fromCli.filter((f) => sdk(f).length > 0 || f.startsWith("mcp/")),
+			[],
+		);
+		const verb = readFileSync(join(LIB, "cli/mcp.ts"), "utf8");
+		assert.match(verb, /await import\("\.\.\/mcp\/serve\.js"\)/, "the verb imports the server dynamically");
+		assert.doesNotMatch(verb, /^\s*import\b[^;(]*from\s*"\.\.\/mcp\//m, "and never statically");
+		assert.ok(
+			files.filter((f) => f.startsWith("mcp/")).some((f) => sdk(f).length > 0),
+			"lib/mcp uses the SDK (the check looks at the right names)",
+		);
 	});
 
 	it("keeps every file at most 400 lines", () => {

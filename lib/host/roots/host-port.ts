@@ -6,7 +6,7 @@
 import { SHARED_OWNERS } from "../../core/types.js";
 import type { RootGate } from "../../core/types.js";
 import type { OpenStores } from "../session/open-stores.js";
-import { historiesOf } from "../session/available.js";
+import { historiesOf } from "../../surface/available.js";
 import type { RootsHost } from "./registry.js";
 
 /** What the host lends the registry's port: its open stores, ids and clock, notices and the roots' gate. */

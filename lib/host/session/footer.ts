@@ -6,10 +6,8 @@
  */
 import type { Owner } from "../../core/types.js";
 import type { Placement } from "../../storage/placement/placement.js";
+import type { Health } from "../../surface/available.js";
 import { describeSelection, type Selection } from "./selection.js";
-
-/** What a store load last said about an owner that could not be read. */
-export type Health = "damaged" | "unavailable";
 
 /** `state: active cwd+session · cwd shared · session damaged`. */
 export function footerText(sel: Selection, placement: Placement, health: Partial<Record<Owner, Health>>): string {

@@ -151,12 +151,6 @@ function ownerName(owner: SharedOwner): string {
 	return owner === "global" ? "Global" : "CWD";
 }
 
-/** Stale-artifact notes for the head: the compiled Skills' own first, then the window's others. */
-export function withSkillProblems(problems: readonly StaleArtifact[], stale: readonly StaleArtifact[]): StaleArtifact[] {
-	const mine = new Set(problems.map((p) => JSON.stringify([p.owner, p.key])));
-	return [...problems, ...stale.filter((s) => !mine.has(JSON.stringify([s.owner, s.key])))];
-}
-
 /** Wire the session-start sync; the prompt-time sync is called from `before_agent_start`. */
 export function registerSkillSync(host: StateFlowHost): SkillSync {
 	const sync = new SkillSync(host);

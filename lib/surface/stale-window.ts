@@ -1,15 +1,17 @@
 /**
  * The stale-artifact window: which tracked artifacts one check (the head, or one tool call)
  * looks at for source changes, continuing where the previous check stopped, and the identity
- * of a finding so a run hints it once. Shared by the head (`events.ts`) and the tools.
+ * of a finding so a run hints it once. Shared by the head (`head.ts`) and the tools.
  */
-import { isEmptyObject, isPlainObject, setOwn } from "../../core/json.js";
-import { emptyState } from "../../core/state.js";
-import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../../core/types.js";
-import { planeIndex } from "../../model/plane-index.js";
-import type { ArtifactRoots } from "../../storage/artifacts/compiler.js";
-import { staleArtifacts } from "../../storage/artifacts/stale.js";
-import type { StateFlowHost } from "../runtime.js";
+import { isEmptyObject, isPlainObject, setOwn } from "../core/json.js";
+import { emptyState } from "../core/state.js";
+import type { Json, Owner, OwnerHistory, OwnerState, StaleArtifact } from "../core/types.js";
+import { planeIndex } from "../model/plane-index.js";
+import type { ArtifactRoots } from "../storage/artifacts/compiler.js";
+import { staleArtifacts } from "../storage/artifacts/stale.js";
+
+/** Where a check of `count` of `total` tracked artifacts starts (the run's cursor, `RunTracker.takeStaleWindow`). */
+export type TakeWindow = (total: number, count: number) => number;
 
 /** Artifacts whose source one check (the head, or one tool call) looks at, at most; larger sets are walked over several checks. */
 export const STALE_CHECKS_PER_CALL = 32;
@@ -21,7 +23,7 @@ export const STALE_CHECKS_PER_CALL = 32;
  * counts, per owner, the artifacts this check did not look at.
  */
 export function checkStaleWindow(
-	host: StateFlowHost,
+	take: TakeWindow,
 	wanted: readonly Owner[],
 	histories: Partial<Record<Owner, OwnerHistory>>,
 	roots: ArtifactRoots,
@@ -42,7 +44,7 @@ export function checkStaleWindow(
 	}
 	if (total === 0) return { stale: [], unchecked };
 	const count = Math.min(STALE_CHECKS_PER_CALL, total);
-	const start = host.takeStaleWindow(total, count);
+	const start = take(total, count);
 	const at = (n: number): { owner: Owner; key: string } => {
 		for (const { owner, keys } of lists) {
 			if (n < keys.length) return { owner, key: keys[n] as string };

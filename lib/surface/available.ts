@@ -1,12 +1,14 @@
 /**
- * What a load of several owners means to the host: the histories that could be read, and the
- * owners that are refused for now (an outage or damage, kept apart so the others keep working)
- * with the one word the footer shows for each.
+ * What a load of several owners means to a front-end (pi's host, the MCP server): the histories
+ * that could be read, and the owners that are refused for now (an outage or damage, kept apart so
+ * the others keep working) with the one word pi's footer shows for each.
  */
-import { isStateError, type StateError } from "../../core/errors.js";
-import type { Owner, OwnerHistory } from "../../core/types.js";
-import type { LoadAnswer } from "../../storage/port.js";
-import type { Health } from "./footer.js";
+import { isStateError, type StateError } from "../core/errors.js";
+import type { Owner, OwnerHistory } from "../core/types.js";
+import type { LoadAnswer } from "../storage/port.js";
+
+/** What a store load last said about an owner that could not be read. */
+export type Health = "damaged" | "unavailable";
 
 /** Histories of the owners that could be read, and why the others are unavailable right now. */
 export interface Available {

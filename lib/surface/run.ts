@@ -1,9 +1,10 @@
 /**
  * The run tracker: what one agent run froze and observed (its head, prompt, file changes, own
- * commits, stale hints) and where the next bounded stale check starts. The host owns one and
- * is the only writer; everyone else reads it as `RunState`.
+ * commits, stale hints) and where the next bounded stale check starts. pi's host owns one per
+ * session, the stdio MCP server one per process (its run starts at each `state_head`); each is
+ * the only writer of its own, everyone else reads it as `RunState`.
  */
-import type { Owner } from "../../core/types.js";
+import type { Owner } from "../core/types.js";
 
 /** What one agent run froze and observed: the host's own, writable record of it. */
 interface Run {
