@@ -21,7 +21,7 @@ export type SharedOwner = (typeof SHARED_OWNERS)[number];
 export const PLANES = ["intents", "strategy", "tactics", "artifacts", "lazy"] as const;
 
 /** Artifact fields only the compiler writes; values the model sends for them are replaced (docs/artifacts.md). */
-export const ARTIFACT_COMPILER_FIELDS = ["fingerprint", "sourceHash", "provenance", "compiledTo", "compiledHash", "compiledFiles"] as const;
+export const ARTIFACT_COMPILER_FIELDS = ["fingerprint", "sourceHash", "checkout", "provenance", "compiledTo", "compiledHash", "compiledFiles"] as const;
 export type Plane = (typeof PLANES)[number];
 
 /** True when `value` is one of `list`; the one guard behind every closed word list (owners, planes, modes, …). */
