@@ -54,6 +54,25 @@ describe("/state", () => {
 		});
 	});
 
+	it("lays /state show out in 80 columns: a long value wraps under its member, no word lost", async () => {
+		const long = Array.from({ length: 10 }, (_, i) => `step ${i + 1} of porting the payment calls`).join(", ");
+		await withFlow({}, async (flow) => {
+			await flow.prompt("plan", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { plan: long } } } }] }, { text: "ok" }]);
+			const [shown] = await flow.command("/state show cwd");
+			const lines = (shown ?? "").split("\n");
+			for (const line of lines) assert.ok([...line].length <= 80, line);
+			const at = lines.findIndex((l) => l.startsWith('    "plan": "step 1 of porting'));
+			assert.ok(at >= 0, shown);
+			// Continued two columns under the member, never at a key's column.
+			assert.match(lines[at + 1] ?? "", /^ {6}\S/);
+			const joined = lines
+				.slice(at, lines.findIndex((l, i) => i > at && l.trimEnd().endsWith('"')) + 1)
+				.map((l, i) => (i === 0 ? l : l.trimStart()))
+				.join(" ");
+			assert.equal(joined, `    "plan": ${JSON.stringify(long)}`);
+		});
+	});
+
 	it("shows an owner's state and its history with who and when", async () => {
 		await withWrites(async (flow) => {
 			const [shown] = await flow.command("/state show cwd");
