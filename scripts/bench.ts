@@ -19,7 +19,7 @@
  * per commit (WAL, `synchronous=FULL`, timed beside it in the same session; `_normal`: without,
  * for reference; `scripts/bench/sqlite.ts`; left out, saying why, where better-sqlite3 cannot
  * load). `cold_load_p50_ms_2mb` is a fresh process's load of the 2 MB owner when its log is the
- * longest the compaction rule lets it grow (`--cold` runs it alone). Then the PostgreSQL owner
+ * longest the compaction rule lets it grow (`--cold` runs it alone; `--retention` compares the cold load and the log's growth per retention, printed only). Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
  * run; `scripts/bench-pg.ts`). Prints a table and writes `bench-results.json`.
  *
@@ -37,6 +37,7 @@ import { round } from "./bench/shared.js";
 import { skillSync } from "./bench/skills.js";
 import { sqliteAnchor, sqliteMissing } from "./bench/sqlite.js";
 import { child, coldLoadP50, commitCpuShare, commitVsRawBackToBack, concurrent, readP50, seeded, storageOps } from "./bench/storage.js";
+import { retentionCosts } from "./bench/retention.js";
 import { toolTimes } from "./bench/tools.js";
 
 async function main(): Promise<void> {
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
 	if (argv[0] === "--child") return child(argv[1] as string, argv[2] as string, Number(argv[3]));
 	if (argv[0] === "--tools" || argv[0] === "--head" || argv[0] === "--skills" || argv[0] === "--commit" || argv[0] === "--credentials" || argv[0] === "--cold")
 		return part(argv[0]);
+	if (argv[0] === "--retention") return retentionPart();
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -121,6 +123,16 @@ async function main(): Promise<void> {
 			...(await benchPg()),
 		};
 		writeResults(results);
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+/** What the default retention costs (`scripts/bench/retention.ts`), printed and not written. */
+async function retentionPart(): Promise<void> {
+	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
+	try {
+		console.log(await retentionCosts(root));
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}

@@ -182,8 +182,11 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxOwnerBytes: 4 * 1024 * 1024, maxDepth: 64, maxKeyLength: 1024 };
 
-/** Default and bounds for retention R. */
-export const DEFAULT_RETENTION = 20;
+/**
+ * Default and bounds for retention R. 200: a working day of the model's transitions and the
+ * user's undo and redo clicks stays retained; measured cost in docs/decisions.md, "Retention 200".
+ */
+export const DEFAULT_RETENTION = 200;
 export const MAX_RETENTION = 1000;
 
 /** A missing deletion: a `null` aimed at a key that did not exist (RFC 6901 pointer, canonical). */

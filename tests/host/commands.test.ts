@@ -50,7 +50,7 @@ describe("/state", () => {
 			assert.match(status, /global\s+not wanted\s+empty/);
 			assert.match(status, /cwd\s+wanted\s+\d+(\.\d)? (B|KB), 2 transitions, 2 retained/);
 			assert.match(status, /session\s+wanted\s+empty\n\s+memory only/);
-			assert.match(status, /retention: 20 transitions per owner/);
+			assert.match(status, /retention: 200 transitions per owner/);
 		});
 	});
 
