@@ -10,6 +10,7 @@ import { registerStateCommand } from "./host/commands/index.js";
 import { registerEvents } from "./host/events.js";
 import { CommandOutput, OUTPUT_TYPE, outputRenderer } from "./host/commands/output.js";
 import { MODE_FLAG, OWNERS_FLAG, StateFlowHost, type StateFlowOptions } from "./host/runtime.js";
+import { registerGlobalOffer } from "./host/session/global-offer.js";
 import { resolveSelection, shapeOf } from "./host/session/selection.js";
 import { registerPatchTool, registerReadTool } from "./host/tools/tools.js";
 
@@ -35,6 +36,7 @@ export function createStateFlow(options: Partial<StateFlowOptions> = {}): Extens
 		pi.registerMessageRenderer(OUTPUT_TYPE, outputRenderer);
 		registerStateCommand(host, output);
 		registerEvents(host, output);
+		registerGlobalOffer(host, output);
 		// The public API (docs/extension-api.md): extensions loaded earlier hear `ready`, later ones ask with `discover`.
 		pi.events.on(DISCOVER_CHANNEL, (reply) => {
 			if (typeof reply === "function") reply(host.roots.bus);

@@ -19,7 +19,7 @@
  * per commit (WAL, `synchronous=FULL`, timed beside it in the same session; `_normal`: without,
  * for reference; `scripts/bench/sqlite.ts`; left out, saying why, where better-sqlite3 cannot
  * load). `cold_load_p50_ms_2mb` is a fresh process's load of the 2 MB owner when its log is the
- * longest the compaction rule lets it grow (`--cold` runs it alone). Then the PostgreSQL owner
+ * longest the compaction rule lets it grow (`--cold` runs it alone; `--retention` compares the cold load and the log's growth per retention, printed only). Then the PostgreSQL owner
  * store against a minimal transaction of the same shape (`pg_*`, a real server started for the
  * run; `scripts/bench-pg.ts`). Then MCP: `state-flow mcp` beside the reference memory server through the
  * same client over stdio, at a 2 MB memory, and lost updates with 4 server processes each (`mcp_*`,
@@ -39,6 +39,7 @@ import { round } from "./bench/shared.js";
 import { skillSync } from "./bench/skills.js";
 import { sqliteAnchor, sqliteMissing } from "./bench/sqlite.js";
 import { child, coldLoadP50, commitCpuShare, commitVsRawBackToBack, concurrent, readP50, seeded, storageOps } from "./bench/storage.js";
+import { retentionCosts } from "./bench/retention.js";
 import { toolTimes } from "./bench/tools.js";
 import { type McpBench, mcpBench } from "./bench/mcp.js";
 
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
 		argv[0] === "--mcp"
 	)
 		return part(argv[0]);
+	if (argv[0] === "--retention") return retentionPart();
 	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
 	try {
 		const small = await seeded(join(root, "small"), 100);
@@ -133,6 +135,16 @@ async function main(): Promise<void> {
 			...mcpResults(await mcpBench(join(root, "mcp"))),
 		};
 		writeResults(results);
+	} finally {
+		rmSync(root, { recursive: true, force: true });
+	}
+}
+
+/** What the default retention costs (`scripts/bench/retention.ts`), printed and not written. */
+async function retentionPart(): Promise<void> {
+	const root = mkdtempSync(join(tmpdir(), "state-flow-bench-"));
+	try {
+		console.log(await retentionCosts(root));
 	} finally {
 		rmSync(root, { recursive: true, force: true });
 	}

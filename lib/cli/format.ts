@@ -8,7 +8,7 @@ import { PLANES } from "../core/types.js";
 import { undoneIn } from "../core/undo.js";
 import type { Linkable } from "../storage/placement/placement.js";
 import { linkCommand, linkableWords } from "../ops/where.js";
-import { type HistoryFormat, historyText, type HistoryText } from "../ops/history-text.js";
+import { type HistoryFormat, historyText, type HistoryText, TEXT_WIDTH } from "../ops/history-text.js";
 
 export const TITLES: Record<Owner, string> = { global: "Global", cwd: "CWD", session: "Session" };
 
@@ -57,6 +57,18 @@ export const columns = (text: string): number => [...text].length;
 /** The shared history vocabulary (`ops/history-text.ts`), so `state-flow history` and `/state history` read alike. */
 export const cliText: HistoryText = historyText(columns);
 export const { labelledList, transitionLine } = cliText;
+
+/**
+ * What the command line prints for a person, every line within `TEXT_WIDTH` columns: a longer
+ * one broken between words under itself, a command, path or URL kept whole (`fitLine`); lines
+ * that fit are left as they are.
+ */
+export function fitText(text: string): string {
+	return text
+		.split("\n")
+		.flatMap((l) => cliText.fitLine(l, TEXT_WIDTH))
+		.join("\n");
+}
 
 /** One owner's retained transitions, newest first (as `/state history`), with where the folded history ends; `short` ids are unique across the owners listed. */
 export function formatHistory(owner: Owner, root: string, h: OwnerHistory, f: HistoryFormat, short: ReadonlyMap<string, string>): string {

@@ -155,8 +155,7 @@ input.
   --allow-secret    store text that looks like a credential, this once
 
 ${COMMON}`,
-	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>] [--move-aside <owner>] [--cut-torn <owner>]
-                        [--accept-store <owner>]
+	doctor: `Usage: state-flow doctor [--dry-run] [--drop-journal <id>] [--move-aside <owner>] [--cut-torn <owner>] [--accept-store <owner>] [--salvage <owner>]
 
 Verify the global and cwd stores and repair what a crash can leave behind:
   - the lock of a writer that died: broken

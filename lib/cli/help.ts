@@ -10,19 +10,36 @@ import { VERBS, verbNamed } from "./verbs.js";
 /** Columns every help line fits in. */
 export const HELP_WIDTH = 80;
 
+/** How a line may break: anywhere between words, at phrase ends (a row), or between options (a usage form). */
+type Breaks = "words" | "phrases" | "options";
+
+/** The last space at or before `from` outside `[…]` and `<…>` (a usage form's option stays whole), or -1. */
+function lastOptionSpace(text: string, from: number): number {
+	let depth = 0;
+	let last = -1;
+	for (let i = 0; i <= Math.min(from, text.length - 1); i++) {
+		const c = text[i];
+		if (c === "[" || c === "<") depth++;
+		else if ((c === "]" || c === ">") && depth > 0) depth--;
+		else if (c === " " && depth === 0) last = i;
+	}
+	return last;
+}
+
 /**
- * Where to break `text` to fit `width`: at the last space before the width, or, for a row
- * (`phrases`), at the last phrase end (after `,` `:` `;`, before `(`) in the second half of the
- * room, so a row's text is never cut one word before its end. Undefined: no space to break at.
+ * Where to break `text` to fit `width`: at the last space before the width; for a row
+ * (`phrases`) at the last phrase end (after `,` `:` `;`, before `(`) in the second half of the
+ * room, so a row's text is never cut one word before its end; for a usage form (`options`) only
+ * between its options, never inside `[--move-aside <owner>]`. Undefined: no space to break at.
  */
-function breakAt(text: string, width: number, hang: number, phrases: boolean): number | undefined {
-	const cut = text.lastIndexOf(" ", width);
+function breakAt(text: string, width: number, hang: number, breaks: Breaks): number | undefined {
+	const cut = breaks === "options" ? lastOptionSpace(text, width) : text.lastIndexOf(" ", width);
 	if (cut <= hang) {
 		// A word longer than the line keeps its own line.
 		const after = text.indexOf(" ", width);
 		return after < 0 ? undefined : after;
 	}
-	if (!phrases) return cut;
+	if (breaks !== "phrases") return cut;
 	for (let at = cut; at > hang + (width - hang) / 2; at = text.lastIndexOf(" ", at - 1)) {
 		if (/[,:;]$/.test(text.slice(0, at)) || text[at + 1] === "(") return at;
 	}
@@ -31,17 +48,23 @@ function breakAt(text: string, width: number, hang: number, phrases: boolean): n
 
 /**
  * A line longer than HELP_WIDTH broken at spaces; continuation lines hang under the
- * description column of an option or command row (`  --cwd <dir>        …`), else under the
- * line's own indentation. Spacing inside the line is kept.
+ * description column of an option or command row (`  --cwd <dir>        …`), under the first
+ * option of a usage form (`Usage: state-flow doctor [--dry-run] …`), under the text of a list
+ * item (`  - a torn last line …`), else under the line's own indentation. Spacing inside the
+ * line is kept.
  */
 export function wrapHelpLine(line: string, width = HELP_WIDTH): string[] {
 	if (line.length <= width) return [line];
-	const row = /^(\s*\S.*?\s{2,})\S/.exec(line);
-	const hang = " ".repeat(row ? (row[1] as string).length : (/^\s*/.exec(line)?.[0].length ?? 0));
+	const usage = /^(Usage: +| {7})state-flow \S+ (?! )/.exec(line);
+	const item = /^\s*- /.exec(line);
+	const row = usage || item ? null : /^(\s*\S.*?\s{2,})\S/.exec(line);
+	const lead = usage?.[0] ?? item?.[0] ?? row?.[1] ?? /^\s*/.exec(line)?.[0] ?? "";
+	const hang = " ".repeat(lead.length);
+	const breaks: Breaks = usage ? "options" : row ? "phrases" : "words";
 	const out: string[] = [];
 	let rest = line;
 	while (rest.length > width) {
-		const at = breakAt(rest, width, hang.length, row !== null);
+		const at = breakAt(rest, width, hang.length, breaks);
 		if (at === undefined) break;
 		out.push(rest.slice(0, at).trimEnd());
 		rest = hang + rest.slice(at).trimStart();

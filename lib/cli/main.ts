@@ -15,6 +15,7 @@ import { scrubber } from "../storage/pg/url.js";
 import { defaultAgentDir, UsageError } from "./args.js";
 import type { Outcome } from "./commands.js";
 import { usageLine, helpText } from "./help.js";
+import { fitText } from "./format.js";
 import { parseArgs, verbNamed } from "./verbs.js";
 import { packageVersion } from "./version.js";
 
@@ -31,7 +32,8 @@ const CONFIG_OUTPUT: ReadonlySet<string> = new Set(["link", "unlink", "migrate",
  * password (`redactUrl`); as a last guard, what is printed as configuration — error output, and
  * the standard output of the commands that report configuration — is scrubbed of the configured
  * URLs' secrets too. Terminal controls are spelled as escapes everywhere (`printable`: JSON
- * output keeps its meaning).
+ * output keeps its meaning). What a person reads is laid out in 80 columns as the terminal shows
+ * it (`fitText`: after the escapes); a command's data (`export`) is printed as is.
  */
 export async function main(argv: readonly string[], stdin: () => string = () => readFileSync(0, "utf8")): Promise<Outcome> {
 	let agentDir = defaultAgentDir();
@@ -44,7 +46,8 @@ export async function main(argv: readonly string[], stdin: () => string = () => 
 	const scrub = (text: string) => urls.reduce((t, url) => scrubber(url)(t), text);
 	const stdout = command !== undefined && !CONFIG_OUTPUT.has(command) ? out.stdout : scrub(out.stdout);
 	// Stored text may carry terminal controls (a planted store): shown as escapes, never sent raw to a terminal.
-	return { ...out, stdout: printable(stdout), stderr: printable(scrub(out.stderr)) };
+	const data = verbNamed(command)?.data === true && out.code === 0;
+	return { ...out, stdout: data ? printable(stdout) : fitText(printable(stdout)), stderr: fitText(printable(scrub(out.stderr))) };
 }
 
 async function run(argv: readonly string[], stdin: () => string, seen: (agentDir: string, command: string | undefined) => void): Promise<Outcome> {

@@ -66,7 +66,7 @@ function offerSuggestion(p: Parsed): Outcome {
 	checkCwd(p);
 	const here = linkHere(p.agentDir, p.cwd);
 	if (here.linkable !== undefined)
-		return ok(`${linkableLine(here.linkable)}\nTo share this checkout's CWD memory with it, run: ${linkCommand(here.linkable.project)}\n`);
+		return ok(`${linkableLine(here.linkable)}\nTo share this checkout's CWD memory with it, run: \`${linkCommand(here.linkable.project)}\`\n`);
 	const suggestion = readSuggestion(p.cwd);
 	if (suggestion === undefined) {
 		fail(
@@ -79,7 +79,7 @@ function offerSuggestion(p: Parsed): Outcome {
 		fail("invalid_input", `${suggestion.problem} Give the project id: \`state-flow link <project-id>\`; nothing was changed.`, ["project"]);
 	const now = here.current === undefined ? "It is not linked now." : `It is linked to \`${here.current}\` now.`;
 	return ok(
-		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: ${linkCommand(suggestion.project)}\n`,
+		`This repository suggests project \`${suggestion.project}\` (${SUGGESTION_FILE}, untrusted: only offered). ${now}\nTo share this project's CWD memory with it, run: \`${linkCommand(suggestion.project)}\`\n`,
 	);
 }
 

@@ -3,11 +3,10 @@
  * and worded by `ops/undo.ts`, as `/state undo|redo|restore` does in pi. What stays here is the
  * command line's: its arguments (`restore <id> --path <where>`), its consent (running it is the
  * consent for one's own transitions; someone else's need `--yes`, a command line cannot be
- * asked) and its output on stdout and stderr.
+ * asked) and its output on stdout and stderr (laid out in 80 columns by `main.ts`, as all is).
  */
 import { randomUUID } from "node:crypto";
 import { SHARED_OWNERS } from "../core/types.js";
-import { TEXT_WIDTH } from "../ops/history-text.js";
 import { ADD_YES, commitPlan, consentOf, doneLine, loadHistories, planFromWords, planLines, type UndoFront, type UndoVerb } from "../ops/undo.js";
 import { artifactRootsFor } from "../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../storage/artifacts/compiler.js";
@@ -32,15 +31,13 @@ export async function runUndo(p: Parsed): Promise<Outcome> {
 	const words = [...p.positionals, ...(p.path !== undefined ? [p.path] : [])];
 	const planned = planFromWords(await loadHistories(stores, SHARED_OWNERS), verb, words, FRONT);
 	if ("usage" in planned) throw new UsageError(planned.usage, p.command);
-	if (!planned.plan.ok)
-		return { stdout: "", stderr: lines([...warnings, ...cliText.wrapWords(`state-flow: ${planned.plan.why} Nothing was written.`, TEXT_WIDTH)]), code: 1 };
+	if (!planned.plan.ok) return { stdout: "", stderr: lines([...warnings, `state-flow: ${planned.plan.why} Nothing was written.`]), code: 1 };
 	const plan = planned.plan.value;
 	const now = new Date();
 	const described = planLines(plan, cliText, now, FRONT);
 	const consent = consentOf(plan, whoAmI(config.user));
 	if (consent !== undefined && !p.yes) {
-		const why = cliText.wrapWords(`state-flow: ${consent.reason}`, TEXT_WIDTH);
-		return { stdout: "", stderr: lines([...warnings, ...described, ...why, ADD_YES]), code: 1 };
+		return { stdout: "", stderr: lines([...warnings, ...described, `state-flow: ${consent.reason}`, ADD_YES]), code: 1 };
 	}
 	const compile = createArtifactCompiler(artifactRootsFor(p.cwd, p.agentDir), { parseFrontmatter: await frontmatterParser(plan.patch) });
 	const outcome = await commitPlan(stores, plan, FRONT, { id: randomUUID(), at: now.toISOString(), roots: IMPORT_ROOTS, compile });

@@ -21,6 +21,8 @@ export interface CliVerb extends CommandSpec {
 	rows: ReadonlyArray<readonly [form: string, what: string]>;
 	/** Its whole help, the usage line(s) first. */
 	help: string;
+	/** Its standard output is data to keep (JSON for a file or a pipe): printed as is, never laid out to 80 columns. */
+	data?: true;
 	run: (p: Parsed, stdin: () => string) => Promise<Outcome>;
 }
 
@@ -112,6 +114,7 @@ export const VERBS: readonly CliVerb[] = [
 		options: ["--owner"],
 		positionals: 1,
 		help: HELP.export,
+		data: true,
 		run: (p) => runExport(p),
 	},
 	{

@@ -21,7 +21,7 @@ export type SharedOwner = (typeof SHARED_OWNERS)[number];
 export const PLANES = ["intents", "strategy", "tactics", "artifacts", "lazy"] as const;
 
 /** Artifact fields only the compiler writes; values the model sends for them are replaced (docs/artifacts.md). */
-export const ARTIFACT_COMPILER_FIELDS = ["fingerprint", "sourceHash", "provenance", "compiledTo", "compiledHash", "compiledFiles"] as const;
+export const ARTIFACT_COMPILER_FIELDS = ["fingerprint", "sourceHash", "checkout", "provenance", "compiledTo", "compiledHash", "compiledFiles"] as const;
 export type Plane = (typeof PLANES)[number];
 
 /** True when `value` is one of `list`; the one guard behind every closed word list (owners, planes, modes, …). */
@@ -182,8 +182,11 @@ export interface Limits {
 
 export const DEFAULT_LIMITS: Limits = { maxOwnerBytes: 4 * 1024 * 1024, maxDepth: 64, maxKeyLength: 1024 };
 
-/** Default and bounds for retention R. */
-export const DEFAULT_RETENTION = 20;
+/**
+ * Default and bounds for retention R. 200: a working day of the model's transitions and the
+ * user's undo and redo clicks stays retained; measured cost in docs/decisions.md, "Retention 200".
+ */
+export const DEFAULT_RETENTION = 200;
 export const MAX_RETENTION = 1000;
 
 /** A missing deletion: a `null` aimed at a key that did not exist (RFC 6901 pointer, canonical). */

@@ -150,8 +150,26 @@ export function describeEdit(p: EditPreview, width = 80): string[] {
 		for (const t of p.alsoDeletes.slice(0, MAX_DIFF_LINES)) lines.push(`    ${clip(t, width - 4)}`);
 		if (p.alsoDeletes.length > MAX_DIFF_LINES) lines.push(`    … and ${p.alsoDeletes.length - MAX_DIFF_LINES} more`);
 	}
-	for (const d of p.report.danglingRefs.slice(0, MAX_DIFF_LINES)) {
-		lines.push(`  leaves ${clip(`${d.owner}.intents${formatKeySegment(d.intent)} -> ${d.ref}`, width - 20)} dangling`);
-	}
+	for (const ref of leftDangling(p).slice(0, MAX_DIFF_LINES)) lines.push(`  leaves ${clip(ref, width - 20)} dangling`);
 	return lines;
+}
+
+/** The references an edit leaves pointing at nothing, as the user reads them: `cwd.intents.parser -> cwd.tactics.lex`. */
+function leftDangling(p: EditPreview): string[] {
+	return p.report.danglingRefs.map((d) => `${d.owner}.intents${formatKeySegment(d.intent)} -> ${d.ref}`);
+}
+
+/**
+ * What an edit does besides the value named, in the few words a one-line question has room for
+ * (the browser's `d`), the same facts `describeEdit` lists: the entries it deletes with it and
+ * the references it leaves dangling (one named, more counted). Empty when it does nothing more.
+ */
+export function editAlso(p: EditPreview): string {
+	const parts: string[] = [];
+	const more = p.alsoDeletes.length;
+	if (more > 0) parts.push(`and ${more} entr${more === 1 ? "y" : "ies"} it owns`);
+	const dangling = leftDangling(p);
+	if (dangling.length === 1) parts.push(`leaves ${printable(dangling[0] as string)} dangling`);
+	else if (dangling.length > 1) parts.push(`leaves ${dangling.length} references dangling`);
+	return parts.join("; ");
 }

@@ -268,8 +268,85 @@ export function historyText(columns: (text: string) => number) {
 		return lines;
 	}
 
-	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords };
+	/**
+	 * A line laid out in lines of at most `width` columns, or itself when it fits. Broken between
+	 * words, every later line under the line's own indentation and two more (so wrapped JSON stays
+	 * under the member it continues, and a message's lines read as one); spacing inside is kept. A
+	 * `quoted command`, a path and a URL are never broken (copied whole: only such a word longer
+	 * than a line passes the width); any other word longer than a line (a hash, a value without
+	 * spaces) is broken between characters. One pass: a value may be a megabyte.
+	 */
+	function fitLine(line: string, width: number): string[] {
+		if (line.length <= width && columns(line) <= width) return [line];
+		const lead = /^ */.exec(line)?.[0] ?? "";
+		const hang = " ".repeat(Math.min(lead.length + 2, Math.floor(width / 2)));
+		const out: string[] = [];
+		let cur = lead;
+		let used = lead.length;
+		let bare = true; // `cur` holds only indentation
+		const breakLine = () => {
+			out.push(cur.trimEnd());
+			cur = hang;
+			used = hang.length;
+			bare = true;
+		};
+		for (const { word, gap } of lineWords(line.slice(lead.length))) {
+			const w = columns(word);
+			if (!bare && used + w > width) breakLine();
+			if (used + w <= width || unbroken(word)) {
+				cur += word;
+				used += w;
+			} else {
+				for (const { segment } of graphemes.segment(word)) {
+					const g = columns(segment);
+					if (!bare && used + g > width) breakLine();
+					cur += segment;
+					used += g;
+					bare = false;
+				}
+			}
+			bare = false;
+			cur += gap;
+			used += gap.length;
+		}
+		out.push(cur);
+		return out;
+	}
+
+	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords, fitLine };
 }
+
+/**
+ * The words of a line with the spacing after each; a span in backticks (`state-flow doctor
+ * --salvage cwd`) is one word, so a line never breaks inside a command to copy (an unclosed
+ * backtick: its words one by one).
+ */
+function lineWords(text: string): Array<{ word: string; gap: string }> {
+	const raw = [...text.matchAll(/(\S+)(\s*)/g)].map((m) => ({ word: m[1] as string, gap: m[2] as string }));
+	const out: Array<{ word: string; gap: string }> = [];
+	for (let i = 0; i < raw.length; i++) {
+		const first = raw[i] as { word: string; gap: string };
+		if (ticks(first.word) % 2 === 0) {
+			out.push(first);
+			continue;
+		}
+		let end = i + 1;
+		while (end < raw.length && ticks((raw[end] as { word: string }).word) % 2 === 0) end++;
+		if (end >= raw.length) {
+			out.push(first);
+			continue;
+		}
+		const span = raw.slice(i, end + 1);
+		out.push({ word: span.map((x, j) => x.word + (j < span.length - 1 ? x.gap : "")).join(""), gap: (raw[end] as { gap: string }).gap });
+		i = end;
+	}
+	return out;
+}
+
+const ticks = (word: string): number => word.split("`").length - 1;
+
+/** A word a line never breaks inside: a quoted command, a path (`/…`, `~/…`, `./…`) or a URL (anything with `://`), copied whole. */
+const unbroken = (word: string): boolean => /^[("'[]*(`|[~.]{0,2}\/)/.test(word) || word.includes("://");
 
 /** The history vocabulary for one way of counting columns. */
 export type HistoryText = ReturnType<typeof historyText>;

@@ -22,13 +22,13 @@ const CONC_PROCS = 8;
 const CONC_COMMITS = 100;
 
 /**
- * A CWD store holding `entries` entries of ~200 B, retention 100. The agent directory exists, as
+ * A CWD store holding `entries` entries of ~200 B, retention 100 (or `retention`). The agent directory exists, as
  * in a pi session, so every commit also writes this machine's seen mark (without it there are no
  * marks, and a commit here skipped a write that every commit in pi makes).
  */
-export async function seeded(dir: string, entries: number): Promise<Stores> {
+export async function seeded(dir: string, entries: number, retention = 100): Promise<Stores> {
 	mkdirSync(join(dir, "agent"), { recursive: true });
-	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+	const stores = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention });
 	for (let i = 0; i < entries; i += 500) {
 		const tactics: JsonObject = {};
 		for (let k = i; k < Math.min(entries, i + 500); k++) tactics[`k${k}`] = value(k);
@@ -161,10 +161,10 @@ export async function commitCpuShare(ops: StorageOps): Promise<{ share: number; 
  * when to compact: commits run until a compaction (the log got shorter) and on to the next one,
  * whose log before it is the cycle's peak, then until the log is two records short of that peak.
  * p50 of fresh `Stores` loading the owner (each reads the files in full, checks every record and
- * the seen mark).
+ * the seen mark). Retention 100 unless `retention` is given (the retention part compares them).
  */
-export async function coldLoadP50(dir: string, entries: number): Promise<{ p50: number; logBytes: number; cycle: number }> {
-	const stores = await seeded(dir, entries);
+export async function coldLoadP50(dir: string, entries: number, retention = 100): Promise<{ p50: number; logBytes: number; cycle: number }> {
+	const stores = await seeded(dir, entries, retention);
 	const log = join(dir, "proj", ".pi", "state-flow", "log.jsonl");
 	let n = 0;
 	let size = statSync(log).size;
@@ -189,7 +189,7 @@ export async function coldLoadP50(dir: string, entries: number): Promise<{ p50: 
 	while (size < peak - 2 * record) if ((await commit()) < 0) throw new Error("bench cold load: a compaction came earlier than the cycle before");
 	const xs: number[] = [];
 	for (let i = 0; i < 21; i++) {
-		const fresh = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention: 100 });
+		const fresh = openStoresAt({ agentDir: join(dir, "agent"), cwd: join(dir, "proj"), retention });
 		const t0 = process.hrtime.bigint();
 		await fresh.load("cwd");
 		xs.push(ms(t0));

@@ -14,7 +14,7 @@ import type { TransitionRecord } from "../../lib/core/types.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "older build" } as const;
 
@@ -47,21 +47,21 @@ describe("state-flow adopt", () => {
 		await olderStore(join(dir, "src"), { a: 1, b: 2 });
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const show = runCli(["show", "cwd"], { cwd: join(dir, "src"), env });
-		assert.match(show.stdout, /^project .*proj \(git root above\)$/m);
+		assert.match(unwrapped(show.stdout), /^project .*proj \(git root above\)$/m);
 		for (const l of show.stdout.split("\n")) if (l.startsWith("project ")) assert.ok(l.length <= 80, l);
-		assert.match(show.stdout, /store apart from this project's memory: .*src\/\.pi\/state-flow \(subfolder\)/);
+		assert.match(unwrapped(show.stdout), /store apart from this project's memory: .*src\/\.pi\/state-flow \(subfolder\)/);
 		const doctor = runCli(["doctor"], { cwd: dir, env });
-		assert.match(doctor.stdout, /state-flow adopt .*src/);
+		assert.match(unwrapped(doctor.stdout), /state-flow adopt .*src/);
 		const adopt = runCli(["adopt", join(dir, "src")], { cwd: join(dir, "src"), env });
 		assert.equal(adopt.code, 0, adopt.stderr);
-		assert.match(adopt.stdout, /seq 2, 2 retained transition\(s\)\) into the project's store/);
+		assert.match(unwrapped(adopt.stdout), /seq 2, 2 retained transition\(s\)\) into the project's store/);
 		const back = runCli(["history", "cwd"], { cwd: dir, env });
-		assert.match(back.stdout, /old-a|#1/);
+		assert.match(unwrapped(back.stdout), /old-a|#1/);
 		const after = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual([after.seq, after.state.tactics], [2, { a: 1, b: 2 }]);
 		assert.ok(existsSync(join(storeInRoot(join(dir, "src")), "log.jsonl")), "the store apart is kept");
 		assert.match(readFileSync(join(storeInRoot(join(dir, "src")), "apart"), "utf8"), /^adopted into /);
-		assert.doesNotMatch(runCli(["show", "cwd"], { cwd: dir, env }).stdout, /store apart/);
+		assert.doesNotMatch(unwrapped(runCli(["show", "cwd"], { cwd: dir, env }).stdout), /store apart/);
 	});
 
 	it("a subfolder's artifact keys are rebased onto the checkout's root, history and references included", async (t) => {
@@ -101,7 +101,7 @@ describe("state-flow adopt", () => {
 		await older(join(dir, "src"), "s-1");
 		const run = runCli(["adopt", join(dir, "src")], { cwd: dir, env });
 		assert.equal(run.code, 0, run.stderr);
-		assert.match(run.stdout, /Its Skills now compile at the checkout's root \(\.pi\/skills\/x\/SKILL\.md\).*left in place/s);
+		assert.match(unwrapped(run.stdout), /Its Skills now compile at the checkout's root \(\.pi\/skills\/x\/SKILL\.md\).*left in place/s);
 		const after = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true }).read();
 		assert.deepEqual(after.state.artifacts, { [key]: skill }, "the Skill's place is the project's, not src/.pi/skills");
 
@@ -109,7 +109,10 @@ describe("state-flow adopt", () => {
 		await older(join(dir, "docs"), "d-1");
 		const refused = runCli(["adopt", join(dir, "docs")], { cwd: dir, env });
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /both hold artifacts\["\.pi\/skills\/x\/SKILL\.md"\], a Skill compiled to \.pi\/skills\/x\/SKILL\.md; nothing was written/);
+		assert.match(
+			unwrapped(refused.stderr),
+			/both hold artifacts\["\.pi\/skills\/x\/SKILL\.md"\], a Skill compiled to \.pi\/skills\/x\/SKILL\.md; nothing was written/,
+		);
 	});
 
 	it("a worktree's store apart joins a project store that holds state as one transition; a shared key refuses it whole", async (t) => {
@@ -124,14 +127,14 @@ describe("state-flow adopt", () => {
 		const refused = runCli(["adopt", wt], { cwd: wt, env });
 		assert.equal(refused.code, 1);
 		assert.match(
-			refused.stderr,
+			unwrapped(refused.stderr),
 			/both hold tactics\.main; nothing was written\. Delete it \(`state-flow delete cwd\.tactics\.main`\) from the project's store and adopt again, or keep the store apart with `--keep`\./,
 		);
 		const root = new FileOwnerStore({ owner: "cwd", root: projectOf(dir).store, retention: 20, gitignore: true });
 		assert.equal(root.read().seq, 1);
 		const keep = runCli(["adopt", wt, "--keep"], { cwd: wt, env });
 		assert.equal(keep.code, 0, keep.stderr);
-		assert.doesNotMatch(runCli(["doctor"], { cwd: wt, env }).stdout, /store apart/);
+		assert.doesNotMatch(unwrapped(runCli(["doctor"], { cwd: wt, env }).stdout), /store apart/);
 		assert.equal(runCli(["adopt", wt], { cwd: wt, env }).code, 1, "a decided store is no longer adoptable");
 	});
 
@@ -158,14 +161,14 @@ describe("state-flow adopt", () => {
 		await olderStore(join(dir, "docs"), { b: 2 });
 		await olderStore(join(dir, "my docs"), { c: 3 });
 		const env = { PI_CODING_AGENT_DIR: agentDir };
-		const doctor = runCli(["doctor"], { cwd: dir, env }).stdout.split("\n");
+		const doctor = unwrapped(runCli(["doctor"], { cwd: dir, env }).stdout).split("\n");
 		const named = doctor.filter((l) => l.startsWith("cwd: a store apart"));
 		assert.equal(named.length, 3, doctor.join("\n"));
 		assert.ok(
 			named.some((l) => l.includes("state-flow adopt '/") && l.includes("/my docs'")),
 			"a folder with a space is one shell word",
 		);
-		const show = runCli(["show", "cwd"], { cwd: odd, env }).stdout;
+		const show = unwrapped(runCli(["show", "cwd"], { cwd: odd, env }).stdout);
 		const note = show.split("\n").find((l) => l.startsWith("Note: a store apart"));
 		assert.match(note ?? "", /we\\u000aird\/\.pi\/state-flow \(subfolder\); run `state-flow adopt .*` to move it in, or `--keep` to keep it apart$/, show);
 	});
@@ -189,7 +192,7 @@ describe("state-flow adopt", () => {
 		const moved = runCli(["adopt", dir], { cwd: join(dir, "src"), env });
 		assert.equal(moved.code, 0, moved.stderr);
 		assert.match(
-			moved.stdout,
+			unwrapped(moved.stdout),
 			/Moved this project's memory from \S*\.pi\/state-flow into \S*\.git\/state-flow \(seq 2, 2 retained transition\(s\)\), with its history; read back and verified/,
 		);
 		const after = new FileOwnerStore({ owner: "cwd", root: common, retention: 20, gitignore: true }).read();
@@ -207,9 +210,9 @@ describe("state-flow adopt", () => {
 			"nothing was written to the old store",
 		);
 		const show = runCli(["show", "cwd"], { cwd: dir, env });
-		assert.match(show.stdout, /^CWD {2}\S*\.git\/state-flow/m);
-		assert.doesNotMatch(show.stdout, /store apart/);
-		assert.doesNotMatch(runCli(["doctor"], { cwd: dir, env }).stdout, /inside the work tree/);
+		assert.match(unwrapped(show.stdout), /^CWD {2}\S*\.git\/state-flow/m);
+		assert.doesNotMatch(unwrapped(show.stdout), /store apart/);
+		assert.doesNotMatch(unwrapped(runCli(["doctor"], { cwd: dir, env }).stdout), /inside the work tree/);
 	});
 
 	it("names a hostile repository folder as data when it moves its root store into .git", async (t) => {
@@ -222,7 +225,7 @@ describe("state-flow adopt", () => {
 		mkdirSync(agentDir);
 		const moved = runCli(["adopt", odd], { cwd: odd, env: { PI_CODING_AGENT_DIR: agentDir } });
 		assert.equal(moved.code, 0, moved.stderr);
-		const line = moved.stdout.split("\n")[0] ?? "";
+		const line = unwrapped(moved.stdout).split("\n")[0] ?? "";
 		assert.match(line, /^Moved this project's memory from \S*we\\u000aird\/\.pi\/state-flow into \S*we\\u000aird\/\.git\/state-flow \(seq 1/);
 	});
 });

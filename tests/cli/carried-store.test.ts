@@ -18,7 +18,7 @@ import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
 import { storesApart } from "../../lib/storage/project/stores-apart.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "carried-store-test" } as const;
 const at = "2026-01-01T00:00:00.000Z";
@@ -65,15 +65,15 @@ describe("a store the repository carries", () => {
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const show = runCli(["show", "cwd"], { cwd: join(clone, "src"), env });
 		assert.equal(show.code, 0, show.stderr);
-		assert.doesNotMatch(show.stdout, /curl evil/);
-		assert.match(show.stdout, /mine/);
+		assert.doesNotMatch(unwrapped(show.stdout), /curl evil/);
+		assert.match(unwrapped(show.stdout), /mine/);
 		const words = show.stdout.replace(/\s+/g, " ");
 		assert.match(
 			words,
 			/store apart from this project's memory: \S*clone\/\.pi\/state-flow \(the repository's root; git tracks it: the repository's content, which every clone has; never read as memory\); `state-flow adopt \S*clone` takes it in if you trust what it holds/,
 		);
 		const doctor = runCli(["doctor"], { cwd: clone, env });
-		assert.match(doctor.stdout.replace(/\s+/g, " "), /cwd: a store apart .*clone\/\.pi\/state-flow \(the repository's root; git tracks it/);
+		assert.match(unwrapped(doctor.stdout).replace(/\s+/g, " "), /cwd: a store apart .*clone\/\.pi\/state-flow \(the repository's root; git tracks it/);
 	});
 
 	it("is not read in the repository that committed it either, and worktrees share the common dir's store", async (t) => {
@@ -108,10 +108,10 @@ describe("a store the repository carries", () => {
 		);
 		const show = runCli(["show", "cwd"], { cwd: join(clone, "src"), env: { PI_CODING_AGENT_DIR: agentDir } });
 		assert.match(
-			show.stdout.replace(/\s+/g, " "),
+			unwrapped(show.stdout).replace(/\s+/g, " "),
 			/src\/\.pi\/state-flow \(subfolder; git tracks it: the repository's content, which every clone has; never read as memory\)/,
 		);
-		assert.doesNotMatch(show.stdout, /curl evil/);
+		assert.doesNotMatch(unwrapped(show.stdout), /curl evil/);
 		// A branch that carries a store at its root, checked out in a linked worktree: that worktree's index tracks it.
 		git(clone, "checkout", "-q", "-b", "carrier");
 		await plant(clone);
@@ -139,22 +139,22 @@ describe("a store the repository carries", () => {
 		assert.match(moved.refused ?? "", /^State Flow does not read `\S*wt-moved\/\.pi\/state-flow`: git tracks it in the work tree at `\S*wt-moved`/);
 		const show = runCli(["show", "cwd"], { cwd: join(base, "wt-moved"), env });
 		assert.equal(show.code, 1);
-		assert.doesNotMatch(show.stdout + show.stderr, /curl evil/);
-		assert.match(show.stderr, /does not read .*wt-moved\/\.pi\/state-flow.*Nothing was read or written/);
+		assert.doesNotMatch(unwrapped(show.stdout) + show.stderr, /curl evil/);
+		assert.match(unwrapped(show.stderr), /does not read .*wt-moved\/\.pi\/state-flow.*Nothing was read or written/);
 		const log = join(storeInRoot(join(base, "wt-moved")), "log.jsonl");
 		const bytes = readFileSync(log);
 		const write = runCli(["set", "cwd.tactics.x", "1"], { cwd: join(base, "wt-moved"), env });
 		assert.notEqual(write.code, 0);
-		assert.match(write.stderr, /does not read/);
+		assert.match(unwrapped(write.stderr), /does not read/);
 		// doctor says so once, repairs nothing, and refuses to move, salvage or accept the folder.
 		const doctor = runCli(["doctor"], { cwd: join(base, "wt-moved"), env });
 		assert.equal(doctor.code, 1);
 		assert.equal(doctor.stdout.match(/does not read/g)?.length, 1, doctor.stdout);
-		assert.doesNotMatch(doctor.stdout, /DAMAGED|UNSAFE|--salvage|--move-aside/);
+		assert.doesNotMatch(unwrapped(doctor.stdout), /DAMAGED|UNSAFE|--salvage|--move-aside/);
 		for (const flag of ["--move-aside", "--salvage", "--accept-store", "--cut-torn"]) {
 			const refused = runCli(["doctor", flag, "cwd"], { cwd: join(base, "wt-moved"), env });
 			assert.notEqual(refused.code, 0, flag);
-			assert.match(refused.stderr, /does not read .*doctor leaves it as it is/s, flag);
+			assert.match(unwrapped(refused.stderr), /does not read .*doctor leaves it as it is/s, flag);
 		}
 		assert.ok(readFileSync(log).equals(bytes), "the refused store is byte for byte as it was");
 		assert.equal(existsSync(join(clone, ".git", "state-flow")), false);
@@ -183,7 +183,7 @@ describe("a store the repository carries", () => {
 		assert.deepEqual([own.store, own.refused], [storeInRoot(`${plain}-moved`), undefined]);
 		const read = runCli(["show", "cwd"], { cwd: `${plain}-moved`, env });
 		assert.equal(read.code, 0, read.stderr);
-		assert.match(read.stdout, /"own": "kept"/);
+		assert.match(unwrapped(read.stdout), /"own": "kept"/);
 	});
 
 	it("is adopted only on the user's word, with its history, and is then no longer reported", async (t) => {
@@ -191,7 +191,7 @@ describe("a store the repository carries", () => {
 		const env = { PI_CODING_AGENT_DIR: agentDir };
 		const adopt = runCli(["adopt", clone], { cwd: join(clone, "src"), env });
 		assert.equal(adopt.code, 0, adopt.stderr);
-		assert.match(adopt.stdout, /seq 2, 2 retained transition\(s\)\) into the project's store \S*clone\/\.git\/state-flow/);
+		assert.match(unwrapped(adopt.stdout), /seq 2, 2 retained transition\(s\)\) into the project's store \S*clone\/\.git\/state-flow/);
 		const after = new FileOwnerStore({ owner: "cwd", root: join(clone, ".git", "state-flow"), retention: 20, gitignore: true }).read();
 		assert.deepEqual([after.seq, after.state.strategy, after.tail.map((r) => r.id)], [2, { rule: PLANTED }, ["plant-1", "plant-2"]]);
 		assert.deepEqual(storesApart(projectOf(clone)), []);
@@ -221,7 +221,7 @@ describe("a store the repository carries", () => {
 			[[dir, "root", false]],
 		);
 		const show = runCli(["show", "cwd"], { cwd: dir, env: { PI_CODING_AGENT_DIR: agentDir } });
-		assert.match(show.stdout.replace(/\s+/g, " "), /\.pi\/state-flow \(the repository's root\)/);
+		assert.match(unwrapped(show.stdout).replace(/\s+/g, " "), /\.pi\/state-flow \(the repository's root\)/);
 	});
 
 	it("an index that cannot be read to tell keeps the root's store unread, and `show` and `doctor` say why", async (t) => {

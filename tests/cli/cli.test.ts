@@ -11,7 +11,7 @@ import type { Who } from "../../lib/core/types.js";
 import { formatWho, whoAmI } from "../../lib/storage/placement/who.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { literal, ME_FULL } from "../helpers/who.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 interface Env {
 	root: string;
@@ -62,10 +62,10 @@ describe("state-flow help and usage", () => {
 		const e = setup(t);
 		const main = e.run(["--help"]);
 		assert.equal(main.code, 0);
-		assert.match(main.stdout, /^state-flow: inspect and maintain/);
+		assert.match(unwrapped(main.stdout), /^state-flow: inspect and maintain/);
 		const r = e.run(["doctor", "--help"]);
 		assert.equal(r.code, 0);
-		assert.match(r.stdout, /^Usage: state-flow doctor/);
+		assert.match(unwrapped(r.stdout), /^Usage: state-flow doctor/);
 	});
 
 	it("exits 2 on a usage error, naming the argument, printing usage, touching nothing", (t) => {
@@ -76,8 +76,8 @@ describe("state-flow help and usage", () => {
 		] as Array<[string[], RegExp]>) {
 			const r = e.run(args);
 			assert.equal(r.code, 2, args.join(" "));
-			assert.match(r.stderr, message);
-			assert.match(r.stderr, /Usage: state-flow/);
+			assert.match(unwrapped(r.stderr), message);
+			assert.match(unwrapped(r.stderr), /Usage: state-flow/);
 			assert.equal(r.stdout, "");
 		}
 		assert.deepEqual(readdirSync(e.agent), []);
@@ -101,11 +101,11 @@ describe("state-flow show, history and export", () => {
 		assert.equal(e.run(["import", writeJson(e, "s.json", STATE), "--owner", "cwd"]).code, 0);
 		const show = e.run(["show", "cwd"]);
 		assert.equal(show.code, 0);
-		assert.match(show.stdout, /^CWD {2}.*\.pi\/state-flow {2}\(seq 1, \d+ bytes\)/);
-		assert.match(show.stdout, /"approach": "small steps"/);
-		assert.match(show.stdout, /"notes\/plan\.md" {2}13 bytes/);
-		assert.doesNotMatch(show.stdout, /a long plan/);
-		assert.match(e.run(["show", "cwd", "--full"]).stdout, /"notes\/plan\.md": "a long plan"/);
+		assert.match(unwrapped(show.stdout), /^CWD {2}.*\.pi\/state-flow {2}\(seq 1, \d+ bytes\)/);
+		assert.match(unwrapped(show.stdout), /"approach": "small steps"/);
+		assert.match(unwrapped(show.stdout), /"notes\/plan\.md" {2}13 bytes/);
+		assert.doesNotMatch(unwrapped(show.stdout), /a long plan/);
+		assert.match(unwrapped(e.run(["show", "cwd", "--full"]).stdout), /"notes\/plan\.md": "a long plan"/);
 	});
 
 	it("lists transitions newest first with local time, who and the changed keys; --full with ISO times and every leaf", (t) => {
@@ -115,12 +115,15 @@ describe("state-flow show, history and export", () => {
 		e.run(["import", writeJson(e, "s2.json", { ...STATE, tactics: { t1: "done", t2: "tag" } }), "--owner", "cwd"]);
 		const h = e.run(["history", "cwd"]);
 		assert.equal(h.code, 0);
-		assert.match(h.stdout, /\(seq 2; 2 retained\)/);
-		assert.match(h.stdout, /^ {2}#2 \w{4,} \d\d:\d\d:\d\d import s2\.json .*tactics\.t1, tactics\.t2\n {2}#1 \w{4,} \d\d:\d\d:\d\d import s\.json /m);
+		assert.match(unwrapped(h.stdout), /\(seq 2; 2 retained\)/);
+		assert.match(
+			unwrapped(h.stdout),
+			/^ {2}#2 \w{4,} \d\d:\d\d:\d\d import s2\.json .*tactics\.t1, tactics\.t2\n {2}#1 \w{4,} \d\d:\d\d:\d\d import s\.json /m,
+		);
 		const full = e.run(["history", "cwd", "--full"]);
 		const path = file.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-		assert.match(full.stdout, new RegExp(`^ {5}at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z by import ${path} ${ME_FULL}$`, "m"));
-		assert.match(full.stdout, /^ {5}changed: .*tactics\.t1, tactics\.t2/m);
+		assert.match(unwrapped(full.stdout), new RegExp(`^ {5}at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z by import ${path} ${ME_FULL}$`, "m"));
+		assert.match(unwrapped(full.stdout), /^ {5}changed: .*tactics\.t1, tactics\.t2/m);
 	});
 
 	it("exports JSON that imports back to the same state (round trip)", (t) => {
@@ -147,7 +150,7 @@ describe("state-flow import", () => {
 		const [g] = records(globalLog(e));
 		assert.ok(c && g);
 		assert.equal(c.id, g.id, "both owners carry the same transition id");
-		assert.match(r.stdout, new RegExp(`transition ${c.id}`));
+		assert.match(unwrapped(r.stdout), new RegExp(`transition ${c.id}`));
 		assert.deepEqual(c.by, { kind: "import", source: file });
 		assert.deepEqual([c.seq, g.seq], [1, 1]);
 	});
@@ -168,7 +171,7 @@ describe("state-flow import", () => {
 		assert.doesNotMatch(exported, /alice/, "export documents carry states, not who");
 		assert.equal(b.run(["import", writeJson(b, "x.json", JSON.parse(exported))]).code, 0);
 		assert.deepEqual(records(cwdLog(b))[0]?.who, whoAmI("bob"));
-		assert.match(b.run(["history", "cwd", "--full"]).stdout, new RegExp(` by import \\S+ ${literal(formatWho(whoAmI("bob")))}$`, "m"));
+		assert.match(unwrapped(b.run(["history", "cwd", "--full"]).stdout), new RegExp(` by import \\S+ ${literal(formatWho(whoAmI("bob")))}$`, "m"));
 	});
 
 	it("records who imported on every owner's record, and history shows it", (t) => {
@@ -179,7 +182,7 @@ describe("state-flow import", () => {
 		assert.deepEqual([c?.who, g?.who], [whoAmI(), whoAmI()], "the CLI writes as this OS user on this machine");
 		const h = e.run(["history", "--full"]);
 		assert.equal(h.code, 0, h.stderr);
-		assert.equal(h.stdout.match(new RegExp(` by import \\S+ ${ME_FULL}$`, "gm"))?.length, 2, h.stdout);
+		assert.equal(unwrapped(h.stdout).match(new RegExp(` by import \\S+ ${ME_FULL}$`, "gm"))?.length, 2, h.stdout);
 	});
 
 	it("replaces the state: keys absent from the file are deleted, and an equal file is a no-op", (t) => {
@@ -192,7 +195,7 @@ describe("state-flow import", () => {
 		assert.deepEqual(doc.owners.cwd.state, smaller);
 		const again = e.run(["import", file, "--owner", "cwd"]);
 		assert.equal(again.code, 0);
-		assert.match(again.stdout, /No change/);
+		assert.match(unwrapped(again.stdout), /No change/);
 		assert.equal(records(cwdLog(e)).length, 2);
 	});
 
@@ -213,13 +216,13 @@ describe("state-flow import", () => {
 		for (const [content, args, message] of cases) {
 			const r = e.run(["import", writeJson(e, "bad.json", content), ...args]);
 			assert.equal(r.code, 1, `${JSON.stringify(content)}: ${r.stderr}`);
-			assert.match(r.stderr, message);
+			assert.match(unwrapped(r.stderr), message);
 		}
 		const notJson = join(e.root, "broken.json");
 		writeFileSync(notJson, "{ nope");
 		const r = e.run(["import", notJson, "--owner", "cwd"]);
 		assert.equal(r.code, 1);
-		assert.match(r.stderr, /is not valid JSON/);
+		assert.match(unwrapped(r.stderr), /is not valid JSON/);
 		assert.deepEqual(readdirSync(e.agent), []);
 		assert.equal(existsSync(join(e.cwd, ".pi")), false);
 	});
@@ -231,7 +234,7 @@ describe("state-flow import of artifacts (the artifact compiler, like patch_stat
 		for (const key of ["../outside.txt", join(e.root, "elsewhere.txt")]) {
 			const r = e.run(["import", writeJson(e, "bad.json", { ...STATE, artifacts: { [key]: { kind: "file" } } }), "--owner", "cwd"]);
 			assert.equal(r.code, 1, `${key}: ${r.stdout}`);
-			assert.match(r.stderr, /is outside the checkout's root/);
+			assert.match(unwrapped(r.stderr), /is outside the checkout's root/);
 		}
 		assert.equal(existsSync(join(e.cwd, ".pi")), false);
 	});
@@ -275,9 +278,9 @@ describe("state-flow doctor", () => {
 		e.run(["import", writeJson(e, "s.json", STATE), "--owner", "cwd"]);
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 0, r.stdout);
-		assert.match(r.stdout, /global: no store/);
-		assert.match(r.stdout, /cwd: ok, seq 1, 1 retained/);
-		assert.match(r.stdout, /All stores are healthy\./);
+		assert.match(unwrapped(r.stdout), /global: no store/);
+		assert.match(unwrapped(r.stdout), /cwd: ok, seq 1, 1 retained/);
+		assert.match(unwrapped(r.stdout), /All stores are healthy\./);
 	});
 
 	it("cuts a torn last record left by a writer killed mid-append, after a dry run that changes nothing", (t) => {
@@ -287,26 +290,26 @@ describe("state-flow doctor", () => {
 		assert.equal(crash.signal, "SIGKILL", "the writer really crashed");
 		const torn = readFileSync(cwdLog(e));
 		assert.notEqual(torn.at(-1), 10, "the log ends in a partial line");
-		assert.match(e.run(["show", "cwd"]).stdout, /\(seq 1,/, "readers ignore the torn line");
+		assert.match(unwrapped(e.run(["show", "cwd"]).stdout), /\(seq 1,/, "readers ignore the torn line");
 
 		const lockFile = join(e.cwd, ".pi", "state-flow", "lock");
 		assert.ok(existsSync(lockFile), "the killed writer left its lock behind");
 		const dry = e.run(["doctor", "--dry-run"]);
 		assert.equal(dry.code, 0);
-		assert.match(dry.stdout, /lock is held by pid \d+ on \S+, which no longer runs \(a crash\); would break it/);
-		assert.match(dry.stdout, /cut short by a crash .* would cut it off/);
+		assert.match(unwrapped(dry.stdout), /lock is held by pid \d+ on \S+, which no longer runs \(a crash\); would break it/);
+		assert.match(unwrapped(dry.stdout), /cut short by a crash .* would cut it off/);
 		assert.ok(existsSync(lockFile), "dry run left the lock");
 		assert.deepEqual(readFileSync(cwdLog(e)), torn, "dry run changed nothing");
 
 		const fix = e.run(["doctor"]);
 		assert.equal(fix.code, 0, fix.stdout);
-		assert.match(fix.stdout, /breaking it/);
-		assert.match(fix.stdout, /cutting it off/);
+		assert.match(unwrapped(fix.stdout), /breaking it/);
+		assert.match(unwrapped(fix.stdout), /cutting it off/);
 		assert.equal(existsSync(lockFile), false, "the stale lock is gone");
 		const after = readFileSync(cwdLog(e), "utf8");
 		assert.ok(after.endsWith("\n"));
 		assert.equal(records(cwdLog(e)).length, 1);
-		assert.doesNotMatch(e.run(["doctor"]).stdout, /cut/, "a second run finds nothing to repair");
+		assert.doesNotMatch(unwrapped(e.run(["doctor"]).stdout), /cut/, "a second run finds nothing to repair");
 	});
 
 	it("rolls a committed multi-owner transition forward after a crash at the journal commit point", (t) => {
@@ -319,12 +322,12 @@ describe("state-flow doctor", () => {
 		assert.equal(existsSync(cwdLog(e)) && records(cwdLog(e)).length > 0, false, "no owner has the record yet");
 
 		const dry = e.run(["doctor", "--dry-run"]);
-		assert.match(dry.stdout, /is committed but not yet on every owner .* would roll forward/);
+		assert.match(unwrapped(dry.stdout), /is committed but not yet on every owner .* would roll forward/);
 		assert.equal(readdirSync(journalDir(e)).filter((n) => n.endsWith(".json")).length, 1);
 
 		const fix = e.run(["doctor"]);
 		assert.equal(fix.code, 0, fix.stdout);
-		assert.match(fix.stdout, /rolling forward/);
+		assert.match(unwrapped(fix.stdout), /rolling forward/);
 		const [c] = records(cwdLog(e));
 		const [g] = records(globalLog(e));
 		assert.ok(c && g);
@@ -344,7 +347,7 @@ describe("state-flow doctor", () => {
 		const before = readFileSync(cwdLog(e));
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 1);
-		assert.match(r.stdout, /cwd: DAMAGED: .*log\.jsonl/);
+		assert.match(unwrapped(r.stdout), /cwd: DAMAGED: .*log\.jsonl/);
 		assert.deepEqual(readFileSync(cwdLog(e)), before);
 		assert.equal(e.run(["show", "cwd"]).code, 1, "show refuses a damaged store too");
 	});

@@ -17,6 +17,7 @@ import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js"
 import { renderSkill } from "../../lib/storage/artifacts/skill-format.js";
 import { repo } from "../helpers/git-repo.js";
 import { projectDirs } from "../helpers/temp-dir.js";
+import { unwrapped } from "./run.js";
 
 const KEY = ".pi/skills/deploy/SKILL.md";
 
@@ -49,11 +50,11 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		const first = await doctor();
 		assert.equal(first.code, 0, first.stdout);
 		assert.match(
-			first.stdout,
+			unwrapped(first.stdout),
 			/^cwd: .*\/project\/\.pi\/skills\/deploy\/SKILL\.md was compiled by State Flow from cwd\.artifacts\["\.pi\/skills\/deploy\/SKILL\.md"\], which the state does not record .*Patch that artifact again to adopt the file, or delete the file; doctor leaves it\.$/m,
 		);
-		assert.doesNotMatch(first.stdout, /skills\/mine/, "the user's own Skill is not State Flow's");
-		assert.doesNotMatch(first.stdout, /skills\/evil/, "a linked Skill folder is not read");
+		assert.doesNotMatch(unwrapped(first.stdout), /skills\/mine/, "the user's own Skill is not State Flow's");
+		assert.doesNotMatch(unwrapped(first.stdout), /skills\/evil/, "a linked Skill folder is not read");
 		assert.ok(existsSync(join(cwd, KEY)), "doctor leaves the file");
 		// The same patch again adopts the byte-identical file: nothing is left unrecorded.
 		const compile = createArtifactCompiler({ cwd, agentDir }, { parseFrontmatter });
@@ -63,7 +64,7 @@ describe("state-flow doctor and compiled Skills no artifact records", () => {
 		);
 		const again = await doctor();
 		assert.equal(again.code, 0, again.stdout);
-		assert.doesNotMatch(again.stdout, /does not record/);
+		assert.doesNotMatch(unwrapped(again.stdout), /does not record/);
 	});
 
 	it("looks into the checkout root's .agents/skills too, from a subfolder, never through a link out of it", async (t) => {

@@ -16,7 +16,7 @@ import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
 import { leaveJournal } from "../helpers/journal.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
 
@@ -54,10 +54,10 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		const r = e.run(["doctor"]);
 		assert.equal(r.code, 1, r.stderr);
 		assert.match(
-			r.stdout,
+			unwrapped(r.stdout),
 			/transition third is committed but not yet on every owner \(global .* \(has it\); cwd .*BLOCKED: the record continues seq 2 but the store is at seq 1.*\); it cannot be rolled forward\./,
 		);
-		assert.match(r.stdout, /run `state-flow doctor --drop-journal third`/);
+		assert.match(unwrapped(r.stdout), /run `state-flow doctor --drop-journal third`/);
 		assert.equal(readFileSync(join(e.journalDir, "third.json"), "utf8"), before);
 		assert.equal(existsSync(e.dropped), false);
 	});
@@ -66,12 +66,12 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		const e = await blockedJournal(t);
 		const text = readFileSync(join(e.journalDir, "third.json"), "utf8");
 		const dry = await e.doctor({ dropJournal: "third", dryRun: true });
-		assert.match(dry.stdout, /dropping third gives up completing transition third on: global .*; cwd /);
-		assert.match(dry.stdout, /would move/);
+		assert.match(unwrapped(dry.stdout), /dropping third gives up completing transition third on: global .*; cwd /);
+		assert.match(unwrapped(dry.stdout), /would move/);
 		assert.deepEqual(jsonFiles(e.journalDir), ["third.json"]);
 
 		const out = await e.doctor({ dropJournal: "third" });
-		assert.match(out.stdout, /dropping third gives up completing transition third on: global .*; cwd .*Owners that already have it keep it\./);
+		assert.match(unwrapped(out.stdout), /dropping third gives up completing transition third on: global .*; cwd .*Owners that already have it keep it\./);
 		assert.equal(out.code, 0, out.stdout);
 		assert.deepEqual(jsonFiles(e.journalDir), []);
 		assert.equal(readFileSync(join(e.dropped, "third.json"), "utf8"), text, "the journal is kept, unchanged, in journal-dropped/");
@@ -91,7 +91,7 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		rmSync(join(e.journalDir, "third.json"));
 		lock.release();
 		const out = await running;
-		assert.match(out.stdout, /journal: third was completed by its writer meanwhile; nothing was dropped\./);
+		assert.match(unwrapped(out.stdout), /journal: third was completed by its writer meanwhile; nothing was dropped\./);
 		assert.deepEqual(jsonFiles(e.dropped), []);
 	});
 
@@ -126,7 +126,7 @@ describe("state-flow doctor and a journal that cannot be rolled forward", () => 
 		writeFileSync(join(e.journalDir, "broken.json"), "{ not json");
 		const r = e.run(["doctor", "--dry-run"]);
 		assert.equal(r.code, 1);
-		assert.match(r.stdout, /--drop-journal broken`/);
+		assert.match(unwrapped(r.stdout), /--drop-journal broken`/);
 		const out = await e.doctor({ dropJournal: "broken" });
 		assert.equal(out.code, 0, out.stdout);
 		assert.equal(readFileSync(join(e.dropped, "broken.json"), "utf8"), "{ not json");
@@ -143,11 +143,11 @@ describe("doctor on odd and damaged stores", () => {
 		await stores.commit({ cwd: { tactics: { a: 1 } } }, { by, id: "a1", at: "2026-11-30T00:00:00.000Z" });
 		const store = stores.identity().cwdRoot;
 		const dry = runCli(["doctor", "--dry-run", "--move-aside", "cwd"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
-		assert.match(dry.stdout, /would move .* \(kept, not deleted\)/);
+		assert.match(unwrapped(dry.stdout), /would move .* \(kept, not deleted\)/);
 		assert.ok(existsSync(join(store, "log.jsonl")));
 		const log = readFileSync(join(store, "log.jsonl"));
 		const moved = runCli(["doctor", "--move-aside", "cwd"], { cwd, env: { PI_CODING_AGENT_DIR: agent } });
-		const dest = /moved \S+ to (\S+) \(kept/.exec(moved.stdout)?.[1];
+		const dest = /moved \S+ to (\S+) \(kept/.exec(unwrapped(moved.stdout))?.[1];
 		assert.ok(dest, moved.stdout);
 		assert.deepEqual(readFileSync(join(dest, "log.jsonl")), log);
 		assert.ok(!existsSync(store));

@@ -11,7 +11,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { projectDirs, tempDir } from "../helpers/temp-dir.js";
-import { CLI, runCli } from "./run.js";
+import { CLI, runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
 
@@ -55,8 +55,8 @@ describe("state-flow set / delete", () => {
 		// A value replaces what is there whole: members not given are gone.
 		const whole = e.run(["set", "cwd.intents.other", '{"goal": "y", "status": "open"}']);
 		assert.equal(whole.code, 0, whole.stderr);
-		assert.match(whole.stdout, /^ {2}~ \/goal: "x" → "y"$/m);
-		assert.match(whole.stdout, /^ {2}\+ \/status: "open"$/m);
+		assert.match(unwrapped(whole.stdout), /^ {2}~ \/goal: "x" → "y"$/m);
+		assert.match(unwrapped(whole.stdout), /^ {2}\+ \/status: "open"$/m);
 		assert.deepEqual((await e.state()).intents.other, { goal: "y", status: "open" });
 		assert.equal(await e.seq(), 3);
 	});
@@ -75,7 +75,7 @@ describe("state-flow set / delete", () => {
 		for (const [args, message, code] of cases) {
 			const r = e.run(args);
 			assert.equal(r.code, code, `${args.join(" ")}: ${r.stderr}`);
-			assert.match(r.stderr, message);
+			assert.match(unwrapped(r.stderr), message);
 		}
 		assert.equal(await e.seq(), 1, "nothing was written");
 	});
@@ -84,8 +84,8 @@ describe("state-flow set / delete", () => {
 		const e = await setup(t);
 		const asked = e.run(["delete", "cwd.intents.parser"]);
 		assert.equal(asked.code, 1);
-		assert.match(asked.stdout, /also deletes 1 entry owned by what it removes:\n {4}cwd\.tactics\.lex\n/);
-		assert.match(asked.stderr, /nothing was written: run it again with --yes to delete it too/);
+		assert.match(unwrapped(asked.stdout), /also deletes 1 entry owned by what it removes:\n {4}cwd\.tactics\.lex\n/);
+		assert.match(unwrapped(asked.stderr), /nothing was written: run it again with --yes to delete it too/);
 		assert.equal(await e.seq(), 1);
 		const done = e.run(["delete", "cwd.intents.parser", "--yes"]);
 		assert.equal(done.code, 0, done.stderr);
@@ -109,12 +109,12 @@ describe("state-flow edit", () => {
 		const r = e.run(["edit", "cwd.intents.parser"], { EDITOR: script, VISUAL: "" });
 		assert.equal(r.code, 0, r.stderr);
 		assert.deepEqual(JSON.parse(readFileSync(seen, "utf8")), { goal: "parse", owns: [{ $ref: "cwd.tactics.lex" }] });
-		assert.match(r.stdout, /^ {2}~ \/goal: "parse" → "parse well"$/m);
+		assert.match(unwrapped(r.stdout), /^ {2}~ \/goal: "parse" → "parse well"$/m);
 		assert.equal(((await e.state()).intents.parser as { goal?: string }).goal, "parse well");
 		assert.deepEqual((await e.last())?.by, { kind: "command", command: "state-flow edit cwd.intents.parser" });
 		const same = e.run(["edit", "cwd.intents.parser"], { EDITOR: "true", VISUAL: "" });
 		assert.equal(same.code, 0, same.stderr);
-		assert.match(same.stdout, /No change to cwd\.intents\.parser; nothing was written/);
+		assert.match(unwrapped(same.stdout), /No change to cwd\.intents\.parser; nothing was written/);
 		assert.equal(await e.seq(), 2);
 	});
 
@@ -122,9 +122,9 @@ describe("state-flow edit", () => {
 		const e = await setup(t);
 		const r = e.run(["edit", "cwd.tactics.next"], { VISUAL: editor(t, `printf '"unfinished' > "$1"`) });
 		assert.equal(r.code, 1);
-		const file = /kept in (\S+); fix it and apply it with `state-flow set cwd\.tactics\.next @\1`/.exec(r.stderr)?.[1];
+		const file = /kept in (\S+); fix it and apply it with `state-flow set cwd\.tactics\.next @\1`/.exec(unwrapped(r.stderr))?.[1];
 		assert.ok(file, r.stderr);
-		assert.match(r.stderr, /the edited text is not JSON/);
+		assert.match(unwrapped(r.stderr), /the edited text is not JSON/);
 		assert.equal(readFileSync(file, "utf8"), '"unfinished');
 		assert.equal(await e.seq(), 1);
 		writeFileSync(file, '"finished"');
@@ -142,11 +142,11 @@ describe("state-flow edit", () => {
 		);
 		const r = e.run(["edit", "cwd.tactics.next"], { EDITOR: script, VISUAL: "" });
 		assert.equal(r.code, 1, r.stdout);
-		assert.match(r.stderr, /`cwd\.tactics\.next` changed since it was shown .*nothing was written/);
-		assert.match(r.stderr, /Your text is kept in /);
+		assert.match(unwrapped(r.stderr), /`cwd\.tactics\.next` changed since it was shown .*nothing was written/);
+		assert.match(unwrapped(r.stderr), /Your text is kept in /);
 		assert.equal((await e.state()).tactics.next, "theirs");
 		assert.equal(await e.seq(), 2, "only the other process's transition");
-		const kept = /kept in (\S+);/.exec(r.stderr)?.[1] as string;
+		const kept = /kept in (\S+);/.exec(unwrapped(r.stderr))?.[1] as string;
 		assert.ok(existsSync(kept));
 	});
 });

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { foreignLinkLine, linkOf, placementFor } from "../../lib/storage/placement/placement.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 /** A folder of another user: made and given away as root; elsewhere a system folder owned by root stands in. */
 function foreignFolder(base: string): string {
@@ -46,15 +46,15 @@ describe("a path link to a folder that is not the user's", () => {
 		writeFileSync(file, `${JSON.stringify({ links: config.links })}\n`);
 		const show = runCli(["show", "cwd", "--agent-dir", agent], { cwd: theirs });
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout.replace(/\s+/g, " "), /belongs to another user, so the link is not followed .*run `state-flow unlink` here/);
-		assert.match(show.stdout, /^project .* \(this folder, not in git\)$/m, "the CWD owner is the folder's own files");
-		assert.doesNotMatch(show.stdout, /\(link acme\/api\)|postgres/, "not the project's");
+		assert.match(unwrapped(show.stdout).replace(/\s+/g, " "), /belongs to another user, so the link is not followed .*run `state-flow unlink` here/);
+		assert.match(unwrapped(show.stdout), /^project .* \(this folder, not in git\)$/m, "the CWD owner is the folder's own files");
+		assert.doesNotMatch(unwrapped(show.stdout), /\(link acme\/api\)|postgres/, "not the project's");
 
 		// Linking there is refused: the link would never be followed.
 		const link = runCli(["link", "acme/other", "--agent-dir", agent], { cwd: theirs });
 		assert.notEqual(link.code, 0);
 		assert.match(
-			link.stderr,
+			unwrapped(link.stderr),
 			/Cannot link: the folder .* belongs to another user, and State Flow follows a link only in a folder of yours .*Nothing was changed\./,
 		);
 		assert.deepEqual((JSON.parse(readFileSync(file, "utf8")) as { links: Record<string, string> }).links, config.links);

@@ -11,7 +11,7 @@ import { describe, it } from "node:test";
 import { labelledList, transitionLine as cliLine } from "../../lib/cli/format.js";
 import { transitionLine as hostLine } from "../../lib/host/commands/status.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 describe("history's changed list", () => {
 	it("folds a long list into at most `max` lines of 80 columns, counting the rest", () => {
@@ -56,13 +56,13 @@ describe("history's changed list", () => {
 		// Newest first, a local time, the keys as users type them, the rest counted.
 		assert.match(rows[0] ?? "", /^ {2}#2 \w{4,} \d\d:\d\d:\d\d import big\.json .*tactics\.step-0 \+\d+$/);
 		assert.match(rows[1] ?? "", /^ {2}#1 \w{4,} \d\d:\d\d:\d\d .*intents\.ship$/);
-		assert.match(h.stdout, /state-flow history --full/);
+		assert.match(unwrapped(h.stdout), /state-flow history --full/);
 		const full = runCli(["history", "cwd", "--full", ...env], { cwd });
 		assert.equal(full.code, 0, full.stderr);
 		// Whole ids and sources may pass 80 columns (that is what --full asks); the changed lists wrap.
 		for (const line of full.stdout.split("\n").filter((l) => /^ {5}(changed| {9})/.test(l))) assert.ok(line.length <= 80, line);
-		assert.match(full.stdout, /^ {5}at \d{4}-\d\d-\d\dT[\d:.]+Z by /m);
-		assert.match(full.stdout, /changed: intents\.ship\.goal, intents\.ship\.status$/m);
+		assert.match(unwrapped(full.stdout), /^ {5}at \d{4}-\d\d-\d\dT[\d:.]+Z by /m);
+		assert.match(unwrapped(full.stdout), /changed: intents\.ship\.goal, intents\.ship\.status$/m);
 		assert.equal(full.stdout.match(/tactics\.step-\d+/g)?.length, 800, "--full lists every changed leaf");
 	});
 

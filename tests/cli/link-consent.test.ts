@@ -15,6 +15,7 @@ import { describe, it } from "node:test";
 import { validateConfig } from "../../lib/storage/placement/config.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
+import { unwrapped } from "./run.js";
 
 const CONSENT = "state-flow-consent";
 
@@ -46,7 +47,7 @@ describe("a link through the repository needs the user's yes here", () => {
 		const out = show(copy);
 		assert.match(out, /^linkable: acme\/api — run `state-flow link acme\/api` here to share; /m);
 		assert.doesNotMatch(out, /TEAM-PLAN|\(link /);
-		assert.doesNotMatch(run(copy, "export", "cwd").stdout, /TEAM-PLAN/, "no command reads the team's memory there");
+		assert.doesNotMatch(unwrapped(run(copy, "export", "cwd").stdout), /TEAM-PLAN/, "no command reads the team's memory there");
 		const before = JSON.stringify(written());
 		assert.doesNotMatch(show(copy), /\(link /);
 		assert.equal(JSON.stringify(written()), before, "showing writes nothing");
@@ -113,9 +114,9 @@ describe("a link through the repository needs the user's yes here", () => {
 		assert.match(show(dir), /\(link acme\/api\)/, "its path link still applies");
 		const again = run(dir, "link", "acme/api");
 		assert.equal(again.code, 0, again.stderr);
-		assert.match(again.stdout, /already linked to project `acme\/api`; its repository is recorded now/);
+		assert.match(unwrapped(again.stdout), /already linked to project `acme\/api`; its repository is recorded now/);
 		assert.equal(Object.keys(written().linkConsents ?? {}).length, 1);
-		assert.match(run(dir, "link", "acme/api").stdout, /already linked to project `acme\/api`; nothing changed/);
+		assert.match(unwrapped(run(dir, "link", "acme/api").stdout), /already linked to project `acme\/api`; nothing changed/);
 		const moved = join(base, "moved");
 		renameSync(dir, moved);
 		assert.match(show(moved), /TEAM-PLAN/);

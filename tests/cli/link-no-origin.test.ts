@@ -16,6 +16,7 @@ import { readToken } from "../../lib/storage/project/repo-token.js";
 import { repositoryWords } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
+import { unwrapped } from "./run.js";
 
 const TOKEN_FILE = "state-flow-repository";
 const TOKEN = /^local:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -38,7 +39,7 @@ describe("links of a repository without `origin`", () => {
 		const { base, dir, run, written } = setup(t);
 		const linked = run(dir, "link", "acme/local");
 		assert.equal(linked.code, 0, linked.stderr);
-		assert.match(linked.stdout, /no `origin` remote: State Flow gave it an identity in its git common dir \(state-flow-repository\)/);
+		assert.match(unwrapped(linked.stdout), /no `origin` remote: State Flow gave it an identity in its git common dir \(state-flow-repository\)/);
 		const tokenFile = join(dir, ".git", TOKEN_FILE);
 		assert.equal(lstatSync(tokenFile).mode & 0o777, 0o600);
 		const token = readFileSync(tokenFile, "utf8").replace(/\n$/, "");
@@ -52,30 +53,30 @@ describe("links of a repository without `origin`", () => {
 		git(base, "clone", "-q", dir, copy);
 		assert.equal(existsSync(join(copy, ".git", TOKEN_FILE)), false);
 		const inCopy = run(copy, "show", "cwd");
-		assert.match(inCopy.stdout, new RegExp(`^linkable: acme/local — .*repository \\(${dir.replace(/[/.]/g, "\\$&")}\\)`, "m"));
-		assert.doesNotMatch(inCopy.stdout, /shared|\(link /);
+		assert.match(unwrapped(inCopy.stdout), new RegExp(`^linkable: acme/local — .*repository \\(${dir.replace(/[/.]/g, "\\$&")}\\)`, "m"));
+		assert.doesNotMatch(unwrapped(inCopy.stdout), /shared|\(link /);
 
 		// Moved: the path entry no longer applies, the token (moved with `.git`) does.
 		const moved = join(base, "moved");
 		renameSync(dir, moved);
 		const show = run(join(moved, "src"), "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /^project .*moved \(link acme\/local\)$/m);
-		assert.match(show.stdout, /shared/);
-		assert.doesNotMatch(show.stdout, /warning/);
+		assert.match(unwrapped(show.stdout), /^project .*moved \(link acme\/local\)$/m);
+		assert.match(unwrapped(show.stdout), /shared/);
+		assert.doesNotMatch(unwrapped(show.stdout), /warning/);
 
 		// A worktree shares the common dir, so its token.
 		const wt = join(base, "wt");
 		git(moved, "worktree", "add", "-q", "-b", "feat", wt);
 		const inWt = run(wt, "show", "cwd");
-		assert.match(inWt.stdout, /\(link acme\/local\)/);
-		assert.match(inWt.stdout, /shared/);
+		assert.match(unwrapped(inWt.stdout), /\(link acme\/local\)/);
+		assert.match(unwrapped(inWt.stdout), /shared/);
 
 		// Unlink there removes the repository's token link; the old path's entries are the old path's.
 		const un = run(wt, "unlink");
 		assert.equal(un.code, 0, un.stderr);
 		assert.deepEqual(written().repoLinks, { [dir]: "acme/local" });
-		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /\(link /);
+		assert.doesNotMatch(unwrapped(run(moved, "show", "cwd").stdout), /\(link /);
 		assert.equal(readFileSync(join(moved, ".git", TOKEN_FILE), "utf8"), `${token}\n`, "the token stays: it is only an identity");
 	});
 
@@ -104,7 +105,7 @@ describe("links of a repository without `origin`", () => {
 			writeFileSync(planted, text);
 			assert.equal(claimsIn(b), false, JSON.stringify(text));
 		}
-		const doctorSays = () => run(b, "doctor", "--dry-run").stdout;
+		const doctorSays = () => unwrapped(run(b, "doctor", "--dry-run").stdout);
 		assert.match(
 			doctorSays(),
 			/cwd: the repository token .*b\/\.git\/state-flow-repository is ignored \((it does not hold a State Flow repository token|it is larger than 128 bytes)/,
@@ -126,7 +127,7 @@ describe("links of a repository without `origin`", () => {
 		// Linking there writes no token through the link and leaves the linked repository's token as it was.
 		const linked = run(b, "link", "acme/b");
 		assert.equal(linked.code, 0, linked.stderr);
-		assert.match(linked.stdout, /no `origin` remote and got no identity \(.*is ignored: it is a symbolic link; remove it/);
+		assert.match(unwrapped(linked.stdout), /no `origin` remote and got no identity \(.*is ignored: it is a symbolic link; remove it/);
 		assert.equal(lstatSync(planted).isSymbolicLink(), true);
 		assert.equal(readFileSync(tokenA, "utf8"), `${token}\n`);
 		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local", [b]: "acme/b" });
@@ -136,7 +137,7 @@ describe("links of a repository without `origin`", () => {
 		const { base, dir, run, written, other } = setup(t);
 		assert.equal(run(dir, "link", "acme/local").code, 0);
 		assert.equal(run(dir, "set", "cwd.tactics.secret", "1").code, 0);
-		const linkedIn = (cwd: string) => run(cwd, "show", "cwd").stdout;
+		const linkedIn = (cwd: string) => unwrapped(run(cwd, "show", "cwd").stdout);
 		// A `.git` file naming the linked checkout's `.git`: git would use it, State Flow does not take its token.
 		const named = join(base, "named");
 		mkdirSync(named);
@@ -169,10 +170,10 @@ describe("links of a repository without `origin`", () => {
 		writeFileSync(file, `${JSON.stringify({ ...written(), links: { [dir]: "acme/local" } })}\n`);
 		const again = run(dir, "link", "acme/local");
 		assert.equal(again.code, 0, again.stderr);
-		assert.match(again.stdout, /already linked to project `acme\/local`; its repository is recorded now/);
+		assert.match(unwrapped(again.stdout), /already linked to project `acme\/local`; its repository is recorded now/);
 		const token = readFileSync(join(dir, ".git", TOKEN_FILE), "utf8").trim();
 		assert.deepEqual(written().repoLinks, { [token]: "acme/local", [dir]: "acme/local" });
-		assert.match(run(dir, "link", "acme/local").stdout, /already linked to project `acme\/local`; nothing changed/);
+		assert.match(unwrapped(run(dir, "link", "acme/local").stdout), /already linked to project `acme\/local`; nothing changed/);
 	});
 
 	it("what a link says about the repository keeps a hostile root path on one line and its clone command one shell word", () => {

@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { closeDatabases } from "../../lib/storage/pg/placed.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 let server: TestDatabase;
 before(async () => {
@@ -46,17 +46,17 @@ describe("links follow the project", () => {
 		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
 		const show = run(wt, "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /^project .*proj \(link acme\/api\)$/m);
-		assert.match(show.stdout, /shared/);
-		assert.match(show.stdout, /postgres/i);
+		assert.match(unwrapped(show.stdout), /^project .*proj \(link acme\/api\)$/m);
+		assert.match(unwrapped(show.stdout), /shared/);
+		assert.match(unwrapped(show.stdout), /postgres/i);
 	});
 
 	it("a link an older build recorded under a subfolder's path still applies there, and unlink removes it", (t) => {
 		const { dir, file, run, links } = setup(t);
 		const sub = join(dir, "src");
 		writeFileSync(file, `${JSON.stringify({ databaseSchema: server.schema(), links: { [sub]: "acme/old" } })}\n`);
-		assert.match(run(sub, "show", "cwd").stdout, /link acme\/old/);
-		assert.doesNotMatch(run(dir, "show", "cwd").stdout, /link acme\/old/);
+		assert.match(unwrapped(run(sub, "show", "cwd").stdout), /link acme\/old/);
+		assert.doesNotMatch(unwrapped(run(dir, "show", "cwd").stdout), /link acme\/old/);
 		const un = run(sub, "unlink");
 		assert.equal(un.code, 0, un.stderr);
 		assert.deepEqual(links(), {});
@@ -71,24 +71,27 @@ describe("links follow the project", () => {
 		const moved = join(base, "renamed");
 		renameSync(dir, moved);
 		const kept = run(join(moved, "src"), "show", "cwd");
-		assert.match(kept.stdout, /\(link acme\/moved\)/);
-		assert.match(kept.stdout, /after/);
-		assert.doesNotMatch(kept.stdout, /warning/);
+		assert.match(unwrapped(kept.stdout), /\(link acme\/moved\)/);
+		assert.match(unwrapped(kept.stdout), /after/);
+		assert.doesNotMatch(unwrapped(kept.stdout), /warning/);
 		// Without the token (a link an older build made by path alone): not linked, and said loudly.
 		rmSync(join(moved, ".git", "state-flow-repository"));
 		const show = run(join(moved, "src"), "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /warning: the memory in .*renamed\/\.git\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/);
-		assert.match(show.stdout, /run `state-flow link acme\/moved`/);
+		assert.match(
+			unwrapped(show.stdout),
+			/warning: the memory in .*renamed\/\.git\/state-flow was moved to project `acme\/moved`, but this checkout is not linked/,
+		);
+		assert.match(unwrapped(show.stdout), /run `state-flow link acme\/moved`/);
 		const relinked = run(moved, "link", "acme/moved");
 		assert.equal(relinked.code, 0, relinked.stderr);
 		assert.equal(links()[moved], "acme/moved");
 		const now = run(moved, "show", "cwd");
-		assert.doesNotMatch(now.stdout, /warning: the memory/);
-		assert.match(now.stdout, /after/);
+		assert.doesNotMatch(unwrapped(now.stdout), /warning: the memory/);
+		assert.match(unwrapped(now.stdout), /after/);
 		const un = run(moved, "unlink");
 		assert.equal(un.code, 0, un.stderr);
-		assert.doesNotMatch(run(moved, "show", "cwd").stdout, /warning: the memory/, "unlink keeps the files on purpose: no more warning");
+		assert.doesNotMatch(unwrapped(run(moved, "show", "cwd").stdout), /warning: the memory/, "unlink keeps the files on purpose: no more warning");
 	});
 
 	it("`unlink` in a checkout that is not linked clears the `moved-to` marker its warning names, so the advice works", (t) => {
@@ -98,25 +101,28 @@ describe("links follow the project", () => {
 		const moved = join(base, "renamed");
 		renameSync(dir, moved);
 		rmSync(join(moved, ".git", "state-flow-repository"));
-		assert.match(run(moved, "show", "cwd").stdout, /was moved to project `acme\/moved`.*or `state-flow unlink` to keep using these files/s);
+		assert.match(unwrapped(run(moved, "show", "cwd").stdout), /was moved to project `acme\/moved`.*or `state-flow unlink` to keep using these files/s);
 		const un = run(moved, "unlink");
 		assert.equal(un.code, 0, un.stderr);
-		assert.match(un.stdout, /is not linked to a project; its link is unchanged\..* The note that its memory was moved to project `acme\/moved` is removed/);
+		assert.match(
+			unwrapped(un.stdout),
+			/is not linked to a project; its link is unchanged\..* The note that its memory was moved to project `acme\/moved` is removed/,
+		);
 		const after = run(moved, "show", "cwd");
-		assert.doesNotMatch(after.stdout, /was moved to project/);
-		assert.match(after.stdout, /before/, "its own files are read, as the warning promised");
+		assert.doesNotMatch(unwrapped(after.stdout), /was moved to project/);
+		assert.match(unwrapped(after.stdout), /before/, "its own files are read, as the warning promised");
 	});
 
 	it("`link` without an id offers the repository's suggestion and links nothing; without one it names what to give", (t) => {
 		const { dir, run, links } = setup(t);
 		const none = run(join(dir, "src"), "link");
 		assert.equal(none.code, 1);
-		assert.match(none.stderr, /needs the project id .*suggests none in \.pi\/state-flow\.json/);
+		assert.match(unwrapped(none.stderr), /needs the project id .*suggests none in \.pi\/state-flow\.json/);
 		mkdirSync(join(dir, ".pi"), { recursive: true });
 		writeFileSync(join(dir, ".pi", "state-flow.json"), '{ "project": "acme/api" }\n');
 		const offer = run(join(dir, "src"), "link");
 		assert.equal(offer.code, 0, offer.stderr);
-		assert.match(offer.stdout, /suggests project `acme\/api`.*\n.*run: state-flow link acme\/api/);
+		assert.match(unwrapped(offer.stdout), /suggests project `acme\/api`.*\n.*run: `state-flow link acme\/api`/);
 		assert.deepEqual(links(), {}, "an offer links nothing");
 	});
 
@@ -128,7 +134,7 @@ describe("links follow the project", () => {
 			writeFileSync(join(dir, ".pi", "state-flow.json"), `${JSON.stringify({ project: id })}\n`);
 			const offer = run(join(dir, "src"), "link");
 			assert.equal(offer.code, 0, offer.stderr);
-			const command = /run: state-flow (link .*)$/m.exec(offer.stdout)?.[1];
+			const command = /run: `state-flow (link .*)`$/m.exec(unwrapped(offer.stdout))?.[1];
 			assert.ok(command !== undefined, offer.stdout);
 			// What a shell makes of the printed command: exactly `link` and the id, nothing run.
 			const words = execFileSync("sh", ["-c", `printf '%s\\n' ${command}`], { cwd: base(dir), encoding: "utf8" });

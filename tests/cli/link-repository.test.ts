@@ -14,6 +14,7 @@ import { validateConfig } from "../../lib/storage/placement/config.js";
 import { normalRemote, originUrl } from "../../lib/storage/project/repository.js";
 import { git } from "../helpers/git-repo.js";
 import { linkSetup } from "./link-fixture.js";
+import { unwrapped } from "./run.js";
 
 function setup(t: { after(fn: () => void): void }) {
 	const { base, dir, run, written, schema } = linkSetup(t);
@@ -33,7 +34,7 @@ describe("links follow the repository", () => {
 		const { base, dir, run, written, clone, schema } = setup(t);
 		const linked = run(dir, "link", "acme/api");
 		assert.equal(linked.code, 0, linked.stderr);
-		assert.match(linked.stdout, /Every checkout of repository github\.com\/acme\/api on this machine/);
+		assert.match(unwrapped(linked.stdout), /Every checkout of repository github\.com\/acme\/api on this machine/);
 		const { linkConsents, ...rest } = written();
 		assert.deepEqual(rest, { databaseSchema: schema, links: { [dir]: "acme/api" }, repoLinks: { "github.com/acme/api": "acme/api" } });
 		assert.deepEqual(
@@ -47,30 +48,30 @@ describe("links follow the repository", () => {
 		renameSync(dir, moved);
 		const show = run(join(moved, "src"), "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /^project .*renamed \(link acme\/api\)$/m);
-		assert.match(show.stdout, /shared/);
-		assert.doesNotMatch(show.stdout, /warning|linkable/);
+		assert.match(unwrapped(show.stdout), /^project .*renamed \(link acme\/api\)$/m);
+		assert.match(unwrapped(show.stdout), /shared/);
+		assert.doesNotMatch(unwrapped(show.stdout), /warning|linkable/);
 		const wtOfMoved = join(base, "wt-moved");
 		git(moved, "worktree", "add", "-q", "-b", "side", wtOfMoved);
-		assert.match(run(wtOfMoved, "show", "cwd").stdout, /\(link acme\/api\)/, "a worktree of the consented repository follows");
+		assert.match(unwrapped(run(wtOfMoved, "show", "cwd").stdout), /\(link acme\/api\)/, "a worktree of the consented repository follows");
 		// A second clone claims the same repository: it says so and stays local until linked there.
 		const second = clone("second", moved);
 		const claimed = run(second, "show", "cwd");
 		assert.equal(claimed.code, 0, claimed.stderr);
 		assert.match(
-			claimed.stdout,
+			unwrapped(claimed.stdout),
 			/^linkable: acme\/api — run `state-flow link acme\/api` here to share; this checkout's repository \(github\.com\/acme\/api\) is linked to project `acme\/api` on this machine, but you never said yes for this checkout/m,
 		);
-		assert.doesNotMatch(claimed.stdout, /shared|\(link /, "the project's memory is not read");
+		assert.doesNotMatch(unwrapped(claimed.stdout), /shared|\(link /, "the project's memory is not read");
 		const offered = run(second, "link");
-		assert.match(offered.stdout, /^linkable: acme\/api — .*\nTo share this checkout's CWD memory with it, run: state-flow link acme\/api$/m);
+		assert.match(unwrapped(offered.stdout), /^linkable: acme\/api — .*\nTo share this checkout's CWD memory with it, run: `state-flow link acme\/api`$/m);
 		assert.equal(run(second, "link", "acme/api").code, 0);
-		assert.match(run(second, "show", "cwd").stdout, /shared/, "linked there, it reads the project's memory");
+		assert.match(unwrapped(run(second, "show", "cwd").stdout), /shared/, "linked there, it reads the project's memory");
 		const wt = join(base, "wt");
 		git(second, "worktree", "add", "-q", "-b", "feat", wt);
 		const inWt = run(wt, "show", "cwd");
-		assert.match(inWt.stdout, /\(link acme\/api\)/);
-		assert.match(inWt.stdout, /shared/);
+		assert.match(unwrapped(inWt.stdout), /\(link acme\/api\)/);
+		assert.match(unwrapped(inWt.stdout), /shared/);
 	});
 
 	it("a repository alone never links: another remote, or none, is not linked", (t) => {
@@ -78,11 +79,11 @@ describe("links follow the repository", () => {
 		const other = join(base, "other");
 		git(base, "clone", "-q", dir, other);
 		git(other, "remote", "set-url", "origin", "git@github.com:acme/web.git");
-		assert.doesNotMatch(run(other, "show", "cwd").stdout, /link /, "nothing linked yet");
+		assert.doesNotMatch(unwrapped(run(other, "show", "cwd").stdout), /link /, "nothing linked yet");
 		assert.equal(run(dir, "link", "acme/api").code, 0);
-		assert.doesNotMatch(run(other, "show", "cwd").stdout, /\(link /, "another repository is not linked");
+		assert.doesNotMatch(unwrapped(run(other, "show", "cwd").stdout), /\(link /, "another repository is not linked");
 		git(other, "remote", "remove", "origin");
-		assert.doesNotMatch(run(other, "show", "cwd").stdout, /\(link /);
+		assert.doesNotMatch(unwrapped(run(other, "show", "cwd").stdout), /\(link /);
 	});
 
 	it("a clone whose local files hold state stays local; linked there with --force it says so loudly; unlink there unlinks the repository", (t) => {
@@ -91,28 +92,28 @@ describe("links follow the repository", () => {
 		assert.equal(run(second, "set", "cwd.tactics.local", "1").code, 0);
 		assert.equal(run(dir, "link", "acme/api").code, 0);
 		const before = run(second, "show", "cwd");
-		assert.match(before.stdout, /^linkable: acme\/api/m);
-		assert.match(before.stdout, /local/, "its own memory is read until the user links it");
+		assert.match(unwrapped(before.stdout), /^linkable: acme\/api/m);
+		assert.match(unwrapped(before.stdout), /local/, "its own memory is read until the user links it");
 		const refused = run(second, "link", "acme/api");
 		assert.equal(refused.code, 1);
-		assert.match(refused.stderr, /local CWD store .*second\/\.git\/state-flow holds 1 transition\(s\); linking would stop using it/);
+		assert.match(unwrapped(refused.stderr), /local CWD store .*second\/\.git\/state-flow holds 1 transition\(s\); linking would stop using it/);
 		assert.equal(run(second, "link", "acme/api", "--force").code, 0);
 		const show = run(second, "show", "cwd");
 		assert.equal(show.code, 0, show.stderr);
 		assert.match(
-			show.stdout,
+			unwrapped(show.stdout),
 			/warning: this checkout is linked to project `acme\/api`, whose memory is read, but its local files in .*second\/\.git\/state-flow hold state of their own that is NOT read/,
 		);
-		assert.doesNotMatch(show.stdout, /tactics\.local|local: 1/);
+		assert.doesNotMatch(unwrapped(show.stdout), /tactics\.local|local: 1/);
 		const un = run(second, "unlink");
 		assert.equal(un.code, 0, un.stderr);
-		assert.match(un.stdout, /Unlinked .*second from project `acme\/api`/);
+		assert.match(unwrapped(un.stdout), /Unlinked .*second from project `acme\/api`/);
 		assert.deepEqual(written().repoLinks, {}, "the repository's link is gone");
 		assert.deepEqual(written().linkConsents, {}, "and every yes given for it");
 		assert.deepEqual(written().links, { [dir]: "acme/api" }, "a checkout linked by its path stays linked");
 		const after = run(second, "show", "cwd");
-		assert.doesNotMatch(after.stdout, /warning|linkable/);
-		assert.match(after.stdout, /local/);
+		assert.doesNotMatch(unwrapped(after.stdout), /warning|linkable/);
+		assert.match(unwrapped(after.stdout), /local/);
 	});
 });
 

@@ -14,7 +14,7 @@ import { newHistory } from "../../lib/core/history.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { formatShow } from "../../lib/cli/format.js";
 import { treeRows } from "../../lib/host/browser/rows.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 function withTodos() {
 	const h = newHistory("cwd", 20);
@@ -77,6 +77,6 @@ describe("root data through state-flow export and import", () => {
 		assert.deepEqual((await openStoresAt({ agentDir: agent, cwd: proj }).load("cwd")).state.roots, { todos: { a: { text: "kept" } } });
 		const bad = cli(["import", "-", "--owner", "cwd"], JSON.stringify({ roots: { todos: [1] } }));
 		assert.notEqual(bad.code, 0);
-		assert.match(bad.stderr, /`roots\.todos` must be an object/);
+		assert.match(unwrapped(bad.stderr), /`roots\.todos` must be an object/);
 	});
 });

@@ -32,3 +32,28 @@ export function runCli(args: string[], opts: { cwd: string; env?: Record<string,
 	if (r.error) throw r.error;
 	return { code: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
+
+/**
+ * Output as the messages it prints, each line the CLI broke to fit 80 columns (`fitLine` in
+ * `ops/history-text.ts`) joined back to the line it continues: a continuation is indented two
+ * more than that line's start and its first word did not fit after it. Tests match what a
+ * message says on this; a layout test looks at the lines as printed.
+ */
+export function unwrapped(text: string, width = 80): string {
+	const out: string[] = [];
+	let lead = -1;
+	let last = "";
+	for (const line of text.split("\n")) {
+		const indent = /^ */.exec(line)?.[0].length ?? 0;
+		const first = /^`[^`]*`\S*|^\S+/.exec(line.slice(indent))?.[0] ?? "";
+		if (out.length > 0 && first !== "" && indent === Math.min(lead + 2, width / 2) && [...last].length + 1 + [...first].length > width) {
+			out[out.length - 1] += ` ${line.slice(indent)}`;
+			last = line;
+			continue;
+		}
+		out.push(line);
+		lead = indent;
+		last = line;
+	}
+	return out.join("\n");
+}

@@ -20,7 +20,7 @@ import { emptyState } from "../../lib/core/state.js";
 import type { CanonicalPatch, Json, TransitionRecord } from "../../lib/core/types.js";
 import { checkpointText, recordLine } from "../../lib/storage/format.js";
 import { projectDirs } from "../helpers/temp-dir.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "t" } as const;
 const files = { log: "log.jsonl", checkpoint: "checkpoint.json" };
@@ -132,10 +132,10 @@ describe("salvage keeps every intact transition", () => {
 		assert.equal(run("show", "cwd").code, 1, "the damaged store is refused");
 
 		const done = run("doctor", "--salvage", "cwd");
-		assert.match(done.stdout, /cwd: lost #15 tr-15 \(2026-12-01T10:00:15\.000Z\): its record is damaged; it wrote strategy\.rule3, tactics\.t15\./);
-		assert.match(done.stdout, /cwd: keeps 31 of 32 transitions after the empty state \(the owner at #32\)/);
-		assert.doesNotMatch(done.stdout, /left out #/, "no intact record is left out");
-		assert.match(done.stdout, /All stores are healthy\./);
+		assert.match(unwrapped(done.stdout), /cwd: lost #15 tr-15 \(2026-12-01T10:00:15\.000Z\): its record is damaged; it wrote strategy\.rule3, tactics\.t15\./);
+		assert.match(unwrapped(done.stdout), /cwd: keeps 31 of 32 transitions after the empty state \(the owner at #32\)/);
+		assert.doesNotMatch(unwrapped(done.stdout), /left out #/, "no intact record is left out");
+		assert.match(unwrapped(done.stdout), /All stores are healthy\./);
 
 		const salvaged = await openStoresAt({ agentDir, cwd }).load("cwd");
 		assert.equal(salvaged.seq, 32);
@@ -176,13 +176,16 @@ describe("salvage keeps every intact transition", () => {
 		log.fill(0x41, p, p + 12);
 		writeFileSync(logPath, log);
 		const done = runCli(["doctor", "--salvage", "cwd", "--agent-dir", agentDir], { cwd });
-		assert.match(done.stdout, /cwd: lost #2 dep-2 \([^)]+\): its record is damaged; it wrote intents\.login, tactics\.t2\./);
+		assert.match(unwrapped(done.stdout), /cwd: lost #2 dep-2 \([^)]+\): its record is damaged; it wrote intents\.login, tactics\.t2\./);
 		assert.match(
-			done.stdout,
+			unwrapped(done.stdout),
 			/cwd: left out #3 dep-3 \([^)]+\): intact, but it changes part of tactics\.t2, which is no longer there; it stays in the damaged store\./,
 		);
-		assert.match(done.stdout, /cwd: left out #4 dep-4 \([^)]+\): intact, but it refers to cwd\.intents\.login, which the lost transition wrote; it stays/);
-		assert.match(done.stdout, /cwd: keeps 3 of 6 transitions/);
+		assert.match(
+			unwrapped(done.stdout),
+			/cwd: left out #4 dep-4 \([^)]+\): intact, but it refers to cwd\.intents\.login, which the lost transition wrote; it stays/,
+		);
+		assert.match(unwrapped(done.stdout), /cwd: keeps 3 of 6 transitions/);
 		const state = (await openStoresAt({ agentDir, cwd }).load("cwd")).state;
 		assert.deepEqual(state.tactics, { a: "rewritten", t4: "deploy again" });
 		assert.deepEqual(state.strategy, { s: "independent" });
@@ -212,13 +215,16 @@ describe("salvage keeps every intact transition", () => {
 		writeFileSync(join(root, "checkpoint.json"), checkpoint);
 		writeFileSync(join(root, "log.jsonl"), `${lines.slice(1, 3).join("\n")}\n${tail.toString("latin1")}\n`);
 		const done = runCli(["doctor", "--salvage", "cwd", "--agent-dir", agentDir], { cwd });
-		assert.match(done.stdout, /cwd: left out checkpoint\.json: damaged, and no one-byte repair makes it pass its integrity check\./);
-		assert.match(done.stdout, /cwd: lost what the checkpoint held \(transitions up to #1\): the log's records after it are replayed over the empty state\./);
+		assert.match(unwrapped(done.stdout), /cwd: left out checkpoint\.json: damaged, and no one-byte repair makes it pass its integrity check\./);
 		assert.match(
-			done.stdout,
+			unwrapped(done.stdout),
+			/cwd: lost what the checkpoint held \(transitions up to #1\): the log's records after it are replayed over the empty state\./,
+		);
+		assert.match(
+			unwrapped(done.stdout),
 			/cwd: lost the log's last 1 line \(damaged; ids as their bytes read: d4\): what they wrote is lost; the owner ends before them\./,
 		);
-		assert.match(done.stdout, /cwd: keeps 2 of 2 transitions after the empty state at #1 \(the owner at #3\)/);
+		assert.match(unwrapped(done.stdout), /cwd: keeps 2 of 2 transitions after the empty state at #1 \(the owner at #3\)/);
 		const h = await openStoresAt({ agentDir, cwd }).load("cwd");
 		assert.equal(h.seq, 3);
 		assert.deepEqual(h.state.tactics, { b: "two", c: [3] });

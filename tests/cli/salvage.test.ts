@@ -19,7 +19,7 @@ import { emptyState } from "../../lib/core/state.js";
 import type { TransitionRecord } from "../../lib/core/types.js";
 import { checkpointText, parseLogLine } from "../../lib/storage/format.js";
 import { projectDirs } from "../helpers/temp-dir.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "t" } as const;
 
@@ -92,30 +92,33 @@ describe("state-flow doctor --salvage", () => {
 		assert.equal(refused.code, 1);
 		const dry = run("doctor", "--salvage", "cwd", "--dry-run");
 		assert.match(
-			dry.stdout,
+			unwrapped(dry.stdout),
 			/cwd: left out log\.jsonl bytes 0–\d+ \(line 1\): not intact records, and no one-byte repair makes them pass their integrity checks\./,
 		);
 		// What its bytes still say: its id, time and the entry it wrote.
-		assert.match(dry.stdout, /cwd: lost #2 b2 \(2026-12-01T10:00:01\.000Z\): its record is damaged; it wrote tactics\.b\./);
-		assert.doesNotMatch(dry.stdout, /c3/, "the intact record after it is kept, not reported");
-		assert.match(dry.stdout, /cwd: keeps 1 of 2 transitions after the checkpoint at #1 \(the owner at #3\); each lost one keeps its seq/);
-		assert.match(dry.stdout, /would write them as a new store/);
+		assert.match(unwrapped(dry.stdout), /cwd: lost #2 b2 \(2026-12-01T10:00:01\.000Z\): its record is damaged; it wrote tactics\.b\./);
+		assert.doesNotMatch(unwrapped(dry.stdout), /c3/, "the intact record after it is kept, not reported");
+		assert.match(unwrapped(dry.stdout), /cwd: keeps 1 of 2 transitions after the checkpoint at #1 \(the owner at #3\); each lost one keeps its seq/);
+		assert.match(unwrapped(dry.stdout), /would write them as a new store/);
 		assert.deepEqual(readFileSync(join(s.root, "log.jsonl")), log, "a dry run changes nothing");
 		const done = run("doctor", "--salvage", "cwd");
-		assert.match(done.stdout, /wrote the salvaged store at .*; the damaged one is kept at (\S+) \(nothing deleted\)/);
-		const aside = /kept at (\S+) \(nothing deleted\)/.exec(done.stdout)?.[1] as string;
+		assert.match(unwrapped(done.stdout), /wrote the salvaged store at .*; the damaged one is kept at (\S+) \(nothing deleted\)/);
+		const aside = /kept at (\S+) \(nothing deleted\)/.exec(unwrapped(done.stdout))?.[1] as string;
 		assert.deepEqual(readFileSync(join(aside, "log.jsonl")), log, "the damaged store is kept as it was");
 		assert.deepEqual(readFileSync(join(aside, "checkpoint.json")), s.checkpoint);
-		assert.match(done.stdout, /All stores are healthy\./);
+		assert.match(unwrapped(done.stdout), /All stores are healthy\./);
 		const shown = run("show", "cwd");
 		assert.equal(shown.code, 0, shown.stderr);
-		assert.match(shown.stdout, /\(seq 3,/);
+		assert.match(unwrapped(shown.stdout), /\(seq 3,/);
 		// #3 deleted `a` and wrote `c` over what is left: its effects are there, #2's are not.
-		assert.doesNotMatch(shown.stdout, /"a": "one"|"b":/);
-		assert.match(shown.stdout, /"c": \[/);
+		assert.doesNotMatch(unwrapped(shown.stdout), /"a": "one"|"b":/);
+		assert.match(unwrapped(shown.stdout), /"c": \[/);
 		// The lost seq keeps its place, as an empty transition that names what was lost.
 		const history = run("history", "cwd", "--full");
-		assert.match(history.stdout, /#2 salvage-\S+-2\n\s+at 2026-12-01T10:00:01\.000Z by system salvage: lost #2 b2 \(damaged\); it wrote tactics\.b\n/);
+		assert.match(
+			unwrapped(history.stdout),
+			/#2 salvage-\S+-2\n\s+at 2026-12-01T10:00:01\.000Z by system salvage: lost #2 b2 \(damaged\); it wrote tactics\.b\n/,
+		);
 		// The salvaged store takes new transitions on from there.
 		const next = run("set", "cwd.tactics.b", '"two again"');
 		assert.equal(next.code, 0, next.stderr);
@@ -127,7 +130,7 @@ describe("state-flow doctor --salvage", () => {
 		const s = await smallStore(t);
 		const r = runCli(["doctor", "--salvage", "cwd", "--agent-dir", s.agentDir], { cwd: s.cwd });
 		assert.equal(r.code, 0, r.stdout);
-		assert.match(r.stdout, /cwd: every record of .* is intact; nothing to salvage/);
+		assert.match(unwrapped(r.stdout), /cwd: every record of .* is intact; nothing to salvage/);
 		assert.deepEqual(readFileSync(join(s.root, "log.jsonl")), s.log);
 	});
 });

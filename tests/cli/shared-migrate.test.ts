@@ -13,6 +13,7 @@ import pg from "pg";
 import { patchAt, stateAt } from "../../lib/core/history.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { fiveWrites, setup, sharedServer, text, write } from "./shared-fixture.js";
+import { unwrapped } from "./run.js";
 
 const server = sharedServer();
 
@@ -28,10 +29,10 @@ describe("state-flow migrate", () => {
 		const r = e.run(["migrate", "acme/api"]);
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(
-			r.stdout,
+			unwrapped(r.stdout),
 			/Moved the local cwd store .* \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into PostgreSQL at .*project acme\/api in one transaction; read back and verified/,
 		);
-		assert.match(r.stdout, /left in place and are no longer used/);
+		assert.match(unwrapped(r.stdout), /left in place and are no longer used/);
 		assert.deepEqual(e.config().links, { [realOrSelf(e.cwd)]: "acme/api" });
 		assert.equal(readFileSync(log, "utf8"), bytes, "the local files are left as they were");
 
@@ -51,8 +52,8 @@ describe("state-flow migrate", () => {
 
 		const history = e.run(["history", "cwd"]);
 		assert.equal(history.code, 0, history.stderr);
-		assert.match(history.stdout, /^CWD {2}PostgreSQL at postgres:\/\/postgres@.* project acme\/api {2}\(seq 6; 3 retained, transitions 1-3 folded/);
-		assert.match(history.stdout, /#6 .*system undo/);
+		assert.match(unwrapped(history.stdout), /^CWD {2}PostgreSQL at postgres:\/\/postgres@.* project acme\/api +\(seq 6; 3 retained, transitions 1-3 folded/);
+		assert.match(unwrapped(history.stdout), /#6 .*system undo/);
 	});
 
 	it("refuses a non-empty target with nothing written anywhere", async (t) => {
@@ -65,7 +66,7 @@ describe("state-flow migrate", () => {
 		const r = b.run(["migrate", "acme/api"]);
 		assert.equal(r.code, 1);
 		assert.match(
-			r.stderr,
+			unwrapped(r.stderr),
 			/project `acme\/api`\) in PostgreSQL .* already holds 5 transition\(s\); a migration only fills an empty owner, so nothing was written/,
 		);
 		assert.equal(b.config().links, undefined);
@@ -80,19 +81,19 @@ describe("state-flow migrate", () => {
 		const source = await e.stores().load("global");
 		const r = e.run(["migrate", "--global"]);
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /into PostgreSQL at .*user alice in one transaction/);
-		assert.match(r.stdout, /Global is now shared under user `alice`/);
+		assert.match(unwrapped(r.stdout), /into PostgreSQL at .*user alice in one transaction/);
+		assert.match(unwrapped(r.stdout), /Global is now shared under user `alice`/);
 		assert.equal(e.config().shareGlobal, true);
 		const stores = e.stores();
 		assert.equal(stores.location("global").backend, "postgres");
 		assert.equal(text(await stores.load("global")), text(source));
 		const show = e.run(["show", "global"]);
-		assert.match(show.stdout, /^Global {2}PostgreSQL at .* user alice {2}\(seq 5,/);
-		assert.match(show.stdout, /User: alice \(Global is shared under this name\)/);
+		assert.match(unwrapped(show.stdout), /^Global {2}PostgreSQL at .* user alice +\(seq 5,/);
+		assert.match(unwrapped(show.stdout), /User: alice \(Global is shared under this name\)/);
 		// A second run refuses: Global is already shared.
 		const again = e.run(["migrate", "--global"]);
 		assert.equal(again.code, 1);
-		assert.match(again.stderr, /Global is already shared/);
+		assert.match(unwrapped(again.stderr), /Global is already shared/);
 	});
 
 	it("refuses a damaged source store and an unreachable database, changing nothing", async (t) => {
@@ -102,12 +103,12 @@ describe("state-flow migrate", () => {
 		const good = readFileSync(log, "utf8");
 		const down = e.run(["migrate", "acme/api"], { url: "postgres://sf:s3cr3t-pw@127.0.0.1:1/none" });
 		assert.equal(down.code, 1);
-		assert.match(down.stderr, /unavailable: PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/);
+		assert.match(unwrapped(down.stderr), /unavailable: PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/);
 		assert.equal(e.config().links, undefined);
 		writeFileSync(log, good.replace('"x":1', '"x":2'));
 		const damaged = e.run(["migrate", "acme/api"]);
 		assert.equal(damaged.code, 1);
-		assert.match(damaged.stderr, /The local cwd store cannot be migrated: .*Nothing was changed; run `state-flow doctor` first/s);
+		assert.match(unwrapped(damaged.stderr), /The local cwd store cannot be migrated: .*Nothing was changed; run `state-flow doctor` first/s);
 		assert.equal(e.config().links, undefined);
 		const c = new pg.Client({ connectionString: server.url });
 		await c.connect();
@@ -136,11 +137,11 @@ describe("state-flow migrate --to-files", () => {
 		const r = e.run(["migrate", "--to-files"]);
 		assert.equal(r.code, 0, r.stderr);
 		assert.match(
-			r.stdout,
+			unwrapped(r.stdout),
 			/^Moved PostgreSQL at .*project acme\/api \(seq 5: 3 retained transition\(s\), checkpoint at seq 2\) into the local cwd store .*\/\.pi\/state-flow; read back and verified\.$/m,
 		);
-		assert.match(r.stdout, /^Unlinked .* from project `acme\/api`/m);
-		assert.match(r.stdout, /The database's rows are untouched: checkouts still linked to `acme\/api` keep sharing them/);
+		assert.match(unwrapped(r.stdout), /^Unlinked .* from project `acme\/api`/m);
+		assert.match(unwrapped(r.stdout), /The database's rows are untouched: checkouts still linked to `acme\/api` keep sharing them/);
 		assert.deepEqual(e.config().links, {});
 
 		const stores = e.stores();
@@ -151,7 +152,7 @@ describe("state-flow migrate --to-files", () => {
 		// Undo works on the files as it did on the database.
 		await stores.commit({ cwd: patchAt(back, 0).undo }, { id: "undo-1", at: "2026-12-01T00:00:01.000Z", by: { kind: "system", reason: "undo" }, exact: true });
 		assert.deepEqual((await e.stores().load("cwd")).state, stateAt(source, 1));
-		assert.match(e.run(["history", "cwd"]).stdout, /^CWD {2}\/.*\/\.pi\/state-flow {2}\(seq 6; 3 retained, transitions 1-3 folded/);
+		assert.match(unwrapped(e.run(["history", "cwd"]).stdout), /^CWD {2}\/.*\/\.pi\/state-flow +\(seq 6; 3 retained, transitions 1-3 folded/);
 
 		// Another checkout linked to the project still shares the rows as they were.
 		const other = setup(t, schema, { retention: 3 });
@@ -167,25 +168,31 @@ describe("state-flow migrate --to-files", () => {
 		writeFileSync(file, JSON.stringify({ ...e.config(), retention: 2 }));
 		const r = e.run(["migrate", "--global", "--to-files"]);
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /^Moved PostgreSQL at .*user alice \(seq 5: 2 retained transition\(s\), checkpoint at seq 3\) into the local global store /m);
-		assert.match(r.stdout, /Global is in its local files again/);
+		assert.match(
+			unwrapped(r.stdout),
+			/^Moved PostgreSQL at .*user alice \(seq 5: 2 retained transition\(s\), checkpoint at seq 3\) into the local global store /m,
+		);
+		assert.match(unwrapped(r.stdout), /Global is in its local files again/);
 		assert.equal(e.config().shareGlobal, false);
 		const back = await e.stores().load("global");
 		assert.equal(e.stores().location("global").backend, "file");
 		assert.deepEqual([back.seq, back.checkpointSeq, back.tail.map((x) => x.id)], [5, 3, source.tail.slice(-2).map((x) => x.id)]);
 		assert.deepEqual(back.state, source.state);
-		assert.match(e.run(["show", "global"]).stdout, /^Global {2}\/.*\/state-flow\/global {2}\(seq 5,/);
+		assert.match(unwrapped(e.run(["show", "global"]).stdout), /^Global {2}\/.*\/state-flow\/global +\(seq 5,/);
 	});
 
 	it("refuses, changing nothing: not shared, a local store that holds state, an unreachable database, a project id", async (t) => {
 		const e = setup(t);
 		const notLinked = e.run(["migrate", "--to-files"]);
 		assert.equal(notLinked.code, 1);
-		assert.match(notLinked.stderr, /is not linked to a project: its memory is already in its local files \(.*\/\.pi\/state-flow\)\. Nothing was changed\./);
-		assert.match(e.run(["migrate", "--global", "--to-files"]).stderr, /Global is not shared \(`shareGlobal` is off\)/);
+		assert.match(
+			unwrapped(notLinked.stderr),
+			/is not linked to a project: its memory is already in its local files \(.*\/\.pi\/state-flow\)\. Nothing was changed\./,
+		);
+		assert.match(unwrapped(e.run(["migrate", "--global", "--to-files"]).stderr), /Global is not shared \(`shareGlobal` is off\)/);
 		const usage = e.run(["migrate", "acme/api", "--to-files"]);
 		assert.equal(usage.code, 2);
-		assert.match(usage.stderr, /`migrate --to-files` takes no project id/);
+		assert.match(unwrapped(usage.stderr), /`migrate --to-files` takes no project id/);
 
 		await write(e.stores(), { cwd: { intents: { local: "kept" } } });
 		assert.equal(e.run(["link", "acme/api", "--force"]).code, 0);
@@ -195,7 +202,7 @@ describe("state-flow migrate --to-files", () => {
 		const full = e.run(["migrate", "--to-files"]);
 		assert.equal(full.code, 1);
 		assert.match(
-			full.stderr,
+			unwrapped(full.stderr),
 			/The local cwd store .* holds 1 transition\(s\) from before it was shared; a migration only fills an empty store, so nothing was changed\. Move that folder aside/,
 		);
 		assert.equal(readFileSync(log, "utf8"), bytes);
@@ -205,7 +212,7 @@ describe("state-flow migrate --to-files", () => {
 		assert.equal(f.run(["link", "acme/api"]).code, 0);
 		const down = f.run(["migrate", "--to-files"], { url: "postgres://sf:s3cr3t-pw@127.0.0.1:1/none" });
 		assert.equal(down.code, 1);
-		assert.match(down.stderr, /The shared cwd owner cannot be read: .*cannot be reached.*Nothing was changed\./s);
+		assert.match(unwrapped(down.stderr), /The shared cwd owner cannot be read: .*cannot be reached.*Nothing was changed\./s);
 		assert.deepEqual(f.config().links, { [realOrSelf(f.cwd)]: "acme/api" });
 		assert.equal(existsSync(join(f.cwd, ".pi")), false, "no local folder is created");
 	});
@@ -222,7 +229,7 @@ describe("state-flow migrate --to-files", () => {
 		const again = e.run(["migrate", "--to-files"]);
 		assert.equal(again.code, 1);
 		assert.match(
-			again.stderr,
+			unwrapped(again.stderr),
 			/The local cwd store .* cannot be read \(.*a writer on this machine committed seq 5 \(transition `t-\d+`\).*\); .*Move that folder aside/s,
 		);
 		rmSync(join(e.cwd, ".pi", "state-flow"), { recursive: true });

@@ -11,6 +11,7 @@ import { describe, it } from "node:test";
 import pg from "pg";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { NO_DB, setup, sharedServer, write } from "./shared-fixture.js";
+import { unwrapped } from "./run.js";
 
 const server = sharedServer();
 
@@ -20,29 +21,29 @@ describe("state-flow link and unlink", () => {
 		const linked = e.run(["link", "acme/api", "--cwd", e.cwd]);
 		assert.equal(linked.code, 0, linked.stderr);
 		const real = realOrSelf(e.cwd);
-		assert.match(linked.stdout, new RegExp(`Linked ${real.replace(/[/.]/g, "\\$&")} to project \`acme/api\``));
-		assert.match(linked.stdout, /shared with every checkout linked to `acme\/api`/);
-		assert.match(linked.stdout, /Database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_/);
-		assert.match(linked.stdout, /The project holds nothing yet/);
+		assert.match(unwrapped(linked.stdout), new RegExp(`Linked ${real.replace(/[/.]/g, "\\$&")} to project \`acme/api\``));
+		assert.match(unwrapped(linked.stdout), /shared with every checkout linked to `acme\/api`/);
+		assert.match(unwrapped(linked.stdout), /Database: PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_/);
+		assert.match(unwrapped(linked.stdout), /The project holds nothing yet/);
 		// No `user` in the config: the link says what teammates will see and how to choose the name.
-		assert.match(linked.stdout, /^Teammates see your changes as [^\s;]+@[^\s;]+; to choose the name, set "user" in \S+config\.json\.$/m);
+		assert.match(unwrapped(linked.stdout), /^Teammates see your changes as [^\s;]+@[^\s;]+; to choose the name, set "user" in \S+config\.json\.$/m);
 		const c = e.config();
 		assert.deepEqual(c.links, { [real]: "acme/api" });
 		assert.deepEqual([c.mode, c.custom, c.databaseSchema], ["passive", { kept: true }, e.schema]);
 
 		const again = e.run(["link", "acme/api"]);
-		assert.match(again.stdout, /already linked to project `acme\/api`; nothing changed/);
+		assert.match(unwrapped(again.stdout), /already linked to project `acme\/api`; nothing changed/);
 		const other = e.run(["link", "acme/web"]);
-		assert.match(other.stdout, /to project `acme\/web` \(was `acme\/api`\)/);
+		assert.match(unwrapped(other.stdout), /to project `acme\/web` \(was `acme\/api`\)/);
 		assert.deepEqual(e.config().links, { [real]: "acme/web" });
 
 		const un = e.run(["unlink"]);
 		assert.equal(un.code, 0, un.stderr);
-		assert.match(un.stdout, /Unlinked .* from project `acme\/web`.*The project's rows in the database are untouched/s);
+		assert.match(unwrapped(un.stdout), /Unlinked .* from project `acme\/web`.*The project's rows in the database are untouched/s);
 		const after = e.config();
 		assert.deepEqual(after.links, {});
 		assert.deepEqual([after.mode, after.custom], ["passive", { kept: true }]);
-		assert.match(e.run(["unlink"]).stdout, /is not linked to a project; nothing changed/);
+		assert.match(unwrapped(e.run(["unlink"]).stdout), /is not linked to a project; nothing changed/);
 	});
 
 	it("refuses a bad project id naming the field, writing nothing", (t) => {
@@ -56,8 +57,8 @@ describe("state-flow link and unlink", () => {
 		] as Array<[string, RegExp]>) {
 			const r = e.run(["link", id]);
 			assert.equal(r.code, 1, id);
-			assert.match(r.stderr, why);
-			assert.match(r.stderr, /nothing was written/);
+			assert.match(unwrapped(r.stderr), why);
+			assert.match(unwrapped(r.stderr), /nothing was written/);
 		}
 		assert.equal(readFileSync(join(e.agent, "state-flow", "config.json"), "utf8"), before);
 	});
@@ -66,12 +67,12 @@ describe("state-flow link and unlink", () => {
 		const e = setup(t);
 		const r = e.run(["link", "acme/api"], { url: NO_DB });
 		assert.equal(r.code, 0, r.stderr);
-		assert.match(r.stdout, /warning: no database is configured.*unavailable/);
+		assert.match(unwrapped(r.stdout), /warning: no database is configured.*unavailable/);
 		const show = e.run(["show"], { url: NO_DB });
 		assert.equal(show.code, 1);
-		assert.match(show.stdout, /^CWD {2}PostgreSQL at \(not configured\).*project acme\/api {2}\(unavailable\)/m);
-		assert.match(show.stdout, /Problem: no database is configured/);
-		assert.match(show.stderr, /`cwd` owner \(project `acme\/api`\) is shared through PostgreSQL, but no database is configured/);
+		assert.match(unwrapped(show.stdout), /^CWD {2}PostgreSQL at \(not configured\).*project acme\/api +\(unavailable\)/m);
+		assert.match(unwrapped(show.stdout), /Problem: no database is configured/);
+		assert.match(unwrapped(show.stderr), /`cwd` owner \(project `acme\/api`\) is shared through PostgreSQL, but no database is configured/);
 	});
 
 	it("refuses to link over a local CWD store that holds state, unless --force, which leaves the files untouched", async (t) => {
@@ -81,11 +82,11 @@ describe("state-flow link and unlink", () => {
 		const bytes = readFileSync(log, "utf8");
 		const r = e.run(["link", "acme/api"]);
 		assert.equal(r.code, 1);
-		assert.match(r.stderr, /holds 1 transition\(s\).*Nothing was changed.*`state-flow migrate acme\/api`.*`state-flow link acme\/api --force`/s);
+		assert.match(unwrapped(r.stderr), /holds 1 transition\(s\).*Nothing was changed.*`state-flow migrate acme\/api`.*`state-flow link acme\/api --force`/s);
 		assert.equal(e.config().links, undefined);
 		const forced = e.run(["link", "acme/api", "--force"]);
 		assert.equal(forced.code, 0, forced.stderr);
-		assert.match(forced.stdout, /left untouched and unused while linked/);
+		assert.match(unwrapped(forced.stdout), /left untouched and unused while linked/);
 		assert.equal(readFileSync(log, "utf8"), bytes);
 		// Unlinked again, the local memory is back.
 		e.run(["unlink"]);
@@ -105,7 +106,7 @@ describe("show, history, export, import and doctor on the database", () => {
 		);
 		const imported = e.run(["import", file]);
 		assert.equal(imported.code, 0, imported.stderr);
-		assert.match(imported.stdout, /Imported .* into global and cwd as transition/);
+		assert.match(unwrapped(imported.stdout), /Imported .* into global and cwd as transition/);
 		assert.equal(existsSync(join(e.cwd, ".pi", "state-flow")), false, "no local CWD store appears in a linked checkout");
 
 		const doc = JSON.parse(e.run(["export"]).stdout) as { owners: Record<string, { seq: number; state: unknown }> };
@@ -114,18 +115,24 @@ describe("show, history, export, import and doctor on the database", () => {
 
 		const show = e.run(["show"]);
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /^Global {2}\/.*\/state-flow\/global {2}\(seq 1,/m);
-		assert.match(show.stdout, /^CWD {2}PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_\w+, project acme\/api {2}\(seq 1,/m);
-		assert.match(show.stdout, /^Database: PostgreSQL at .*, schema sf_test_\w+, from STATE_FLOW_DATABASE_URL$/m);
-		assert.match(show.stdout, /^User: /m);
+		assert.match(unwrapped(show.stdout), /^Global {2}\/.*\/state-flow\/global +\(seq 1,/m);
+		assert.match(
+			unwrapped(show.stdout),
+			/^CWD {2}PostgreSQL at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres, schema sf_test_\w+, project acme\/api +\(seq 1,/m,
+		);
+		assert.match(unwrapped(show.stdout), /^Database: PostgreSQL at .*, schema sf_test_\w+, from STATE_FLOW_DATABASE_URL$/m);
+		assert.match(unwrapped(show.stdout), /^User: /m);
 
 		// History on the database says who made the change (the importer: this user on this host).
 		const history = e.run(["history", "cwd"]);
-		assert.match(history.stdout, /^CWD {2}PostgreSQL at .*project acme\/api {2}\(seq 1; 1 retained\)\n {2}#1 \S+ \d\d:\d\d:\d\d import doc\.json \S+@\S+ /m);
+		assert.match(
+			unwrapped(history.stdout),
+			/^CWD {2}PostgreSQL at .*project acme\/api +\(seq 1; 1 retained\)\n {2}#1 \S+ \d\d:\d\d:\d\d import doc\.json \S+@\S+ /m,
+		);
 		const doctor = e.run(["doctor"]);
 		assert.equal(doctor.code, 0, doctor.stdout);
-		assert.match(doctor.stdout, /cwd: ok, PostgreSQL at .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);
-		assert.match(doctor.stdout, /global: ok, seq 1/);
+		assert.match(unwrapped(doctor.stdout), /cwd: ok, PostgreSQL at .* project acme\/api, seq 1, 1 retained transition\(s\), every row verified\./);
+		assert.match(unwrapped(doctor.stdout), /global: ok, seq 1/);
 	});
 
 	it("doctor reads the rows afresh: a row edited by hand is reported as damage", async (t) => {
@@ -142,7 +149,7 @@ describe("show, history, export, import and doctor on the database", () => {
 		}
 		const doctor = e.run(["doctor"]);
 		assert.equal(doctor.code, 1);
-		assert.match(doctor.stdout, /cwd: DAMAGED: .*transition row seq 1 does not match its checksum/);
+		assert.match(unwrapped(doctor.stdout), /cwd: DAMAGED: .*transition row seq 1 does not match its checksum/);
 	});
 
 	it("an unreachable database: exit 1 with a clear message, the other owners still shown, nothing exported partially", async (t) => {
@@ -153,19 +160,23 @@ describe("show, history, export, import and doctor on the database", () => {
 		for (const cmd of ["show", "history"]) {
 			const r = e.run([cmd], { url });
 			assert.equal(r.code, 1, cmd);
-			assert.match(r.stdout, /^Global {2}\/.* {2}\(seq 1/m, cmd);
-			assert.match(r.stdout, /^CWD {2}PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none, .*project acme\/api {2}\(unavailable\)/m, cmd);
-			assert.match(r.stderr, /`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/, cmd);
+			assert.match(unwrapped(r.stdout), /^Global {2}\/.* +\(seq 1/m, cmd);
+			assert.match(unwrapped(r.stdout), /^CWD {2}PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none, .*project acme\/api +\(unavailable\)/m, cmd);
+			assert.match(
+				unwrapped(r.stderr),
+				/`cwd` owner \(project `acme\/api`\) unavailable: PostgreSQL at postgres:\/\/sf@127\.0\.0\.1:1\/none cannot be reached/,
+				cmd,
+			);
 		}
 		const exported = e.run(["export"], { url });
 		assert.equal(exported.code, 1);
 		assert.equal(exported.stdout, "");
-		assert.match(exported.stderr, /Nothing was exported/);
+		assert.match(unwrapped(exported.stderr), /Nothing was exported/);
 		assert.equal(JSON.parse(e.run(["export", "global"], { url }).stdout).owners.global.seq, 1);
 		const doctor = e.run(["doctor"], { url });
 		assert.equal(doctor.code, 1);
-		assert.match(doctor.stdout, /cwd: UNAVAILABLE: .*cannot be reached/);
-		assert.match(doctor.stdout, /global: ok, seq 1/);
+		assert.match(unwrapped(doctor.stdout), /cwd: UNAVAILABLE: .*cannot be reached/);
+		assert.match(unwrapped(doctor.stdout), /global: ok, seq 1/);
 	});
 
 	for (const [point, committed] of [
@@ -183,8 +194,8 @@ describe("show, history, export, import and doctor on the database", () => {
 			const journal = join(e.agent, "state-flow", "journal");
 			assert.equal(readdirSync(journal).filter((f) => f.endsWith(".json")).length, 1);
 			const dry = e.run(["doctor", "--dry-run"]);
-			if (committed) assert.match(dry.stdout, /cwd in postgres:.*acme\/api \(committed there at seq 1\).*would roll forward/);
-			else assert.match(dry.stdout, /was never committed \(.*cwd in postgres:.*acme\/api \(NOT committed there.*would drop its journal/);
+			if (committed) assert.match(unwrapped(dry.stdout), /cwd in postgres:.*acme\/api \(committed there at seq 1\).*would roll forward/);
+			else assert.match(unwrapped(dry.stdout), /was never committed \(.*cwd in postgres:.*acme\/api \(NOT committed there.*would drop its journal/);
 			const fix = e.run(["doctor"]);
 			assert.equal(fix.code, 0, fix.stdout);
 			assert.deepEqual(

@@ -11,12 +11,12 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { latestUndoPlan, reversalFor } from "../../lib/core/undo.js";
 import { projectDirs } from "../helpers/temp-dir.js";
-import { runCli } from "./run.js";
+import { runCli, unwrapped } from "./run.js";
 
 const by = { kind: "system", reason: "test" } as const;
 
 /** A message as one line: the CLI wraps what it prints at 80 columns. */
-const flat = (text: string) => text.replace(/\n/g, " ");
+const flat = (text: string) => unwrapped(text).replace(/\n/g, " ");
 
 async function setup(t: { after(fn: () => void): void }) {
 	const { cwd, agentDir: agent } = projectDirs(t, "state-flow-undo-");
@@ -37,20 +37,20 @@ describe("state-flow undo", () => {
 		const e = await setup(t);
 		const latest = e.run("undo");
 		assert.equal(latest.code, 0, latest.stderr);
-		assert.match(latest.stdout, /^Reverted ccc3-000 \(global\) as transition [0-9a-f]{8}\.$/m);
+		assert.match(unwrapped(latest.stdout), /^Reverted ccc3-000 \(global\) as transition [0-9a-f]{8}\.$/m);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
 		assert.match(e.run("history", "global").stdout, /^ {2}#3 \S+ (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) undo of ccc3-000 \S+ set tactics\.g$/m);
 
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
-		assert.match(cwd.stdout, /Reverted bbb2-000 \(cwd\)/);
+		assert.match(unwrapped(cwd.stdout), /Reverted bbb2-000 \(cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 
 		// ccc3 and bbb2 are undone (their undos cancel them), so aaa1 is undone next, in both owners.
 		const walk = e.run("undo");
 		assert.equal(walk.code, 0, walk.stderr);
 		assert.match(
-			walk.stdout,
+			unwrapped(walk.stdout),
 			/^Reverted aaa1-000 \(global\+cwd\) as transition [0-9a-f]{8}\.\nIt reverts:\n {2}global #1 aaa1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test set tactics\.\w+$/m,
 		);
 		assert.deepEqual(await e.tactics("global"), {});
@@ -58,7 +58,7 @@ describe("state-flow undo", () => {
 		// Redo walks forward again, newest undo first; an undone transition is not undone twice.
 		const redo = e.run("redo");
 		assert.equal(redo.code, 0, redo.stderr);
-		assert.match(redo.stdout, /^Redid what [0-9a-f]{8} undid \(global\+cwd\)/);
+		assert.match(unwrapped(redo.stdout), /^Redid what [0-9a-f]{8} undid \(global\+cwd\)/);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
 		const before = e.logs();
 		const twice = e.run("undo", "ccc3");
@@ -84,7 +84,7 @@ describe("state-flow undo", () => {
 		assert.match(flat(ambiguous.stderr), /`` starts 3 transition ids \(aaa1-0000, ccc3-0000, bbb2-0000\); type more of the id/);
 		const session = e.run("undo", "session");
 		assert.equal(session.code, 2);
-		assert.match(session.stderr, /use `\/state undo session` inside pi/);
+		assert.match(unwrapped(session.stderr), /use `\/state undo session` inside pi/);
 		assert.deepEqual(e.logs(), before);
 		// A damaged owner is planned around: naming the other owner works, an undo that needs it is refused.
 		const damaged = e.logs()[0] as string;
@@ -94,12 +94,12 @@ describe("state-flow undo", () => {
 		assert.match(flat(whole.stderr), /cannot undo global: .*is damaged/);
 		const cwd = e.run("undo", "cwd");
 		assert.equal(cwd.code, 0, cwd.stderr);
-		assert.match(cwd.stdout, /Reverted bbb2-000 \(cwd\)/);
+		assert.match(unwrapped(cwd.stdout), /Reverted bbb2-000 \(cwd\)/);
 		writeFileSync(e.globalLog, damaged);
 		// By id, in every owner that retains it, when nothing changed its keys since.
 		const byId = e.run("undo", "ccc");
 		assert.equal(byId.code, 0, byId.stderr);
-		assert.match(byId.stdout, /Reverted ccc3-000 \(global\)/);
+		assert.match(unwrapped(byId.stdout), /Reverted ccc3-000 \(global\)/);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });
 	});
 });
@@ -115,14 +115,14 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		const refused = run("undo");
 		assert.equal(refused.code, 1);
 		assert.match(
-			refused.stderr,
+			unwrapped(refused.stderr),
 			/^It reverts:\n {2}cwd #1 bob1-000 (?:\d\d:\d\d:\d\d|\d\d-\d\d \d\d:\d\d|\d{4}-\d\d-\d\d) system test bob@desk set tactics\.b\n/m,
 		);
-		assert.match(refused.stderr, /^state-flow: This undo reverts changes made by bob@desk\.\nNothing was written; add --yes to go ahead\.$/m);
+		assert.match(unwrapped(refused.stderr), /^state-flow: This undo reverts changes made by bob@desk\.\nNothing was written; add --yes to go ahead\.$/m);
 		assert.equal(readFileSync(log, "utf8"), before);
 		const done = run("undo", "--yes");
 		assert.equal(done.code, 0, done.stderr);
-		assert.match(done.stdout, /^Reverted bob1-000 \(cwd\) as transition /);
+		assert.match(unwrapped(done.stdout), /^Reverted bob1-000 \(cwd\) as transition /);
 		assert.deepEqual((await bob.load("cwd")).state.tactics, {});
 	});
 
@@ -141,7 +141,7 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		});
 		const redo = runCli(["redo", "--agent-dir", agent], { cwd });
 		assert.equal(redo.code, 0, redo.stderr);
-		assert.doesNotMatch(redo.stdout + redo.stderr, /made by|someone else|--yes/);
+		assert.doesNotMatch(unwrapped(redo.stdout) + redo.stderr, /made by|someone else|--yes/);
 		assert.deepEqual((await alice.load("cwd")).state.tactics, { mine: 1 });
 	});
 
@@ -150,11 +150,11 @@ describe("state-flow undo, redo and restore: whose, and --yes", () => {
 		const path = e.run("restore", "aaa1", "--path", "cwd.tactics.t");
 		assert.equal(path.code, 0, path.stderr);
 		assert.match(
-			path.stdout,
+			unwrapped(path.stdout),
 			/^Restored cwd\.tactics\.t to after aaa1-000 as transition [0-9a-f]{8} \(1 reverted\)\.\nIt restores cwd\.tactics\.t to after aaa1-000, reverting 1 transition:\n {2}cwd #2 /,
 		);
 		assert.deepEqual(await e.tactics("cwd"), { t: "step", keep: 1 });
-		assert.match(e.run("history", "cwd", "--full").stdout, / by restore to aaa1-0000 \(cwd\.tactics\.t\) /);
+		assert.match(unwrapped(e.run("history", "cwd", "--full").stdout), / by restore to aaa1-0000 \(cwd\.tactics\.t\) /);
 		const whole = e.run("restore", "aaa1");
 		assert.equal(whole.code, 0, whole.stderr);
 		assert.deepEqual(await e.tactics("global"), { g: 1 });

@@ -50,7 +50,26 @@ describe("/state", () => {
 			assert.match(status, /global\s+not wanted\s+empty/);
 			assert.match(status, /cwd\s+wanted\s+\d+(\.\d)? (B|KB), 2 transitions, 2 retained/);
 			assert.match(status, /session\s+wanted\s+empty\n\s+memory only/);
-			assert.match(status, /retention: 20 transitions per owner/);
+			assert.match(status, /retention: 200 transitions per owner/);
+		});
+	});
+
+	it("lays /state show out in 80 columns: a long value wraps under its member, no word lost", async () => {
+		const long = Array.from({ length: 10 }, (_, i) => `step ${i + 1} of porting the payment calls`).join(", ");
+		await withFlow({}, async (flow) => {
+			await flow.prompt("plan", [{ calls: [{ id: "w", name: "patch_state", args: { cwd: { tactics: { plan: long } } } }] }, { text: "ok" }]);
+			const [shown] = await flow.command("/state show cwd");
+			const lines = (shown ?? "").split("\n");
+			for (const line of lines) assert.ok([...line].length <= 80, line);
+			const at = lines.findIndex((l) => l.startsWith('    "plan": "step 1 of porting'));
+			assert.ok(at >= 0, shown);
+			// Continued two columns under the member, never at a key's column.
+			assert.match(lines[at + 1] ?? "", /^ {6}\S/);
+			const joined = lines
+				.slice(at, lines.findIndex((l, i) => i > at && l.trimEnd().endsWith('"')) + 1)
+				.map((l, i) => (i === 0 ? l : l.trimStart()))
+				.join(" ");
+			assert.equal(joined, `    "plan": ${JSON.stringify(long)}`);
 		});
 	});
 

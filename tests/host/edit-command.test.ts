@@ -18,6 +18,7 @@ import { createStateFlow } from "../../lib/index.js";
 import { shownOutput } from "../helpers/output.js";
 import { draw, theme } from "../helpers/render-theme.js";
 import { tempDir } from "../helpers/temp-dir.js";
+import { runCli } from "../cli/run.js";
 import { extensionSession } from "./fixture.js";
 import { waitFor, within } from "../helpers/soon.js";
 
@@ -215,6 +216,23 @@ describe("the browser's e and d", () => {
 		assert.equal(h.state.intents.parser, undefined);
 		assert.equal(h.state.tactics.lex, undefined);
 		await b.close();
+	});
+
+	it("d names the reference a delete leaves dangling, in the words state-flow delete prints", async (t) => {
+		const s = await editing(t, { answer: false });
+		const b = await openBrowser(s);
+		// Rows: intents, strategy, tactics (open it), then lex: owned by cwd.intents.parser.
+		b.keys(DOWN, DOWN, ENTER, DOWN, "d");
+		await settled(b.c);
+		const warning = "leaves cwd.intents.parser -> cwd.tactics.lex dangling";
+		assert.ok(draw(b.c, 140).join("\n").includes(`Delete cwd.tactics.lex (${warning})? y = delete, any other key = keep`), draw(b.c, 140).join("\n"));
+		b.keys("n");
+		assert.equal((await s.cwdHistory()).seq, 1);
+		await b.close();
+		// The command line says the same of the same delete (and, asking nothing for it, does it).
+		const cli = runCli(["delete", "cwd.tactics.lex"], { cwd: s.cwd, env: { PI_CODING_AGENT_DIR: s.agentDir } });
+		assert.equal(cli.code, 0, cli.stderr);
+		assert.ok(cli.stdout.includes(`  ${warning}\n`), cli.stdout);
 	});
 });
 

@@ -6,7 +6,7 @@
  * included) is refused: the territory is the checkout, never the folder above it.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { DefaultResourceLoader } from "@mariozechner/pi-coding-agent";
@@ -15,7 +15,7 @@ import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
-import { startFlow } from "./fixture.js";
+import { startFlow, userTexts } from "./fixture.js";
 
 describe("artifacts in a subfolder of a worktree", () => {
 	it("keys are written relative to the subfolder, stored relative to the checkout's root; Skills compile there; the main worktree's files are outside", async (t) => {
@@ -80,5 +80,43 @@ describe("artifacts in a subfolder of a worktree", () => {
 			[join(dir, ".agents", "skills", "deploy", "SKILL.md")],
 			"pi started in the subfolder discovers it (the user's own Skills aside)",
 		);
+	});
+});
+
+describe("a file artifact seen from another worktree", () => {
+	it("says it differs in this worktree, not that it changed; in the worktree it was recorded in, a change is a change", async (t) => {
+		const { base, dir } = repo(t);
+		const wt = join(base, "wt2");
+		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+		writeFileSync(join(wt, "src", "a.txt"), "another branch's a\n");
+		const agentDir = join(base, "agent");
+		mkdirSync(agentDir);
+		const read = (id: string) => ({ calls: [{ id, name: "read_state", args: { path: "cwd.tactics" } }] });
+		const hint = (flow: Awaited<ReturnType<typeof startFlow>>, id: string) =>
+			(flow.results()[id]?.text ?? "").split("\n").filter((l) => l.startsWith("Source changed: "));
+		const main = await startFlow({ cwd: dir, agentDir, flags: { "state-owners": "cwd" }, idPrefix: "m" });
+		t.after(() => main.dispose());
+		await main.prompt("track", [
+			{ calls: [{ id: "rec", name: "patch_state", args: { artifacts: { "src/a.txt": { kind: "file" } } } }] },
+			read("m0"),
+			{ text: "ok" },
+		]);
+		assert.ok(!main.results().rec?.isError, main.results().rec?.text);
+		assert.deepEqual(hint(main, "m0"), []);
+		// The worktree shares the project's store: its own a.txt is another file, not a change.
+		const other = await startFlow({ cwd: wt, agentDir, flags: { "state-owners": "cwd" }, idPrefix: "w" });
+		t.after(() => other.dispose());
+		await other.prompt("look", [read("w1"), { text: "ok" }]);
+		const request = other.seen.at(-2);
+		assert.ok(request, "the worktree's first request");
+		const head = userTexts(request).find((x) => x.includes("<state_flow_head>")) ?? "";
+		assert.match(head, /stale artifact: artifacts\["src\/a\.txt"\]: file differs in this worktree \(size 2 → 19\)/);
+		assert.doesNotMatch(head, /changed since it was recorded/);
+		assert.deepEqual(hint(other, "w1"), [], "the head said it");
+		await other.prompt("again", [{ ...read("w2"), before: () => rmSync(join(wt, "src", "a.txt")) }, { text: "ok" }]);
+		assert.deepEqual(hint(other, "w2"), ['Source changed: artifacts["src/a.txt"]: file is not in this worktree.']);
+		// Where it was recorded, an edit is a change.
+		await main.prompt("more", [{ ...read("m1"), before: () => writeFileSync(join(dir, "src", "a.txt"), "a, edited\n") }, { text: "ok" }]);
+		assert.deepEqual(hint(main, "m1"), ['Source changed: artifacts["src/a.txt"]: file changed since it was recorded (size 2 → 10).']);
 	});
 });

@@ -16,7 +16,7 @@ import type { TransitionRecord } from "../../lib/core/types.js";
 import { configPath } from "../../lib/storage/placement/config.js";
 import { parseRecordLine } from "../../lib/storage/format.js";
 import { projectOf } from "../../lib/storage/project/project.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { type DriverStep, type Machine, ok, startPi } from "../fleet/fleet.js";
 import { git, repo } from "../helpers/git-repo.js";
 
@@ -121,7 +121,7 @@ describe("two pi processes in two worktrees", () => {
 		assert.equal(lastCall, `${lastTag}-${CALLS - 1}`);
 		const undo = runCli(["undo", "--agent-dir", agentDir], { cwd: wt });
 		assert.equal(undo.code, 0, undo.stderr);
-		assert.match(undo.stdout, new RegExp(`^Reverted ${newest.id.slice(0, 8)} \\(global\\+cwd\\) as transition`, "m"));
+		assert.match(unwrapped(undo.stdout), new RegExp(`^Reverted ${newest.id.slice(0, 8)} \\(global\\+cwd\\) as transition`, "m"));
 		const after = stores();
 		const undone = await after.load("cwd");
 		const { [lastCall]: _gone, ...kept } = keys;

@@ -10,6 +10,7 @@ import fc from "fast-check";
 import type { PlanePatch, Provenance, TransitionRecord } from "../../lib/core/types.js";
 import { undoneIn } from "../../lib/core/undo.js";
 import { historyText } from "../../lib/ops/history-text.js";
+import { assertProperty } from "../helpers/seed.js";
 
 const text = historyText((s) => [...s].length);
 const now = new Date(2026, 11, 1, 12, 0, 0);
@@ -72,6 +73,57 @@ describe("history lines say what each transition did", () => {
 						.join();
 				fc.pre(kinds(p) !== kinds(q) || pUndone !== qUndone);
 				assert.notEqual(said(r, mark(pUndone)), said(s, mark(qUndone)));
+			}),
+		);
+	});
+});
+
+describe("fitLine: a line laid out in a width", () => {
+	const fit = (line: string, width = 40) => text.fitLine(line, width);
+
+	it("leaves a line that fits; breaks a longer one between words, two columns under its own indentation", () => {
+		assert.deepEqual(fit("  short enough"), ["  short enough"]);
+		assert.deepEqual(fit('    "plan": "one two three four five six seven eight"'), ['    "plan": "one two three four five six', '      seven eight"']);
+	});
+
+	it("never breaks a quoted command, a path or a URL (only one longer than a line passes the width); breaks a long hash", () => {
+		const cmd = "run `state-flow doctor --salvage cwd` to rebuild it from its intact transitions";
+		for (const line of fit(cmd)) assert.equal((line.match(/`/g) ?? []).length % 2, 0, line);
+		assert.ok(fit(cmd).some((l) => l.includes("`state-flow doctor --salvage cwd`")));
+		const path = `moved aside to /home/someone/projects/a-long-name/.pi/state-flow.damaged-2026`;
+		assert.ok(fit(path).includes("  /home/someone/projects/a-long-name/.pi/state-flow.damaged-2026"), fit(path).join("\n"));
+		assert.ok(fit("see https://example.com/a/very/long/address/that/goes/on.html now").includes("  https://example.com/a/very/long/address/that/goes/on.html"));
+		const hash = `"sourceHash": "${"ab12".repeat(16)}"`;
+		const lines = fit(hash);
+		for (const l of lines) assert.ok(l.length <= 40, l);
+		assert.equal(
+			lines
+				.map((l) => l.trimStart())
+				.join("")
+				.replace('"sourceHash":', '"sourceHash": '),
+			hash,
+		);
+	});
+
+	it("property: every line fits, unless it holds one unbroken word longer than a line; no word is lost, added or reordered", () => {
+		const word = fc.oneof(
+			fc.stringMatching(/^[a-z]{1,12}$/),
+			fc.stringMatching(/^[a-z]{30,70}$/),
+			fc.stringMatching(/^\/[a-z/]{1,60}$/),
+			fc.stringMatching(/^`[a-z]{1,8}( [a-z-]{1,10}){0,4}`$/),
+		);
+		assertProperty(
+			fc.property(fc.nat({ max: 8 }), fc.array(word, { minLength: 1, maxLength: 30 }), fc.integer({ min: 20, max: 100 }), (lead, ws, width) => {
+				const line = " ".repeat(lead) + ws.join(" ");
+				const lines = text.fitLine(line, width);
+				for (const l of lines.slice(1)) assert.ok(l.startsWith(" ".repeat(Math.min(lead + 2, Math.floor(width / 2)))), l);
+				for (const l of lines) {
+					const over = [...l].length > width;
+					if (over) assert.match(l.trim(), /^(`[^`]*`|\S+)$/, `${l} is over ${width} with more than one word`);
+					assert.equal((l.match(/`/g) ?? []).length % 2, 0, l);
+				}
+				// A broken word joins back without a space: compare the characters, not the spaces.
+				assert.equal(lines.join("").replace(/\s+/g, ""), line.replace(/\s+/g, ""));
 			}),
 		);
 	});

@@ -9,7 +9,7 @@ import { openStoresAt } from "../../lib/storage/open.js";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { configPath } from "../../lib/storage/placement/config.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { flowDirs, withFlow } from "../host/fixture.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { corpusPositives } from "./credential-corpus.js";
@@ -27,7 +27,7 @@ describe("--allow-secret: the user's one-command override", () => {
 		assert.match(lines[0] as string, /^state-flow: `cwd\.tactics\.session` holds what looks like a JSON Web Token;$/);
 		for (const l of lines.slice(0, -1)) assert.ok(l.length <= 80, `${l.length} columns: ${l}`);
 		assert.equal(lines.at(-1), configPath(agentDir), "the config file's full path, on a line of its own");
-		assert.match(refused.stderr, /--allow-secret/);
+		assert.match(unwrapped(refused.stderr), /--allow-secret/);
 		assert.ok(!refused.stderr.includes(jwt), "the token is not printed");
 		assert.equal((await openStoresAt({ agentDir, cwd }).load("cwd")).seq, 0);
 
@@ -39,14 +39,14 @@ describe("--allow-secret: the user's one-command override", () => {
 		const state = { intents: {}, strategy: {}, tactics: { session: jwt, billing: `use ${key}` }, artifacts: {}, lazy: {} };
 		const importRefused = run(["import", "-", "--owner", "cwd"], JSON.stringify(state));
 		assert.equal(importRefused.code, 1, importRefused.stdout);
-		assert.match(importRefused.stderr, /`cwd\.tactics\.billing` holds what looks like a Stripe key/);
+		assert.match(unwrapped(importRefused.stderr), /`cwd\.tactics\.billing` holds what looks like a Stripe key/);
 		const imported = run(["import", "-", "--owner", "cwd", "--allow-secret"], JSON.stringify(state));
 		assert.equal(imported.code, 0, imported.stderr);
 		assert.equal((await openStoresAt({ agentDir, cwd }).load("cwd")).state.tactics.billing, `use ${key}`);
 		// Only set, edit and import take it.
 		const del = run(["delete", "cwd.tactics.billing", "--allow-secret"]);
 		assert.equal(del.code, 2);
-		assert.match(del.stderr, /`delete` does not take `--allow-secret`/);
+		assert.match(unwrapped(del.stderr), /`delete` does not take `--allow-secret`/);
 	});
 
 	it("/state set … --allow-secret stores, through the real pi SDK; without it, refused; the model cannot pass it", async (t) => {

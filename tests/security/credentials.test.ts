@@ -19,7 +19,7 @@ import { isStateError } from "../../lib/core/errors.js";
 import { TODO_SPEC } from "../../examples/todo/index.js";
 import { configPath, validateConfig } from "../../lib/storage/placement/config.js";
 import { findCredentials, refuseCredentials } from "../../lib/storage/credentials/check.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { flowDirs, withFlow } from "../host/fixture.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { credentialSamples, ordinarySamples } from "./credential-samples.js";
@@ -200,7 +200,7 @@ describe("credentials: every writer", () => {
 		const pw = samples["password= assignment"] as string;
 		const set = run(["set", "cwd.tactics.db", JSON.stringify(pw)]);
 		assert.equal(set.code, 1, set.stdout);
-		assert.match(set.stderr, /`cwd\.tactics\.db` holds what looks like a password/);
+		assert.match(unwrapped(set.stderr), /`cwd\.tactics\.db` holds what looks like a password/);
 		assert.equal((await openStoresAt({ agentDir, cwd }).load("cwd")).seq, 0);
 		// Refused before any lock: the store's folder (where its lock lives) was never even created.
 		assert.equal(existsSync(join(cwd, ".pi", "state-flow")), false);
@@ -220,10 +220,10 @@ describe("credentials: every writer", () => {
 		const run = (args: string[]) => runCli([...args, "--yes", "--agent-dir", agentDir], { cwd });
 		const back = run(["undo", "aaaa0002-0000"]);
 		assert.equal(back.code, 1, back.stdout);
-		assert.match(back.stderr, /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
+		assert.match(unwrapped(back.stderr), /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
 		const restored = run(["restore", "aaaa0001-0000"]);
 		assert.equal(restored.code, 1, restored.stdout);
-		assert.match(restored.stderr, /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
+		assert.match(unwrapped(restored.stderr), /`cwd\.tactics\.ai` holds what looks like an OpenAI API key/);
 		const stores = openStoresAt({ agentDir, cwd });
 		assert.equal((await stores.load("cwd")).seq, 2);
 		// Undoing the write itself only deletes: a patch that writes no string holds no credential.

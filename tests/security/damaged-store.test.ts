@@ -19,7 +19,7 @@ import { sumOf } from "../../lib/storage/format.js";
 import type { Stores } from "../../lib/storage/stores.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
@@ -102,11 +102,11 @@ describe("damaged stores: truncation", () => {
 			writeFileSync(s.log, s.bytes.subarray(0, cut));
 			const show = runCli(["show", "cwd"], { cwd: s.proj, env });
 			assert.equal(show.code, 1, `cut at ${cut}: show must refuse:\n${show.stdout}`);
-			assert.match(show.stderr, /state-flow doctor/);
+			assert.match(unwrapped(show.stderr), /state-flow doctor/);
 			assert.ok(show.stderr.includes(s.log), show.stderr);
 			const doctor = runCli(["doctor"], { cwd: s.proj, env });
 			assert.equal(doctor.code, 1, `cut at ${cut}: doctor must not call it healthy:\n${doctor.stdout}`);
-			assert.match(doctor.stdout, /DAMAGED/);
+			assert.match(unwrapped(doctor.stdout), /DAMAGED/);
 			assert.deepEqual(readFileSync(s.log), s.bytes.subarray(0, cut), "doctor changed nothing without being asked");
 		}
 	});
@@ -230,7 +230,7 @@ describe("damaged stores: checkpoints and shapes", () => {
 		await assert.rejects(open(s).load("cwd"), isDamage(s.log));
 		const doctor = runCli(["doctor"], { cwd: s.proj, env: { PI_CODING_AGENT_DIR: s.agent } });
 		assert.equal(doctor.code, 1);
-		assert.match(doctor.stdout, /DAMAGED.*behind checkpoint/);
+		assert.match(unwrapped(doctor.stdout), /DAMAGED.*behind checkpoint/);
 	});
 
 	it("a checkpoint whose bytes changed fails its integrity check", async (t) => {
@@ -282,10 +282,10 @@ describe("damaged stores: doctor", () => {
 		const kept = files();
 		const report = runCli(["doctor"], { cwd: s.proj, env });
 		assert.equal(report.code, 1);
-		assert.match(report.stdout, /DAMAGED[\s\S]*--move-aside cwd/);
+		assert.match(unwrapped(report.stdout), /DAMAGED[\s\S]*--move-aside cwd/);
 		assert.deepEqual(files(), kept, "doctor changed nothing without being asked");
 		const moved = runCli(["doctor", "--move-aside", "cwd"], { cwd: s.proj, env });
-		const dest = /moved \S+ to (\S+) \(kept/.exec(moved.stdout)?.[1];
+		const dest = /moved \S+ to (\S+) \(kept/.exec(unwrapped(moved.stdout))?.[1];
 		assert.ok(dest, moved.stdout);
 		assert.ok(existsSync(dest));
 		const aside = Object.fromEntries(

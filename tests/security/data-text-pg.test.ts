@@ -20,7 +20,7 @@ import { sumOf } from "../../lib/storage/format.js";
 import { realOrSelf } from "../../lib/storage/fs-util.js";
 import { checksum } from "../../lib/storage/pg/rows.js";
 import { PgDatabase } from "../../lib/storage/pg/database.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { type TestDatabase, testDatabase } from "../helpers/pg-server.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 
@@ -128,7 +128,7 @@ describe("stored text is data on PostgreSQL and in exports (issue 24)", () => {
 							.join("\n") + r.stderr
 					: r.stdout + r.stderr;
 			assert.ok(!config.includes(password), `\`state-flow ${args.join(" ")}\` printed the password as configuration:\n${config}`);
-			assert.match(r.stdout + r.stderr, /postgres(ql)?:\/\/\w+@/, `${args.join(" ")} names the database without its password`);
+			assert.match(unwrapped(r.stdout) + r.stderr, /postgres(ql)?:\/\/\w+@/, `${args.join(" ")} names the database without its password`);
 		}
 	});
 
@@ -139,7 +139,7 @@ describe("stored text is data on PostgreSQL and in exports (issue 24)", () => {
 		assert.equal(run(["set", "cwd.tactics.cmd", '"run postgres 16"']).code, 0);
 		const exported = run(["export"]);
 		assert.equal(exported.code, 0, exported.stderr);
-		assert.match(exported.stdout, /"cmd": "run postgres 16"/);
+		assert.match(unwrapped(exported.stdout), /"cmd": "run postgres 16"/);
 		assert.ok(!exported.stdout.includes("***"));
 		assert.equal(readFileSync(join(d.cwd, ".pi/state-flow/log.jsonl"), "utf8").includes("run postgres 16"), true);
 	});

@@ -18,7 +18,7 @@ import type { OwnerHistory, StaleArtifact } from "../../lib/core/types.js";
 import { HEAD_CLOSE, HEAD_OPEN, renderHead } from "../../lib/model/head.js";
 import { SUGGESTION_FILE, readSuggestion } from "../../lib/storage/project/suggestion.js";
 import { sumOf } from "../../lib/storage/format.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { type Flow, flowDirs, userTexts, withFlow } from "../host/fixture.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 
@@ -88,7 +88,7 @@ describe("stored text is data (issue 24)", () => {
 		assert.equal(r.code, 1, r.stdout + r.stderr);
 		const lines = r.stdout.split("\n");
 		assert.ok(!lines.includes("All stores are healthy."), r.stdout);
-		assert.match(r.stdout, /cwd: DAMAGED: .*`x\\u000aAll stores are healthy\.\\u000a`/);
+		assert.match(unwrapped(r.stdout), /cwd: DAMAGED: .*`x\\u000aAll stores are healthy\.\\u000a`/);
 	});
 
 	it("listings (`state-flow history`) show a planted id, provenance and an invisible key on their own lines only", async (t) => {
@@ -104,11 +104,11 @@ describe("stored text is data (issue 24)", () => {
 			assert.equal(r.code, 0, r.stderr);
 			const lines = r.stdout.split("\n");
 			assert.ok(!lines.includes("All stores are healthy."), r.stdout);
-			assert.doesNotMatch(r.stdout, USER_LINE, r.stdout);
+			assert.doesNotMatch(unwrapped(r.stdout), USER_LINE, r.stdout);
 			// The listing shows a short id, `--full` the whole one: spelled either way.
-			assert.match(r.stdout, full ? /x\\u000aAll stores are healthy\./ : /#1 x\\u000aAl /);
+			assert.match(unwrapped(r.stdout), full ? /x\\u000aAll stores are healthy\./ : /#1 x\\u000aAl /);
 			// The one-line listing may clip the key (its line fits 80 columns), never before the spelled character starts.
-			assert.match(r.stdout, full ? /a\\u200bb/ : /a\\u200/, "the invisible character in the key is spelled out");
+			assert.match(unwrapped(r.stdout), full ? /a\\u200bb/ : /a\\u200/, "the invisible character in the key is spelled out");
 			assert.ok(!r.stdout.includes("\u200b"), "never shown as it reads");
 		}
 	});
@@ -216,7 +216,7 @@ describe("identifiers shown to the user (issue 24)", () => {
 		const { cwd, agentDir } = projectDirs(t, "state-flow-data-link-");
 		const r = runCli(["link", "acme/api\u200b"], { cwd, env: { PI_CODING_AGENT_DIR: agentDir } });
 		assert.notEqual(r.code, 0, r.stdout);
-		assert.match(r.stderr + r.stdout, /invisible characters \(found \\u200b\)/);
+		assert.match(unwrapped(r.stderr) + r.stdout, /invisible characters \(found \\u200b\)/);
 		assert.ok(!(r.stdout + r.stderr).includes("acme/api\u200b"), "the id is never printed as it reads");
 		mkdirSync(join(cwd, ".pi"), { recursive: true });
 		writeFileSync(join(cwd, SUGGESTION_FILE), JSON.stringify({ project: "acme/api\u200b" }));

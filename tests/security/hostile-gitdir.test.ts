@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf, storeInRoot } from "../../lib/storage/project/project.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { git } from "../helpers/git-repo.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { headOf, startFlow } from "../host/fixture.js";
@@ -148,10 +148,10 @@ describe("the same attacks through the state-flow binary", () => {
 			assert.equal(set.code, 0, set.stderr);
 			const show = runCli(["show", "cwd"], { cwd: hostile, env });
 			assert.equal(show.code, 0, show.stderr);
-			assert.doesNotMatch(show.stdout, new RegExp(SECRET));
-			assert.match(show.stdout, /from the CLI/);
-			assert.match(show.stdout, /^project \S*hostile \(its \.git is not followed\)$/m);
-			assert.match(show.stdout, /^note: /m);
+			assert.doesNotMatch(unwrapped(show.stdout), new RegExp(SECRET));
+			assert.match(unwrapped(show.stdout), /from the CLI/);
+			assert.match(unwrapped(show.stdout), /^project \S*hostile \(its \.git is not followed\)$/m);
+			assert.match(unwrapped(show.stdout), /^note: /m);
 			assert.deepEqual(outside(base, hostile), before);
 		});
 	}

@@ -16,7 +16,7 @@ import { createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js"
 import { acquireLock, onLockWait } from "../../lib/storage/file/lock.js";
 import { at } from "../helpers/at.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { startFlow } from "../host/fixture.js";
 import { AGENT_PATHS, CWD_PATHS, KINDS, assertClearRefusal, makeSentinel, plant, snapshot } from "./hostile.js";
 import type { Kind } from "./hostile.js";
@@ -270,7 +270,7 @@ describe("hostile repository through the CLI", () => {
 			assert.deepEqual(snapshot(w.sentinel), before);
 			for (const r of runs) {
 				assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
-				assert.doesNotMatch(r.stderr, /\n\s+at /, "no stack trace");
+				assert.doesNotMatch(unwrapped(r.stderr), /\n\s+at /, "no stack trace");
 			}
 			const doctor = at(runs, 2);
 			assert.equal(doctor.code, 1, `doctor must not call this healthy:\n${doctor.stdout}`);

@@ -14,7 +14,7 @@ import { describe, it } from "node:test";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { projectOf } from "../../lib/storage/project/project.js";
 import { storesApart } from "../../lib/storage/project/stores-apart.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { git } from "../helpers/git-repo.js";
 import { storeAt } from "../helpers/older-store.js";
 import { expectSoon } from "../helpers/soon.js";
@@ -68,7 +68,7 @@ describe("a shipped worktree entry naming a folder of the user's", () => {
 		for (const folder of [notes, other]) {
 			const adopt = runCli(["adopt", folder], { cwd: hostile, env });
 			assert.equal(adopt.code, 1, adopt.stdout);
-			assert.match(adopt.stderr, /holds no undecided store apart from the project .*nothing was changed/);
+			assert.match(unwrapped(adopt.stderr), /holds no undecided store apart from the project .*nothing was changed/);
 		}
 		const flow = await startFlow({ cwd: hostile, agentDir });
 		t.after(() => flow.dispose());
@@ -105,7 +105,7 @@ describe("a worktree entry that is a FIFO or a link to one", () => {
 		const show = runCli(["show"], { cwd: hostile, env });
 		assert.equal(show.signal, null, "state-flow show was killed: it blocked on the FIFO");
 		assert.equal(show.code, 0, show.stderr);
-		assert.match(show.stdout, /^project \S*hostile \(git root\)$/m);
+		assert.match(unwrapped(show.stdout), /^project \S*hostile \(git root\)$/m);
 		const child = runChild("state-command-child", [hostile, agentDir]);
 		const soon = expectSoon("/state did not return within 60 s: it blocked on the FIFO", 60_000);
 		const ended = child.done.then((r) => {
@@ -118,7 +118,7 @@ describe("a worktree entry that is a FIFO or a link to one", () => {
 			child.proc.kill("SIGKILL");
 		}
 		const r = await ended;
-		assert.match(r.stdout, /^project \S*hostile \(git root\)$/m, r.stderr);
-		assert.match(r.stdout, /^done$/m);
+		assert.match(unwrapped(r.stdout), /^project \S*hostile \(git root\)$/m, r.stderr);
+		assert.match(unwrapped(r.stdout), /^done$/m);
 	});
 });

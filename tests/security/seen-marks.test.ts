@@ -17,7 +17,7 @@ import { isStateError } from "../../lib/core/errors.js";
 import { storePaths } from "../../lib/storage/project/paths.js";
 import { seenMarksOf } from "../../lib/storage/file/seen.js";
 import { tempDir } from "../helpers/temp-dir.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { makeSentinel, snapshot } from "./hostile.js";
 import { commitMeta } from "../helpers/meta.js";
 
@@ -92,18 +92,18 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		writeFileSync(w.log, cut);
 		const show = cli(w, ["show", "cwd"]);
 		assert.equal(show.code, 1, show.stdout);
-		assert.match(show.stderr, /ends at seq 3, but a writer on this machine committed seq 4/);
+		assert.match(unwrapped(show.stderr), /ends at seq 3, but a writer on this machine committed seq 4/);
 		const doctor = cli(w, ["doctor"]);
 		assert.equal(doctor.code, 1, doctor.stdout);
-		assert.match(doctor.stdout, /cwd: DAMAGED: .*committed seq 4.*--accept-store cwd/);
+		assert.match(unwrapped(doctor.stdout), /cwd: DAMAGED: .*committed seq 4.*--accept-store cwd/);
 		const dry = cli(w, ["doctor", "--accept-store", "cwd", "--dry-run"]);
-		assert.match(dry.stdout, /would forget that a writer on this machine committed seq 4/);
+		assert.match(unwrapped(dry.stdout), /would forget that a writer on this machine committed seq 4/);
 		assert.equal(cli(w, ["doctor"]).code, 1, "a dry run accepts nothing");
 		assert.deepEqual(readFileSync(w.log), cut, "doctor never changes the store");
 
 		const accept = cli(w, ["doctor", "--accept-store", "cwd"]);
 		assert.equal(accept.code, 0, accept.stdout + accept.stderr);
-		assert.match(accept.stdout, /forgot that a writer on this machine committed seq 4 .*transitions it lacks stay lost/);
+		assert.match(unwrapped(accept.stdout), /forgot that a writer on this machine committed seq 4 .*transitions it lacks stay lost/);
 		assert.deepEqual(readFileSync(w.log), cut, "accepting changes nothing in the store");
 		const stores = open(w);
 		assert.equal((await stores.load("cwd")).seq, 3);
@@ -111,7 +111,7 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		// The next write is marked again: cutting it off is refused like before.
 		writeFileSync(w.log, cut);
 		await assert.rejects(open(w).load("cwd"), missing(w, /ends at seq 3, but a writer on this machine committed seq 4/));
-		assert.match(cli(w, ["doctor", "--accept-store", "global"]).stdout, /global: this machine has no record of transitions committed to/);
+		assert.match(unwrapped(cli(w, ["doctor", "--accept-store", "global"]).stdout), /global: this machine has no record of transitions committed to/);
 
 		// A pi process that goes on writing while doctor forgets its mark writes a new mark, not the removed file.
 		assert.equal(cli(w, ["doctor", "--accept-store", "cwd"]).code, 0);
@@ -130,8 +130,8 @@ describe("seen marks: what a fresh process cannot know by itself", () => {
 		writeFileSync(w.log, w.bytes.subarray(0, last + 10));
 		const cut = cli(w, ["doctor", "--cut-torn", "cwd"]);
 		assert.equal(cut.code, 1, cut.stdout);
-		assert.match(cut.stdout, /cutting them as asked/);
-		assert.match(cut.stdout, /cwd: DAMAGED: .*ends at seq 2, but a writer on this machine committed seq 3.*--accept-store cwd/);
+		assert.match(unwrapped(cut.stdout), /cutting them as asked/);
+		assert.match(unwrapped(cut.stdout), /cwd: DAMAGED: .*ends at seq 2, but a writer on this machine committed seq 3.*--accept-store cwd/);
 		assert.deepEqual(readFileSync(w.log), w.bytes.subarray(0, last), "every complete record stays");
 		assert.equal(cli(w, ["doctor", "--accept-store", "cwd"]).code, 0);
 		assert.equal((await open(w).load("cwd")).seq, 2);

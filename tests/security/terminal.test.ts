@@ -17,7 +17,7 @@ import { renderOutput } from "../../lib/host/commands/output.js";
 import { renderPatchCall, renderPatchResult, renderReadCall, renderReadResult } from "../../lib/host/tools/render.js";
 import { theme } from "../helpers/render-theme.js";
 import { projectDirs } from "../helpers/temp-dir.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { withFlow } from "../host/fixture.js";
 import { waitFor } from "../helpers/soon.js";
 
@@ -76,7 +76,7 @@ describe("terminal safety", () => {
 			const r = runCli(args, { cwd: s.proj, env });
 			assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
 			assertSafe(r.stdout + r.stderr, `state-flow ${args.join(" ")}`);
-			assert.match(r.stdout, /\\u001b/, `${args.join(" ")} shows the escape`);
+			assert.match(unwrapped(r.stdout), /\\u001b/, `${args.join(" ")} shows the escape`);
 		}
 		const exported = runCli(["export"], { cwd: s.proj, env });
 		const doc = JSON.parse(exported.stdout);

@@ -14,6 +14,7 @@ import { parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { isStateError } from "../../lib/core/errors.js";
 import type { Json, JsonObject } from "../../lib/core/types.js";
 import { MAX_HASHED_FILE_BYTES, createArtifactCompiler } from "../../lib/storage/artifacts/compiler.js";
+import { checkoutMark } from "../../lib/storage/artifacts/files.js";
 import { staleArtifacts } from "../../lib/storage/artifacts/stale.js";
 import { refused, setup, skill, tree } from "../skills/artifact-fixture.js";
 
@@ -28,6 +29,7 @@ describe("file artifacts", () => {
 			note: "entry point",
 			fingerprint: { size: st.size, mtimeMs: st.mtimeMs },
 			sourceHash: createHash("sha256").update("export {};\n").digest("hex"),
+			checkout: checkoutMark(s.roots.cwd),
 		});
 		assert.deepEqual(staleArtifacts("cwd", s.histories.cwd.state, s.roots), []);
 		writeFileSync(join(s.cwd, "main.ts"), "export const x = 1;\n");

@@ -2,7 +2,8 @@
  * The browser's hand edits (`/state browse`): `e` opens the selected value in $VISUAL/$EDITOR
  * and sets what is saved, `d` deletes it after `y`. Each is one transition signed by the user
  * through `/state`'s own commit (`commitHandEdit`); one that deletes more than the value named
- * is shown and confirmed first.
+ * is shown and confirmed first, and `d`'s question says what goes with the value and what it
+ * leaves dangling in `state-flow delete`'s words (`editAlso`).
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -14,7 +15,7 @@ import { messageOf } from "../../core/errors.js";
 import { detach, isPlainObject } from "../../core/json.js";
 import type { Segment } from "../../core/locator.js";
 import { type Json, type Owner, type OwnerState, ROOTS } from "../../core/types.js";
-import { describeEdit, type EditPreview, previewEdit } from "../../ops/edit.js";
+import { describeEdit, editAlso, type EditPreview, previewEdit } from "../../ops/edit.js";
 import { commitHandEdit } from "../commands/edit.js";
 import type { StateFlowHost } from "../runtime.js";
 
@@ -124,8 +125,8 @@ export function browserEdits(host: StateFlowHost, ctx: ExtensionCommandContext, 
 
 /** The browser's question for a pending edit, on one line. */
 export function editQuestion(p: PendingEdit): string {
-	const more = p.preview.alsoDeletes.length;
-	const also = more > 0 ? ` (and ${more} entr${more === 1 ? "y" : "ies"} it owns)` : "";
+	const more = editAlso(p.preview);
+	const also = more === "" ? "" : ` (${more})`;
 	const verb = p.op.kind === "delete" ? "Delete" : "Set";
 	return `${verb} ${p.preview.text}${also}? y = ${verb.toLowerCase()}, any other key = keep`;
 }

@@ -150,7 +150,7 @@ export async function describeRoots(host: StateFlowHost): Promise<string[]> {
 	return lines;
 }
 
-/** `/state show [owner]`: the full state of each owner as JSON. */
+/** `/state show [owner]`: the full state of each owner as JSON, every line within TEXT_WIDTH columns. */
 export async function describeState(host: StateFlowHost, owners: readonly Owner[]): Promise<string> {
 	const out: string[] = [];
 	for (const owner of owners) {
@@ -160,7 +160,9 @@ export async function describeState(host: StateFlowHost, owners: readonly Owner[
 			continue;
 		}
 		const h = loaded.value;
-		out.push(`${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):\n${JSON.stringify(h.state, null, 2)}`);
+		// Laid out for TEXT_WIDTH as the rest of `/state`: a long member wraps under itself (`fitLine`), never at column 1 where it would read as a key.
+		const json = JSON.stringify(h.state, null, 2).split("\n");
+		out.push(`${owner} (seq ${h.seq}, ${formatSize(h.bytes)}):`, ...json.flatMap((l) => piText.fitLine(l, TEXT_WIDTH)));
 	}
 	return out.join("\n");
 }

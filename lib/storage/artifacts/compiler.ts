@@ -3,21 +3,22 @@
  * validates every touched `artifacts` entry, rewrites the patch with compiler-owned fields
  * (fingerprints, hashes, where a Skill compiled to) and returns the file effects to run
  * with the commit. It has no side effects itself: a refusal leaves every byte unchanged.
- * Whether recorded artifacts still match the disk is `artifact-stale.ts`.
+ * Whether recorded artifacts still match the disk is `stale.ts`.
  */
 import { existsSync } from "node:fs";
 import { lstatOrUndefined } from "../fs-util.js";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { fail, messageOf } from "../../core/errors.js";
-import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch } from "../../core/types.js";
 import { getOwn, isPlainObject, setOwn } from "../../core/json.js";
 import { applyMergePatch, mergeDiff } from "../../core/merge.js";
+import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory, PlanePatch } from "../../core/types.js";
 import { ARTIFACT_COMPILER_FIELDS, OWNERS, isOneOf } from "../../core/types.js";
 import {
 	type ArtifactRoots,
 	EXEC_FILE_MODE,
 	type FileOp,
 	contentHashOf,
+	checkoutMark,
 	fingerprintOf,
 	ownerRoot,
 	readCompiled,
@@ -64,9 +65,7 @@ export function own(obj: JsonObject | undefined, key: string): Json | undefined 
 	return obj === undefined ? undefined : getOwn(obj, key);
 }
 
-export function isObj(v: Json | undefined): v is JsonObject {
-	return isPlainObject(v);
-}
+export const isObj = (v: Json | undefined): v is JsonObject => isPlainObject(v);
 
 /** What a compiled artifact owns on disk: the file it wrote and the hash of what it wrote. */
 export interface Compiled {
@@ -255,10 +254,11 @@ function compileEntry(e: Entry, merged: Json): JsonObject {
 		const fingerprint = fingerprintOf(abs);
 		value.fingerprint = fingerprint;
 		// The bytes' hash tells an unchanged file under another mtime (another checkout or machine,
-		// a `git checkout`) from a changed one. Not shown in the head; large files keep the fingerprint alone.
+		// a `git checkout`) from a changed one; the checkout, "changed" from "differs in another worktree".
 		const size = fingerprint.size;
 		const hash = typeof size === "number" && size <= MAX_HASHED_FILE_BYTES ? contentHashOf(abs, fingerprint, MAX_HASHED_FILE_BYTES) : undefined;
 		if (hash !== undefined) value.sourceHash = hash;
+		if (e.owner === "cwd") value.checkout = checkoutMark(e.roots.cwd);
 		return value;
 	}
 	return own(value, "body") !== undefined ? compileAuthored(e, abs, value) : compileAcquired(e, abs, value);

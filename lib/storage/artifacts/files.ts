@@ -83,6 +83,14 @@ export function sha256(bytes: Buffer | string): string {
 	return createHash("sha256").update(bytes).digest("hex");
 }
 
+/**
+ * Which checkout a CWD file artifact was recorded in (`checkout`): a short hash of its root's
+ * real path, compared only for equality (worktrees share one store; no path is shared with it).
+ */
+export function checkoutMark(checkout: string): string {
+	return sha256(realOrSelf(checkout)).slice(0, 12);
+}
+
 /** Hashes of files this process read, by path and stat fingerprint (bounded: oldest dropped first). */
 const hashes = new Map<string, string>();
 const MAX_HASHES = 512;

@@ -11,6 +11,7 @@ import { inline } from "../../core/printable.js";
 import type { JsonObject, Owner, OwnerState, StaleArtifact } from "../../core/types.js";
 import {
 	type ArtifactRoots,
+	checkoutMark,
 	compiledHashNow,
 	contentHashOf,
 	SKILL_FOLDER_LIMITS,
@@ -46,15 +47,18 @@ function staleNote(owner: Owner, key: string, value: JsonObject, roots: Artifact
 		const abs = resolveArtifactKey(owner, key, roots);
 		const now = fingerprintOf(abs);
 		if (!jsonEqual(now, recorded)) {
-			if (now.missing === true) return "file is gone since it was recorded";
+			// Recorded in another worktree of the project (which shares the store): this one's copy differs, nothing "changed".
+			const mark = own(value, "checkout");
+			const elsewhere = owner === "cwd" && typeof mark === "string" && mark !== checkoutMark(roots.cwd);
+			if (now.missing === true) return elsewhere ? "file is not in this worktree" : "file is gone since it was recorded";
 			if (recorded.missing === true) return "file exists now; patch the artifact to record it";
 			// Another checkout or machine, or a `git checkout`, gives the same bytes another mtime:
 			// where the content's hash was recorded (acquired Skills, files up to 4 MiB), the bytes decide.
 			const hash = own(value, "sourceHash");
 			if (typeof hash !== "string" || now.size !== recorded.size || contentHashOf(abs, now) !== hash) {
-				return own(value, "kind") === "skill"
-					? "source Skill changed since it was acquired; patch the artifact again to recompile"
-					: `file changed since it was recorded (size ${String(recorded.size)} → ${String(now.size)})`;
+				const sizes = `(size ${String(recorded.size)} → ${String(now.size)})`;
+				if (own(value, "kind") === "skill") return "source Skill changed since it was acquired; patch the artifact again to recompile";
+				return elsewhere ? `file differs in this worktree ${sizes}` : `file changed since it was recorded ${sizes}`;
 			}
 		}
 	}
