@@ -75,6 +75,16 @@ export function changedCount(record: TransitionRecord): number {
 	return n;
 }
 
+/** How many keys, one level into each plane, a transition sets and how many it deletes. */
+export function changeCounts(record: TransitionRecord): { set: number; deleted: number } {
+	let set = 0;
+	let deleted = 0;
+	for (const patch of Object.values(record.patch) as (Record<string, unknown> | undefined)[]) {
+		for (const key in patch ?? {}) if (Object.hasOwn(patch as object, key)) patch?.[key] === null ? deleted++ : set++;
+	}
+	return { set, deleted };
+}
+
 /**
  * What a transition did to each key, one level into each plane, sets first: `set tactics.a`,
  * `lazy.b`, `delete tactics.c` (a list reads "set tactics.a, lazy.b, delete tactics.c"); at most
@@ -172,11 +182,12 @@ export function historyText(columns: (text: string) => number) {
 
 	/**
 	 * As many items as fit `width` columns, then `+N` for the rest (the first one clipped if need be);
-	 * `total` counts items not passed (a listing of the first `LISTED_KEYS`).
+	 * `total` counts items not passed (a listing of the first `LISTED_KEYS`), or says what is left
+	 * once `n` items are shown (`changeList`).
 	 * One pass, stopping once the list is wider than `width`: a transition of many keys costs what fits.
 	 */
-	function fitList(items: readonly string[], width: number, total = items.length): string {
-		const more = (n: number) => (n < total ? ` +${total - n}` : "");
+	function fitList(items: readonly string[], width: number, total: number | ((shown: number) => string) = items.length): string {
+		const more = typeof total === "function" ? total : (n: number) => (n < total ? ` +${total - n}` : "");
 		let best = 0;
 		let used = -2;
 		for (let n = 1; n <= items.length; n++) {
@@ -185,7 +196,28 @@ export function historyText(columns: (text: string) => number) {
 			if (used + more(n).length <= width) best = n;
 		}
 		if (best > 0) return items.slice(0, best).join(", ") + more(best);
-		return items.length === 0 ? "" : clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
+		if (items.length === 0) return "";
+		// Counted by kind and no item fits: the counts say more than a clipped first item.
+		if (typeof total === "function") return clipText(total(0).trimStart(), width);
+		return clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
+	}
+
+	/**
+	 * What a transition did, key by key (`changeItems`), in `width` columns; what does not fit is
+	 * counted by kind (`+2 set +1 deleted`), so two transitions that did different things to the
+	 * same keys never read alike. `shown` spells each item (the browser makes stored text printable).
+	 */
+	function changeList(r: TransitionRecord, width: number, shown: (item: string) => string = (item) => item): string {
+		const items = changeItems(r, LISTED_KEYS);
+		const firstDelete = items.findIndex((item) => item.startsWith("delete "));
+		const listedSets = firstDelete < 0 ? items.length : firstDelete;
+		const counts = changeCounts(r);
+		const more = (n: number): string => {
+			const sets = counts.set - Math.min(n, listedSets);
+			const deletes = counts.deleted - Math.max(0, n - listedSets);
+			return `${sets > 0 ? ` +${sets} set` : ""}${deletes > 0 ? ` +${deletes} deleted` : ""}`;
+		};
+		return fitList(items.map(shown), width, more);
 	}
 
 	/**
@@ -251,7 +283,7 @@ export function historyText(columns: (text: string) => number) {
 		}
 		const head = `${indent}#${r.seq} ${spellId(shortId)} ${compactTime(r.at, f.now)} ${undoneBy !== undefined ? `${UNDONE} ` : ""}${madeBy(r)}`;
 		// Long names (a command, who) can leave less than the 8 columns the keys keep: the line is cut at the width.
-		return clipText(`${head} ${fitList(changeItems(r, LISTED_KEYS), Math.max(8, width - columns(head) - 1), changedCount(r))}`, width);
+		return clipText(`${head} ${changeList(r, Math.max(8, width - columns(head) - 1))}`, width);
 	}
 
 	/** Words cut into lines of at most `width` columns (a longer word keeps its own line). */
@@ -313,7 +345,7 @@ export function historyText(columns: (text: string) => number) {
 		return out;
 	}
 
-	return { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords, fitLine };
+	return { clipText, who, shortWho, madeBy, fitList, changeList, labelledList, transitionLine, wrapWords, fitLine };
 }
 
 /**

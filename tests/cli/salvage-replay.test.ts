@@ -21,6 +21,7 @@ import type { CanonicalPatch, Json, TransitionRecord } from "../../lib/core/type
 import { checkpointText, recordLine } from "../../lib/storage/format.js";
 import { projectDirs } from "../helpers/temp-dir.js";
 import { runCli, unwrapped } from "./run.js";
+import { assertProperty } from "../helpers/seed.js";
 
 const by = { kind: "system", reason: "t" } as const;
 const files = { log: "log.jsonl", checkpoint: "checkpoint.json" };
@@ -58,7 +59,7 @@ describe("salvage keeps every intact transition", () => {
 		const entry = fc.constantFrom("a", "b", "c", "d", "e");
 		const value: fc.Arbitrary<Json> = fc.oneof(fc.string({ maxLength: 12 }), fc.array(fc.integer(), { maxLength: 3 }), fc.constant(null));
 		const patch = fc.record({ tactics: fc.dictionary(entry, value, { minKeys: 1, maxKeys: 3 }), strategy: fc.dictionary(entry, value, { maxKeys: 2 }) });
-		fc.assert(
+		assertProperty(
 			fc.property(
 				fc.array(patch, { minLength: 3, maxLength: 14 }),
 				fc.nat(),

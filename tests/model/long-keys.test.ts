@@ -19,6 +19,7 @@ import { renderHead } from "../../lib/model/head.js";
 import { presentLocator } from "../../lib/model/interface.js";
 import { patchResult } from "../../lib/model/results.js";
 import { MAX_SEARCH_LINE, MAX_SEARCH_MATCHES, MAX_SEARCH_TEXT, searchResult } from "../../lib/model/search-result.js";
+import { assertProperty } from "../helpers/seed.js";
 
 const WHOLE = (owner: Owner): Locator => ({ kind: "state", scope: owner, offset: 0, plane: null, path: [] });
 const by = { kind: "system", reason: "test" } as const;
@@ -83,7 +84,7 @@ describe("long keys where locators are shown", () => {
 			fc.tuple(fc.array(key, { minLength: 1, maxLength: 70 }), leaf).map(([keys, v]) => keys.reduceRight<Json>((acc, k) => ({ [k]: acc }), v)),
 			fc.dictionary(key, leaf, { maxKeys: 80 }),
 		);
-		fc.assert(
+		assertProperty(
 			fc.property(fc.dictionary(key, shaped, { minKeys: 1, maxKeys: 6 }), fc.constantFrom("graphql", "q", "x", "\\"), (tactics, query) => {
 				const { result } = search(planted(tactics as JsonObject), query);
 				const text = result.content[0]?.text ?? "";
@@ -102,7 +103,7 @@ describe("long keys where locators are shown", () => {
 	});
 
 	it("a cut keeps JSON escapes and surrogate pairs whole, and fits its bound", () => {
-		fc.assert(
+		assertProperty(
 			fc.property(fc.array(fc.constantFrom("a", "\\u001b", '\\"', "\\\\", "😀", "é"), { maxLength: 400 }), fc.integer({ min: 64, max: 300 }), (parts, max) => {
 				const text = parts.join("");
 				const cut = elideMiddle(text, max);

@@ -59,22 +59,40 @@ describe("history lines say what each transition did", () => {
 	});
 
 	it("two transitions of the same keys by the same writer at the same time differ in what they say when they did different things", () => {
-		const key = fc.constantFrom("a", "b", "c");
+		const key = fc.constantFrom("a", "b", "c", "d");
 		const change = fc.dictionary(key, fc.oneof(fc.constant(null), fc.constant("v")), { minKeys: 1 });
-		fc.assert(
-			fc.property(change, change, fc.boolean(), fc.boolean(), (p, q, pUndone, qUndone) => {
+		// Set/delete per key, and undone or not, is what the lines must tell apart (values are not listed).
+		const kinds = (c: Record<string, string | null>) =>
+			Object.keys(c)
+				.sort()
+				.map((k) => `${k}:${c[k] === null}`)
+				.join();
+		const counts = (c: Record<string, string | null>) => `${Object.values(c).filter((v) => v === null).length}/${Object.keys(c).length}`;
+		const checked = assertProperty(
+			fc.property(change, change, fc.boolean(), fc.boolean(), fc.integer({ min: 20, max: 80 }), (p, q, pUndone, qUndone, width) => {
 				const [r, s] = [record(1, "same", { tactics: p }), record(1, "same", { tactics: q })];
 				const mark = (u: boolean) => new Map(u ? [["same", "later"]] : []);
-				// Set/delete per key, and undone or not, is what the lines must tell apart (values are not listed).
-				const kinds = (c: Record<string, string | null>) =>
-					Object.keys(c)
-						.sort()
-						.map((k) => `${k}:${c[k] === null}`)
-						.join();
 				fc.pre(kinds(p) !== kinds(q) || pUndone !== qUndone);
-				assert.notEqual(said(r, mark(pUndone)), said(s, mark(qUndone)));
+				// Undone or not is always said; so is what was done when the keys fit, and its counts by kind when they do not.
+				if (pUndone !== qUndone || counts(p) !== counts(q)) assert.notEqual(said(r, mark(pUndone)), said(s, mark(qUndone)));
+				if (kinds(p) !== kinds(q)) assert.notEqual(text.changeList(r, 200), text.changeList(s, 200), "every key listed");
+				if (counts(p) !== counts(q)) assert.notEqual(text.changeList(r, width), text.changeList(s, width), `in ${width} columns`);
 			}),
+			{ numRuns: 300 },
 		);
+		assert.ok(checked.numRuns >= 200, `${checked.numRuns} cases checked`);
+	});
+
+	it("counts what does not fit by kind: 'set tactics.a, tactics.b +1' read the same for a set and for a delete of c", () => {
+		const set = record(1, "same", { tactics: { a: "v", b: "v", c: "v" } });
+		const del = record(1, "same", { tactics: { a: "v", b: "v", c: null } });
+		// Each in the fewest columns that hold its first two keys and the count.
+		assert.equal(text.changeList(set, 34), "set tactics.a, tactics.b +1 set");
+		assert.equal(text.changeList(del, 35), "set tactics.a, tactics.b +1 deleted");
+		assert.equal(text.changeList(del, 18), "+2 set +1 deleted", "no key fits: the counts, not a clipped key");
+		const mixed = record(1, "m", { tactics: { a: "v", b: null, c: null, d: "v" } });
+		assert.equal(text.changeList(mixed, 31), "set tactics.a +1 set +2 deleted");
+		assert.equal(text.changeList(mixed, 200), "set tactics.a, tactics.d, delete tactics.b, tactics.c");
 	});
 });
 

@@ -12,6 +12,7 @@ import fc from "fast-check";
 import { entropy, GENERIC_ENTROPY } from "../../lib/storage/credentials/patterns.js";
 import { findCredentials } from "../../lib/storage/credentials/check.js";
 import { corpusNegatives, corpusPositives } from "./credential-corpus.js";
+import { assertProperty } from "../helpers/seed.js";
 
 describe("credentials: issue 33's corpus", () => {
 	for (const [name, text] of Object.entries(corpusPositives())) {
@@ -92,7 +93,7 @@ describe("credentials: issue 33's corpus", () => {
 			fc.lorem({ maxCount: 12 }).map((t) => Buffer.from(t).toString("base64")),
 			fc.constant(randomUUID()),
 		);
-		await fc.assert(
+		await assertProperty(
 			fc.asyncProperty(fc.array(fc.tuple(name, value), { minLength: 1, maxLength: 8 }), async (pairs) => {
 				const text = pairs.map(([k, v]) => `${k}: ${v}`).join("\n");
 				const patch = { cwd: { tactics: { a: text, ...Object.fromEntries(pairs.map(([k, v], i) => [`${k}${i}`, v])) } } };

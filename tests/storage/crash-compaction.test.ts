@@ -19,6 +19,7 @@ import { parseCheckpoint, parseRecordLine } from "../../lib/storage/format.js";
 import { compactionSlack } from "../../lib/storage/owner-log.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./children/spawn.js";
+import { randomInt, replayable } from "../helpers/seed.js";
 
 const RETENTION = 3;
 
@@ -119,11 +120,14 @@ describe("crash safety of compaction decided by the log's size", () => {
 
 	it("loses no acknowledged transition across kills at random points of long runs", async (t) => {
 		const lane = await seededLane(tempDir(t));
-		for (let k = 0; k < 8; k++) {
-			const killAfter = 1 + Math.floor(Math.random() * 400);
-			const run = await writer(lane, 5000, { killAfter });
-			assert.ok(run.killed, `writer ${k} ended before it was killed`);
-			await checkLane(lane, `random kill ${k} after ${killAfter} acks`);
-		}
+		// Kill points from the run's seed: a failure names the seed that replays it.
+		await replayable(async () => {
+			for (let k = 0; k < 8; k++) {
+				const killAfter = randomInt("crash-compaction kill", 1, 400);
+				const run = await writer(lane, 5000, { killAfter });
+				assert.ok(run.killed, `writer ${k} ended before it was killed`);
+				await checkLane(lane, `random kill ${k} after ${killAfter} acks`);
+			}
+		});
 	});
 });

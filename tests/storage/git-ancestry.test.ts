@@ -9,6 +9,7 @@ import { rmSync } from "node:fs";
 import { test } from "node:test";
 import fc from "fast-check";
 import { isAncestor } from "../../lib/storage/project/git-ancestry.js";
+import { assertProperty } from "../helpers/seed.js";
 import {
 	type Format,
 	type Spec,
@@ -61,7 +62,7 @@ async function agree(specs: Spec[], storage: Storage, format: Format, picked: [n
 test("agrees with git merge-base --is-ancestor on random histories, every storage, SHA-1 and SHA-256", async () => {
 	// Committer dates move forward, or back by at most ten minutes a commit (within the day of slack).
 	const arb = fc.tuple(history(24, fc.integer({ min: -600, max: 3600 })), fc.constantFrom(...STORAGES), fc.constantFrom<Format>("sha1", "sha256"), pairs);
-	await fc.assert(
+	await assertProperty(
 		fc.asyncProperty(arb, ([specs, storage, format, picked]) => agree(specs, storage, format, picked)),
 		{ numRuns: 24 },
 	);
@@ -69,7 +70,7 @@ test("agrees with git merge-base --is-ancestor on random histories, every storag
 
 test("with a commit-graph the answer is exact whatever the committer dates", async () => {
 	const arb = fc.tuple(history(20, fc.integer({ min: -30 * 86_400, max: 30 * 86_400 })), fc.constantFrom<Format>("sha1", "sha256"), pairs);
-	await fc.assert(
+	await assertProperty(
 		fc.asyncProperty(arb, ([specs, format, picked]) => agree(specs, "graph", format, picked)),
 		{ numRuns: 8 },
 	);
@@ -77,7 +78,7 @@ test("with a commit-graph the answer is exact whatever the committer dates", asy
 
 test("without a commit-graph, true is always git's answer whatever the dates (only pruning by date can miss)", async () => {
 	const arb = fc.tuple(history(20, fc.integer({ min: -30 * 86_400, max: 30 * 86_400 })), fc.constantFrom<Storage>("loose", "pack", "aggressive"), pairs);
-	await fc.assert(
+	await assertProperty(
 		fc.asyncProperty(arb, async ([specs, storage, picked]) => {
 			const { dir, ids } = makeRepo(specs, storage);
 			try {

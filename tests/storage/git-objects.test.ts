@@ -13,6 +13,7 @@ import { isAncestor } from "../../lib/storage/project/git-ancestry.js";
 import { Budget, DEFAULT_BOUNDS, Stop } from "../../lib/storage/project/git-object-files.js";
 import { ObjectStore, applyDelta } from "../../lib/storage/project/git-objects.js";
 import { commitText, git, insertDelta, makeRepo, objectId, scratchRepoDir, writePack } from "../helpers/git-objects.js";
+import { assertProperty } from "../helpers/seed.js";
 
 /** A delta from `base` to `target` of copies (of the shared prefix) and inserts, as git writes them. */
 function gitDelta(base: Buffer, target: Buffer): Buffer {
@@ -40,7 +41,7 @@ function gitDelta(base: Buffer, target: Buffer): Buffer {
 }
 
 test("a delta rebuilds its target from its base", () => {
-	fc.assert(
+	assertProperty(
 		fc.property(fc.uint8Array({ maxLength: 3000 }), fc.uint8Array({ maxLength: 3000 }), fc.nat(3000), (b, t, keep) => {
 			const base = Buffer.from(b);
 			const target = Buffer.concat([base.subarray(0, keep), Buffer.from(t)]);
@@ -51,7 +52,7 @@ test("a delta rebuilds its target from its base", () => {
 });
 
 test("any bytes as a delta rebuild within the bound or stop, never anything else", () => {
-	fc.assert(
+	assertProperty(
 		fc.property(fc.uint8Array({ maxLength: 64 }), fc.uint8Array({ maxLength: 200 }), (b, d) => {
 			const base = Buffer.from(b);
 			try {

@@ -12,7 +12,7 @@ import { diffLines, type OwnerView, timeline, treeRows } from "./rows.js";
 import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY } from "./layout.js";
 import { type BrowserEdits, editQuestion, type PendingEdit } from "./edits.js";
 import { formatWho } from "../../storage/placement/who.js";
-import { changeItems, changedCount, columns, compactTime, fitList, LISTED_KEYS, madeBy, shortIdsOf, storeSummary, UNDONE } from "../commands/status.js";
+import { changeList, columns, compactTime, madeBy, shortIdsOf, storeSummary, UNDONE } from "../commands/status.js";
 import { undoneIn } from "../../core/undo.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "../screen-text.js";
@@ -241,7 +241,7 @@ export abstract class BrowserView implements Component {
 			const mark = undone.has(r.id) ? `${UNDONE} ` : "";
 			const head = printable(`${selected ? "›" : " "} #${r.seq} ${id} ${this.full ? r.at : compactTime(r.at, now)} ${mark}${madeBy(r, this.full)}`);
 			const room = Math.max(8, width - columns(head) - 1);
-			const line = `${head} ${t.fg("muted", fitList(changeItems(r, LISTED_KEYS).map(printable), room, changedCount(r)))}`;
+			const line = `${head} ${t.fg("muted", changeList(r, room, printable))}`;
 			return truncateToWidth(selected ? t.fg("accent", line) : line, width);
 		});
 		const selected = records[this.cursor];

@@ -40,7 +40,7 @@ export const columns: (text: string) => number = visibleWidth;
 
 /** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it (whole, for `ops/` functions that take one). */
 export const piText: HistoryText = historyText(columns);
-export const { clipText, who, shortWho, madeBy, fitList, labelledList, transitionLine, wrapWords } = piText;
+export const { clipText, who, shortWho, madeBy, fitList, changeList, labelledList, transitionLine, wrapWords } = piText;
 export { changeItems, changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, UNDONE, uniquePrefixes, type HistoryFormat };
 
 /**
