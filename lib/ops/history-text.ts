@@ -204,8 +204,9 @@ export function historyText(columns: (text: string) => number) {
 
 	/**
 	 * What a transition did, key by key (`changeItems`), in `width` columns; what does not fit is
-	 * counted by kind (`+2 set +1 deleted`), so two transitions that did different things to the
-	 * same keys never read alike. `shown` spells each item (the browser makes stored text printable).
+	 * counted in the list's own verbs (`set intents.x +1, delete +2`), so two transitions that did
+	 * different things to the same keys never read alike. `shown` spells each item (the browser
+	 * makes stored text printable).
 	 */
 	function changeList(r: TransitionRecord, width: number, shown: (item: string) => string = (item) => item): string {
 		const items = changeItems(r, LISTED_KEYS);
@@ -215,7 +216,10 @@ export function historyText(columns: (text: string) => number) {
 		const more = (n: number): string => {
 			const sets = counts.set - Math.min(n, listedSets);
 			const deletes = counts.deleted - Math.max(0, n - listedSets);
-			return `${sets > 0 ? ` +${sets} set` : ""}${deletes > 0 ? ` +${deletes} deleted` : ""}`;
+			if (n === 0) return ` ${[sets > 0 ? `set +${sets}` : "", deletes > 0 ? `delete +${deletes}` : ""].filter((w) => w !== "").join(", ")}`;
+			// The count after the last item shown continues its verb; the other verb is named.
+			if (n > listedSets) return `${deletes > 0 ? ` +${deletes}` : ""}${sets > 0 ? `, set +${sets}` : ""}`;
+			return `${sets > 0 ? ` +${sets}` : ""}${deletes > 0 ? `, delete +${deletes}` : ""}`;
 		};
 		return fitList(items.map(shown), width, more);
 	}

@@ -53,8 +53,8 @@ describe("history's changed list", () => {
 		for (const line of h.stdout.split("\n").filter((l) => !l.startsWith("CWD "))) assert.ok(line.length <= 80, line);
 		const rows = h.stdout.split("\n").filter((l) => /^ {2}#\d/.test(l));
 		assert.equal(rows.length, 2);
-		// Newest first, a local time, the keys as users type them, the rest counted.
-		assert.match(rows[0] ?? "", /^ {2}#2 \w{4,} \d\d:\d\d:\d\d import big\.json .*tactics\.step-0 \+\d+$/);
+		// Newest first, a local time, the keys as users type them, the rest counted in the list's verbs (the import deleted the intent).
+		assert.match(rows[0] ?? "", /^ {2}#2 \w{4,} \d\d:\d\d:\d\d import big\.json .*tactics\.step-0 \+799, delete \+1$/);
 		assert.match(rows[1] ?? "", /^ {2}#1 \w{4,} \d\d:\d\d:\d\d .*intents\.ship$/);
 		assert.match(unwrapped(h.stdout), /state-flow history --full/);
 		const full = runCli(["history", "cwd", "--full", ...env], { cwd });
@@ -80,7 +80,7 @@ describe("history's changed list", () => {
 			cascades: [{ owner: "cwd", intent: "old", targets: ["cwd.tactics.t1"] }],
 		} as never;
 		for (const full of [false, true]) assert.equal(cliLine(record, "3f2a", { now, full }), hostLine(record, "3f2a", { now, full }));
-		assert.equal(cliLine(record, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop set intents.x, tactics.a +1");
+		assert.equal(cliLine(record, "3f2a", { now, full: false }), "  #12 3f2a 14:03:09 model call_8xKzQ2… alice@laptop set intents.x +1, delete +1");
 		assert.match(
 			cliLine(record, "3f2a", { now, full: true }),
 			/changed: intents\.x\.goal, tactics\.a, tactics\["b c"\] \(deleted\)\n {5}cascaded: intents\.old -> cwd\.tactics\.t1$/,

@@ -83,15 +83,15 @@ describe("history lines say what each transition did", () => {
 		assert.ok(checked.numRuns >= 200, `${checked.numRuns} cases checked`);
 	});
 
-	it("counts what does not fit by kind: 'set tactics.a, tactics.b +1' read the same for a set and for a delete of c", () => {
+	it("counts what does not fit in the list's verbs: 'set tactics.a, tactics.b +1' no longer reads the same for a set and for a delete of c", () => {
 		const set = record(1, "same", { tactics: { a: "v", b: "v", c: "v" } });
 		const del = record(1, "same", { tactics: { a: "v", b: "v", c: null } });
 		// Each in the fewest columns that hold its first two keys and the count.
-		assert.equal(text.changeList(set, 34), "set tactics.a, tactics.b +1 set");
-		assert.equal(text.changeList(del, 35), "set tactics.a, tactics.b +1 deleted");
-		assert.equal(text.changeList(del, 18), "+2 set +1 deleted", "no key fits: the counts, not a clipped key");
+		assert.equal(text.changeList(set, 34), "set tactics.a, tactics.b +1");
+		assert.equal(text.changeList(del, 35), "set tactics.a, tactics.b, delete +1");
+		assert.equal(text.changeList(del, 18), "set +2, delete +1", "no key fits: the counts, not a clipped key");
 		const mixed = record(1, "m", { tactics: { a: "v", b: null, c: null, d: "v" } });
-		assert.equal(text.changeList(mixed, 31), "set tactics.a +1 set +2 deleted");
+		assert.equal(text.changeList(mixed, 31), "set tactics.a +1, delete +2");
 		assert.equal(text.changeList(mixed, 200), "set tactics.a, tactics.d, delete tactics.b, tactics.c");
 	});
 });
