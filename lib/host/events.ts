@@ -88,7 +88,7 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 		host.showStatus();
 		await host.roots.sync();
 		if (sel.mode === "off") {
-			host.startRun(undefined);
+			host.runs.startRun(undefined);
 			return undefined;
 		}
 		let head: string | undefined;
@@ -107,11 +107,11 @@ function onBeforeAgentStart(host: StateFlowHost, skills: SkillSync): void {
 		} catch (e) {
 			report(host, ctx, "cannot show the state head", e);
 		}
-		host.startRun(head, seqAtHead, shown);
+		host.runs.startRun(head, seqAtHead, shown);
 		const protocol = renderProtocol({ mode: sel.mode, wanted: sel.owners, bootstrap });
 		return { systemPrompt: `${skills.withListing(event.systemPrompt, event.systemPromptOptions)}\n\n${protocol}` };
 	});
-	host.pi.on("agent_start", () => host.agentStarted());
+	host.pi.on("agent_start", () => host.runs.agentStarted());
 }
 
 /** Summaries pi puts first in the context after a compaction or `/tree` branch summary. */
@@ -131,7 +131,7 @@ function headAnchor(host: StateFlowHost, messages: AgentMessage[], run: RunState
 		const m = messages[i];
 		if (m?.role === "user") {
 			// The first request of a run ends with its prompt; later ones find it by timestamp.
-			host.notePrompt(m.timestamp);
+			host.runs.notePrompt(m.timestamp);
 			return i;
 		}
 	}
@@ -147,7 +147,7 @@ function onContext(host: StateFlowHost): void {
 	host.pi.on("context", (event, ctx) => {
 		const { selection: sel, identity } = host.bind(ctx);
 		host.admission.capture({ identity, wanted: sel.owners, mode: sel.mode });
-		const run = host.run;
+		const run = host.runs.run;
 		const messages = withoutOutput(event.messages);
 		const filtered = messages.length === event.messages.length ? undefined : { messages };
 		if (sel.mode === "off" || run?.head === undefined) return filtered;
@@ -211,10 +211,10 @@ function onReadResult(host: StateFlowHost): void {
 /** Run end: publish Session `response`, send at most one reconciliation follow-up. */
 function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 	host.pi.on("tool_execution_start", (event) => {
-		if (event.toolName === "bash") host.noteFileChange();
+		if (event.toolName === "bash") host.runs.noteFileChange();
 	});
 	host.pi.on("tool_execution_end", (event) => {
-		if (FILE_WRITING_TOOLS.has(event.toolName) && !event.isError) host.noteFileChange();
+		if (FILE_WRITING_TOOLS.has(event.toolName) && !event.isError) host.runs.noteFileChange();
 	});
 	// Changes by other processes reach the extensions at the next turn boundary.
 	host.pi.on("turn_end", async () => {
@@ -225,7 +225,7 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 		void host.roots.sync();
 		// `/state` output given while the run streamed; pi is idle only after agent_end returns.
 		setTimeout(() => output.flush(ctx), 0);
-		const run = host.run;
+		const run = host.runs.run;
 		if (!run) return;
 		const sel = host.selection();
 		if (sel.mode === "off") return;
@@ -242,11 +242,11 @@ function onAgentEnd(host: StateFlowHost, output: CommandOutput): void {
 			}
 		}
 		if (sel.mode === "active" && host.config.reconcile !== false && run.fileChanged && !run.committed && !run.reconcileSent) {
-			host.reconcileDecided();
+			host.runs.reconcileDecided();
 			// Inside agent_end pi still counts as streaming; a deferred triggerTurn starts a new run.
 			setTimeout(() => {
 				try {
-					host.reconcileSending();
+					host.runs.reconcileSending();
 					host.pi.sendMessage({ customType: RECONCILE_TYPE, content: RECONCILE_TEXT, display: true }, { triggerTurn: true });
 				} catch (e) {
 					report(host, ctx, "cannot send the reconciliation follow-up", e);

@@ -35,7 +35,7 @@ import { RootRegistry } from "./roots/registry.js";
 import { GitBranchWatch } from "../storage/project/git-branch.js";
 import { footerText } from "./session/footer.js";
 import { type Available, type Health, historiesOf, sortLoaded } from "../surface/available.js";
-import { RunTracker, type RunState } from "../surface/run.js";
+import { RunTracker } from "../surface/run.js";
 import { applyActivation, MODE_FLAG, OWNERS_FLAG } from "./activation.js";
 import type { RootDeclaration } from "../model/schemas.js";
 
@@ -67,7 +67,8 @@ export class StateFlowHost {
 	/** The roots the registered declaration names: what the model was told, what its calls may use. */
 	#declaredRoots: RootDeclaration[] = [];
 	/** The current agent run (`run.ts`); the methods below are its only writers. */
-	readonly #runs = new RunTracker();
+	/** The current agent run and what it has shown and written (`surface/run.ts`); events and tools write to it. */
+	readonly runs = new RunTracker();
 	#ctx: ExtensionContext | undefined;
 	#lastKey: { key: string; id: Identity | undefined; mode: Mode; owners: string } | undefined;
 	/** The session's project and identity, computed once per change. */
@@ -144,40 +145,6 @@ export class StateFlowHost {
 		this.#registeredShape = shape;
 	}
 
-	/** The current agent run, if one started in this session. */
-	get run(): RunState | undefined {
-		return this.#runs.run;
-	}
-
-	// The run's writers, one line each (documented in `run.ts`).
-	startRun(head: string | undefined, seqAtHead: Partial<Record<Owner, number>> = {}, hinted: readonly string[] = []): void {
-		this.#runs.startRun(head, seqAtHead, hinted);
-	}
-	agentStarted(): void {
-		this.#runs.agentStarted();
-	}
-	notePrompt(timestamp: number): void {
-		this.#runs.notePrompt(timestamp);
-	}
-	noteFileChange(): void {
-		this.#runs.noteFileChange();
-	}
-	recordOwnWrite(records: Partial<Record<Owner, { seq: number }>>): void {
-		this.#runs.recordOwnWrite(records);
-	}
-	markHinted(signatures: Iterable<string>): void {
-		this.#runs.markHinted(signatures);
-	}
-	reconcileDecided(): void {
-		this.#runs.reconcileDecided();
-	}
-	reconcileSending(): void {
-		this.#runs.reconcileSending();
-	}
-	takeStaleWindow(total: number, count: number): number {
-		return this.#runs.takeStaleWindow(total, count);
-	}
-
 	/** The latest context pi handed us (a new one per event). */
 	get ctx(): ExtensionContext {
 		if (!this.#ctx) fail("io", "State Flow is not bound to a session yet.");
@@ -224,7 +191,7 @@ export class StateFlowHost {
 		this.#sessionId = ctx.sessionManager.getSessionId();
 		this.#layers.restore(ctx.sessionManager.getBranch(), reason);
 		await this.#openStores(ctx);
-		this.#runs.clear();
+		this.runs.clear();
 		// Session damage is kept and reported on every Session access; say so now too, not only at the first write.
 		await this.#checkSession("cannot open Session state", ctx);
 	}

@@ -24,10 +24,10 @@ export function surfaceOf(host: StateFlowHost, ctx: ExtensionContext): Surface {
 		gitView: (recorded) => host.git.refresh(ctx.cwd, recorded),
 		newId: () => host.options.newId(),
 		now: () => host.options.now(),
-		runs: host,
+		runs: host.runs,
 		committed: async (outcome) => {
 			await host.roots.sync();
-			if (!outcome.noop) host.recordOwnWrite(outcome.records);
+			if (!outcome.noop) host.runs.recordOwnWrite(outcome.records);
 		},
 	};
 }
