@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { StateError } from "../../lib/core/errors.js";
 import { cloneJson } from "../../lib/core/json.js";
 import { planPatch } from "../../lib/core/merge.js";
-import { commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
+import { adoptionProblem, commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
 import type { JsonObject, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../../lib/core/types.js";
 
@@ -121,6 +121,29 @@ describe("historyFrom", () => {
 			isCode("corrupt", "`t3` has seq 3 but 2 was expected"),
 		);
 		assert.throws(() => historyFrom("cwd", emptyState(), 1, h.tail, 5), isCode("corrupt", "`t1` has seq 1 but 2 was expected"));
+	});
+});
+
+describe("adoptionProblem (migrate adopts a whole history)", () => {
+	it("accepts a tail that continues its checkpoint seq by seq, names the owner and ends at the head", () => {
+		const { h } = fixture(3);
+		assert.equal(h.checkpointSeq, 2);
+		assert.equal(adoptionProblem(h, "cwd"), undefined);
+		assert.equal(adoptionProblem(newHistory("cwd", 5), "cwd"), undefined);
+	});
+
+	it("names the first record out of sequence, or one that does not name the owner", () => {
+		const { h } = fixture(100);
+		const gap = { ...h, tail: [h.tail[0], h.tail[2], h.tail[3]] as TransitionRecord[] };
+		assert.equal(adoptionProblem(gap, "cwd"), "the history to adopt is inconsistent at transition `t3` (seq 3)");
+		const foreign = { ...h, tail: h.tail.map((r, i) => (i === 1 ? { ...r, owners: ["session" as const] } : r)) };
+		assert.equal(adoptionProblem(foreign, "cwd"), "the history to adopt is inconsistent at transition `t2` (seq 2)");
+		assert.equal(adoptionProblem(h, "session"), "the history to adopt is inconsistent at transition `t1` (seq 1)");
+	});
+
+	it("names a tail that stops before the head", () => {
+		const { h } = fixture(100);
+		assert.equal(adoptionProblem({ ...h, tail: h.tail.slice(0, 3) }, "cwd"), "the history to adopt ends at seq 3, not at its head 5");
 	});
 });
 
