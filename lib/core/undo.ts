@@ -220,7 +220,6 @@ function unreadable(histories: Histories, owners: readonly Owner[], what: string
  */
 function inversePlan(histories: Histories, record: TransitionRecord, owners: readonly Owner[]): Result<UndoPlan> {
 	const plan: UndoPlan = { op: reversalOf(record)?.op === "undo" ? "redo" : "undo", id: record.id, owners: [], patch: {}, reverts: [], seqs: {} };
-	const mine = leafPaths(record.patch);
 	for (const owner of OWNERS) {
 		const loaded = histories[owner];
 		if (!owners.includes(owner) || !loaded?.ok) continue;
@@ -228,6 +227,8 @@ function inversePlan(histories: Histories, record: TransitionRecord, owners: rea
 		const at = h.tail.findIndex((r) => r.id === record.id);
 		if (at < 0) continue;
 		const rest = h.tail.slice(at);
+		// Each owner's own record: a shared transition may write different keys in each owner.
+		const mine = leafPaths((h.tail[at] as TransitionRecord).patch);
 		const gone = cancelled(rest);
 		if (gone.has(0)) {
 			const by = rest.find((r, i) => i > 0 && gone.has(i) && reversalOf(r)?.target === record.id) as TransitionRecord;
