@@ -90,6 +90,9 @@ describe("ids and retention", () => {
 		commit(h2, "ab-1", 1, { cwd: { tactics: { a: 1 } } });
 		commit(h2, "ab-2", 2, { cwd: { tactics: { b: 1 } } });
 		assert.equal(refusal(idUndoPlan(loaded(h2), "ab", "cwd", "history")), "`ab` starts 2 transition ids (ab-1, ab-2); type more of the id.");
+		commit(h2, "ab-3", 3, { cwd: { tactics: { c: 1 } } });
+		commit(h2, "ab-4", 4, { cwd: { tactics: { d: 1 } } });
+		assert.equal(refusal(idUndoPlan(loaded(h2), "ab", "cwd", "history")), "`ab` starts 4 transition ids (ab-1, ab-2, ab-3, ab-4); type more of the id.");
 	});
 
 	it("a prefix that names nothing says where it looked and what lists the ids", () => {
@@ -224,6 +227,20 @@ describe("the timeline of several owners", () => {
 		assert.deepEqual(
 			timeline(loaded(h), ["cwd", "session"]).map((r) => r.id),
 			["c1", "both", "s2"],
+		);
+	});
+
+	it("transitions of two owners at the same instant come in the order the owners are asked (deterministic)", () => {
+		const h = two();
+		commit(h, "c1", 1, { cwd: { tactics: { a: 1 } } });
+		commit(h, "s1", 1, { session: { tactics: { a: 1 } } });
+		assert.deepEqual(
+			timeline(loaded(h), ["cwd", "session"]).map((r) => r.id),
+			["c1", "s1"],
+		);
+		assert.deepEqual(
+			timeline(loaded(h), ["session", "cwd"]).map((r) => r.id),
+			["s1", "c1"],
 		);
 	});
 
