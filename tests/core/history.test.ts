@@ -258,3 +258,54 @@ describe("historyOf", () => {
 		);
 	});
 });
+
+describe("refusals name the owner's history as their path", () => {
+	const at = (code: string, text: string, path: readonly (string | number)[]) => (e: unknown) => {
+		assert.ok(isCode(code, text)(e));
+		assert.deepEqual((e as StateError).path, path);
+		return true;
+	};
+
+	it("a damaged sequence names the record's place; a commit out of sequence, an offset or a fold name the owner", () => {
+		const { h } = fixture(100);
+		assert.throws(
+			() => historyFrom("cwd", emptyState(), 0, [h.tail[0] as TransitionRecord, h.tail[2] as TransitionRecord], 5),
+			at("corrupt", "seq 3", ["cwd", "history", 1]),
+		);
+		assert.throws(() => commitRecord(h, { ...(h.tail[0] as TransitionRecord), seq: 9 }), at("corrupt", "has seq 9, expected 6", ["cwd"]));
+		assert.throws(() => stateAt(h, -1), at("invalid_input", "an offset `-1` must be a whole number >= 0", ["cwd"]));
+		assert.throws(() => patchAt(h, -1), at("invalid_input", "a patch index `-1` must be a whole number >= 0", ["cwd"]));
+		assert.throws(() => stateAt(h, 6), at("not_found", "cwd has only 5 transitions; read an offset of at most 5", ["cwd"]));
+		assert.throws(() => stateAt(fixture(2).h, 3), at("folded", "history before transition t4 was folded", ["cwd"]));
+		assert.throws(() => stateAt(fixture(0).h, 1), at("folded", "cwd history up to transition t5 was folded", ["cwd"]));
+	});
+
+	it("one retained transition: a patch index of at most 0", () => {
+		const h = newHistory("cwd", 5);
+		commit(h, { tactics: { a: 1 } }, "t1");
+		assert.throws(() => patchAt(h, 1), at("not_found", "cwd has only 1 transition; read a patch index of at most 0", ["cwd"]));
+	});
+});
+
+describe("copies and roots", () => {
+	it("historyFrom keeps its own copy of the checkpoint unless it is handed over", () => {
+		const { h } = fixture(100);
+		const cp = emptyState();
+		const rebuilt = historyFrom("cwd", cp, 0, h.tail, 1);
+		assert.deepEqual(cp, emptyState(), "the caller's checkpoint is not folded into");
+		assert.notDeepEqual(rebuilt.checkpoint, emptyState());
+		const owned = emptyState();
+		assert.equal(historyFrom("cwd", owned, 0, [], 1, true).checkpoint, owned);
+	});
+
+	it("registered roots survive replay, temporal reads and rebuilding", () => {
+		const h = newHistory("cwd", 5);
+		commit(h, { roots: { todos: { milk: { text: "buy" } } } }, "t1");
+		commit(h, { tactics: { a: 1 } }, "t2");
+		assert.deepEqual(stateAt(h, 1).roots, { todos: { milk: { text: "buy" } } });
+		assert.deepEqual(replay(h.checkpoint, h.tail).roots, { todos: { milk: { text: "buy" } } });
+		const rebuilt = historyFrom("cwd", stateAt(h, 0), 2, [], 5);
+		assert.deepEqual(rebuilt.state.roots, { todos: { milk: { text: "buy" } } });
+		assert.deepEqual(rebuilt.checkpoint.roots, { todos: { milk: { text: "buy" } } });
+	});
+});
