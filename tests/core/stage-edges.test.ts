@@ -62,6 +62,16 @@ describe("stage refusals name the field and the words to use", () => {
 		]);
 	});
 
+	it("a key over the length limit is named with the entry it would write", () => {
+		const limits = { ...DEFAULT_LIMITS, maxKeyLength: 8 };
+		refused(
+			() => stage(hs, { cwd: { tactics: { "long-key-here": 1 } } }, meta("x"), limits),
+			"limit",
+			'key `cwd.tactics` + "long-key-here"... is 13 characters; the key length limit is 8',
+			["cwd", "tactics", "long-key-here"],
+		);
+	});
+
 	it("an excluded owner is named by its path", () => {
 		refused(bad({ global: { tactics: { a: 1 } } }), "excluded_owner", "`global` is not wanted", ["global"]);
 	});
