@@ -93,6 +93,12 @@ describe("commit and fold", () => {
 		assert.deepEqual(h.state, emptyState());
 	});
 
+	it("a commit without a size measures the state", () => {
+		const h = newHistory("cwd", 5);
+		commitRecord(h, record(h, { tactics: { a: "x".repeat(10) } }, "t1"));
+		assert.equal(h.bytes, stateBytes(h.state));
+	});
+
 	it("replay does not mutate the checkpoint", () => {
 		const { h } = fixture(3);
 		const cp = snapshot(h.checkpoint);

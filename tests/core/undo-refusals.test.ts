@@ -60,6 +60,12 @@ describe("an owner that cannot be read", () => {
 		assert.equal(refusal(restorePlan(broken(h), id, { owner: "session" })), "cannot restore session: the log is damaged");
 	});
 
+	it("an owner asked for but not loaded at all is passed over, not an error", () => {
+		const h = two();
+		commit(h, "a1", 1, { cwd: { tactics: { a: 1 } } });
+		assert.deepEqual(planned(latestUndoPlan({ cwd: { ok: true, value: h.cwd } }, ["cwd", "session"], true)).owners, ["cwd"]);
+	});
+
 	it("does not stop an undo of the owners that can be read", () => {
 		const h = two();
 		commit(h, "a1", 1, { cwd: { tactics: { a: 1 } } });
