@@ -215,12 +215,11 @@ function unreadable(histories: Histories, owners: readonly Owner[], what: string
 
 /**
  * Invert `record` in `owners` (those that retain it and can be read): refused when an owner's
- * later transitions still in effect changed one of its keys, or when a later undo already
- * reverted it. An undo record inverted is a redo.
+ * later transitions still in effect changed a key its inverse writes (or one inside it), or when
+ * a later undo already reverted it. An undo record inverted is a redo.
  */
 function inversePlan(histories: Histories, record: TransitionRecord, owners: readonly Owner[]): Result<UndoPlan> {
 	const plan: UndoPlan = { op: reversalOf(record)?.op === "undo" ? "redo" : "undo", id: record.id, owners: [], patch: {}, reverts: [], seqs: {} };
-	const mine = leafPaths(record.patch);
 	for (const owner of OWNERS) {
 		const loaded = histories[owner];
 		if (!owners.includes(owner) || !loaded?.ok) continue;
@@ -228,6 +227,8 @@ function inversePlan(histories: Histories, record: TransitionRecord, owners: rea
 		const at = h.tail.findIndex((r) => r.id === record.id);
 		if (at < 0) continue;
 		const rest = h.tail.slice(at);
+		// What the inverse writes, from this owner's own record (a shared transition may write other keys in each owner).
+		const mine = leafPaths((h.tail[at] as TransitionRecord).undo);
 		const gone = cancelled(rest);
 		if (gone.has(0)) {
 			const by = rest.find((r, i) => i > 0 && gone.has(i) && reversalOf(r)?.target === record.id) as TransitionRecord;

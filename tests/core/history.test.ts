@@ -7,7 +7,7 @@ import { describe, it } from "node:test";
 import { StateError } from "../../lib/core/errors.js";
 import { cloneJson } from "../../lib/core/json.js";
 import { planPatch } from "../../lib/core/merge.js";
-import { commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
+import { adoptionProblem, commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
 import type { JsonObject, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../../lib/core/types.js";
 
@@ -93,6 +93,12 @@ describe("commit and fold", () => {
 		assert.deepEqual(h.state, emptyState());
 	});
 
+	it("a commit without a size measures the state", () => {
+		const h = newHistory("cwd", 5);
+		commitRecord(h, record(h, { tactics: { a: "x".repeat(10) } }, "t1"));
+		assert.equal(h.bytes, stateBytes(h.state));
+	});
+
 	it("replay does not mutate the checkpoint", () => {
 		const { h } = fixture(3);
 		const cp = snapshot(h.checkpoint);
@@ -121,6 +127,29 @@ describe("historyFrom", () => {
 			isCode("corrupt", "`t3` has seq 3 but 2 was expected"),
 		);
 		assert.throws(() => historyFrom("cwd", emptyState(), 1, h.tail, 5), isCode("corrupt", "`t1` has seq 1 but 2 was expected"));
+	});
+});
+
+describe("adoptionProblem (migrate adopts a whole history)", () => {
+	it("accepts a tail that continues its checkpoint seq by seq, names the owner and ends at the head", () => {
+		const { h } = fixture(3);
+		assert.equal(h.checkpointSeq, 2);
+		assert.equal(adoptionProblem(h, "cwd"), undefined);
+		assert.equal(adoptionProblem(newHistory("cwd", 5), "cwd"), undefined);
+	});
+
+	it("names the first record out of sequence, or one that does not name the owner", () => {
+		const { h } = fixture(100);
+		const gap = { ...h, tail: [h.tail[0], h.tail[2], h.tail[3]] as TransitionRecord[] };
+		assert.equal(adoptionProblem(gap, "cwd"), "the history to adopt is inconsistent at transition `t3` (seq 3)");
+		const foreign = { ...h, tail: h.tail.map((r, i) => (i === 1 ? { ...r, owners: ["session" as const] } : r)) };
+		assert.equal(adoptionProblem(foreign, "cwd"), "the history to adopt is inconsistent at transition `t2` (seq 2)");
+		assert.equal(adoptionProblem(h, "session"), "the history to adopt is inconsistent at transition `t1` (seq 1)");
+	});
+
+	it("names a tail that stops before the head", () => {
+		const { h } = fixture(100);
+		assert.equal(adoptionProblem({ ...h, tail: h.tail.slice(0, 3) }, "cwd"), "the history to adopt ends at seq 3, not at its head 5");
 	});
 });
 
@@ -233,5 +262,56 @@ describe("historyOf", () => {
 			historyOf(h, ["tactics", "item"]).map((e) => e.id),
 			["t4"],
 		);
+	});
+});
+
+describe("refusals name the owner's history as their path", () => {
+	const at = (code: string, text: string, path: readonly (string | number)[]) => (e: unknown) => {
+		assert.ok(isCode(code, text)(e));
+		assert.deepEqual((e as StateError).path, path);
+		return true;
+	};
+
+	it("a damaged sequence names the record's place; a commit out of sequence, an offset or a fold name the owner", () => {
+		const { h } = fixture(100);
+		assert.throws(
+			() => historyFrom("cwd", emptyState(), 0, [h.tail[0] as TransitionRecord, h.tail[2] as TransitionRecord], 5),
+			at("corrupt", "seq 3", ["cwd", "history", 1]),
+		);
+		assert.throws(() => commitRecord(h, { ...(h.tail[0] as TransitionRecord), seq: 9 }), at("corrupt", "has seq 9, expected 6", ["cwd"]));
+		assert.throws(() => stateAt(h, -1), at("invalid_input", "an offset `-1` must be a whole number >= 0", ["cwd"]));
+		assert.throws(() => patchAt(h, -1), at("invalid_input", "a patch index `-1` must be a whole number >= 0", ["cwd"]));
+		assert.throws(() => stateAt(h, 6), at("not_found", "cwd has only 5 transitions; read an offset of at most 5", ["cwd"]));
+		assert.throws(() => stateAt(fixture(2).h, 3), at("folded", "history before transition t4 was folded", ["cwd"]));
+		assert.throws(() => stateAt(fixture(0).h, 1), at("folded", "cwd history up to transition t5 was folded", ["cwd"]));
+	});
+
+	it("one retained transition: a patch index of at most 0", () => {
+		const h = newHistory("cwd", 5);
+		commit(h, { tactics: { a: 1 } }, "t1");
+		assert.throws(() => patchAt(h, 1), at("not_found", "cwd has only 1 transition; read a patch index of at most 0", ["cwd"]));
+	});
+});
+
+describe("copies and roots", () => {
+	it("historyFrom keeps its own copy of the checkpoint unless it is handed over", () => {
+		const { h } = fixture(100);
+		const cp = emptyState();
+		const rebuilt = historyFrom("cwd", cp, 0, h.tail, 1);
+		assert.deepEqual(cp, emptyState(), "the caller's checkpoint is not folded into");
+		assert.notDeepEqual(rebuilt.checkpoint, emptyState());
+		const owned = emptyState();
+		assert.equal(historyFrom("cwd", owned, 0, [], 1, true).checkpoint, owned);
+	});
+
+	it("registered roots survive replay, temporal reads and rebuilding", () => {
+		const h = newHistory("cwd", 5);
+		commit(h, { roots: { todos: { milk: { text: "buy" } } } }, "t1");
+		commit(h, { tactics: { a: 1 } }, "t2");
+		assert.deepEqual(stateAt(h, 1).roots, { todos: { milk: { text: "buy" } } });
+		assert.deepEqual(replay(h.checkpoint, h.tail).roots, { todos: { milk: { text: "buy" } } });
+		const rebuilt = historyFrom("cwd", stateAt(h, 0), 2, [], 5);
+		assert.deepEqual(rebuilt.state.roots, { todos: { milk: { text: "buy" } } });
+		assert.deepEqual(rebuilt.checkpoint.roots, { todos: { milk: { text: "buy" } } });
 	});
 });

@@ -165,7 +165,8 @@ describe("special keys", () => {
 			const ok = names.every((n, i) => Object.hasOwn(d, n) && d[n] === i) && Object.getPrototypeOf(d) === Object.prototype;
 			process.stdout.write(ok ? "ok " + names.length : "wrong");
 		`;
-		const out = execFileSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+		// execArgv carries the loader that runs this file (tsx under the mutation runner), so the child reads the same module.
+		const out = execFileSync(process.execPath, [...process.execArgv, "--input-type=module", "-e", script], { encoding: "utf8" });
 		assert.match(out, /^ok \d+$/);
 	});
 
