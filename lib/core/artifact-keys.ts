@@ -57,7 +57,8 @@ export const SAME_KEYS: KeyLens = { base: "", toModel: (k) => k, fromModel: (k) 
 function shortFrom(base: readonly string[], key: string): string | undefined {
 	const slash = key.endsWith("/") ? "/" : "";
 	const body = slash === "" ? key : key.slice(0, -1);
-	if (body === "" || body.startsWith("/") || posix.normalize(body) !== body) return undefined;
+	// `normalize` keeps a trailing slash: a body ending in one (a key ending `//`) is not normalised either.
+	if (body === "" || body.startsWith("/") || body.endsWith("/") || posix.normalize(body) !== body) return undefined;
 	const segs = body === "." ? [] : body.split("/");
 	let same = 0;
 	while (same < base.length && same < segs.length && base[same] === segs[same]) same++;
