@@ -5,13 +5,13 @@
  * and never invent history beyond the retained tail.
  */
 
-import { inline, spellId } from "./printable.js";
+import { spellId } from "./printable.js";
 import { fail } from "./errors.js";
 import { cloneJson, getOwn, isPlainObject, jsonEqual, setOwn } from "./json.js";
 import { applyMergePatch, applyPatch } from "./merge.js";
 import { emptyState, stateBytes } from "./state.js";
 import { PLANES } from "./types.js";
-import type { Json, JsonObject, Owner, OwnerHistory, OwnerState, Provenance, TransitionRecord } from "./types.js";
+import type { Json, JsonObject, Owner, OwnerHistory, OwnerState, TransitionRecord } from "./types.js";
 
 type Path = readonly (string | number)[];
 
@@ -223,29 +223,4 @@ export function historyOf(h: OwnerHistory, path: Path): Array<{ id: string; at: 
 		out.push({ id: record.id, at: record.at, before: copy(before), after: copy(after) });
 	}
 	return out;
-}
-
-/** Who made a transition, in words (`/state history` and the CLI); stored text in it stays on its line (`inline`). */
-export function describeProvenance(by: Provenance): string {
-	return inline(provenanceWords(by));
-}
-
-function provenanceWords(by: Provenance): string {
-	switch (by.kind) {
-		case "tool":
-			return `model tool call ${by.toolCallId}`;
-		case "command": {
-			const rev = by.reverts;
-			const what = rev === undefined ? "" : ` (${rev.op} ${rev.op === "restore" ? "to" : "of"} ${rev.target}${rev.path !== undefined ? `, ${rev.path}` : ""})`;
-			return `user command ${by.command}${what}`;
-		}
-		case "import":
-			return `import from ${by.source}`;
-		case "system":
-			return `system (${by.reason})`;
-		case "extension":
-			return `extension ${by.extension}`;
-		default:
-			return `unknown (${JSON.stringify(by)})`;
-	}
 }
