@@ -19,6 +19,8 @@ export const TEXT_WIDTH = 80;
 
 /** Keys a one-line listing looks at, at most: more never fit a line. */
 export const LISTED_KEYS = 64;
+/** Columns a clipped first item keeps at least: its verb (`delete `) and the start of its key. */
+const MIN_CLIPPED = 12;
 
 /**
  * Characters of a short id, at most: ids come from stores, and two planted ids of a megabyte
@@ -197,8 +199,9 @@ export function historyText(columns: (text: string) => number) {
 		}
 		if (best > 0) return items.slice(0, best).join(", ") + more(best);
 		if (items.length === 0) return "";
-		// Counted by kind and no item fits: the counts say more than a clipped first item.
-		if (typeof total === "function") return clipText(total(0).trimStart(), width);
+		// No item fits: the first clipped, then the rest counted; counted by kind, and too narrow to
+		// show the first item's verb, the counts alone (a bare "…" would hide whether it set or deleted).
+		if (typeof total === "function" && width - more(1).length < MIN_CLIPPED) return clipText(total(0).trimStart(), width);
 		return clipText(items[0] as string, Math.max(1, width - more(1).length)) + more(1);
 	}
 

@@ -14,7 +14,7 @@ import { flatPatchSchema, patchDescription, readDescription, readSchema } from "
 import { within } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { git, repo } from "../helpers/git-repo.js";
-import { runCli } from "../cli/run.js";
+import { runCli, unwrapped } from "../cli/run.js";
 import { argsOf, call, envOf, ok, stdioServer } from "./fixture.js";
 
 function dirs(t: { after(fn: () => void): void }): { cwd: string; agentDir: string } {
@@ -184,16 +184,16 @@ describe("state-flow mcp on stdio", () => {
 		const d = dirs(t);
 		const session = runCli(["mcp", "--owners", "cwd,session", "--agent-dir", d.agentDir], { cwd: d.cwd });
 		assert.equal(session.code, 1);
-		assert.match(session.stderr, /Session is the pi conversation's own owner.*serve `cwd`, `global`, or `global,cwd`/);
+		assert.match(unwrapped(session.stderr), /Session is the pi conversation's own owner.*serve `cwd`, `global`, or `global,cwd`/);
 		const port = runCli(["mcp", "--port", "9000", "--agent-dir", d.agentDir], { cwd: d.cwd });
 		assert.equal(port.code, 2);
-		assert.match(port.stderr, /`--port` is for `--http`/);
+		assert.match(unwrapped(port.stderr), /`--port` is for `--http`/);
 		const badPort = runCli(["mcp", "--http", "--port", "http", "--agent-dir", d.agentDir], { cwd: d.cwd });
 		assert.equal(badPort.code, 2);
-		assert.match(badPort.stderr, /`--port` must be a port number/);
+		assert.match(unwrapped(badPort.stderr), /`--port` must be a port number/);
 		const noDir = runCli(["mcp", "--cwd", join(d.cwd, "missing"), "--agent-dir", d.agentDir], { cwd: d.cwd });
 		assert.equal(noDir.code, 1);
-		assert.match(noDir.stderr, /is not a folder/);
+		assert.match(unwrapped(noDir.stderr), /is not a folder/);
 		for (const r of [session, port, badPort, noDir]) assert.equal(r.stdout, "", "stdout carries nothing but JSON-RPC");
 	});
 
