@@ -9,13 +9,14 @@
  * check costs what the patch costs. The user lets a false positive through with `allowSecrets`
  * in their config, or for one command with `--allow-secret` (`CommitOptions.allowSecret`).
  */
+import { createRequire } from "node:module";
 import { lintSource } from "@secretlint/core";
 import { secretLintProfiler } from "@secretlint/profiler";
-import { creator as recommended } from "@secretlint/secretlint-rule-preset-recommend";
+import { rules as presetRules } from "@secretlint/secretlint-rule-preset-recommend";
 import { elideMiddle } from "../../core/elide.js";
 import { fail, formatPath } from "../../core/errors.js";
 import { ROOTS } from "../../core/types.js";
-import { ownFindings, type RawFinding, scanFields } from "./patterns.js";
+import { GATED_PRESET_RULES, PRESET_RULES_VERSION, ownFindings, type RawFinding, scanFields } from "./patterns.js";
 
 /** One credential found: where in the patch, what it looks like, and where in that field's text. */
 export interface CredentialFinding {
@@ -32,14 +33,52 @@ export interface CredentialFinding {
 // (a pi session commits for hours) and half of a small text's check. Nothing here reads them.
 secretLintProfiler.setEnabled(false);
 
+type Config = Parameters<typeof lintSource>[0]["options"]["config"];
+type PresetRule = (typeof presetRules)[number];
+
+const RULE_PREFIX = "@secretlint/secretlint-rule-";
+const RULES = new Map<string, PresetRule>(presetRules.map((rule) => [rule.meta.id.slice(RULE_PREFIX.length), rule]));
+const INSTALLED = (createRequire(import.meta.url)("@secretlint/secretlint-rule-preset-recommend/package.json") as { version: string }).version;
+
 /**
- * The preset as published. AWS access key ids are matched by our own pattern instead of the
- * preset's `enableIDScanRule`, which also runs an account-id scan (no secret) costing a third of
- * a large patch's check.
+ * Rules of the preset that run on every text: those the hint table does not name, or all of
+ * them when the installed preset is not the version the table was read from (`PRESET_RULES`).
  */
-const CONFIG: Parameters<typeof lintSource>[0]["options"]["config"] = {
-	rules: [{ id: "@secretlint/secretlint-rule-preset-recommend", rule: recommended }],
-};
+export function ungatedRules(installed: string): string[] {
+	return [...RULES.keys()].filter((id) => installed !== PRESET_RULES_VERSION || !GATED_PRESET_RULES.has(id));
+}
+const UNGATED = ungatedRules(INSTALLED);
+const GATED = INSTALLED === PRESET_RULES_VERSION;
+
+/**
+ * The preset's rules that may match a text, each registered as the preset registers it (its
+ * default options: AWS access key ids are matched by our own pattern instead of the preset's
+ * `enableIDScanRule`, which also runs an account-id scan, no secret, costing a third of a large
+ * patch's check). Empty when none may. Configs are kept by the rules they hold: few sets occur.
+ */
+const configs = new Map<string, Config>();
+function presetConfig(gated: readonly string[]): Config | undefined {
+	const ids = [...gated, ...UNGATED];
+	if (ids.length === 0) return undefined;
+	const key = ids.join(",");
+	let config = configs.get(key);
+	if (config === undefined) {
+		const rules = ids.flatMap((id) => {
+			const rule = RULES.get(id);
+			return rule === undefined ? [] : [{ id: rule.meta.id, rule }];
+		});
+		config = { rules };
+		// Bounded: at most one config per subset the texts open, and prose opens few; a flood of odd texts only costs the cache.
+		if (configs.size >= 256) configs.clear();
+		configs.set(key, config);
+	}
+	return config;
+}
+
+/** The rules of secretlint's preset the check runs on `text` (ids without `@secretlint/secretlint-rule-`): the gated ones it may match and every ungated one. */
+export function presetRulesFor(text: string): string[] {
+	return GATED ? [...scanFields(text).presetRules, ...UNGATED] : UNGATED;
+}
 
 /** What each preset rule finds, in the refusal's words (a rule not named here is called by its id). */
 const KINDS: Record<string, string> = {
@@ -164,18 +203,6 @@ function allowed(text: string, start: number, end: number, matchers: readonly Re
 	return false;
 }
 
-/**
- * Whether any rule of the preset could match `text`: each one needs a run of 16 or more token
- * characters, a `PRIVATE KEY` header, credentials in a URL (`…@`), or one of the few prefixes
- * whose tokens may be shorter (`scanFields`). Text with none of them is spared the preset's
- * fixed cost (~25 µs a call, most of a small patch's check). Checked against every sample the
- * preset flags (tests/security/credential-gate.test.ts), so a preset update that adds a shorter
- * form is caught.
- */
-export function presetMayMatch(text: string): boolean {
-	return scanFields(text).presetMay;
-}
-
 /** Every credential the strings of `patch` hold, in the order of the patch (allowed ones left out). */
 export async function findCredentials(patch: unknown, allow: AllowList = []): Promise<CredentialFinding[]> {
 	const { text, fields } = gather(patch);
@@ -185,10 +212,11 @@ export async function findCredentials(patch: unknown, allow: AllowList = []): Pr
 	// A field saying `secretlint-disable` must not switch the check off for the fields after it.
 	const content = scan.secretlint ? text.replace(/secretlint/gi, (s) => `${s[0]}_${s.slice(2)}`) : text;
 	const raw: RawFinding[] = [];
-	if (scan.presetMay) {
+	const config = presetConfig(GATED ? scan.presetRules : []);
+	if (config !== undefined) {
 		const linted = await lintSource({
 			source: { content, filePath: "state.txt", ext: ".txt", contentType: "text" },
-			options: { config: CONFIG, noPhysicFilePath: true, maskSecrets: true },
+			options: { config, noPhysicFilePath: true, maskSecrets: true },
 		});
 		for (const m of linted.messages) {
 			const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, "");

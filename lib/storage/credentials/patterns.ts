@@ -11,7 +11,7 @@
  * alternation of them, so text that holds none is passed over at the engine's search speed.
  */
 
-import { HintScanner } from "./scan.js";
+import { type HintGroup, HintScanner } from "./scan.js";
 
 /** One finding in the text, before it is mapped to its field. */
 export interface RawFinding {
@@ -161,38 +161,79 @@ const AWS_NEAR = 120;
 const WORDS: ReadonlyArray<readonly string[]> = [["pass", "secret", "token", "key", "cred", "auth"], ["authorization"], ["bearer"], ["aws"]];
 
 /**
- * What secretlint's preset needs besides a run of 16 token characters (`TOKEN_RUN`): a key
- * header, credentials in a URL (`…@`), or one of the few prefixes whose tokens may be shorter
- * (npm's `_authToken=`, Slack's `xox…`/`xapp-`, SendGrid's `SG.`, GitHub's `ghs_`).
+ * What each rule of secretlint's preset needs in the text (by rule id, without
+ * `@secretlint/secretlint-rule-`): literal text every match of the rule holds, read from the
+ * rule's patterns under the options the check runs it with (issue 37). A rule whose hints are
+ * absent is not registered for the text: the preset's cost is per rule (~2 µs each set up and
+ * run, ~60 µs for all of them), and prose holds no hint of most. The table was read from the
+ * preset's version `PRESET_RULES_VERSION`: with any other version installed (the dependency is a
+ * range) every rule runs on every text, so no family an update adds is skipped; a rule not named
+ * here always runs. tests/security/credential-gate.test.ts holds the table against the preset.
  */
-const PRESET_HINTS = ["PRIVATE KEY", "@", "_authToken", "xox", "xapp", "SG.", "ghs_"];
-const TOKEN_RUN = { chars: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.~:-", length: 16 };
+export const PRESET_RULES_VERSION = "13.0.7";
+
+const PRESET_RULES: ReadonlyArray<{ rule: string } & HintGroup> = [
+	// Its default options: the secret access key by its name only (key ids are our own pattern's).
+	{ rule: "aws", hints: ["secret"], caseless: true },
+	// Reads `.json` and `.p12` files only (the check's text is `.txt`); a key file's field names kept in case.
+	{ rule: "gcp", hints: ["private_key"] },
+	{ rule: "privatekey", hints: ["PRIVATE KEY"] },
+	{ rule: "npm", hints: ["npm_", "_authToken", "x-oauth-basic"] },
+	// A user and password before `@` in a URL; the database URLs report only those too.
+	{ rule: "basicauth", hints: ["@"] },
+	{ rule: "database-connection-string", hints: ["mongodb", "mysql", "postgres"], caseless: true },
+	{ rule: "slack", hints: ["xox", "xapp", "hooks.slack.com"], caseless: true },
+	{ rule: "sendgrid", hints: ["SG."] },
+	{ rule: "shopify", hints: ["shppa_", "shpca_", "shpat_", "shpss_"] },
+	{ rule: "stripe", hints: ["k_live_", "k_test_"] },
+	{ rule: "github", hints: ["ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"] },
+	{ rule: "gitlab", hints: ["glpat-"] },
+	{ rule: "grafana", hints: ["glc_", "glsa_"] },
+	{ rule: "openai", hints: ["T3BlbkFJ"] },
+	{ rule: "anthropic", hints: ["sk-ant-api0"] },
+	{ rule: "groq", hints: ["gsk_"] },
+	{ rule: "huggingface", hints: ["hf_"] },
+	{ rule: "linear", hints: ["lin_api_"] },
+	{ rule: "notion", hints: ["ntn_"] },
+	{ rule: "1password", hints: ["ops_ey"] },
+	{ rule: "hashicorp-vault", hints: ["hvs.", "hvb.", "hvr."] },
+	{ rule: "vercel", hints: ["vcp_", "vci_", "vca_", "vcr_", "vck_"] },
+	{ rule: "databricks", hints: ["dapi"] },
+	{ rule: "docker", hints: ["dckr_pat_"] },
+	{ rule: "figma", hints: ["figd_"] },
+	{ rule: "cloudflare", hints: ["cfk_", "cfut_", "cfat_"] },
+	{ rule: "tailscale", hints: ["tskey-"] },
+	// `secretlint-disable` comments; the check defuses the word before the preset reads the text.
+	{ rule: "filter-comments", hints: ["secretlint"], caseless: true },
+];
+
+/** The preset's rules the table gates (the others always run). */
+export const GATED_PRESET_RULES: ReadonlySet<string> = new Set(PRESET_RULES.map((r) => r.rule));
 
 const WORD = PROVIDER_TOKENS.length;
 const PRESET = WORD + WORDS.length;
-const SECRETLINT = PRESET + 1;
-const SCANNER = new HintScanner(
-	[
-		...PROVIDER_TOKENS.map((p) => ({ hints: p.hints })),
-		...WORDS.map((hints) => ({ hints, caseless: true })),
-		{ hints: PRESET_HINTS, caseless: true },
-		{ hints: ["secretlint"], caseless: true },
-	],
-	TOKEN_RUN,
-);
+const SECRETLINT = PRESET + PRESET_RULES.length;
+const SCANNER = new HintScanner([
+	...PROVIDER_TOKENS.map((p) => ({ hints: p.hints })),
+	...WORDS.map((hints) => ({ hints, caseless: true })),
+	...PRESET_RULES,
+	{ hints: ["secretlint"], caseless: true },
+]);
 
-/** What the joined fields hold that the check must look at further (one pass, `credential-scan.ts`). */
+/** What the joined fields hold that the check must look at further (one pass, `scan.ts`). */
 export interface FieldScan {
 	found: Uint8Array;
-	/** A rule of secretlint's preset could match (each needs a token run, a key header, `@` or a short prefix). */
-	presetMay: boolean;
+	/** The gated rules of secretlint's preset that could match (`PRESET_RULES`), in the table's order. */
+	presetRules: string[];
 	/** The text says `secretlint` (its disable comments are defused before the preset reads it). */
 	secretlint: boolean;
 }
 
 export function scanFields(text: string): FieldScan {
-	const { found, run } = SCANNER.scan(text);
-	return { found, presetMay: run || found[PRESET] === 1, secretlint: found[SECRETLINT] === 1 };
+	const found = SCANNER.scan(text);
+	const presetRules: string[] = [];
+	for (let i = 0; i < PRESET_RULES.length; i++) if (found[PRESET + i] === 1) presetRules.push((PRESET_RULES[i] as (typeof PRESET_RULES)[number]).rule);
+	return { found, presetRules, secretlint: found[SECRETLINT] === 1 };
 }
 
 /** Every finding of State Flow's own classes in `text` (the joined fields, `credentials.ts`). */

@@ -3,21 +3,15 @@
  * check runs in every commit, and most text holds no credential: running each of some forty
  * patterns over it would cost a scan each — more than the rest of a small patch's check. Each
  * pattern names hints, literal text every match of it holds; this pass finds, for all patterns
- * at once, which hints the text holds (by its ASCII character pairs, through typed tables), and
- * whether it holds a run of token characters (secretlint's preset needs one, `credentials.ts`).
- * A pattern whose hints are absent cannot match and is not run. Pure.
+ * at once, which hints the text holds (by its ASCII character pairs, through typed tables). A
+ * pattern (or a rule of secretlint's preset, `patterns.ts`) whose hints are absent cannot match
+ * and is not run. Pure.
  */
 
 /** Patterns that run when the text holds one of `hints` (ASCII; `caseless`: in any case). */
 export interface HintGroup {
 	hints: readonly string[];
 	caseless?: boolean;
-}
-
-/** What a scan found: per group whether one of its hints is in the text, and whether a run of `runLength` token characters is. */
-export interface Scan {
-	found: Uint8Array;
-	run: boolean;
 }
 
 interface Hint {
@@ -34,22 +28,19 @@ export class HintScanner {
 	private readonly list: Uint16Array;
 	/** One-character hints: group + 1 by character, 0 for none. */
 	private readonly single = new Uint16Array(128);
-	private readonly token = new Uint8Array(128);
 
-	constructor(
-		private readonly groups: readonly HintGroup[],
-		/** Token characters and the run length that counts. */
-		private readonly runOf: { chars: string; length: number },
-	) {
+	constructor(private readonly groups: readonly HintGroup[]) {
 		const byPair: number[][] = Array.from({ length: 128 * 128 }, () => []);
 		groups.forEach((g, group) => {
 			for (const hint of g.hints) {
 				const text = g.caseless === true ? hint.toLowerCase() : hint;
 				if (text.length === 1) {
-					// Looked up where a token run ends (one load less per character of the run).
-					if (runOf.chars.includes(text)) throw new Error(`a one-character hint cannot be a token character: ${text}`);
-					this.single[text.charCodeAt(0)] = group + 1;
-					if (g.caseless === true) this.single[text.toUpperCase().charCodeAt(0)] = group + 1;
+					for (const c of g.caseless === true ? [text, text.toUpperCase()] : [text]) {
+						// One slot per character: a second group would silently take the first one's.
+						const taken = this.single[c.charCodeAt(0)] as number;
+						if (taken !== 0 && taken !== group + 1) throw new Error(`two groups have the one-character hint ${c}`);
+						this.single[c.charCodeAt(0)] = group + 1;
+					}
 					continue;
 				}
 				const index = this.hints.push({ group, code: [...text].map((c) => c.charCodeAt(0)), caseless: g.caseless === true }) - 1;
@@ -67,32 +58,21 @@ export class HintScanner {
 			for (const h of l) this.list[at++] = h;
 		});
 		this.start[128 * 128] = at;
-		for (const c of runOf.chars) this.token[c.charCodeAt(0)] = 1;
 	}
 
-	scan(text: string): Scan {
+	/** Per group, 1 where one of its hints is in `text`. */
+	scan(text: string): Uint8Array {
 		const found = new Uint8Array(this.groups.length);
 		// Locals, not fields, in the loop: it runs once per character of every patch.
-		const { token, single, start, list, hints } = this;
-		const length = this.runOf.length;
+		const { single, start, list, hints } = this;
 		const n = text.length;
-		let run = 0;
-		let long = false;
 		let b = n > 0 ? text.charCodeAt(0) : 0;
 		for (let i = 0; i < n; i++) {
 			const a = b;
 			b = i + 1 < n ? text.charCodeAt(i + 1) : 0;
-			if (a >= 128) {
-				run = 0;
-				continue;
-			}
-			if (token[a] === 1) {
-				if (++run >= length) long = true;
-			} else {
-				run = 0;
-				const one = single[a] as number;
-				if (one !== 0) found[one - 1] = 1;
-			}
+			if (a >= 128) continue;
+			const one = single[a] as number;
+			if (one !== 0) found[one - 1] = 1;
 			if (b >= 128) continue;
 			const p = (a << 7) | b;
 			for (let k = start[p] as number, end = start[p + 1] as number; k < end; k++) {
@@ -100,7 +80,7 @@ export class HintScanner {
 				if (found[h.group] === 0 && holds(text, i, h)) found[h.group] = 1;
 			}
 		}
-		return { found, run: long };
+		return found;
 	}
 }
 
