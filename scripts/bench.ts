@@ -11,7 +11,9 @@
  * back to back on its own is reported as `*_back_to_back`; `commit_cpu_share` is the share of a
  * 2 MB commit spent outside its fsync (`commit_outside_fsync_p50_ms_2mb` the time), in a loop of its own (`node dist/scripts/bench.js --commit`). `tool_vs_session_commit` divides the
  * patch by a store commit made inside the scripted model reply (`tool_commit_p50_ms_2mb`).
- * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing. `skill_sync_*` time the
+ * `tool_noop_p50_ms` is pi's own cost for a tool that does nothing; `tool_freshness_floor_ms` what
+ * a tool making only a read's two freshness look-ups costs beyond it (the first system calls after a
+ * model reply are the dear ones), `tool_read_over_floor_ms` the read's own work beyond that. `skill_sync_*` time the
  * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
  * pass. `credential_check_share` is the credential check on the 2 MB commit's patch ÷
  * `commit_p50_ms_2mb` (`--credentials` runs it alone against the back-to-back commit).
@@ -122,6 +124,8 @@ async function main(): Promise<void> {
 			tool_commit_p50_ms_2mb: round(toolBig.commit),
 			tool_noop_p50_ms: round(toolRead.noop),
 			tool_read_over_noop_ms: round(toolRead.read - toolRead.noop),
+			tool_freshness_floor_ms: round(toolRead.stat - toolRead.noop),
+			tool_read_over_floor_ms: round(toolRead.read - toolRead.stat),
 			tool_read_p50_ms_2mb_with_probes: round(toolBig.read),
 			tool_noop_p50_ms_with_probes: round(toolBig.noop),
 			tool_vs_commit: round(toolBig.patch / cmp.big),

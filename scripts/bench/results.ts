@@ -15,6 +15,8 @@ const targets: Record<string, string> = {
 	head_active_work_shown: "1.0",
 	tool_read_p50_ms_2mb: "<= 0.15",
 	tool_read_over_noop_ms: "<= 0.1",
+	tool_freshness_floor_ms: "(two look-ups after a model reply)",
+	tool_read_over_floor_ms: "(the read's own work)",
 	tool_vs_commit: "<= 1.15",
 	commit_cpu_share: "(outside fsync)",
 	commit_outside_fsync_p50_ms_2mb: "<= 0.12 (quiet disk)",

@@ -1,4 +1,5 @@
 /** The tool part: `patch_state` and `read_state` timed inside a real pi session (faux model). */
+import { lstatSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { type AssistantMessage, fauxAssistantMessage, fauxText, fauxToolCall } from "@mariozechner/pi-ai";
 import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
@@ -14,6 +15,8 @@ export interface ToolTimes {
 	read: number;
 	commit: number;
 	noop: number;
+	/** A tool that makes only the two look-ups a read's freshness rule needs (the journal folder's `stat`, the log's `lstat`). */
+	stat: number;
 	storage?: { small: number; big: number; raw: number; full?: number; normal?: number };
 }
 
@@ -21,7 +24,7 @@ export interface ToolTimes {
  * `patch_state` and `read_state` in a real pi session (faux model, State Flow loaded as an
  * extension) over a CWD state of `entries` entries: p50 between `tool_execution_start` and
  * `tool_execution_end` of one call per model reply. A tool that does nothing gives pi's own
- * floor for a call. Inside the scripted model replies the same commit goes straight to a store
+ * floor for a call, and one making only a read's two freshness look-ups the floor of a read. Inside the scripted model replies the same commit goes straight to a store
  * of the same size (`commit`, the former way of comparing under the same disk conditions).
  * Given `ops`, the storage comparison runs in the same session: three bench tools, each called
  * in a model reply of its own like the State Flow tools, time the 20 KB commit, the 2 MB commit
@@ -51,6 +54,18 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			description: "Does nothing (bench floor).",
 			parameters: Type.Object({}),
 			execute: async () => ({ content: [{ type: "text", text: "ok" }], details: {} }),
+		});
+		// The floor of a read that must see other processes' commits: its two system calls, nothing else.
+		pi.registerTool({
+			name: "stat_floor",
+			label: "stat_floor",
+			description: "Two look-ups (bench floor).",
+			parameters: Type.Object({}),
+			execute: async () => {
+				statSync(join(agentDir, "state-flow", "journal"), { throwIfNoEntry: false });
+				lstatSync(join(cwd, ".pi", "state-flow", "log.jsonl"), { throwIfNoEntry: false });
+				return { content: [{ type: "text", text: "ok" }], details: {} };
+			},
 		});
 		const tool = (name: string, run: (i: number) => unknown): void =>
 			pi.registerTool({
@@ -86,6 +101,7 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			calls.push({ id: `p${i}`, name: "patch_state", args: { cwd: { tactics: { [`k${(i * 7919) % entries}`]: value(i + 2_000_000) } } }, counted });
 			calls.push({ id: `r${i}`, name: "read_state", args: { path: `cwd.tactics.k${(i * 31) % entries}` }, counted });
 			calls.push({ id: `n${i}`, name: "noop", args: {}, counted });
+			calls.push({ id: `t${i}`, name: "stat_floor", args: {}, counted });
 			if (ops) {
 				calls.push({ id: `s${i}`, name: "bench_commit_20kb", args: { i }, counted });
 				calls.push({ id: `b${i}`, name: "bench_commit_2mb", args: { i }, counted });
@@ -120,6 +136,7 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			read: of("r"),
 			commit: p50(commits),
 			noop: of("n"),
+			stat: of("t"),
 			...(ops
 				? {
 						storage: {
