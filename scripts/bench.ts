@@ -17,6 +17,9 @@
  * per-prompt compiled-Skill check (50 Skills): a session start's full pass, an unchanged owner's
  * pass. `credential_check_share` is the credential check on the 2 MB commit's patch ÷
  * `commit_p50_ms_2mb` (`--credentials` runs it alone against the back-to-back commit).
+ * `guarantee_floor_p50_ms` is the raw floor plus the other system calls a commit's guarantees make
+ * (lock, containment, journal, freshness, seen mark), with no State Flow code between them;
+ * `commit_vs_guarantee_floor` (+ `_back_to_back`) what the commit costs beyond them.
  * `commit_vs_sqlite_full` divides the 2 MB commit by SQLite writing the same line with an fsync
  * per commit (WAL, `synchronous=FULL`, timed beside it in the same session; `_normal`: without,
  * for reference; `scripts/bench/sqlite.ts`; left out, saying why, where better-sqlite3 cannot
@@ -81,7 +84,7 @@ async function main(): Promise<void> {
 		// session, and pi's per-call floor grows with it (docs/decisions.md, "Tool calls at the cost of their commit").
 		const toolRead = await toolTimes(join(root, "tool-read"), 10_000);
 		ops.close();
-		const cmp = toolBig.storage as { small: number; big: number; raw: number; full?: number; normal?: number };
+		const cmp = toolBig.storage as { small: number; big: number; raw: number; guarded: number; full?: number; normal?: number };
 		const anchor: Record<string, number> =
 			cmp.full !== undefined && cmp.normal !== undefined && warm.full !== undefined
 				? {
@@ -106,8 +109,12 @@ async function main(): Promise<void> {
 			commit_p50_ms_2mb_back_to_back: round(warm.big),
 			raw_append_fsync_p50_ms_back_to_back: round(warm.raw),
 			commit_vs_raw_back_to_back: round(warm.big / warm.raw),
+			guarantee_floor_p50_ms: round(cmp.guarded),
+			commit_vs_guarantee_floor: round(cmp.big / cmp.guarded),
+			commit_vs_guarantee_floor_back_to_back: round(warm.big / warm.guarded),
 			commit_cpu_share: round(cpuShare.share),
 			commit_outside_fsync_p50_ms_2mb: round(cpuShare.outside),
+			guarantee_floor_outside_fsync_p50_ms: round(cpuShare.floorOutside),
 			...anchor,
 			cold_load_p50_ms_2mb: round(cold.p50),
 			cold_load_log_bytes_2mb: cold.logBytes,

@@ -6,9 +6,9 @@
  */
 import { openStoresAt } from "../../lib/storage/open.js";
 import { spawn } from "node:child_process";
-import fs, { closeSync, constants, fsyncSync, mkdirSync, openSync, statSync, writeSync } from "node:fs";
+import fs, { closeSync, constants, fstatSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { syncBuiltinESMExports } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { JsonObject } from "../../lib/core/types.js";
 import type { Stores } from "../../lib/storage/stores.js";
@@ -43,9 +43,45 @@ export interface StorageOps {
 	big(i: number): Promise<unknown>;
 	/** The raw floor: one append + fsync of a record line of the same size, in the 2 MB store's folder. */
 	raw(i: number): void;
+	/** The raw floor plus the other system calls a commit's guarantees make, and nothing else (`guaranteeFloor`). */
+	guarded(i: number): void;
 	/** The anchor: the same line upserted into SQLite, `synchronous=FULL` and `NORMAL`; absent where better-sqlite3 cannot load. */
 	sqlite?: { full(i: number): void; normal(i: number): void };
 	close(): void;
+}
+
+/**
+ * The system calls of a file commit that its guarantees need, made on files of their own beside
+ * the raw floor's, with no State Flow code between them (docs/decisions.md, "Close to the
+ * floor"): the containment `lstat`s of the store folder and its parent, the lock taken by `link`,
+ * the journal folder's `stat`, the log's `lstat`, the append and its fsync, the log's `fstat`,
+ * the seen mark's `fstat` and `pwrite`, the lock's `lstat` and `unlink`. What a commit costs
+ * beyond this is State Flow's own work.
+ */
+function guaranteeFloor(dir: string, line: (i: number) => Buffer): (i: number) => void {
+	const floor = join(dir, "floor");
+	mkdirSync(floor, { recursive: true });
+	const log = join(floor, "log.jsonl");
+	const lock = join(floor, "lock");
+	const holder = join(floor, "holder");
+	const fd = openSync(log, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT, 0o600);
+	const mark = openSync(join(floor, "seen.json"), constants.O_WRONLY | constants.O_CREAT, 0o600);
+	closeSync(openSync(holder, constants.O_WRONLY | constants.O_CREAT, 0o600));
+	const text = Buffer.from(`${JSON.stringify({ root: floor, seq: 1, id: "x" }).padEnd(127)}\n`);
+	return (i) => {
+		lstatSync(floor);
+		lstatSync(dir);
+		linkSync(holder, lock);
+		statSync(join(floor, "journal"), { throwIfNoEntry: false });
+		lstatSync(log);
+		writeSync(fd, line(i));
+		fsyncSync(fd);
+		fstatSync(fd);
+		fstatSync(mark);
+		writeSync(mark, text, 0, text.length, 0);
+		lstatSync(lock);
+		unlinkSync(lock);
+	};
 }
 
 export function storageOps(small: Stores, big: Stores, rawPath: string, anchor?: SqliteAnchor): StorageOps {
@@ -62,6 +98,7 @@ export function storageOps(small: Stores, big: Stores, rawPath: string, anchor?:
 			writeSync(fd, line(`k${(i * 7919) % 10_000}`, i + 1_000_000));
 			fsyncSync(fd);
 		},
+		guarded: guaranteeFloor(dirname(dirname(rawPath)), (i) => line(`k${(i * 7919) % 10_000}`, i + 1_000_000)),
 		...(anchor === undefined
 			? {}
 			: {
@@ -82,8 +119,10 @@ export function storageOps(small: Stores, big: Stores, rawPath: string, anchor?:
  * own (warm caches, one fsync right after another): the storage path at its best, reported as
  * `*_back_to_back`. The figures the ratios use come from inside the tool session (`toolTimes`).
  */
-export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: number; big: number; raw: number; full?: number; normal?: number }> {
-	const xs = { small: [] as number[], big: [] as number[], raw: [] as number[], full: [] as number[], normal: [] as number[] };
+export async function commitVsRawBackToBack(
+	ops: StorageOps,
+): Promise<{ small: number; big: number; raw: number; guarded: number; full?: number; normal?: number }> {
+	const xs = { small: [] as number[], big: [] as number[], raw: [] as number[], guarded: [] as number[], full: [] as number[], normal: [] as number[] };
 	for (let i = 0; i < ITER + WARMUP; i++) {
 		let t0 = process.hrtime.bigint();
 		await ops.small(i);
@@ -94,6 +133,9 @@ export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: n
 		t0 = process.hrtime.bigint();
 		ops.raw(i);
 		const r = ms(t0);
+		t0 = process.hrtime.bigint();
+		ops.guarded(i);
+		const g = ms(t0);
 		if (ops.sqlite !== undefined) {
 			t0 = process.hrtime.bigint();
 			ops.sqlite.full(i);
@@ -109,10 +151,11 @@ export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: n
 			xs.small.push(cs);
 			xs.big.push(cb);
 			xs.raw.push(r);
+			xs.guarded.push(g);
 		}
 	}
 	const anchor = ops.sqlite === undefined ? {} : { full: p50(xs.full), normal: p50(xs.normal) };
-	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw), ...anchor };
+	return { small: p50(xs.small), big: p50(xs.big), raw: p50(xs.raw), guarded: p50(xs.guarded), ...anchor };
 }
 
 /**
@@ -120,9 +163,10 @@ export async function commitVsRawBackToBack(ops: StorageOps): Promise<{ small: n
  * for this loop only (every module's binding follows it through `syncBuiltinESMExports`), and each
  * commit's fsync time is taken from its own wall time. p50 of the per-commit shares, and p50 of
  * the time outside fsync in ms (`commit_outside_fsync_p50_ms_2mb`): a share falls when the disk
- * is slow, the time does not.
+ * is slow, the time does not. The guarantees' floor (`guaranteeFloor`) is timed the same way
+ * right after each commit (`guarantee_floor_outside_fsync_p50_ms`): its system calls alone.
  */
-export async function commitCpuShare(ops: StorageOps): Promise<{ share: number; outside: number }> {
+export async function commitCpuShare(ops: StorageOps): Promise<{ share: number; outside: number; floorOutside: number }> {
 	const original = fs.fsyncSync;
 	let inFsync = 0;
 	fs.fsyncSync = (fd: number): void => {
@@ -136,22 +180,29 @@ export async function commitCpuShare(ops: StorageOps): Promise<{ share: number; 
 	syncBuiltinESMExports();
 	const shares: number[] = [];
 	const outside: number[] = [];
+	const floorOutside: number[] = [];
 	try {
 		for (let i = 0; i < ITER + WARMUP; i++) {
 			inFsync = 0;
-			const t0 = process.hrtime.bigint();
+			let t0 = process.hrtime.bigint();
 			await ops.big(i + 3_000_000);
 			const total = ms(t0);
+			const commitFsync = inFsync;
+			inFsync = 0;
+			t0 = process.hrtime.bigint();
+			ops.guarded(i + 3_000_000);
+			const floor = ms(t0);
 			if (i >= WARMUP) {
-				shares.push((total - inFsync) / total);
-				outside.push(total - inFsync);
+				shares.push((total - commitFsync) / total);
+				outside.push(total - commitFsync);
+				floorOutside.push(floor - inFsync);
 			}
 		}
 	} finally {
 		fs.fsyncSync = original;
 		syncBuiltinESMExports();
 	}
-	return { share: p50(shares), outside: p50(outside) };
+	return { share: p50(shares), outside: p50(outside), floorOutside: p50(floorOutside) };
 }
 
 /**

@@ -17,7 +17,7 @@ export interface ToolTimes {
 	noop: number;
 	/** A tool that makes only the two look-ups a read's freshness rule needs (the journal folder's `stat`, the log's `lstat`). */
 	stat: number;
-	storage?: { small: number; big: number; raw: number; full?: number; normal?: number };
+	storage?: { small: number; big: number; raw: number; guarded: number; full?: number; normal?: number };
 }
 
 /**
@@ -84,6 +84,7 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 			tool("bench_commit_20kb", (i) => ops.small(i + 2_000_000));
 			tool("bench_commit_2mb", (i) => ops.big(i + 2_000_000));
 			tool("bench_raw_append", (i) => ops.raw(i + 2_000_000));
+			tool("bench_guarantee_floor", (i) => ops.guarded(i + 2_000_000));
 			const anchor = ops.sqlite;
 			if (anchor !== undefined) {
 				tool("bench_sqlite_full", (i) => anchor.full(i + 2_000_000));
@@ -106,6 +107,7 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 				calls.push({ id: `s${i}`, name: "bench_commit_20kb", args: { i }, counted });
 				calls.push({ id: `b${i}`, name: "bench_commit_2mb", args: { i }, counted });
 				calls.push({ id: `w${i}`, name: "bench_raw_append", args: { i }, counted });
+				calls.push({ id: `g${i}`, name: "bench_guarantee_floor", args: { i }, counted });
 				if (ops.sqlite !== undefined) {
 					calls.push({ id: `f${i}`, name: "bench_sqlite_full", args: { i }, counted });
 					calls.push({ id: `q${i}`, name: "bench_sqlite_normal", args: { i }, counted });
@@ -143,6 +145,7 @@ export async function toolTimes(dir: string, entries: number, ops?: StorageOps):
 							small: of("s", inner),
 							big: of("b", inner),
 							raw: of("w", inner),
+							guarded: of("g", inner),
 							...(ops.sqlite !== undefined ? { full: of("f", inner), normal: of("q", inner) } : {}),
 						},
 					}
