@@ -84,6 +84,33 @@ export function adoptionProblem(history: OwnerHistory, owner: Owner): string | u
 	return end === history.seq ? undefined : `the history to adopt ends at seq ${end}, not at its head ${history.seq}`;
 }
 
+/**
+ * The retained transitions of each history by id, built on first use and kept up to date by
+ * `commitRecord` and `fold` (the only code that changes a tail in place), so the question every
+ * commit asks — does this owner hold the id already? — costs O(1), not O(retention). An index is
+ * built again when its history's tail is another array or another length than it knew.
+ */
+const byId = new WeakMap<OwnerHistory, { tail: readonly TransitionRecord[]; ids: Map<string, TransitionRecord> }>();
+
+/** The index of `h` while it still describes `h.tail` (before a change the caller makes to both). */
+function indexOf(h: OwnerHistory): Map<string, TransitionRecord> | undefined {
+	const index = byId.get(h);
+	return index !== undefined && index.tail === h.tail ? index.ids : undefined;
+}
+
+/** The retained transition of `h` with this id, if there is one. */
+export function transitionIn(h: OwnerHistory, id: string): TransitionRecord | undefined {
+	let index = byId.get(h);
+	if (index === undefined || index.tail !== h.tail || index.ids.size !== h.tail.length) {
+		const ids = new Map<string, TransitionRecord>();
+		// The first of a repeated id, as a scan would find it (a hand-edited log may repeat one: its index is then rebuilt each time).
+		for (const r of h.tail) if (!ids.has(r.id)) ids.set(r.id, r);
+		index = { tail: h.tail, ids };
+		byId.set(h, index);
+	}
+	return index.ids.get(id);
+}
+
 /** Apply a committed record in place, append it, fold beyond retention. */
 export function commitRecord(h: OwnerHistory, record: TransitionRecord, bytesAfter?: number): void {
 	if (record.seq !== h.seq + 1) {
@@ -91,6 +118,8 @@ export function commitRecord(h: OwnerHistory, record: TransitionRecord, bytesAft
 	}
 	applyPatch(h.state, record.patch);
 	h.tail.push(record);
+	const ids = indexOf(h);
+	if (ids !== undefined && !ids.has(record.id)) ids.set(record.id, record);
 	h.seq = record.seq;
 	h.bytes = bytesAfter ?? stateBytes(h.state);
 	fold(h, h.retention);
@@ -101,6 +130,7 @@ export function fold(h: OwnerHistory, retention: number): void {
 	h.retention = retention;
 	while (h.tail.length > retention) {
 		const r = h.tail.shift() as TransitionRecord;
+		indexOf(h)?.delete(r.id);
 		applyPatch(h.checkpoint, r.patch);
 		h.checkpointSeq = r.seq;
 		h.foldedId = r.id;

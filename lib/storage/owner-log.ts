@@ -7,7 +7,7 @@
  */
 import { spellId } from "../core/printable.js";
 import { fail } from "../core/errors.js";
-import { commitRecord } from "../core/history.js";
+import { commitRecord, transitionIn } from "../core/history.js";
 import { planPatch } from "../core/merge.js";
 import type { OwnerHistory, OwnerState, TransitionRecord } from "../core/types.js";
 import { stateShapeProblem } from "./format.js";
@@ -36,7 +36,7 @@ export function commitDecision(
 	h: OwnerHistory,
 	record: TransitionRecord,
 	expectedSeq: number,
-	heldSeq: number | undefined = h.tail.find((r) => r.id === record.id)?.seq,
+	heldSeq: number | undefined = transitionIn(h, record.id)?.seq,
 ): CommitOutcome | undefined {
 	if (heldSeq !== undefined) return { kind: "already", seq: heldSeq };
 	if (h.seq !== expectedSeq) return { kind: "conflict", seq: h.seq };

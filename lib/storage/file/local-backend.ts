@@ -8,6 +8,7 @@
  */
 import { existsSync } from "node:fs";
 import { fail, messageOf } from "../../core/errors.js";
+import { transitionIn } from "../../core/history.js";
 import { OWNERS } from "../../core/types.js";
 import type { OwnerHistory, SharedOwner, TransitionRecord } from "../../core/types.js";
 import { fault } from "../fault.js";
@@ -293,7 +294,7 @@ function partsOf(
 	stores.forEach((store, i) => {
 		const record = records[i];
 		const history = histories[i] as OwnerHistory;
-		if (record !== undefined && !history.tail.some((r) => r.id === record.id)) parts.push({ store, history, record, bytesAfter: bytesAfter[i] });
+		if (record !== undefined && transitionIn(history, record.id) === undefined) parts.push({ store, history, record, bytesAfter: bytesAfter[i] });
 	});
 	return parts;
 }

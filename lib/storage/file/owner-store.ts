@@ -8,7 +8,7 @@ import { closeSync, constants, fstatSync, fsyncSync, ftruncateSync } from "node:
 import { createHash } from "node:crypto";
 import { dirname, join } from "node:path";
 import { fail, messageOf } from "../../core/errors.js";
-import { adoptionProblem, historyFrom, newHistory } from "../../core/history.js";
+import { adoptionProblem, historyFrom, newHistory, transitionIn } from "../../core/history.js";
 import type { OwnerHistory, TransitionRecord } from "../../core/types.js";
 import { crashNow, fault, faultDue } from "../fault.js";
 import { acquireLock, crashEvidence } from "./lock.js";
@@ -84,7 +84,7 @@ export class FileOwnerStore extends FileLogReader implements OwnerStore {
 
 	/** Seq of a transition still in the retained tail (older ones are folded into the checkpoint). */
 	async committedSeq(id: string): Promise<number | undefined> {
-		return this.read().tail.find((r) => r.id === id)?.seq;
+		return transitionIn(this.read(), id)?.seq;
 	}
 
 	async status(): Promise<OwnerStoreStatus> {
