@@ -155,8 +155,12 @@ export function timeline(histories: Histories, owners: readonly Owner[]): Transi
 
 /**
  * Which of one owner's `records` (in seq order) are undone now, each with the id of the undo or
- * redo that reverted it: an undo marks its target; a redo marks the undo it reverted and puts
- * that undo's target back in effect. A restore is no mark (its own line names what it reverted).
+ * redo whose effect keeps it out (docs/decisions.md, "undone marks"): an undo or redo marks its
+ * target; what that target reverted is back in effect (unmarked), what that one reverted is out
+ * again (marked by it), and so on down the chain. So the undo V of a redo R of an undo U of T
+ * leaves the marks of U's time: T undone by U, and R undone by V. A restore is no mark (its own
+ * line names what it reverted). The walk stops at a record not in `records` or seen in this walk
+ * (a damaged log may claim a cycle).
  */
 export function undoneIn(records: readonly TransitionRecord[]): Map<string, string> {
 	const undone = new Map<string, string>();
@@ -164,10 +168,17 @@ export function undoneIn(records: readonly TransitionRecord[]): Map<string, stri
 	for (const r of records) {
 		const rev = reversalOf(r);
 		if (rev === undefined || rev.op === "restore") continue;
-		undone.set(rev.target, r.id);
+		const seen = new Set<string>([r.id]);
+		let by = r.id;
+		let out = true;
+		for (let id: string | undefined = rev.target; id !== undefined && !seen.has(id); id = targetOf.get(id)) {
+			seen.add(id);
+			if (out) undone.set(id, by);
+			else undone.delete(id);
+			by = id;
+			out = !out;
+		}
 		targetOf.set(r.id, rev.target);
-		const back = rev.op === "redo" ? targetOf.get(rev.target) : undefined;
-		if (back !== undefined) undone.delete(back);
 	}
 	return undone;
 }

@@ -106,4 +106,13 @@ describe("the write precondition (checkSeen)", () => {
 		assert.deepEqual(found.kind === "changed" ? found.keys : [], [{ plane: "tactics", path: ["t1"] }]);
 		assert.deepEqual(checkSeen(h, seen, { tactics: { t2: "mine" } }), { kind: "ok" }, "another key merges");
 	});
+
+	it("names a changed key once, however many of the patch's paths lie inside it", () => {
+		const h = newHistory("cwd", 100);
+		commit(h, { tactics: { a: { x: 1, y: 1 } } });
+		const seen = h.seq;
+		commit(h, { tactics: { a: "replaced whole by another writer" } });
+		const found = checkSeen(h, seen, { tactics: { a: { x: 2, y: 2, z: { deep: 1 } } } });
+		assert.deepEqual(found, { kind: "changed", seq: 2, transitions: 1, keys: [{ plane: "tactics", path: ["a"] }] });
+	});
 });

@@ -187,6 +187,56 @@ describe("movedSince and undoneIn", () => {
 		assert.deepEqual([...undoneIn(h.cwd.tail)], [["u2", "r2"]]);
 		assert.deepEqual([...undoneIn([])], []);
 	});
+
+	it("after an undo of a redo, shows the marks of the undo's time again: the first undo is in effect, what it reverted is out", () => {
+		const h = two();
+		commit(h, "t1", 1, { cwd: { tactics: { a: 1 } } });
+		apply(h, "u1", 2, planned(latestUndoPlan(loaded(h), ["cwd"], true)));
+		apply(h, "r1", 3, planned(latestRedoPlan(loaded(h), ["cwd"], true)));
+		const v1 = planned(latestUndoPlan(loaded(h), ["cwd"], true));
+		assert.deepEqual([v1.op, v1.id], ["undo", "r1"], "the latest undo reverts the redo");
+		apply(h, "v1", 4, v1);
+		assert.deepEqual(h.cwd.state.tactics, {}, "t1 is out of effect again");
+		// The marks say the same: t1 undone by u1 (in effect again), r1 undone by v1, u1 unmarked.
+		assert.deepEqual(
+			new Map(undoneIn(h.cwd.tail)),
+			new Map([
+				["t1", "u1"],
+				["r1", "v1"],
+			]),
+		);
+		// And a redo of v1 brings back the marks of r1's time.
+		apply(h, "r2", 5, planned(latestRedoPlan(loaded(h), ["cwd"], true)));
+		assert.deepEqual(h.cwd.state.tactics, { a: 1 });
+		assert.deepEqual(
+			new Map(undoneIn(h.cwd.tail)),
+			new Map([
+				["u1", "r1"],
+				["v1", "r2"],
+			]),
+		);
+	});
+
+	it("stops at a cycle a damaged log claims instead of walking it for ever", () => {
+		const rec = (id: string, target: string, op: "undo" | "redo"): TransitionRecord => ({
+			id,
+			at: "2026-01-01T00:00:00.000Z",
+			seq: 1,
+			by: { kind: "command", command: op, reverts: { op, target } },
+			patch: {},
+			undo: {},
+			cascades: [],
+			owners: ["cwd"],
+		});
+		assert.deepEqual(
+			new Map(undoneIn([rec("a", "b", "undo"), rec("b", "a", "redo")])),
+			new Map([
+				["b", "a"],
+				["a", "b"],
+			]),
+		);
+		assert.deepEqual(new Map(undoneIn([rec("a", "a", "undo")])), new Map());
+	});
 });
 
 describe("timelines of damaged or partial histories", () => {
