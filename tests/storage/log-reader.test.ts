@@ -49,6 +49,16 @@ function patchInPlace(file: string, at: number, bytes: string): void {
 	utimesSync(file, later, later);
 }
 
+/** A store of two transitions this process has read: the store, its log and the log's text. */
+async function twoRead(t: { after(fn: () => void): void }): Promise<{ s: ReturnType<typeof open>; log: string; text: string }> {
+	const s = open(world(t));
+	await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
+	await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
+	const log = join(s.identity().cwdRoot, "log.jsonl");
+	await s.load("cwd");
+	return { s, log, text: readFileSync(log, "utf8") };
+}
+
 const openFds = () => readdirSync("/proc/self/fd").length;
 
 describe("a reader refuses what changed behind its back", () => {
@@ -88,25 +98,13 @@ describe("a reader refuses what changed behind its back", () => {
 	});
 
 	it("bytes it read changed in place (same size, a new mtime) are refused", async (t) => {
-		const w = world(t);
-		const s = open(w);
-		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
-		const log = join(s.identity().cwdRoot, "log.jsonl");
-		await s.load("cwd");
-		const text = readFileSync(log, "utf8");
+		const { s, log, text } = await twoRead(t);
 		patchInPlace(log, text.indexOf('"a":1'), '"a":3');
 		await assert.rejects(s.load("cwd"), damage(log, "bytes this process already read were changed in place (same size, new content)"));
 	});
 
 	it("the last record it read changed while the log grew is refused naming its byte", async (t) => {
-		const w = world(t);
-		const s = open(w);
-		await s.commit({ cwd: { tactics: { a: 1 } } }, meta());
-		await s.commit({ cwd: { tactics: { b: 2 } } }, meta());
-		const log = join(s.identity().cwdRoot, "log.jsonl");
-		await s.load("cwd");
-		const text = readFileSync(log, "utf8");
+		const { s, log, text } = await twoRead(t);
 		const last = text.slice(0, -1).lastIndexOf("\n") + 1;
 		patchInPlace(log, text.indexOf('"b":2'), '"b":7');
 		// Appended bytes of any kind: the record already read is compared before anything new is parsed.
