@@ -5,7 +5,7 @@
 import { jsonTextBytes } from "../core/size.js";
 import type { Json, Owner, OwnerHistory } from "../core/types.js";
 import { PLANES } from "../core/types.js";
-import { undoneIn } from "../core/undo.js";
+import { undoneIn } from "../core/undo-chain.js";
 import type { Linkable } from "../storage/placement/placement.js";
 import { linkCommand, linkableWords } from "../ops/where.js";
 import { type HistoryFormat, historyText, type HistoryText, TEXT_WIDTH } from "../ops/history-text.js";

@@ -13,7 +13,6 @@ import { spellId } from "../core/printable.js";
 import type { CanonicalPatch, Owner, OwnerHistory, Result, RootGate, TransitionRecord, Who } from "../core/types.js";
 import {
 	idUndoPlan,
-	type LoadedHistories,
 	latestRedoPlan,
 	latestUndoPlan,
 	movedSince,
@@ -24,6 +23,7 @@ import {
 	reversalFor,
 	type UndoPlan,
 } from "../core/undo.js";
+import type { LoadedHistories } from "../core/undo-chain.js";
 import { formatWho } from "../storage/placement/who.js";
 import type { CommitEffects, CommitResult, Stores } from "../storage/stores.js";
 import { type HistoryText, TEXT_WIDTH } from "./history-text.js";

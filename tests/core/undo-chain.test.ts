@@ -10,19 +10,8 @@ import { describe, it } from "node:test";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { newHistory } from "../../lib/core/history.js";
 import type { CanonicalPatch, OwnerHistory, Provenance, Result, TransitionRecord, Who } from "../../lib/core/types.js";
-import {
-	type LoadedHistories,
-	latestRedoPlan,
-	latestUndoPlan,
-	movedSince,
-	othersIn,
-	restorePlan,
-	reversalFor,
-	selectedUndoPlan,
-	timeline,
-	type UndoPlan,
-	undoneIn,
-} from "../../lib/core/undo.js";
+import { latestRedoPlan, latestUndoPlan, movedSince, othersIn, restorePlan, reversalFor, selectedUndoPlan, type UndoPlan } from "../../lib/core/undo.js";
+import { type LoadedHistories, timeline, undoneIn } from "../../lib/core/undo-chain.js";
 
 type Two = Record<"cwd" | "session", OwnerHistory>;
 

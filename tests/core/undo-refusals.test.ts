@@ -9,19 +9,8 @@ import { describe, it } from "node:test";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import { newHistory } from "../../lib/core/history.js";
 import type { CanonicalPatch, OwnerHistory, Provenance, Result, TransitionRecord } from "../../lib/core/types.js";
-import {
-	type LoadedHistories,
-	idUndoPlan,
-	latestRedoPlan,
-	latestUndoPlan,
-	restorePlan,
-	reversalFor,
-	reversalOf,
-	selectedUndoPlan,
-	timeline,
-	type UndoPlan,
-	undoChain,
-} from "../../lib/core/undo.js";
+import { idUndoPlan, latestRedoPlan, latestUndoPlan, restorePlan, reversalFor, selectedUndoPlan, type UndoPlan } from "../../lib/core/undo.js";
+import { type LoadedHistories, reversalOf, timeline, undoChain } from "../../lib/core/undo-chain.js";
 
 type Two = Record<"cwd" | "session", OwnerHistory>;
 

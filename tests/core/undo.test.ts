@@ -13,7 +13,6 @@ import { commitStaged, stage } from "../../lib/core/stage.js";
 import { newHistory } from "../../lib/core/history.js";
 import type { CanonicalPatch, JsonObject, Owner, OwnerHistory, Provenance, Result, Who } from "../../lib/core/types.js";
 import {
-	type LoadedHistories,
 	idUndoPlan,
 	latestRedoPlan,
 	latestUndoPlan,
@@ -21,11 +20,10 @@ import {
 	othersIn,
 	restorePlan,
 	reversalFor,
-	reversalOf,
 	selectedUndoPlan,
 	type UndoPlan,
-	undoChain,
 } from "../../lib/core/undo.js";
+import { type LoadedHistories, reversalOf, undoChain } from "../../lib/core/undo-chain.js";
 
 const OWNERS2 = ["cwd", "session"] as const;
 

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import type { PlanePatch, Provenance, TransitionRecord } from "../../lib/core/types.js";
-import { undoneIn } from "../../lib/core/undo.js";
+import { undoneIn } from "../../lib/core/undo-chain.js";
 import { historyText } from "../../lib/ops/history-text.js";
 import { assertProperty } from "../helpers/seed.js";
 

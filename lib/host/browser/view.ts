@@ -13,7 +13,7 @@ import { bodyRows, FAILURE_ROWS, helpRows, KEYS, keyLines, listRowsOf, MAX_BODY 
 import { type BrowserEdits, editQuestion, type PendingEdit } from "./edits.js";
 import { formatWho } from "../../storage/placement/who.js";
 import { changeList, columns, compactTime, madeBy, shortIdsOf, storeSummary, UNDONE } from "../commands/status.js";
-import { undoneIn } from "../../core/undo.js";
+import { undoneIn } from "../../core/undo-chain.js";
 import type { DetailPager } from "./detail-pager.js";
 import { fitScreen } from "../screen-text.js";
 import type { RenderTheme } from "../tools/render.js";

@@ -9,7 +9,7 @@ import { visibleWidth } from "@mariozechner/pi-tui";
 import { isStateError, messageOf } from "../../core/errors.js";
 import type { Owner, OwnerHistory, Result } from "../../core/types.js";
 import { DEFAULT_RETENTION, OWNERS } from "../../core/types.js";
-import { undoneIn } from "../../core/undo.js";
+import { undoneIn } from "../../core/undo-chain.js";
 import { formatSize } from "../../core/size.js";
 import { configPath, readConfig } from "../../storage/placement/config.js";
 import type { Stores } from "../../storage/stores.js";

@@ -8,7 +8,8 @@
 import { type ExtensionCommandContext, parseFrontmatter } from "@mariozechner/pi-coding-agent";
 import { printable } from "../../core/printable.js";
 import { OWNERS } from "../../core/types.js";
-import type { LoadedHistories, UndoPlan } from "../../core/undo.js";
+import type { UndoPlan } from "../../core/undo.js";
+import type { LoadedHistories } from "../../core/undo-chain.js";
 import { ADD_YES, commitPlan as commitUndo, consentOf, doneLine, planFromWords, planLines, type UndoFront, type UndoVerb } from "../../ops/undo.js";
 import { artifactRootsFor } from "../../storage/artifacts/files.js";
 import { createArtifactCompiler } from "../../storage/artifacts/compiler.js";
