@@ -16,7 +16,7 @@ import { rules as presetRules } from "@secretlint/secretlint-rule-preset-recomme
 import { elideMiddle } from "../../core/elide.js";
 import { fail, formatPath } from "../../core/errors.js";
 import { ROOTS } from "../../core/types.js";
-import { GATED_PRESET_RULES, PRESET_RULES_VERSION, ownFindings, type RawFinding, scanFields } from "./patterns.js";
+import { type FieldScan, GATED_PRESET_RULES, PRESET_RULES_VERSION, ownFindings, type RawFinding, scanFields } from "./patterns.js";
 
 /** One credential found: where in the patch, what it looks like, and where in that field's text. */
 export interface CredentialFinding {
@@ -57,8 +57,7 @@ const GATED = INSTALLED === PRESET_RULES_VERSION;
  * patch's check). Empty when none may. Configs are kept by the rules they hold: few sets occur.
  */
 const configs = new Map<string, Config>();
-function presetConfig(gated: readonly string[]): Config | undefined {
-	const ids = [...gated, ...UNGATED];
+function presetConfig(ids: readonly string[]): Config | undefined {
 	if (ids.length === 0) return undefined;
 	const key = ids.join(",");
 	let config = configs.get(key);
@@ -75,9 +74,14 @@ function presetConfig(gated: readonly string[]): Config | undefined {
 	return config;
 }
 
-/** The rules of secretlint's preset the check runs on `text` (ids without `@secretlint/secretlint-rule-`): the gated ones it may match and every ungated one. */
-export function presetRulesFor(text: string): string[] {
-	return GATED ? [...scanFields(text).presetRules, ...UNGATED] : UNGATED;
+/** The rules of secretlint's preset the check runs on a scanned text (ids without the prefix): the gated ones it may match and every ungated one. */
+function rulesOf(scan: FieldScan): readonly string[] {
+	return GATED ? [...scan.presetRules, ...UNGATED] : UNGATED;
+}
+
+/** `rulesOf` a text, as `findCredentials` chooses them (tests/security/credential-gate.test.ts holds it to the whole preset). */
+export function presetRulesFor(text: string): readonly string[] {
+	return rulesOf(scanFields(text));
 }
 
 /** What each preset rule finds, in the refusal's words (a rule not named here is called by its id). */
@@ -212,14 +216,14 @@ export async function findCredentials(patch: unknown, allow: AllowList = []): Pr
 	// A field saying `secretlint-disable` must not switch the check off for the fields after it.
 	const content = scan.secretlint ? text.replace(/secretlint/gi, (s) => `${s[0]}_${s.slice(2)}`) : text;
 	const raw: RawFinding[] = [];
-	const config = presetConfig(GATED ? scan.presetRules : []);
+	const config = presetConfig(rulesOf(scan));
 	if (config !== undefined) {
 		const linted = await lintSource({
 			source: { content, filePath: "state.txt", ext: ".txt", contentType: "text" },
 			options: { config, noPhysicFilePath: true, maskSecrets: true },
 		});
 		for (const m of linted.messages) {
-			const rule = m.ruleId.replace(/^@secretlint\/secretlint-rule-/, "");
+			const rule = m.ruleId.startsWith(RULE_PREFIX) ? m.ruleId.slice(RULE_PREFIX.length) : m.ruleId;
 			raw.push({ pos: m.range[0], end: m.range[1], kind: KINDS[rule] ?? `a credential (${rule})` });
 		}
 	}
