@@ -6,20 +6,10 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { cloneJson } from "../../lib/core/json.js";
-import { applyPatch, patchLeaves, planPatch } from "../../lib/core/merge.js";
-import { emptyState, stateBytes } from "../../lib/core/state.js";
-import type { JsonObject, OwnerState, PlanePatch } from "../../lib/core/types.js";
-
-function exact(before: OwnerState, patch: PlanePatch) {
-	const plan = planPatch("cwd", before, patch);
-	const after = cloneJson(before as unknown as JsonObject) as unknown as OwnerState;
-	applyPatch(after, patch);
-	assert.equal(plan.bytesDelta, stateBytes(after) - stateBytes(before), "exact size delta");
-	applyPatch(after, plan.undo);
-	assert.deepEqual(after, before, "undo restores");
-	return plan;
-}
+import { patchLeaves, planPatch } from "../../lib/core/merge.js";
+import { emptyState } from "../../lib/core/state.js";
+import { checkPlan } from "../helpers/plan-check.js";
+import type { JsonObject } from "../../lib/core/types.js";
 
 describe("missing deletions inside a created value", () => {
 	it("are the nulls of nested objects, at any depth, and never an array's elements", () => {
@@ -42,9 +32,9 @@ describe("roots", () => {
 	});
 
 	it("a damaged non-object root replaced by an object, or a root set to a non-object, is sized exactly", () => {
-		assert.deepEqual(exact(withRoots({ todos: "damaged", other: {} }), { roots: { todos: { a: 1 } } }).changed, ["/cwd/roots/todos/a"]);
-		assert.deepEqual(exact(withRoots({ other: {} }), { roots: { todos: 5 } as unknown as JsonObject }).changed, ["/cwd/roots/todos"]);
-		exact(withRoots({ todos: "damaged" }), { roots: { todos: 7 } as unknown as JsonObject });
+		assert.deepEqual(checkPlan(withRoots({ todos: "damaged", other: {} }), { roots: { todos: { a: 1 } } }).changed, ["/cwd/roots/todos/a"]);
+		assert.deepEqual(checkPlan(withRoots({ other: {} }), { roots: { todos: 5 } as unknown as JsonObject }).changed, ["/cwd/roots/todos"]);
+		checkPlan(withRoots({ todos: "damaged" }), { roots: { todos: 7 } as unknown as JsonObject });
 	});
 });
 

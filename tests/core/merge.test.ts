@@ -10,6 +10,7 @@ import { assertProperty } from "../helpers/seed.js";
 import { cloneJson, jsonEqual } from "../../lib/core/json.js";
 import { applyMergePatch, applyPatch, mergeDiff, planPatch } from "../../lib/core/merge.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
+import { checkPlan } from "../helpers/plan-check.js";
 import type { Json, JsonObject, OwnerState, PlanePatch } from "../../lib/core/types.js";
 
 // RFC 7386 Appendix A: [original, patch, result].
@@ -39,17 +40,6 @@ function stateWith(plane: JsonObject): OwnerState {
 	const s = emptyState();
 	s.tactics = cloneJson(plane);
 	return s;
-}
-
-/** Apply a plan's patch and check undo and bytesDelta against the real before/after. */
-function checkPlan(before: OwnerState, patch: PlanePatch): ReturnType<typeof planPatch> {
-	const plan = planPatch("cwd", before, patch);
-	const after = cloneJson(before as unknown as JsonObject) as unknown as OwnerState;
-	applyPatch(after, patch);
-	assert.equal(plan.bytesDelta, stateBytes(after) - stateBytes(before), "bytesDelta is exact");
-	applyPatch(after, plan.undo);
-	assert.deepEqual(after, before, "undo restores the prior state");
-	return plan;
 }
 
 describe("applyMergePatch (RFC 7386 appendix)", () => {

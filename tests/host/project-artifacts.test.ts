@@ -17,14 +17,20 @@ import { projectOf } from "../../lib/storage/project/project.js";
 import { git, repo } from "../helpers/git-repo.js";
 import { startFlow, userTexts } from "./fixture.js";
 
+/** A repository with a second worktree `wt2` on branch `feat` whose `src/a.txt` holds `a`, and an agent folder beside them. */
+function worktreeOf(t: Parameters<typeof repo>[0], a: string): { dir: string; wt: string; agentDir: string } {
+	const { base, dir } = repo(t);
+	const wt = join(base, "wt2");
+	git(dir, "worktree", "add", "-q", "-b", "feat", wt);
+	writeFileSync(join(wt, "src", "a.txt"), a);
+	const agentDir = join(base, "agent");
+	mkdirSync(agentDir);
+	return { dir, wt, agentDir };
+}
+
 describe("artifacts in a subfolder of a worktree", () => {
 	it("keys are written relative to the subfolder, stored relative to the checkout's root; Skills compile there; the main worktree's files are outside", async (t) => {
-		const { base, dir } = repo(t);
-		const wt = join(base, "wt2");
-		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
-		writeFileSync(join(wt, "src", "a.txt"), "changed in wt2\n");
-		const agentDir = join(base, "agent");
-		mkdirSync(agentDir);
+		const { dir, wt, agentDir } = worktreeOf(t, "changed in wt2\n");
 		const flow = await startFlow({ cwd: join(wt, "src"), agentDir, flags: { "state-owners": "cwd" } });
 		t.after(() => flow.dispose());
 		const skill = { kind: "skill", name: "notes", description: "Writes notes. Use when asked for notes.", body: "# Notes" };
@@ -85,12 +91,7 @@ describe("artifacts in a subfolder of a worktree", () => {
 
 describe("a file artifact seen from another worktree", () => {
 	it("says it differs in this worktree, not that it changed; in the worktree it was recorded in, a change is a change", async (t) => {
-		const { base, dir } = repo(t);
-		const wt = join(base, "wt2");
-		git(dir, "worktree", "add", "-q", "-b", "feat", wt);
-		writeFileSync(join(wt, "src", "a.txt"), "another branch's a\n");
-		const agentDir = join(base, "agent");
-		mkdirSync(agentDir);
+		const { dir, wt, agentDir } = worktreeOf(t, "another branch's a\n");
 		const read = (id: string) => ({ calls: [{ id, name: "read_state", args: { path: "cwd.tactics" } }] });
 		const hint = (flow: Awaited<ReturnType<typeof startFlow>>, id: string) =>
 			(flow.results()[id]?.text ?? "").split("\n").filter((l) => l.startsWith("Source changed: "));
