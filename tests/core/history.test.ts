@@ -6,29 +6,10 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { StateError } from "../../lib/core/errors.js";
 import { cloneJson } from "../../lib/core/json.js";
-import { planPatch } from "../../lib/core/merge.js";
 import { adoptionProblem, commitRecord, fold, historyFrom, historyOf, newHistory, patchAt, replay, stateAt, valueAt } from "../../lib/core/history.js";
 import { emptyState, stateBytes } from "../../lib/core/state.js";
+import { commitOn, recordOn } from "../helpers/history.js";
 import type { JsonObject, OwnerHistory, OwnerState, PlanePatch, TransitionRecord } from "../../lib/core/types.js";
-
-function record(h: OwnerHistory, patch: PlanePatch, id: string): TransitionRecord {
-	const plan = planPatch(h.owner, h.state, patch);
-	return {
-		id,
-		at: `2026-01-01T00:00:0${h.seq % 10}Z`,
-		seq: h.seq + 1,
-		by: { kind: "system", reason: "test" },
-		patch,
-		undo: plan.undo,
-		cascades: [],
-		owners: [h.owner],
-	};
-}
-
-function commit(h: OwnerHistory, patch: PlanePatch, id: string): void {
-	const bytesAfter = h.bytes + planPatch(h.owner, h.state, patch).bytesDelta;
-	commitRecord(h, record(h, patch, id), bytesAfter);
-}
 
 function snapshot(s: OwnerState): OwnerState {
 	return cloneJson(s as unknown as JsonObject) as unknown as OwnerState;
@@ -46,7 +27,7 @@ function fixture(retention: number): { h: OwnerHistory; snaps: OwnerState[] } {
 		{ tactics: { list: { now: "object" } } },
 	];
 	patches.forEach((p, i) => {
-		commit(h, p, `t${i + 1}`);
+		commitOn(h, p, `t${i + 1}`);
 		snaps.push(snapshot(h.state));
 	});
 	return { h, snaps };
@@ -88,14 +69,14 @@ describe("commit and fold", () => {
 
 	it("refuses a record that does not continue the sequence", () => {
 		const h = newHistory("cwd", 5);
-		const r = record(h, { tactics: { a: 1 } }, "x");
+		const r = recordOn(h, { tactics: { a: 1 } }, "x");
 		assert.throws(() => commitRecord(h, { ...r, seq: 2 }), isCode("corrupt", "expected 1"));
 		assert.deepEqual(h.state, emptyState());
 	});
 
 	it("a commit without a size measures the state", () => {
 		const h = newHistory("cwd", 5);
-		commitRecord(h, record(h, { tactics: { a: "x".repeat(10) } }, "t1"));
+		commitRecord(h, recordOn(h, { tactics: { a: "x".repeat(10) } }, "t1"));
 		assert.equal(h.bytes, stateBytes(h.state));
 	});
 
@@ -288,7 +269,7 @@ describe("refusals name the owner's history as their path", () => {
 
 	it("one retained transition: a patch index of at most 0", () => {
 		const h = newHistory("cwd", 5);
-		commit(h, { tactics: { a: 1 } }, "t1");
+		commitOn(h, { tactics: { a: 1 } }, "t1");
 		assert.throws(() => patchAt(h, 1), at("not_found", "cwd has only 1 transition; read a patch index of at most 0", ["cwd"]));
 	});
 });
@@ -306,8 +287,8 @@ describe("copies and roots", () => {
 
 	it("registered roots survive replay, temporal reads and rebuilding", () => {
 		const h = newHistory("cwd", 5);
-		commit(h, { roots: { todos: { milk: { text: "buy" } } } }, "t1");
-		commit(h, { tactics: { a: 1 } }, "t2");
+		commitOn(h, { roots: { todos: { milk: { text: "buy" } } } }, "t1");
+		commitOn(h, { tactics: { a: 1 } }, "t2");
 		assert.deepEqual(stateAt(h, 1).roots, { todos: { milk: { text: "buy" } } });
 		assert.deepEqual(replay(h.checkpoint, h.tail).roots, { todos: { milk: { text: "buy" } } });
 		const rebuilt = historyFrom("cwd", stateAt(h, 0), 2, [], 5);

@@ -8,29 +8,11 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
-import { commitRecord, fold, newHistory } from "../../lib/core/history.js";
-import { planPatch } from "../../lib/core/merge.js";
+import { fold, newHistory } from "../../lib/core/history.js";
 import { checkSeen } from "../../lib/core/precondition.js";
-import type { Json, OwnerHistory, PlanePatch } from "../../lib/core/types.js";
+import type { Json, PlanePatch } from "../../lib/core/types.js";
+import { commitOn } from "../helpers/history.js";
 import { assertProperty } from "../helpers/seed.js";
-
-function commit(h: OwnerHistory, patch: PlanePatch): void {
-	const plan = planPatch(h.owner, h.state, patch);
-	commitRecord(
-		h,
-		{
-			id: `t${h.seq + 1}`,
-			at: "2026-12-01T00:00:00.000Z",
-			seq: h.seq + 1,
-			by: { kind: "system", reason: "test" },
-			patch,
-			undo: plan.undo,
-			cascades: [],
-			owners: [h.owner],
-		},
-		h.bytes + plan.bytesDelta,
-	);
-}
 
 /** A value a patch writes at a tactic: a scalar, a deletion, or one level of object. */
 const leafValue: fc.Arbitrary<Json> = fc.oneof(fc.integer({ min: 0, max: 9 }), fc.constant(null));
@@ -54,9 +36,9 @@ describe("the write precondition (checkSeen)", () => {
 		assertProperty(
 			fc.property(fc.array(tactics, { maxLength: 3 }), fc.array(tactics, { maxLength: 3 }), tactics, (before, others, mine) => {
 				const h = newHistory("cwd", 100);
-				for (const p of before) commit(h, p);
+				for (const p of before) commitOn(h, p);
 				const seen = h.seq;
-				for (const p of others) commit(h, p);
+				for (const p of others) commitOn(h, p);
 				const changed = others.flatMap(leaves);
 				const written = leaves(mine);
 				const found = checkSeen(h, seen, mine);
@@ -86,7 +68,7 @@ describe("the write precondition (checkSeen)", () => {
 		assertProperty(
 			fc.property(fc.array(tactics, { minLength: 3, maxLength: 6 }), tactics, (patches, mine) => {
 				const h = newHistory("cwd", 100);
-				for (const p of patches) commit(h, p);
+				for (const p of patches) commitOn(h, p);
 				assert.deepEqual(checkSeen(h, h.seq, mine), { kind: "ok" });
 				assert.deepEqual(checkSeen(h, h.seq + 1, mine), { kind: "ahead", seq: h.seq });
 				fold(h, 1);
@@ -98,9 +80,9 @@ describe("the write precondition (checkSeen)", () => {
 
 	it("counts an intent deletion's cascade as a write of what it owns", () => {
 		const h = newHistory("cwd", 100);
-		commit(h, { intents: { login: { goal: "g", owns: [{ $ref: "cwd.tactics.t1" }] } }, tactics: { t1: "step", t2: "other" } });
+		commitOn(h, { intents: { login: { goal: "g", owns: [{ $ref: "cwd.tactics.t1" }] } }, tactics: { t1: "step", t2: "other" } });
 		const seen = h.seq;
-		commit(h, { tactics: { t1: "changed by another writer" } });
+		commitOn(h, { tactics: { t1: "changed by another writer" } });
 		const found = checkSeen(h, seen, { intents: { login: null } });
 		assert.equal(found.kind, "changed");
 		assert.deepEqual(found.kind === "changed" ? found.keys : [], [{ plane: "tactics", path: ["t1"] }]);
@@ -109,9 +91,9 @@ describe("the write precondition (checkSeen)", () => {
 
 	it("names a changed key once, however many of the patch's paths lie inside it", () => {
 		const h = newHistory("cwd", 100);
-		commit(h, { tactics: { a: { x: 1, y: 1 } } });
+		commitOn(h, { tactics: { a: { x: 1, y: 1 } } });
 		const seen = h.seq;
-		commit(h, { tactics: { a: "replaced whole by another writer" } });
+		commitOn(h, { tactics: { a: "replaced whole by another writer" } });
 		const found = checkSeen(h, seen, { tactics: { a: { x: 2, y: 2, z: { deep: 1 } } } });
 		assert.deepEqual(found, { kind: "changed", seq: 2, transitions: 1, keys: [{ plane: "tactics", path: ["a"] }] });
 	});

@@ -7,23 +7,12 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import fc from "fast-check";
 import { commitRecord, fold, newHistory, transitionIn } from "../../lib/core/history.js";
-import { planPatch } from "../../lib/core/merge.js";
 import type { OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
+import { recordOn } from "../helpers/history.js";
 import { assertProperty } from "../helpers/seed.js";
 
-function record(h: OwnerHistory, id: string): TransitionRecord {
-	const patch = { tactics: { [`k${h.seq % 3}`]: h.seq } };
-	return {
-		id,
-		at: "2026-12-05T00:00:00.000Z",
-		seq: h.seq + 1,
-		by: { kind: "system", reason: "test" },
-		patch,
-		undo: planPatch(h.owner, h.state, patch).undo,
-		cascades: [],
-		owners: [h.owner],
-	};
-}
+/** The next transition of `h`, named `id`: one of three tactics set to the seq. */
+const next = (h: OwnerHistory, id: string): TransitionRecord => recordOn(h, { tactics: { [`k${h.seq % 3}`]: h.seq } }, id);
 
 const scan = (h: OwnerHistory, id: string): TransitionRecord | undefined => h.tail.find((r) => r.id === id);
 
@@ -37,7 +26,7 @@ describe("transitionIn", () => {
 				(retention, steps) => {
 					const h = newHistory("cwd", retention);
 					for (const step of steps) {
-						if (step === "commit") commitRecord(h, record(h, `t${h.seq + 1}`));
+						if (step === "commit") commitRecord(h, next(h, `t${h.seq + 1}`));
 						else if (step === "ask") {
 							// Every id ever committed, and one never committed.
 							for (let seq = 1; seq <= h.seq + 1; seq++) assert.equal(transitionIn(h, `t${seq}`), scan(h, `t${seq}`), `t${seq}`);
@@ -54,7 +43,7 @@ describe("transitionIn", () => {
 
 	it("follows a tail replaced from outside, and finds the first of a repeated id as a scan does", () => {
 		const h = newHistory("cwd", 10);
-		for (let i = 0; i < 3; i++) commitRecord(h, record(h, `t${i + 1}`));
+		for (let i = 0; i < 3; i++) commitRecord(h, next(h, `t${i + 1}`));
 		assert.equal(transitionIn(h, "t2")?.seq, 2);
 		// Another array of the same length, as a salvage or a test builds it.
 		h.tail = h.tail.map((r) => ({ ...r, id: `x${r.seq}` }));
@@ -63,7 +52,7 @@ describe("transitionIn", () => {
 		// A hand-edited log may repeat an id: the first one counts, before and after a commit.
 		h.tail = [h.tail[0] as TransitionRecord, { ...(h.tail[1] as TransitionRecord), id: "x1" }, h.tail[2] as TransitionRecord];
 		assert.equal(transitionIn(h, "x1")?.seq, 1);
-		commitRecord(h, record(h, "x1"));
+		commitRecord(h, next(h, "x1"));
 		assert.equal(transitionIn(h, "x1")?.seq, 1);
 		assert.equal(transitionIn(h, "x3")?.seq, 3);
 	});
