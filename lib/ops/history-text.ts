@@ -55,7 +55,7 @@ export function compactTime(iso: string, now: Date): string {
 
 /**
  * The keys a transition touched, one level into each plane: `tactics.a`, `intents["x y"]`; at
- * most `limit` of them (a one-line listing needs a few, not an import's 200,000: `changedCount`).
+ * most `limit` of them (a one-line listing needs a few, not an import's 200,000: `changeCounts`).
  */
 export function changedKeys(record: TransitionRecord, limit = Number.POSITIVE_INFINITY): string[] {
 	const keys: string[] = [];
@@ -68,13 +68,6 @@ export function changedKeys(record: TransitionRecord, limit = Number.POSITIVE_IN
 		}
 	}
 	return keys;
-}
-
-/** How many keys `changedKeys` lists in all. */
-export function changedCount(record: TransitionRecord): number {
-	let n = 0;
-	for (const patch of Object.values(record.patch)) n += Object.keys(patch ?? {}).length;
-	return n;
 }
 
 /** How many keys, one level into each plane, a transition sets and how many it deletes. */
@@ -90,7 +83,7 @@ export function changeCounts(record: TransitionRecord): { set: number; deleted: 
 /**
  * What a transition did to each key, one level into each plane, sets first: `set tactics.a`,
  * `lazy.b`, `delete tactics.c` (a list reads "set tactics.a, lazy.b, delete tactics.c"); at most
- * `limit` keys (`changedCount` counts them all).
+ * `limit` keys (`changeCounts` counts them all).
  */
 export function changeItems(record: TransitionRecord, limit = Number.POSITIVE_INFINITY): string[] {
 	const sets: string[] = [];

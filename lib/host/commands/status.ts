@@ -19,19 +19,7 @@ import { locationLines } from "../../ops/where.js";
 import { projectLine, projectNote } from "../../storage/project/project.js";
 import { apartLine, storesApart } from "../../storage/project/stores-apart.js";
 import { movedLine } from "../../storage/project/moved-marker.js";
-import {
-	changeItems,
-	changedCount,
-	changedKeys,
-	compactTime,
-	type HistoryFormat,
-	historyText,
-	type HistoryText,
-	LISTED_KEYS,
-	TEXT_WIDTH,
-	UNDONE,
-	uniquePrefixes,
-} from "../../ops/history-text.js";
+import { compactTime, type HistoryFormat, historyText, type HistoryText, TEXT_WIDTH, UNDONE, uniquePrefixes } from "../../ops/history-text.js";
 import type { StateFlowHost } from "../runtime.js";
 import { describeSelection, shapeOf } from "../session/selection.js";
 
@@ -41,7 +29,7 @@ export const columns: (text: string) => number = visibleWidth;
 /** The shared history vocabulary (`ops/history-text.ts`) measured as pi draws it (whole, for `ops/` functions that take one). */
 export const piText: HistoryText = historyText(columns);
 export const { clipText, who, shortWho, madeBy, fitList, changeList, labelledList, transitionLine, wrapWords } = piText;
-export { changeItems, changedCount, changedKeys, compactTime, LISTED_KEYS, TEXT_WIDTH, UNDONE, uniquePrefixes, type HistoryFormat };
+export { compactTime, TEXT_WIDTH, UNDONE };
 
 /**
  * Load an owner's history for display; a damaged or unavailable store is described, not thrown.
