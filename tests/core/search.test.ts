@@ -3,6 +3,9 @@
  * it reports reads back, through the real evaluator and the model's locator parser, to a key or
  * a string that holds the text; it finds every such place (the shown plus the counted equal a
  * brute-force count); snippets are one line; a whole owner's search covers planes and roots.
+ * The cuts are pinned exactly: 24 characters before the earliest term and 40 after, 60 of a
+ * matching key's value, widened so no surrogate pair is split (pairs whose low half is the
+ * first or the last low surrogate, U+DC00 and U+DFFF, sit at the cuts).
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
@@ -11,7 +14,7 @@ import { assertProperty } from "../helpers/seed.js";
 import { newHistory } from "../../lib/core/history.js";
 import { formatLocator, type Locator, parseLocator } from "../../lib/core/locator.js";
 import { evaluate, type QueryView } from "../../lib/core/query.js";
-import { searchState, searchTerms } from "../../lib/core/search.js";
+import { descend, searchState, searchTerms } from "../../lib/core/search.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
 import { presentLocator, toCanonicalLocator } from "../../lib/model/interface.js";
@@ -157,5 +160,83 @@ describe("searchState", () => {
 			}),
 			{ numRuns: 120 },
 		);
+	});
+
+	it("hands `present` the locator that reads each match: a plane by its name, a registered root under `roots`", () => {
+		const view = viewOf(["cwd"], { cwd: { tactics: { "graphql-spike": "x" }, roots: { todos: { a: { text: "remove GraphQL" } } } } });
+		const seen: Locator[] = [];
+		const present = (loc: Locator): string => {
+			seen.push(loc);
+			return formatLocator(loc);
+		};
+		searchState(view, [WHOLE("cwd")], "graphql", present, 40);
+		assert.deepEqual(seen, [
+			{ kind: "state", scope: "cwd", offset: 0, plane: "tactics", path: ["graphql-spike"] },
+			{ kind: "state", scope: "cwd", offset: 0, plane: "roots", path: ["todos", "a", "text"] },
+		]);
+		// Each reads back, through the evaluator, to the key's value and to the string.
+		assert.deepEqual(
+			evaluate(view, seen, "value").map((r) => r.value),
+			["x", "remove GraphQL"],
+		);
+		// Nothing below: the base itself.
+		assert.deepEqual(descend(WHOLE("cwd"), []), WHOLE("cwd"));
+	});
+
+	it("a start that is itself a matching string is one match; null and booleans in arrays are passed over", () => {
+		const view = viewOf(["cwd"], { cwd: { tactics: { t2: "the GraphQL gateway", list: [null, true, 3, "graphql again"] } } });
+		const at = (text: string) => searchState(view, [parseLocator(text, "canonical")], "graphql", formatLocator, 10).matches.map((m) => [m.locator, m.in]);
+		assert.deepEqual(at("cwd.tactics.t2"), [["cwd.tactics.t2", "value"]]);
+		assert.deepEqual(at("cwd.tactics.list"), [["cwd.tactics.list[3]", "value"]]);
+	});
+
+	/** The snippets of a search for `q` over `tactics`, in order. */
+	const snippets = (tactics: JsonObject, q: string): string[] =>
+		searchState(viewOf(["cwd"], { cwd: { tactics } }), [WHOLE("cwd")], q, formatLocator, 40).matches.map((m) => m.snippet);
+	const quoted = (s: string) => JSON.stringify(s);
+
+	it("a string's snippet is the 24 characters before the earliest term and the 40 after it, exactly", () => {
+		assert.deepEqual(snippets({ t: `${"a".repeat(30)}needle${"b".repeat(50)}` }, "needle"), [quoted(`…${"a".repeat(24)}needle${"b".repeat(40)}…`)]);
+		// U+FF58 is past the surrogates (0xE000 and up): counted as one unit like any other.
+		assert.deepEqual(snippets({ t: `${"ｘ".repeat(30)}needle${"ｙ".repeat(50)}` }, "needle"), [quoted(`…${"ｘ".repeat(24)}needle${"ｙ".repeat(40)}…`)]);
+		// Near the start: nothing before to leave out, no leading marker.
+		assert.deepEqual(snippets({ t: `a needle${"z".repeat(60)}` }, "needle"), [quoted(`a needle${"z".repeat(40)}…`)]);
+	});
+
+	it("a snippet whose cut falls inside a surrogate pair keeps the pair whole, at either end", () => {
+		// 24 before `needle` lands on the low half (U+DC00) of U+10000; 40 after it on the low half (U+DFFF) of U+103FF.
+		const text = `a${"\u{10000}".repeat(12)}bneedlec${"\u{103FF}".repeat(25)}`;
+		assert.deepEqual(snippets({ t: text }, "needle"), [quoted(`…${"\u{10000}".repeat(12)}bneedlec${"\u{103FF}".repeat(20)}…`)]);
+		// A lone low surrogate opening the string (a planted store can hold one) is kept, not looked behind.
+		assert.deepEqual(snippets({ t: `\udc00 needle${"z".repeat(60)}` }, "needle"), [quoted(`\udc00 needle${"z".repeat(40)}…`)]);
+	});
+
+	it("the earliest term in the text sets the snippet, whatever the order of the terms; at one place, the first listed", () => {
+		const text = `${"x".repeat(200)} apollo ${"y".repeat(200)} graphql`;
+		const around = quoted(`…${"x".repeat(23)} apollo ${"y".repeat(39)}…`);
+		assert.deepEqual(snippets({ t: text }, "graphql|apollo"), [around]);
+		assert.deepEqual(snippets({ t: text }, "apollo|graphql"), [around]);
+		const both = `${"x".repeat(30)}graphql${"y".repeat(60)}`;
+		assert.deepEqual(snippets({ t: both }, "graph|graphql"), [quoted(`…${"x".repeat(24)}graphql${"y".repeat(38)}…`)]);
+		assert.deepEqual(snippets({ t: both }, "graphql|graph"), [quoted(`…${"x".repeat(24)}graphql${"y".repeat(40)}…`)]);
+	});
+
+	it("where lower-casing changes a string's length (İ), the snippet is the string's start; no term, no match", () => {
+		const text = `İ${"x".repeat(50)}graphql${"y".repeat(10)}`;
+		assert.deepEqual(snippets({ t: text }, "graphql"), [quoted(`İ${"x".repeat(39)}…`)]);
+		assert.deepEqual(snippets({ t: "İstanbul", İstanbul: 1 }, "graphql"), []);
+	});
+
+	it("a matching key's value is previewed: 60 characters whole, longer ones cut to 60 (never inside a pair) and marked", () => {
+		const sixty = "s".repeat(60);
+		const cases: [Json, string][] = [
+			[sixty, quoted(sixty)],
+			[`${sixty}t`, quoted(`${sixty}…`)],
+			[`${"s".repeat(59)}😀tail`, quoted(`${"s".repeat(59)}😀…`)],
+			// Compact JSON of 60 characters (`{"k":"` + 52 + `"}`) whole, of 61 cut.
+			[{ k: "v".repeat(52) }, `{"k":"${"v".repeat(52)}"}`],
+			[{ k: "v".repeat(53) }, `{"k":"${"v".repeat(53)}"…`],
+		];
+		for (const [value, preview] of cases) assert.deepEqual(snippets({ "needle-key": value }, "needle"), [preview], JSON.stringify(value));
 	});
 });
