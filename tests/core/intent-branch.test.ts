@@ -40,7 +40,7 @@ describe("stampIntentBranches", () => {
 
 	it("accepts git's branch names only", () => {
 		for (const ok of ["main", "feature/login", "release-1.2", "a_b"]) assert.ok(isBranchName(ok), ok);
-		for (const bad of ["", "a b", "a..b", "-x", "x/", "x.lock", "a\nb", "a~1", "/x", "x//y", "@", "a@{1}", "x".repeat(256)])
+		for (const bad of ["", "a b", "a..b", "-x", "x/", "x.lock", "a\nb", "a~1", "/x", "x//y", "@", "a@{1}", "x".repeat(256), "a.lock/b", "a/b.lock/c", "a/.b"])
 			assert.ok(!isBranchName(bad), JSON.stringify(bad));
 	});
 
