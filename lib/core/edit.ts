@@ -81,9 +81,8 @@ function edited(container: Json | undefined, path: readonly Segment[], op: EditO
 	const next = edited(child, path, op, where, depth + 1);
 	if (typeof seg === "number") {
 		if (!Array.isArray(container)) return fail("not_found", `\`${where(depth)}\` is not an array; \`[${seg}]\` indexes only arrays.`);
-		if (seg > container.length || (seg === container.length && op.kind === "delete")) {
-			fail("not_found", `\`${where(depth)}\` has ${container.length} items; \`[${seg}]\` is past its end.`);
-		}
+		// One past the end appends; a delete there was refused above (nothing at it).
+		if (seg > container.length) fail("not_found", `\`${where(depth)}\` has ${container.length} items; \`[${seg}]\` is past its end.`);
 		const copy = container.slice();
 		if (next === undefined) copy.splice(seg, 1);
 		else copy[seg] = next;

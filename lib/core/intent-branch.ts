@@ -26,7 +26,8 @@ export const BRANCHED_OWNERS: readonly Owner[] = ["cwd", "session"];
 /**
  * A git branch name as State Flow accepts it from `.git/HEAD` or storage: what `git check-ref-format`
  * allows in one branch (no control characters, spaces, `~^:?*[\`, `..`, `@{`, no leading `-` or
- * `/`, no trailing `.lock`, `/` or `.`), at most 255 characters.
+ * `/`, no trailing `/` or `.`, no `/`-separated part starting with `.` or ending in `.lock`), at
+ * most 255 characters.
  */
 export function isBranchName(name: unknown): name is string {
 	return (
@@ -34,7 +35,7 @@ export function isBranchName(name: unknown): name is string {
 		name.length > 0 &&
 		name.length <= 255 &&
 		// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
-		!/[\u0000-\u0020\u007f~^:?*[\\]|\.\.|@\{|\/\/|\/\.|^[-/.]|[/.]$|\.lock$/.test(name) &&
+		!/[\u0000-\u0020\u007f~^:?*[\\]|\.\.|@\{|\/\/|\/\.|^[-/.]|[/.]$|\.lock(?:\/|$)/.test(name) &&
 		name !== "@"
 	);
 }

@@ -2,9 +2,9 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { newHistory } from "../../lib/core/history.js";
-import { isBranchName, stampIntentBranches } from "../../lib/core/intent-branch.js";
+import { intentBranch, isBranchName, stampIntentBranches } from "../../lib/core/intent-branch.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
-import type { CanonicalPatch, OwnerHistory } from "../../lib/core/types.js";
+import type { CanonicalPatch, Json, OwnerHistory } from "../../lib/core/types.js";
 
 function withIntent(): Record<"cwd" | "global", OwnerHistory> {
 	const histories = { cwd: newHistory("cwd", 20), global: newHistory("global", 20) };
@@ -40,7 +40,38 @@ describe("stampIntentBranches", () => {
 
 	it("accepts git's branch names only", () => {
 		for (const ok of ["main", "feature/login", "release-1.2", "a_b"]) assert.ok(isBranchName(ok), ok);
-		for (const bad of ["", "a b", "a..b", "-x", "x/", "x.lock", "a\nb", "a~1", "/x", "x//y", "@", "a@{1}", "x".repeat(256)])
+		for (const bad of ["", "a b", "a..b", "-x", "x/", "x.lock", "a\nb", "a~1", "/x", "x//y", "@", "a@{1}", "x".repeat(256), "a.lock/b", "a/b.lock/c", "a/.b"])
 			assert.ok(!isBranchName(bad), JSON.stringify(bad));
+	});
+
+	it("stamps a new intent that sent no branch, keeping its members, in the conversation's intents too", () => {
+		const h = withIntent();
+		const out = stampIntentBranches({ cwd: { intents: { fresh: { goal: "new", steps: ["a"] }, old: { goal: "g2" } } } }, h, "main");
+		assert.deepEqual(out.cwd?.intents, { fresh: { goal: "new", steps: ["a"], gitBranch: "main" }, old: { goal: "g2" } });
+		// No session history loaded yet: every session intent of the patch is new.
+		const session = stampIntentBranches({ session: { intents: { s: { goal: "talk" } } } }, h, "main");
+		assert.deepEqual(session, { session: { intents: { s: { goal: "talk", gitBranch: "main" } } } });
+	});
+
+	it("outside a branch a patch that sends no branch is returned as is", () => {
+		const h = withIntent();
+		const patch: CanonicalPatch = { cwd: { intents: { fresh: { goal: "new" }, old: { goal: "g2" } } } };
+		assert.equal(stampIntentBranches(patch, h, undefined), patch);
+	});
+
+	it("accepts git's longest branch name and a name that only contains `.lock`; refuses a non-string", () => {
+		assert.ok(isBranchName("x".repeat(255)), "255 characters");
+		assert.ok(isBranchName("x.locked"), "x.locked");
+		assert.ok(isBranchName("x.lock.y"), "x.lock.y");
+		for (const bad of [["main"], 7, null, undefined, { length: 4 }]) assert.ok(!isBranchName(bad), JSON.stringify(bad));
+	});
+
+	it("intentBranch reads a well-formed recorded branch only", () => {
+		assert.equal(intentBranch({ goal: "g", gitBranch: "feature/x" }), "feature/x");
+		for (const v of [{ goal: "g" }, { gitBranch: "a..b" }, { gitBranch: ["main"] }, { gitBranch: null }, "main", ["main"], null, undefined] as (
+			| Json
+			| undefined
+		)[])
+			assert.equal(intentBranch(v), undefined, JSON.stringify(v));
 	});
 });
