@@ -52,13 +52,14 @@ export const SAME_KEYS: KeyLens = { base: "", toModel: (k) => k, fromModel: (k) 
 /**
  * How a plain stored key (normalised, relative, one optional trailing slash) is spelled from
  * the folder `base` (its segments), as `path.relative` spells it, worked out on the text alone
- * (never against the process's folder); undefined for any other key, and for the folder itself.
+ * (never against the process's folder); undefined for any other non-empty relative key (the
+ * only keys `toModel` asks about), and for the folder itself.
  */
 function shortFrom(base: readonly string[], key: string): string | undefined {
 	const slash = key.endsWith("/") ? "/" : "";
 	const body = slash === "" ? key : key.slice(0, -1);
 	// `normalize` keeps a trailing slash: a body ending in one (a key ending `//`) is not normalised either.
-	if (body === "" || body.startsWith("/") || body.endsWith("/") || posix.normalize(body) !== body) return undefined;
+	if (body.endsWith("/") || posix.normalize(body) !== body) return undefined;
 	const segs = body === "." ? [] : body.split("/");
 	let same = 0;
 	while (same < base.length && same < segs.length && base[same] === segs[same]) same++;
@@ -228,11 +229,6 @@ export function pointerToModel(lens: KeyLens, ptr: Pointer): Pointer {
 	const [owner, plane, key, ...rest] = parsePointer(ptr);
 	if (plane !== "artifacts" || key === undefined || !lensed(owner as Owner)) return ptr;
 	return toPointer([owner as string, plane, lens.toModel(key), ...rest]);
-}
-
-/** A canonical locator text (`cwd.artifacts["src/a.ts"]`) as the model is shown it. */
-export function locatorToModel(lens: KeyLens, text: string): string {
-	return lens.base === "" ? text : mapLocatorKey(text, (k) => lens.toModel(k));
 }
 
 /** A commit's report as the model is shown it (its `details` keep the canonical form). */

@@ -152,6 +152,30 @@ describe("keyLens", () => {
 		assert.equal(keyLens(""), SAME_KEYS);
 		assert.equal(keyLens("."), SAME_KEYS);
 	});
+
+	it("at the root shows and takes every key as it is; a folder's trailing slashes are not part of it", () => {
+		for (const k of ["a.ts", "./a.ts", "../x", "", "/etc/x"]) {
+			assert.equal(SAME_KEYS.toModel(k), k);
+			assert.equal(SAME_KEYS.fromModel(k, "f"), k);
+		}
+		assert.equal(keyLens("src/").base, "src");
+		assert.equal(keyLens("src//").base, "src");
+		assert.equal(keyLens("src//").toModel("src/a.ts"), "a.ts");
+	});
+
+	it("refuses the checkout's parent itself (`..` from the root) as leaving it", () => {
+		const leaves = (f: () => unknown) => assert.throws(f, (e) => isStateError(e) && e.code === "artifact" && /^f leaves the repository/.test(e.message));
+		leaves(() => keyLens("src").fromModel("../..", "f"));
+		leaves(() => keyLens("src/deep").fromModel("../../..", "f"));
+		leaves(() => rebaseKey("src", "../..", "f"));
+	});
+
+	it("rebases nothing at the root, and neither an empty nor an absolute key", () => {
+		assert.equal(rebaseKey("", "./a.ts", "f"), "./a.ts");
+		assert.equal(rebaseKey(".", "src/../a.ts", "f"), "src/../a.ts");
+		assert.equal(rebaseKey("src", "", "f"), "");
+		assert.equal(rebaseKey("src", "/etc/x", "f"), "/etc/x");
+	});
 });
 
 describe("the model's view of state, patches and reports", () => {

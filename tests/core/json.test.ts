@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, it } from "node:test";
 import { StateError } from "../../lib/core/errors.js";
-import { checkLimits, cloneJson, detach, isPlainObject, jsonBytes, jsonEqual, parsePointer, toPointer } from "../../lib/core/json.js";
+import { checkLimits, cloneJson, detach, isPlainObject, jsonBytes, jsonEqual, parsePointer, setOwn, toPointer } from "../../lib/core/json.js";
 import { applyPatch, planPatch } from "../../lib/core/merge.js";
 import { emptyState, isEmptyState, stateBytes } from "../../lib/core/state.js";
 import { DEFAULT_LIMITS } from "../../lib/core/types.js";
@@ -198,6 +198,14 @@ describe("special keys", () => {
 		assert.equal(toPointer(["cwd", "lazy", "notes/2026.md"]), "/cwd/lazy/notes~12026.md");
 		assert.equal(toPointer(["cwd", "lazy", "~x", "", "~1"]), "/cwd/lazy/~0x//~01");
 		assert.deepEqual(parsePointer("/cwd/lazy/~0x//~01"), ["cwd", "lazy", "~x", "", "~1"]);
+		assert.equal(toPointer(["a~b~c/d/e"]), "/a~0b~0c~1d~1e", "every `~` and `/`, not the first only");
+		assert.deepEqual(parsePointer("/a~0b~0c~1d~1e"), ["a~b~c/d/e"]);
+		assert.deepEqual(parsePointer(""), [], "the empty pointer is the whole document");
+		assert.deepEqual(parsePointer("/"), [""]);
+		assert.throws(
+			() => parsePointer("cwd/tactics"),
+			(e: unknown) => e instanceof StateError && e.code === "parse_error" && e.message === "pointer `cwd/tactics` must start with `/`",
+		);
 	});
 
 	it("reading an inherited name is absent: a deletion of `constructor` on an empty plane is missing", () => {
@@ -216,6 +224,21 @@ describe("jsonEqual, cloneJson, isPlainObject, jsonBytes", () => {
 		assert.ok(!jsonEqual(null, {}));
 		assert.ok(!jsonEqual({ a: undefined } as unknown as Json, { b: 1 }));
 		assert.ok(jsonEqual("x", "x"));
+		assert.ok(!jsonEqual([1], [1, 2]), "a longer array is not equal");
+		assert.ok(!jsonEqual([], { length: 0 }), "an object with a `length` is not an array");
+		for (const scalar of [null, 0, "", false]) assert.ok(!jsonEqual({}, scalar), `{} vs ${JSON.stringify(scalar)}`);
+	});
+
+	it("copies a name `Object.prototype` has as an ordinary data property (deletable, writable, enumerable)", () => {
+		const o: JsonObject = {};
+		setOwn(o, "__proto__", 1);
+		setOwn(o, "a", 2);
+		for (const k of ["__proto__", "a"]) {
+			assert.deepEqual(Object.getOwnPropertyDescriptor(o, k), { value: k === "a" ? 2 : 1, writable: true, enumerable: true, configurable: true });
+		}
+		const c = cloneJson(JSON.parse('{"constructor":{"x":1}}') as JsonObject);
+		assert.equal(Reflect.deleteProperty(c, "constructor"), true, "deleted as merge deletes a key");
+		assert.deepEqual(Object.keys(c), []);
 	});
 
 	it("clones deeply without sharing", () => {
@@ -252,6 +275,23 @@ describe("checkLimits", () => {
 			(e: unknown) => e instanceof StateError && e.code === "limit" && e.message.includes("`cwd.tactics.x.a.b[0]`") && e.message.includes("3"),
 		);
 	});
+	it("accepts null and a key exactly at the length limit", () => {
+		checkLimits({ abcd: null, b: [null, { c: null }] }, limits, ["cwd"]);
+	});
+	it("shows a path of 16 fields whole and a deeper one abbreviated", () => {
+		const fields = (n: number) => Array.from({ length: n }, (_, i) => `f${i}`);
+		const at = (n: number) => {
+			try {
+				checkLimits({ a: { b: { c: {} } } }, limits, fields(n - 3));
+			} catch (e) {
+				assert.ok(e instanceof StateError && e.code === "limit", String(e));
+				return e.message;
+			}
+			return assert.fail("accepted");
+		};
+		assert.ok(at(16).startsWith(`\`${fields(13).join(".")}.a.b.c\` nests deeper`), at(16));
+		assert.ok(at(17).startsWith(`\`${fields(12).join(".")}...(17 levels)\` nests deeper`), at(17));
+	});
 	it("refuses too long keys naming the path and the limit", () => {
 		assert.throws(
 			() => checkLimits({ ok: { toolong: 1 } }, limits, ["cwd", "tactics", "x"]),
@@ -261,6 +301,16 @@ describe("checkLimits", () => {
 				e.message.includes("cwd.tactics.x.ok") &&
 				e.message.includes("limit is 4") &&
 				(e.path as unknown[]).join("/") === "cwd/tactics/x/ok/toolong",
+		);
+	});
+	it("names the key's field and at most 40 characters of the key", () => {
+		const key = `${"k".repeat(40)}TAIL`;
+		assert.throws(
+			() => checkLimits({ ok: { [key]: 1 } }, limits, ["cwd"]),
+			(e: unknown) =>
+				e instanceof StateError &&
+				e.message.startsWith(`key \`cwd.ok\` + "${"k".repeat(40)}"... is 44 characters; the key length limit is 4`) &&
+				!e.message.includes("TAIL"),
 		);
 	});
 });
