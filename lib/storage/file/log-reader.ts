@@ -224,14 +224,9 @@ export class FileLogReader {
 		return history;
 	}
 
+	/** `records` continue `cp` without a gap (`afterCheckpoint`); the checkpoint was parsed for this history alone, which keeps it (no copy). */
 	private build(cp: { seq: number; state: OwnerState }, records: TransitionRecord[]): OwnerHistory {
-		try {
-			// The checkpoint was parsed for this history alone: it keeps it (no whole-state copy).
-			return historyFrom(this.owner, cp.state, cp.seq, records, this.retention, true);
-		} catch (e) {
-			if (isStateError(e) && e.code === "corrupt") damaged(this.logPath, `its records do not continue the checkpoint (${e.message})`);
-			throw e;
-		}
+		return historyFrom(this.owner, cp.state, cp.seq, records, this.retention, true);
 	}
 
 	/** Read the log first, then the checkpoint: compaction writes them in the opposite order, so the pair is always consistent. */
@@ -347,9 +342,10 @@ export class FileLogReader {
 		}
 		const seen = c.offset - c.lastStart;
 		if (!buf.subarray(0, seen).equals(c.lastLine)) this.refuse(this.logPath, `the record at byte ${c.lastStart}, which this process already read, was changed`);
-		let from = seen;
-		// The line end a dropped-newline repair (or the writer of an in-flight line) wrote after the last record.
-		if (c.missingNewline && buf[from] === 10) from++;
+		// A record read without its line end: writers write that line end first, so other bytes run on into it (a fresh read refuses that line).
+		if (c.missingNewline && buf[seen] !== 10)
+			damaged(this.logPath, `the record at byte ${c.lastStart}, read without a line end, runs on into bytes appended after it`);
+		const from = c.missingNewline ? seen + 1 : seen;
 		const appended = buf.subarray(from);
 		const parsed = parseLines(appended, c.offset + (from - seen), this.logPath, this.owner);
 		const h = c.history;
@@ -369,7 +365,11 @@ export class FileLogReader {
 			c.lastStart = parsed.lastStart;
 			c.lastLine = Buffer.from(buf.subarray(parsed.lastStart - old, parsed.offset - old));
 			c.missingNewline = parsed.missingNewline;
-		} else if (from > seen) c.missingNewline = false;
+		} else if (from > seen) {
+			// Only the line end came (before a line in flight, or as a repair): the last record now ends with it.
+			c.missingNewline = false;
+			c.lastLine = Buffer.from(buf.subarray(0, from));
+		}
 		c.offset = parsed.offset;
 		c.size = st.size;
 		c.mtimeMs = st.mtimeMs;
