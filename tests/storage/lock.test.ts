@@ -14,11 +14,8 @@ import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine, onLockWait, readL
 import { expectSoon } from "../helpers/soon.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
-/** The pid of a process that has already exited (pids are not reused this quickly). */
-function deadPid(): number {
-	const r = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]);
-	return Number(r.stdout.toString());
-}
+/** The pid of a process that has already exited (pids are not reused this quickly): one for the whole file, each spawn costs a node start. */
+const DEAD = Number(spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"]).stdout.toString());
 
 describe("lock", () => {
 	it("writes the holder record and removes the file on release", async (t) => {
@@ -85,7 +82,7 @@ describe("lock", () => {
 
 	it("breaks the lock of a holder whose pid is dead on this host", async (t) => {
 		const path = join(tempDir(t), "lock");
-		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
+		writeFileSync(path, JSON.stringify({ pid: DEAD, host: hostname(), startedAt: Date.now(), token: "dead" }));
 		const l = await acquireLock(path, 1000);
 		assert.notEqual(JSON.parse(readFileSync(path, "utf8")).token, "dead");
 		l.release();
@@ -113,7 +110,7 @@ describe("lock", () => {
 
 	it("breaks a break-lock left by a breaker that died", async (t) => {
 		const path = join(tempDir(t), "lock");
-		const dead = deadPid();
+		const dead = DEAD;
 		writeFileSync(path, JSON.stringify({ pid: dead, host: hostname(), startedAt: Date.now(), token: "dead" }));
 		writeFileSync(`${path}.break`, JSON.stringify({ pid: dead, host: hostname(), startedAt: Date.now(), token: "dead-breaker" }));
 		const l = await acquireLock(path, 1000);
@@ -151,6 +148,16 @@ describe("lock", () => {
 		l.release();
 	});
 
+	it("breaks a lock taken in another boot (its boot id differs) even when its pid is alive again", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const boot = "00000000-0000-4000-8000-000000000000";
+		writeFileSync(path, JSON.stringify({ pid: process.ppid, host: hostname(), startedAt: Date.now(), token: "other-boot", boot }));
+		assert.equal(readLockHolder(path)?.stale, true);
+		const l = await acquireLock(path, 500);
+		assert.notEqual(JSON.parse(readFileSync(path, "utf8")).token, "other-boot");
+		l.release();
+	});
+
 	it("readLockHolder reports who holds a lock and whether it is stale, without changing anything", async (t) => {
 		const path = join(tempDir(t), "lock");
 		assert.equal(readLockHolder(path), undefined);
@@ -160,7 +167,7 @@ describe("lock", () => {
 		assert.equal(live?.stale, false);
 		assert.match(live?.who ?? "", new RegExp(`pid ${process.pid} on `));
 		l.release();
-		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now(), token: "dead" }));
+		writeFileSync(path, JSON.stringify({ pid: DEAD, host: hostname(), startedAt: Date.now(), token: "dead" }));
 		assert.equal(readLockHolder(path)?.stale, true);
 		writeFileSync(path, "");
 		assert.deepEqual(readLockHolder(path), {
@@ -172,12 +179,12 @@ describe("lock", () => {
 
 	it("treats a holder in another pid namespace with this hostname (a container sharing the host's name) as foreign: waits, never judges its pid here", async (t) => {
 		const path = join(tempDir(t), "lock");
-		for (const pid of [process.pid, deadPid()]) {
+		for (const pid of [process.pid, DEAD]) {
 			writeFileSync(path, JSON.stringify({ pid, host: hostname(), startedAt: Date.now(), token: "other-container", ns: "pid:[1]" }));
 			await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy");
 			assert.equal(JSON.parse(readFileSync(path, "utf8")).token, "other-container", "a live lock of another container is never broken");
 		}
-		writeFileSync(path, JSON.stringify({ pid: deadPid(), host: hostname(), startedAt: Date.now() - FOREIGN_STALE_MS - 1000, token: "old", ns: "pid:[1]" }));
+		writeFileSync(path, JSON.stringify({ pid: DEAD, host: hostname(), startedAt: Date.now() - FOREIGN_STALE_MS - 1000, token: "old", ns: "pid:[1]" }));
 		const l = await acquireLock(path, 1000);
 		l.release();
 	});
