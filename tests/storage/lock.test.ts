@@ -39,8 +39,10 @@ describe("lock", () => {
 		// The event, not a timer: the second taker reports that it found the lock held and waits.
 		const waiting = expectSoon("the second taker never waited for the held lock");
 		t.after(onLockWait((p) => p === path && waiting.arrive()));
+		let secondWaited: boolean | undefined;
 		const second = acquireLock(path, 5000).then((l) => {
 			order.push("second");
+			secondWaited = l.waited;
 			l.release();
 		});
 		await Promise.race([waiting.arrived, second.then(() => assert.fail("the second taker got the lock while the first held it"))]);
@@ -50,6 +52,22 @@ describe("lock", () => {
 		first.release();
 		await second;
 		assert.deepEqual(order, ["first-release", "second"]);
+		assert.equal(first.waited, false, "the first taker found the lock free");
+		assert.equal(secondWaited, true, "the second taker is told it waited");
+	});
+
+	it("onLockWait is told once per taker that finds the lock held, until it is stopped", async (t) => {
+		const path = join(tempDir(t), "lock");
+		const held = await acquireLock(path, 1000);
+		const told: string[] = [];
+		const stop = onLockWait((p) => told.push(p));
+		t.after(stop);
+		await assert.rejects(acquireLock(path, 50));
+		assert.deepEqual(told, [path]);
+		stop();
+		await assert.rejects(acquireLock(path, 50));
+		assert.deepEqual(told, [path], "a stopped listener is not told");
+		held.release();
 	});
 
 	it("serialises many concurrent takers: never two holders at once", async (t) => {
@@ -206,12 +224,15 @@ describe("odd lock paths", () => {
 		it(`a lock path that is ${what} is refused at once with what it is and how to clear it, never waited on`, async (t) => {
 			const path = join(tempDir(t), "lock");
 			make(path);
-			// A timeout far beyond the test's own: refusing must not depend on waiting it out.
-			await assert.rejects(
-				acquireLock(path, 3_600_000),
-				(e: unknown) => isStateError(e) && e.code === "busy" && pattern.test(e.message) && e.message.includes(path),
-			);
-			await assert.rejects(acquireLockUnlessMine(path, 3_600_000), (e: unknown) => isStateError(e) && pattern.test(e.message));
+			// Refused by the first attempt, not a busy error after a wait: a short timeout then fails fast.
+			const refused = (e: unknown) =>
+				isStateError(e) &&
+				e.code === "busy" &&
+				e.message.startsWith("The state store cannot be locked: ") &&
+				pattern.test(e.message) &&
+				e.message.includes(path);
+			await assert.rejects(acquireLock(path, 200), refused);
+			await assert.rejects(acquireLockUnlessMine(path, 200), refused);
 			assert.match(readLockHolder(path)?.odd ?? "", pattern);
 		});
 	}
