@@ -7,7 +7,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
@@ -35,10 +35,22 @@ describe("breaking an abandoned lock", () => {
 		assert.equal(tokenAt(crashMarkerPath(path)), "dead", "the marker records the holder that died");
 		assert.equal(crashEvidence(path, before - 1000), true, "a crash after the bytes in question");
 		assert.equal(crashEvidence(path, Date.now() + 60_000), false, "bytes written after the crash are not its leftovers");
+		const marked = statSync(crashMarkerPath(path)).mtimeMs;
+		assert.equal(crashEvidence(path, marked), true, "bytes of the very moment of the marker count");
+		assert.equal(crashEvidence(path, marked + 1), false);
 		l.release();
 		const next = await acquireLock(path, 1000);
 		assert.equal(next.recoveredCrash, false, "only the first holder after the break recovers");
 		next.release();
+		// A later break replaces the marker: its time is that of the later crash.
+		const hourAgo = (Date.now() - 3_600_000) / 1000;
+		utimesSync(crashMarkerPath(path), hourAgo, hourAgo);
+		deadLock(path, "dead-again");
+		const since = Date.now() - 1000;
+		const again = await acquireLock(path, 1000);
+		assert.equal(crashEvidence(path, since), true);
+		assert.equal(tokenAt(crashMarkerPath(path)), "dead-again");
+		again.release();
 	});
 
 	it("an empty lock file left long ago is broken too, the marker then naming the breaker", async (t) => {
@@ -121,6 +133,21 @@ describe("the link path when its holder file is gone", () => {
 		assert.equal(statSync(path).nlink, 2, "linked from a fresh holder file");
 		assert.equal(readdirSync(`${path}.holders`).length, 1);
 		again.release();
+	});
+
+	it("takes the lock by O_EXCL when a file replaced the holders folder", async (t) => {
+		const path = join(tempDir(t), "lock");
+		(await acquireLock(path, 1000)).release();
+		rmSync(`${path}.holders`, { recursive: true });
+		writeFileSync(`${path}.holders`, "not a folder");
+		for (let i = 0; i < 2; i++) {
+			const l = await acquireLock(path, 1000);
+			assert.equal(statSync(path).nlink, 1, "an O_EXCL lock file");
+			assert.equal(JSON.parse(readFileSync(path, "utf8")).pid, process.pid);
+			l.release();
+			assert.equal(existsSync(path), false);
+		}
+		assert.equal(readFileSync(`${path}.holders`, "utf8"), "not a folder", "the file in the way is left as it is");
 	});
 
 	it("a lock in a missing folder, or under a file, is refused with an io error naming what is in the way", async (t) => {
