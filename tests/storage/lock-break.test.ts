@@ -7,7 +7,20 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+	existsSync,
+	linkSync,
+	lstatSync,
+	mkdirSync,
+	readFileSync,
+	readdirSync,
+	rmSync,
+	statSync,
+	symlinkSync,
+	unlinkSync,
+	utimesSync,
+	writeFileSync,
+} from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
@@ -64,14 +77,22 @@ describe("breaking an abandoned lock", () => {
 		l.release();
 	});
 
-	it("a crash marker path holding a folder is left alone and is no evidence", async (t) => {
-		const path = join(tempDir(t), "lock");
+	it("a crash marker path holding a folder or a link is left alone and is no evidence", async (t) => {
+		const dir = tempDir(t);
+		const path = join(dir, "lock");
 		mkdirSync(crashMarkerPath(path));
 		deadLock(path);
 		const l = await acquireLock(path, 1000);
 		assert.ok(statSync(crashMarkerPath(path)).isDirectory());
 		assert.equal(crashEvidence(path, 0), false);
 		l.release();
+		const other = join(dir, "other");
+		symlinkSync(join(dir, "nowhere"), crashMarkerPath(other));
+		deadLock(other);
+		(await acquireLock(other, 1000)).release();
+		assert.ok(lstatSync(crashMarkerPath(other)).isSymbolicLink(), "the link is not replaced");
+		assert.equal(existsSync(join(dir, "nowhere")), false, "nothing is written through it");
+		assert.equal(crashEvidence(other, 0), false);
 	});
 
 	it("waits while another live process holds the break lock, and breaks once it is gone", async (t) => {
@@ -100,6 +121,19 @@ describe("breaking an abandoned lock", () => {
 				e.message.startsWith(`Cannot break the abandoned lock \`${path}\`: the lock path \`${path}.break\` is a folder`),
 		);
 		assert.equal(tokenAt(path), "dead");
+	});
+
+	it("removes the dead holder's holder file with its lock, also where this process swept the holders folder before", async (t) => {
+		const path = join(tempDir(t), "lock");
+		(await acquireLock(path, 1000)).release();
+		const token = `${DEAD}-0a1b2c-1`;
+		const file = join(`${path}.holders`, token);
+		writeFileSync(file, JSON.stringify({ pid: DEAD, host: hostname(), startedAt: Date.now(), token }));
+		linkSync(file, path);
+		const l = await acquireLock(path, 1000);
+		assert.notEqual(tokenAt(path), token);
+		assert.equal(existsSync(file), false);
+		l.release();
 	});
 
 	it("never deletes outside the holders folder, whatever token the dead holder's lock names", async (t) => {
@@ -156,7 +190,10 @@ describe("the link path when its holder file is gone", () => {
 		await assert.rejects(
 			acquireLock(missing, 1000),
 			(e: unknown) =>
-				isStateError(e) && e.code === "io" && e.message === `Cannot create the lock file \`${missing}\` (ENOENT). Check that its folder is writable.`,
+				isStateError(e) &&
+				e.code === "io" &&
+				e.message === `Cannot create the lock file \`${missing}\` (ENOENT). Check that its folder is writable.` &&
+				e.path.length === 0,
 		);
 		writeFileSync(join(dir, "file"), "x");
 		await assert.rejects(

@@ -234,6 +234,7 @@ describe("odd lock paths", () => {
 			await assert.rejects(acquireLock(path, 200), refused);
 			await assert.rejects(acquireLockUnlessMine(path, 200), refused);
 			assert.match(readLockHolder(path)?.odd ?? "", pattern);
+			assert.equal(readLockHolder(path)?.stale, false, "an odd lock path is never broken: it is cleared by hand");
 		});
 	}
 
