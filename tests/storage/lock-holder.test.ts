@@ -110,6 +110,7 @@ describe("holder files", () => {
 		assert.ok(made);
 		const st = statSync(join(dir, "h"));
 		assert.deepEqual(made, { ino: st.ino, dev: st.dev });
+		assert.equal(st.mode & 0o777, 0o600, "private to its user");
 		assert.deepEqual(JSON.parse(readFileSync(join(dir, "h"), "utf8")), r);
 		assert.equal(createHolderFile(join(dir, "h"), holderRecord()), false);
 		assert.deepEqual(JSON.parse(readFileSync(join(dir, "h"), "utf8")), r, "the existing file is untouched");
@@ -128,6 +129,7 @@ describe("holder files", () => {
 		assert.equal(holdersDir(lock), `${lock}.holders`);
 		assert.equal(ensureHoldersDir(lock), true);
 		assert.ok(lstatSync(`${lock}.holders`).isDirectory());
+		assert.equal(lstatSync(`${lock}.holders`).mode & 0o777, 0o700, "private to its user");
 		assert.equal(ensureHoldersDir(lock), true, "an existing folder is used");
 		writeFileSync(join(dir, "file.holders"), "x");
 		assert.equal(ensureHoldersDir(join(dir, "file")), false);
