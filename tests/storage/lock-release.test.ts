@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, unlinkSync,
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { acquireLock, acquireLockUnlessMine } from "../../lib/storage/file/lock.js";
+import { FOREIGN_STALE_MS, acquireLock, acquireLockUnlessMine } from "../../lib/storage/file/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 
 const tokenAt = (path: string): string => JSON.parse(readFileSync(path, "utf8")).token;
@@ -63,6 +63,29 @@ describe("release of a linked lock", () => {
 		assert.equal(statSync(path).nlink, 1);
 		l.release();
 		assert.equal(existsSync(path), false);
+	});
+});
+
+describe("release of an O_EXCL lock held past FOREIGN_STALE_MS / 2", () => {
+	// Another host may judge a lock abandoned after FOREIGN_STALE_MS: after half of it, release
+	// re-reads the lock and removes only its own. The clock is moved forward, not waited for.
+	it("removes its own lock, and leaves the lock of a holder that took it over meanwhile", async (t) => {
+		const path = lockPath(t, true);
+		const real = Date.now;
+		let ahead = 0;
+		t.mock.method(Date, "now", () => real.call(Date) + ahead);
+		const own = await acquireLock(path, 1000);
+		ahead = FOREIGN_STALE_MS / 2 + 1000;
+		own.release();
+		assert.equal(existsSync(path), false, "its own lock is removed");
+
+		const taken = await acquireLock(path, 1000);
+		ahead += FOREIGN_STALE_MS / 2 + 1000;
+		const other = JSON.stringify({ pid: 7, host: "elsewhere.example", startedAt: Date.now(), token: "took-over" });
+		unlinkSync(path);
+		writeFileSync(path, other);
+		taken.release();
+		assert.equal(readFileSync(path, "utf8"), other, "the other holder's lock is left alone");
 	});
 });
 
