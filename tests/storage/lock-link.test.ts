@@ -9,7 +9,8 @@ import { spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, renameSync, readFileSync, readdirSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { acquireLock, acquireLockUnlessMine } from "../../lib/storage/file/lock.js";
+import { isStateError } from "../../lib/core/errors.js";
+import { acquireLock, acquireLockUnlessMine, readLockHolder } from "../../lib/storage/file/lock.js";
 import { tempDir } from "../helpers/temp-dir.js";
 import { runChild } from "./children/spawn.js";
 
@@ -80,6 +81,10 @@ describe("lock by link()", () => {
 		await killed.ready;
 		const token = JSON.parse(readFileSync(path, "utf8")).token;
 		assert.deepEqual(holderFiles(path), [token]);
+		// Alive, it is waited for and never broken, however short the wait.
+		assert.equal(readLockHolder(path)?.stale, false);
+		await assert.rejects(acquireLock(path, 50), (e: unknown) => isStateError(e) && e.code === "busy" && e.message.includes(`pid ${killed.proc.pid} `));
+		assert.equal(JSON.parse(readFileSync(path, "utf8")).token, token);
 		killed.proc.kill("SIGKILL");
 		await killed.done;
 		const l = await acquireLock(path, 2000);
