@@ -28,6 +28,17 @@ function code(fn: () => unknown): string {
 	return assert.fail("expected a StateError");
 }
 
+/** The field path a refusal names. */
+function pathOf(fn: () => unknown): readonly (string | number)[] {
+	try {
+		fn();
+	} catch (e) {
+		assert.ok(isStateError(e), String(e));
+		return e.path;
+	}
+	return assert.fail("expected a StateError");
+}
+
 /** cwd: t1 writes a tactic, a registered root and a dormant one; t2 changes the root; t3 a strategy. */
 function withRoots(): OwnerHistory {
 	const h = newHistory("cwd", 10);
@@ -49,9 +60,29 @@ describe("registered roots beside the planes", () => {
 		assert.deepEqual(read(view, "cwd", "keys"), ["artifacts", "intents", "lazy", "strategy", "tactics", "todos"]);
 	});
 
-	it("a whole temporal state is shown the same way", () => {
+	it("a whole temporal state is shown the same way; a temporal plane or value is read as it was", () => {
 		assert.deepEqual(read(view, "cwd[1]"), { ...planes, todos: { x: 2 } });
 		assert.deepEqual(read(view, "cwd[2]"), { ...planes, todos: { x: 1 } });
+		assert.deepEqual(read(view, "cwd[1].tactics"), { a: 1 });
+		assert.equal(read(view, "cwd[1].tactics.a"), 1);
+	});
+
+	it("a temporal read inside a namespace that did not exist then names the namespace as the parent", () => {
+		assert.equal(
+			code(() => read(view, "cwd[3].roots.todos.x")),
+			"not_found: `cwd[3].roots.todos.x` does not exist; read `cwd[3].roots` with projection `keys` to see what is there",
+		);
+		assert.match(
+			code(() => read(view, "cwd[3].roots.todos")),
+			/; read `cwd\[3\].roots` with/,
+		);
+		// A history that never wrote a root has no namespace at any offset.
+		const plain = newHistory("cwd", 10);
+		commitOn(plain, { tactics: { a: 1 } });
+		assert.equal(
+			code(() => read({ wanted: ["cwd"], histories: { cwd: plain } }, "cwd[1].roots.todos")),
+			"not_found: `cwd[1].roots.todos` does not exist; read `cwd[1].roots` with projection `keys` to see what is there",
+		);
 	});
 
 	it("patches[N] show only the sections the transition wrote, its registered roots by name", () => {
@@ -199,6 +230,39 @@ describe("words of the refusals", () => {
 			/^not_found/,
 		);
 		assert.equal(read(view, "cwd.tactics.items[1]"), "s");
+	});
+});
+
+describe("refusals name their field", () => {
+	const c = newHistory("cwd", 10);
+	commitOn(c, { tactics: { a: 1 } });
+	const view: QueryView = { wanted: ["cwd", "session"], histories: { cwd: c } };
+
+	it("a projection refusal names `projection`, an excluded owner the owner, the rest no field", () => {
+		assert.deepEqual(
+			pathOf(() => read(view, "cwd.patches[0]", "history")),
+			["projection"],
+		);
+		assert.deepEqual(
+			pathOf(() => read(view, "cwd.tactics.a", "keys")),
+			["projection"],
+		);
+		assert.deepEqual(
+			pathOf(() => read(view, "global.tactics")),
+			["global"],
+		);
+		assert.deepEqual(
+			pathOf(() => read(view, "effective[1].tactics")),
+			[],
+		);
+		assert.deepEqual(
+			pathOf(() => evaluate(view, [{ kind: "state", scope: null, offset: 0, plane: "tactics", path: [] }], "value")),
+			[],
+		);
+		assert.deepEqual(
+			pathOf(() => read(view, "cwd.tactics.b")),
+			[],
+		);
 	});
 });
 
