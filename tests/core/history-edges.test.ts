@@ -1,13 +1,14 @@
 /**
  * History edges the other history tests leave open: the held-id index (`transitionIn`) after a
- * tail that repeats an id loses its first copy to a fold, or grows without `commitRecord`.
+ * tail that repeats an id loses its first copy to a fold, or grows without `commitRecord`; and
+ * temporal reads of an array item through transitions that left the array alone.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { commitRecord, fold, historyFrom, newHistory, transitionIn } from "../../lib/core/history.js";
+import { commitRecord, fold, historyFrom, historyOf, newHistory, transitionIn, valueAt } from "../../lib/core/history.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { OwnerHistory, TransitionRecord } from "../../lib/core/types.js";
-import { recordOn } from "../helpers/history.js";
+import { commitOn, recordOn } from "../helpers/history.js";
 
 /** `h` with three transitions of these ids, committed one by one. */
 function withIds(ids: readonly string[]): OwnerHistory {
@@ -45,5 +46,23 @@ describe("transitionIn after a tail changed in place", () => {
 		const extra: TransitionRecord = { ...recordOn(h, { tactics: { z: 1 } }, "t3") };
 		h.tail.push(extra);
 		assert.equal(transitionIn(h, "t3"), extra);
+	});
+});
+
+describe("temporal reads of an array item", () => {
+	it("read through transitions that did not touch the array, the item is as it was", () => {
+		const h = newHistory("cwd", 10);
+		commitOn(h, { tactics: { items: ["a", "b"] } });
+		commitOn(h, { tactics: { items: ["a", "b", "c"] } });
+		commitOn(h, { tactics: { other: 1 } });
+		commitOn(h, { strategy: { s: 1 } });
+		assert.equal(valueAt(h, 1, ["tactics", "items", 2]), "c");
+		assert.equal(valueAt(h, 2, ["tactics", "items", 2]), "c");
+		assert.equal(valueAt(h, 3, ["tactics", "items", 2]), undefined);
+		assert.equal(valueAt(h, 3, ["tactics", "items", 1]), "b");
+		assert.deepEqual(
+			historyOf(h, ["tactics", "items", 2]).map((e) => [e.id, e.before, e.after]),
+			[["t2", null, "c"]],
+		);
 	});
 });
