@@ -95,13 +95,13 @@ function historyFor(view: QueryView, owner: Owner): OwnerHistory {
 function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string): { value: Json; transitionId?: string } {
 	if (loc.kind === "response") {
 		historyFor(view, "session");
-		return { value: walk(view.response ?? {}, loc.path, loc, show, 0) };
+		return { value: walk(view.response ?? {}, loc.path, loc, show) };
 	}
 	if (loc.kind === "patches") {
 		const owner = loc.owner ?? soleOwner(view, loc, show);
 		const record = patchAt(historyFor(view, owner), loc.index);
 		const entry: JsonObject = { id: record.id, at: record.at, patch: cloneJson(shownState(view, record.patch as JsonObject, true)) };
-		return { value: walk(entry, loc.path, loc, show, 0), transitionId: record.id };
+		return { value: walk(entry, loc.path, loc, show), transitionId: record.id };
 	}
 	const scope = loc.scope ?? soleOwner(view, loc, show);
 	if (scope === "effective") {
@@ -125,7 +125,7 @@ function resolve(view: QueryView, loc: Locator, show: (loc: Locator) => string):
 		return { value };
 	}
 	const root = loc.plane === null ? shownState(view, h.state as unknown as Json) : sectionOf(h.state, loc.plane);
-	return { value: cloneJson(walk(root, loc.path, loc, show, 0, false)) };
+	return { value: walk(root, loc.path, loc, show) };
 }
 
 function soleOwner(view: QueryView, loc: Locator, show: (loc: Locator) => string): Owner {
@@ -139,15 +139,15 @@ function soleOwner(view: QueryView, loc: Locator, show: (loc: Locator) => string
 	return view.wanted[0] as Owner;
 }
 
-/** Follow `path` from `root`; `depth` counts segments already consumed by the caller. */
-function walk(root: Json, path: readonly Segment[], loc: Locator, show: (loc: Locator) => string, depth: number, copy = true): Json {
+/** Follow `path` (the whole of `loc.path`) from `root`; a copy of what it reaches. */
+function walk(root: Json, path: readonly Segment[], loc: Locator, show: (loc: Locator) => string): Json {
 	let cur: Json = root;
 	for (let i = 0; i < path.length; i++) {
 		const next = step(cur, path[i] as Segment);
-		if (next === undefined) notFound(loc, show, depth + i);
+		if (next === undefined) notFound(loc, show, i);
 		cur = next;
 	}
-	return copy ? cloneJson(cur) : cur;
+	return cloneJson(cur);
 }
 
 function step(v: Json, seg: Segment): Json | undefined {
