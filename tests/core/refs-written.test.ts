@@ -166,11 +166,15 @@ describe("checkWrittenRefs: which objects it judges", () => {
 describe("anchorRevealedRefs", () => {
 	it("anchors a stored relative `$ref` whose siblings the patch deletes, in a copy", () => {
 		const s = state({ intents: { m: { $ref: "lazy.plan", x: 1, y: 2 } }, tactics: { t: { owns: { first: { $ref: "tactics.a", note: "n" } } } } });
-		const patch: PlanePatch = { intents: { m: { x: null, y: null }, other: "kept" }, tactics: { t: { owns: { first: { note: null } } } }, lazy: { l: 1 } };
+		const patch: PlanePatch = {
+			intents: { m: { x: null, y: null, absent: null }, other: "kept" },
+			tactics: { t: { owns: { first: { note: null } } } },
+			lazy: { l: 1 },
+		};
 		const before = structuredClone(patch);
 		const out = anchorRevealedRefs("cwd", s, patch);
 		assert.deepEqual(out, {
-			intents: { m: { x: null, y: null, $ref: "cwd.lazy.plan" }, other: "kept" },
+			intents: { m: { x: null, y: null, absent: null, $ref: "cwd.lazy.plan" }, other: "kept" },
 			tactics: { t: { owns: { first: { note: null, $ref: "cwd.tactics.a" } } } },
 			lazy: { l: 1 },
 		});
