@@ -83,6 +83,8 @@ describe("checkWrittenRefs: the spelling it suggests for an unparsable reference
 		assert.equal(fixOf("cwd.lazy.plans/a.md"), 'cwd.lazy["plans/a.md"]');
 		assert.equal(fixOf("lazy.plans/a.md"), 'cwd.lazy["plans/a.md"]');
 		assert.equal(fixOf("global.tactics.two words"), 'global.tactics["two words"]');
+		// A key may hold a line break: the quoted spelling keeps it, escaped.
+		assert.equal(fixOf("lazy.a\nb"), 'cwd.lazy["a\\nb"]');
 		const e = refusal(() => check({ intents: { m: { $ref: "lazy.plans/a.md" } } }, emptyState(), (ref) => `model:${ref}`));
 		assert.equal(
 			e.message,
@@ -202,6 +204,7 @@ describe("anchorRevealedRefs", () => {
 				notLoc: { $ref: "a b", x: 1 },
 				num: { $ref: 1, x: 1 },
 				kept: { $ref: "lazy.plan", x: 1 },
+				three: { $ref: "lazy.plan", x: 1, y: 2 },
 				scalar: "s",
 			},
 		});
@@ -213,6 +216,7 @@ describe("anchorRevealedRefs", () => {
 			{ num: { x: null } },
 			{ kept: { $ref: "tactics.b", x: null } }, // the patch writes `$ref` itself (anchored by the caller)
 			{ kept: { x: null, y: { $ref: "lazy.q", z: 1 } } }, // a written value: not a deletion
+			{ three: { $ref: null, x: null } }, // the reference itself deleted: `y` is left as data
 			{ scalar: { x: null }, kept: "replaced", missing: { x: null } },
 		] as JsonObject[]) {
 			const patch: PlanePatch = { intents: m, lazy: { l: null } };

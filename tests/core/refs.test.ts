@@ -175,15 +175,26 @@ describe("edges of what counts as a reference", () => {
 			["root"],
 		);
 		assert.deepEqual(seen, ["x@root/a/0/$ref", "y@root/a/1/b/$ref", "z@root/c/$ref"]);
+		// Without a path, paths start at the value itself.
+		const top: string[] = [];
+		mapRefs([{ $ref: "x" }], (ref, path) => {
+			top.push(path.join("/"));
+			return ref;
+		});
+		assert.deepEqual(top, ["0/$ref"]);
 		assert.throws(
 			() => checkScopedRefs([{ a: [{ $ref: "lazy.x" }] }], ["cwd", "tactics"], ["cwd"]),
 			(e) => isStateError(e) && e.path.join("/") === "cwd/tactics/0/a/0/$ref",
+		);
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "lazy.x" } }),
+			(e) => isStateError(e) && e.path.join("/") === "a/$ref" && e.message.startsWith("`a.$ref` is `lazy.x`; in scoped mode write `global.lazy.x` or"),
 		);
 	});
 
 	it("presentRef shortens only a locator of the sole owner, and nothing without one", () => {
 		assert.equal(presentRef("cwd.lazy.a", "cwd"), "lazy.a");
 		for (const ref of ["undefined.lazy.a", "cwd.lazy.a"]) assert.equal(presentRef(ref, undefined), ref);
-		for (const ref of ["cwdx.lazy.a", "cwd.global.lazy.a", "cwd.response", "cwd.", "global.lazy.a"]) assert.equal(presentRef(ref, "cwd"), ref);
+		for (const ref of ["cwdx.lazy.a", "xyz.lazy.a", "cwd.global.lazy.a", "cwd.response", "cwd.", "global.lazy.a"]) assert.equal(presentRef(ref, "cwd"), ref);
 	});
 });
