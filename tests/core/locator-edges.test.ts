@@ -8,10 +8,11 @@ import { describe, it } from "node:test";
 import { isStateError } from "../../lib/core/errors.js";
 import { formatKeySegment, formatLocator, formatModelLocator, type Locator, type LocatorForm, parseLocator, tryParseLocator } from "../../lib/core/locator.js";
 
-/** The first line of the refusal: `unexpected <token> at column <n> in \`text\`: <why>`. */
-function refusal(text: string, form: LocatorForm, roots: readonly string[] = []): string {
+/** The first line of the refusal: `unexpected <token> at column <n> in \`text\`: <why>`. Without `roots`, none are passed (the default: no registered roots). */
+function refusal(text: string, form: LocatorForm, roots?: readonly string[]): string {
 	try {
-		parseLocator(text, form, roots);
+		if (roots === undefined) parseLocator(text, form);
+		else parseLocator(text, form, roots);
 	} catch (e) {
 		assert.ok(isStateError(e) && e.code === "parse_error", `expected parse_error, got ${String(e)}`);
 		return e.message.split("\n")[0] as string;
