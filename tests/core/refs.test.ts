@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { isStateError } from "../../lib/core/errors.js";
-import { anchorRefs, checkScopedRefs, isRef, presentRefs, refsIn } from "../../lib/core/refs.js";
+import { anchorRefs, checkScopedRefs, isRef, mapRefs, presentRef, presentRefs, refsIn } from "../../lib/core/refs.js";
 import type { Json } from "../../lib/core/types.js";
 
 describe("isRef and refsIn", () => {
@@ -149,5 +149,52 @@ describe("checkScopedRefs", () => {
 	it("accepts qualified, overlay, historical and non-locator references", () => {
 		for (const ref of ["cwd.lazy.plan", "effective.tactics.x", "global[3].lazy", "effective[1].lazy.x", "see lazy.plan", "$HOME"])
 			checkScopedRefs({ $ref: ref }, []);
+	});
+});
+
+describe("edges of what counts as a reference", () => {
+	it("answers false for null, undefined and values without a string `$ref`", () => {
+		for (const v of [null, undefined, 0, "", [], {}, { ref: "x" }]) assert.equal(isRef(v), false, String(v));
+		const bare = Object.assign(Object.create(null) as object, { $ref: "cwd.lazy.a" });
+		assert.equal(isRef(bare), true);
+	});
+
+	it("a deletion patch around a `$ref` that is not a string is no reference", () => {
+		assert.deepEqual(refsIn({ a: { $ref: 3, note: null }, b: { $ref: "cwd.lazy.b", x: null, y: null } }), ["cwd.lazy.b"]);
+		assert.deepEqual(anchorRefs({ a: { $ref: 3, note: null } }, "cwd"), { a: { $ref: 3, note: null } });
+	});
+
+	it("mapRefs hands the rewrite the path of each `$ref`, array indexes included", () => {
+		const seen: string[] = [];
+		mapRefs(
+			{ a: [{ $ref: "x" }, { b: { $ref: "y" } }], c: { $ref: "z", gone: null } },
+			(ref, path) => {
+				seen.push(`${ref}@${path.join("/")}`);
+				return ref;
+			},
+			["root"],
+		);
+		assert.deepEqual(seen, ["x@root/a/0/$ref", "y@root/a/1/b/$ref", "z@root/c/$ref"]);
+		// Without a path, paths start at the value itself.
+		const top: string[] = [];
+		mapRefs([{ $ref: "x" }], (ref, path) => {
+			top.push(path.join("/"));
+			return ref;
+		});
+		assert.deepEqual(top, ["0/$ref"]);
+		assert.throws(
+			() => checkScopedRefs([{ a: [{ $ref: "lazy.x" }] }], ["cwd", "tactics"], ["cwd"]),
+			(e) => isStateError(e) && e.path.join("/") === "cwd/tactics/0/a/0/$ref",
+		);
+		assert.throws(
+			() => checkScopedRefs({ a: { $ref: "lazy.x" } }),
+			(e) => isStateError(e) && e.path.join("/") === "a/$ref" && e.message.startsWith("`a.$ref` is `lazy.x`; in scoped mode write `global.lazy.x` or"),
+		);
+	});
+
+	it("presentRef shortens only a locator of the sole owner, and nothing without one", () => {
+		assert.equal(presentRef("cwd.lazy.a", "cwd"), "lazy.a");
+		for (const ref of ["undefined.lazy.a", "cwd.lazy.a"]) assert.equal(presentRef(ref, undefined), ref);
+		for (const ref of ["cwdx.lazy.a", "xyz.lazy.a", "cwd.global.lazy.a", "cwd.response", "cwd.", "global.lazy.a"]) assert.equal(presentRef(ref, "cwd"), ref);
 	});
 });
