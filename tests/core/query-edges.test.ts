@@ -6,37 +6,21 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { isStateError } from "../../lib/core/errors.js";
 import { newHistory } from "../../lib/core/history.js";
 import { type Locator, parseLocator } from "../../lib/core/locator.js";
 import { evaluate, type QueryView } from "../../lib/core/query.js";
 import { emptyState } from "../../lib/core/state.js";
 import type { Json, JsonObject, OwnerHistory } from "../../lib/core/types.js";
 import { commitOn } from "../helpers/history.js";
+import { codeAndWords as code, refusalOf } from "../helpers/refusal.js";
 
 function read(view: QueryView, text: string, projection: "value" | "keys" | "history" = "value", form: "canonical" | "flat" = "canonical"): Json {
 	return evaluate(view, [parseLocator(text, form)], projection)[0]?.value as Json;
 }
 
-function code(fn: () => unknown): string {
-	try {
-		fn();
-	} catch (e) {
-		assert.ok(isStateError(e), String(e));
-		return `${e.code}: ${e.message}`;
-	}
-	return assert.fail("expected a StateError");
-}
-
 /** The field path a refusal names. */
 function pathOf(fn: () => unknown): readonly (string | number)[] {
-	try {
-		fn();
-	} catch (e) {
-		assert.ok(isStateError(e), String(e));
-		return e.path;
-	}
-	return assert.fail("expected a StateError");
+	return refusalOf(fn).path;
 }
 
 /** cwd: t1 writes a tactic, a registered root and a dormant one; t2 changes the root; t3 a strategy. */

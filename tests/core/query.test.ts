@@ -14,6 +14,7 @@ import { evaluate, type QueryView } from "../../lib/core/query.js";
 import { commitStaged, stage } from "../../lib/core/stage.js";
 import type { CanonicalPatch, Json, JsonObject, Owner, OwnerHistory } from "../../lib/core/types.js";
 import { presentLocator, toCanonicalLocator } from "../../lib/model/interface.js";
+import { codeAndWords as code } from "../helpers/refusal.js";
 
 type Histories = Partial<Record<Owner, OwnerHistory>>;
 let counter = 0;
@@ -27,16 +28,6 @@ function write(histories: Histories, patch: CanonicalPatch): string {
 
 function read(view: QueryView, text: string, projection: "value" | "keys" | "history" = "value"): Json {
 	return evaluate(view, [parseLocator(text, "canonical")], projection)[0]?.value as Json;
-}
-
-function code(fn: () => unknown): string {
-	try {
-		fn();
-	} catch (e) {
-		assert.ok(isStateError(e), String(e));
-		return `${e.code}: ${e.message}`;
-	}
-	return assert.fail("expected a StateError");
 }
 
 function fixture(): { view: QueryView; ids: string[] } {

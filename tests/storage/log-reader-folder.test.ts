@@ -6,28 +6,21 @@
  * reports of the folder (exists, bytes on disk). The CLI reaches these through doctor, adopt
  * and the seen-mark checks; here they are held at the storage level.
  */
-import { openStoresAt } from "../../lib/storage/open.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { openWorld, storeWorld } from "../helpers/store-world.js";
 import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
 const meta = commitMeta("f", "2026-12-01T00:00:00.000Z", by);
 
-function world(t: { after(fn: () => void): void }) {
-	const base = tempDir(t, "state-flow-log-folder-");
-	const w = { base, proj: join(base, "proj"), agent: join(base, "agent") };
-	mkdirSync(w.proj);
-	mkdirSync(w.agent);
-	return w;
-}
+const world = (t: { after(fn: () => void): void }) => storeWorld(t, "state-flow-log-folder-");
 type World = ReturnType<typeof world>;
-const open = (w: World) => openStoresAt({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000 });
+const open = openWorld;
 const rootOf = (w: World) => open(w).identity().cwdRoot;
 /** A reader of the folder with no seen marks (as doctor's repairs and migrations open one), and the options given. */
 const bare = (root: string, more: { retention?: number; refused?: string; supersededBy?: string } = {}) =>

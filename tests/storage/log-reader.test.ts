@@ -6,7 +6,6 @@
  * accept: another writer's appends, read one after another, and a log touched without a change.
  * (Written against the survivors of the mutation run on log-reader.ts, docs/decisions.md.)
  */
-import { openStoresAt } from "../../lib/storage/open.js";
 import { FileOwnerStore } from "../../lib/storage/file/owner-store.js";
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -30,20 +29,14 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { isStateError } from "../../lib/core/errors.js";
-import { tempDir } from "../helpers/temp-dir.js";
+import { openWorld, storeWorld } from "../helpers/store-world.js";
 import { commitMeta } from "../helpers/meta.js";
 
 const by = { kind: "system", reason: "test" } as const;
 const meta = commitMeta("lr", "2026-12-01T00:00:00.000Z", by);
 
-function world(t: { after(fn: () => void): void }) {
-	const base = tempDir(t, "state-flow-log-reader-");
-	const w = { base, proj: join(base, "proj"), agent: join(base, "agent") };
-	mkdirSync(w.proj);
-	mkdirSync(w.agent);
-	return w;
-}
-const open = (w: { proj: string; agent: string }) => openStoresAt({ agentDir: w.agent, cwd: w.proj, lockTimeoutMs: 3_000 });
+const world = (t: { after(fn: () => void): void }) => storeWorld(t, "state-flow-log-reader-");
+const open = openWorld;
 
 /** A refusal of kind `corrupt` naming `file` and saying `words`. */
 function damage(file: string, words: string) {
