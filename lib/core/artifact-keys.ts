@@ -32,9 +32,11 @@ import type {
 	TransitionRecord,
 } from "./types.js";
 
-/** The owners whose artifact keys are relative to the checkout's root (Global's are the agent directory's). */
+/** The owners whose artifact keys are relative to the checkout's root and shown from the folder pi runs in (Global's are the agent directory's). */
+const LENSED = ["cwd", "session"] as const;
+
 function lensed(owner: Owner | null | "effective"): boolean {
-	return owner === "cwd" || owner === "session";
+	return LENSED.includes(owner as (typeof LENSED)[number]);
 }
 
 export interface KeyLens {
@@ -77,12 +79,27 @@ function insideOrFail(base: string, stored: string, field: string): void {
 		);
 }
 
+/** The climb from the folder `clean` (not the root) to the checkout's root: `../` per segment. */
+function upFrom(clean: string): string {
+	return "../".repeat(clean.split("/").length);
+}
+
+/**
+ * The stored keys a key the model wrote may name from the folder `clean` (not the root): the key
+ * written from the checkout's root (climbing out of `clean` first), then the key joined to `clean`.
+ */
+function storedCandidates(clean: string, key: string): string[] {
+	const up = upFrom(clean);
+	const same = posix.normalize(posix.join(clean, key));
+	return key.startsWith(up) ? [key.slice(up.length), same] : [same];
+}
+
 /** The lens for a session whose folder is `base` below the checkout's root ("" or "." for the root). */
 export function keyLens(base: string): KeyLens {
 	const clean = base === "." ? "" : base.replace(/\/+$/, "");
 	if (clean === "") return SAME_KEYS;
 	const segs = clean.split("/");
-	const up = "../".repeat(segs.length);
+	const up = upFrom(clean);
 	const toModel = (key: string): string => (key === "" || posix.isAbsolute(key) ? key : (shortFrom(segs, key) ?? up + key));
 	return {
 		base: clean,
@@ -91,12 +108,13 @@ export function keyLens(base: string): KeyLens {
 			if (key === "" || posix.isAbsolute(key)) return key;
 			// Only a spelling the model is shown is taken, so what it writes is what reads, results and
 			// refusals name, and two spellings of one file in a patch never merge into one entry.
-			const same = posix.normalize(posix.join(clean, key));
-			for (const stored of [key.startsWith(up) ? key.slice(up.length) : undefined, same]) {
-				if (stored === undefined || toModel(stored) !== key) continue;
+			const candidates = storedCandidates(clean, key);
+			for (const stored of candidates) {
+				if (toModel(stored) !== key) continue;
 				insideOrFail(clean, stored, field);
 				return stored;
 			}
+			const same = candidates.at(-1) as string;
 			insideOrFail(clean, same, field);
 			return fail(
 				"artifact",
@@ -126,6 +144,30 @@ export function rebaseKey(base: string, key: string, field: string): string {
 export function checkReadSpelling(lens: KeyLens, loc: Locator, text: string): void {
 	if (lens.base === "" || loc.kind !== "state" || !lensed(loc.scope) || loc.plane !== "artifacts" || typeof loc.path[0] !== "string") return;
 	lens.fromModel(loc.path[0], `\`${text}\``);
+}
+
+/**
+ * Refuse a read of `effective.artifacts[key]` that would find nothing because a CWD or Session
+ * entry of that file is shown under another spelling: the refusal names the one to read. Unlike
+ * `checkReadSpelling` it needs the histories, since a Global key is not lensed and may be spelled
+ * any way: a key the view holds (Global's, or the spelling shown) is left to evaluation.
+ */
+export function checkEffectiveSpelling(lens: KeyLens, loc: Locator, text: string, histories: Partial<Record<Owner, OwnerHistory>>): void {
+	if (lens.base === "" || loc.kind !== "state" || loc.scope !== "effective" || loc.plane !== "artifacts") return;
+	const key = loc.path[0];
+	if (typeof key !== "string" || key === "" || posix.isAbsolute(key) || Object.hasOwn(histories.global?.state.artifacts ?? {}, key)) return;
+	let other: string | undefined;
+	for (const stored of storedCandidates(lens.base, key)) {
+		if (!LENSED.some((owner) => Object.hasOwn(histories[owner]?.state.artifacts ?? {}, stored))) continue;
+		if (lens.toModel(stored) === key) return;
+		other ??= stored;
+	}
+	if (other !== undefined) {
+		fail(
+			"artifact",
+			`\`${text}\` is spelled ${JSON.stringify(lens.toModel(other))} from the folder pi runs in (${lens.base}/ in the checkout): read that key, the one the head and results use.`,
+		);
+	}
 }
 
 /** A canonical locator text with its artifact key (if it names one of a lensed owner) passed through `map`. */

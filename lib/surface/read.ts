@@ -4,7 +4,7 @@
  * locators that need it), the result text of `model/results.ts` or `model/search-result.ts`,
  * and the seqs the values were read at. Admission and cancellation are the front-end's.
  */
-import { checkReadSpelling, viewHistories } from "../core/artifact-keys.js";
+import { checkEffectiveSpelling, checkReadSpelling, viewHistories } from "../core/artifact-keys.js";
 import { isEmptyObject } from "../core/json.js";
 import { formatLocator, type Locator } from "../core/locator.js";
 import { evaluate } from "../core/query.js";
@@ -51,6 +51,7 @@ export async function readCall(s: Surface, params: unknown, wanted: readonly Own
 	const stores = s.stores();
 	const { histories, unavailable } = await s.available(wanted);
 	const seqs = seqsOf(wanted, histories);
+	request.locators.forEach((loc, i) => checkEffectiveSpelling(lens, loc, request.texts[i] ?? "", histories));
 	const response = wanted.includes("session") ? stores.response() : undefined;
 	// Errors spell locators the way the model writes them (relative for a sole owner).
 	// A locator that needs an unavailable owner is refused with why; the others are answered.

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import {
 	SAME_KEYS,
+	checkEffectiveSpelling,
 	checkReadSpelling,
 	keyLens,
 	patchFromModel,
@@ -63,6 +64,67 @@ describe("checkReadSpelling", () => {
 		checkReadSpelling(lens, at({ path: [] }), "x");
 		checkReadSpelling(lens, at({ path: [0] }), "x");
 		checkReadSpelling(lens, { kind: "patches", owner: "cwd", index: 0, path: ["./a.ts"] }, "x");
+	});
+});
+
+describe("checkEffectiveSpelling", () => {
+	const deep = keyLens("src/deep");
+	const effective = (key: string | number, over: Partial<Extract<Locator, { kind: "state" }>> = {}): Locator => ({
+		kind: "state",
+		scope: "effective",
+		offset: 0,
+		plane: "artifacts",
+		path: [key, "note"],
+		...over,
+	});
+	const holding = (owner: "global" | "cwd" | "session", keys: string[]): OwnerHistory => {
+		const h = newHistory(owner, 20);
+		h.state.artifacts = Object.fromEntries(keys.map((k) => [k, FILE]));
+		return h;
+	};
+	const refusal = (text: string, shown: string) => (e: unknown) =>
+		isStateError(e) &&
+		e.code === "artifact" &&
+		e.message ===
+			`\`${text}\` is spelled ${JSON.stringify(shown)} from the folder pi runs in (src/deep/ in the checkout): read that key, the one the head and results use.`;
+
+	it("refuses a key that names a CWD or Session entry shown under another spelling, naming the one to read", () => {
+		for (const owner of ["cwd", "session"] as const) {
+			const histories = { [owner]: holding(owner, ["src/a.ts"]) };
+			// From the root (climbing out of src/deep first), from the folder with a detour, with `./`.
+			for (const key of ["../../src/a.ts", "../../src/./a.ts", "./../a.ts", "../deep/../a.ts"]) {
+				assert.throws(
+					() => checkEffectiveSpelling(deep, effective(key), `effective.artifacts[${JSON.stringify(key)}]`, histories),
+					refusal(`effective.artifacts[${JSON.stringify(key)}]`, "../a.ts"),
+				);
+			}
+		}
+	});
+
+	it("leaves to evaluation a key the view holds: the spelling shown, Global's own key, an entry stored under the very text", () => {
+		const cwd = holding("cwd", ["src/a.ts", "src/./b.ts"]);
+		checkEffectiveSpelling(deep, effective("../a.ts"), "x", { cwd });
+		// Global's keys are not lensed: a Global entry under the text is what the read finds.
+		checkEffectiveSpelling(deep, effective("../../src/a.ts"), "x", { cwd, global: holding("global", ["../../src/a.ts"]) });
+		// `src/./b.ts` is shown `../../src/./b.ts` (never merged with `src/b.ts`): that text names it,
+		// also when `src/b.ts` is an entry too (shown `../b.ts`).
+		checkEffectiveSpelling(deep, effective("../../src/./b.ts"), "x", { cwd });
+		checkEffectiveSpelling(deep, effective("../../src/./b.ts"), "x", { cwd: holding("cwd", ["src/./b.ts", "src/b.ts"]) });
+	});
+
+	it("checks nothing where no entry is spelled otherwise: a missing file, an unavailable owner, at the root, other scopes and planes", () => {
+		const histories = { cwd: holding("cwd", ["src/a.ts"]) };
+		checkEffectiveSpelling(deep, effective("../../src/z.ts"), "x", histories);
+		checkEffectiveSpelling(deep, effective("../../src/a.ts"), "x", {});
+		checkEffectiveSpelling(SAME_KEYS, effective("./src/a.ts"), "x", histories);
+		checkEffectiveSpelling(deep, effective("../../src/a.ts", { scope: "cwd" }), "x", histories);
+		// A tactic keyed like a file is no artifact, even with an artifact of that file beside it.
+		checkEffectiveSpelling(deep, effective("../../src/a.ts", { plane: "tactics" }), "x", histories);
+		checkEffectiveSpelling(deep, effective("../../src/a.ts", { path: [] }), "x", histories);
+		checkEffectiveSpelling(deep, effective(0), "x", histories);
+		checkEffectiveSpelling(deep, effective(""), "x", { cwd: holding("cwd", ["src/deep"]) });
+		checkEffectiveSpelling(deep, effective("/abs/a.ts"), "x", { cwd: holding("cwd", ["/abs/a.ts"]) });
+		checkEffectiveSpelling(deep, { kind: "patches", owner: "cwd", index: 0, path: ["../../src/a.ts"] }, "x", histories);
 	});
 });
 

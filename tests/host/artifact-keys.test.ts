@@ -120,4 +120,35 @@ describe("artifact keys relative to the folder pi runs in (real SDK)", () => {
 		assert.deepEqual(Object.keys(stored.state.artifacts), ["src/a.txt"]);
 		assert.equal((stored.state.artifacts["src/a.txt"] as { note?: string }).note, "one");
 	});
+
+	it("an `effective` read under another spelling of a CWD file is refused naming the one to read; the spelling shown reads it", async (t) => {
+		const { base, dir } = repo(t);
+		mkdirSync(join(dir, "src", "deep"), { recursive: true });
+		const flow = await startFlow({ cwd: join(dir, "src", "deep"), agentDir: join(base, "agent"), flags: { "state-owners": "cwd,session" } });
+		t.after(() => flow.dispose());
+		await flow.prompt("track", [
+			{
+				calls: [
+					{ id: "write", name: "patch_state", args: { cwd: { artifacts: { "../a.txt": { kind: "file", note: "one" } } } } },
+					{ id: "shown", name: "read_state", args: { path: 'effective.artifacts["../a.txt"]' } },
+					{ id: "other", name: "read_state", args: { path: 'effective.artifacts["../../src/a.txt"].note' } },
+					{ id: "some", name: "read_state", args: { paths: ['effective.artifacts["../a.txt"].note', 'effective.artifacts["../../src/a.txt"]'] } },
+					{ id: "missing", name: "read_state", args: { path: 'effective.artifacts["../../src/z.txt"]' } },
+				],
+			},
+			{ text: "ok" },
+		]);
+		const r = flow.results();
+		assert.ok(!r.write?.isError, r.write?.text);
+		assert.ok(!r.shown?.isError, r.shown?.text);
+		assert.match(r.shown?.text ?? "", /"note":"one"/);
+		const words =
+			/^`effective\.artifacts\["\.\.\/\.\.\/src\/a\.txt"\](\.note)?` is spelled "\.\.\/a\.txt" from the folder pi runs in \(src\/deep\/ in the checkout\): read that key/;
+		assert.ok(r.other?.isError, "the other spelling finds nothing: refused, naming the one shown");
+		assert.match(r.other?.text ?? "", words);
+		assert.ok(r.some?.isError, "a batch with one such locator is refused as a whole, as a cwd read is");
+		assert.match(r.some?.text ?? "", /`effective\.artifacts\["\.\.\/\.\.\/src\/a\.txt"\]` is spelled "\.\.\/a\.txt"/);
+		assert.ok(r.missing?.isError);
+		assert.match(r.missing?.text ?? "", /does not exist/, "a file with no entry under any spelling is simply not there");
+	});
 });
