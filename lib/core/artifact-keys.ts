@@ -79,6 +79,11 @@ function insideOrFail(base: string, stored: string, field: string): void {
 		);
 }
 
+/** Refuse `field`, a key spelled otherwise than the model is shown it from `base`, naming `shown` and what to do with it. */
+function spelledOtherwise(field: string, shown: string, base: string, todo: string): never {
+	return fail("artifact", `${field} is spelled ${JSON.stringify(shown)} from the folder pi runs in (${base}/ in the checkout): ${todo}`);
+}
+
 /** The climb from the folder `clean` (not the root) to the checkout's root: `../` per segment. */
 function upFrom(clean: string): string {
 	return "../".repeat(clean.split("/").length);
@@ -116,10 +121,7 @@ export function keyLens(base: string): KeyLens {
 			}
 			const same = candidates.at(-1) as string;
 			insideOrFail(clean, same, field);
-			return fail(
-				"artifact",
-				`${field} is spelled ${JSON.stringify(toModel(same))} from the folder pi runs in (${clean}/ in the checkout): write that key, the one reads and results use.`,
-			);
+			return spelledOtherwise(field, toModel(same), clean, "write that key, the one reads and results use.");
 		},
 	};
 }
@@ -162,12 +164,7 @@ export function checkEffectiveSpelling(lens: KeyLens, loc: Locator, text: string
 		if (lens.toModel(stored) === key) return;
 		other ??= stored;
 	}
-	if (other !== undefined) {
-		fail(
-			"artifact",
-			`\`${text}\` is spelled ${JSON.stringify(lens.toModel(other))} from the folder pi runs in (${lens.base}/ in the checkout): read that key, the one the head and results use.`,
-		);
-	}
+	if (other !== undefined) spelledOtherwise(`\`${text}\``, lens.toModel(other), lens.base, "read that key, the one the head and results use.");
 }
 
 /** A canonical locator text with its artifact key (if it names one of a lensed owner) passed through `map`. */
